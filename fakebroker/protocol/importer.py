@@ -17,7 +17,8 @@ Output, facts only (names, types, version ranges, defaults, tags):
 
 A field is ``[name, type, versions, extras]``; ``versions`` is a range string such as
 ``"0-13"`` or ``"0-2,5-9"`` with concrete bounds; ``extras`` may hold ``nullable``, ``tagged``
-(the versions it is tagged in), ``tag``, ``default`` (as written in the schema) and ``fields``
+(the versions it is tagged in), ``tag``, ``default`` (as written in the schema), ``flexible``
+(a per-field override of the message's flexible versions) and ``fields``
 for struct and struct-array types (``"struct"`` / ``"[]struct"``; common structs are inlined).
 
 Guarantee: for every served version, the fields present in the output (and their order,
@@ -114,6 +115,7 @@ class Field:
     tagged: set[int] = field(default_factory=set)
     tag: int | None = None
     default: Any = None
+    flexible: set[int] | None = None  # per-field override of the message's flexible versions
     fields: list[Field] = field(default_factory=list)
 
     def to_json(self) -> list[Any]:
@@ -125,6 +127,8 @@ class Field:
             extras["tagged"] = format_versions(frozenset(self.tagged))
         if self.default is not None:
             extras["default"] = self.default
+        if self.flexible is not None:
+            extras["flexible"] = format_versions(frozenset(self.flexible))
         if self.fields:
             extras["fields"] = [f.to_json() for f in self.fields]
         row: list[Any] = [self.name, self.type, format_versions(frozenset(self.versions))]
@@ -163,6 +167,11 @@ def read_fields(
                 tag=raw.get("tag"),
                 default=str(default) if isinstance(default, (bool, int)) else default,
                 fields=children,
+                flexible=(
+                    set(parse_versions(raw["flexibleVersions"], top) & versions)
+                    if "flexibleVersions" in raw
+                    else None
+                ),
             )
         )
     return result

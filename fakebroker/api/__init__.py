@@ -1,0 +1,54 @@
+"""One module per Kafka API key; ``HANDLERS`` maps each served key to its handler.
+
+A handler takes the decoded request and a ``RequestContext`` and returns the response body as a
+mapping (fields left out take their defaults), ``None`` for no answer, or an awaitable of
+either. Every API is served at every version from Kafka 3.9's minimum to the newest stable one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fakebroker.api import (
+    api_versions,
+    create_partitions,
+    create_topics,
+    delete_records,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    offset_for_leader_epoch,
+    produce,
+)
+from fakebroker.protocol.specs import api_spec
+
+MODULES = (
+    produce,
+    fetch,
+    list_offsets,
+    metadata,
+    api_versions,
+    create_topics,
+    delete_topics,
+    delete_records,
+    init_producer_id,
+    offset_for_leader_epoch,
+    describe_configs,
+    create_partitions,
+    describe_cluster,
+)
+
+HANDLERS: dict[int, Callable[..., Any]] = {m.API_KEY: m.handle for m in MODULES}
+
+
+def served_versions(api_key: int) -> range | None:
+    """The versions of ``api_key`` this broker serves, or None if it serves none."""
+    if api_key not in HANDLERS:
+        return None
+    spec = api_spec(api_key)
+    return range(spec.min_version, spec.max_stable_version + 1)

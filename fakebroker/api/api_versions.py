@@ -1,0 +1,40 @@
+"""ApiVersions (key 18): the versions this broker serves.
+
+Versions: 0-4 (3.9), 5 (4.x). Flexible from v3; the response header is always v0 (KIP-511).
+
+Behavior:
+* Lists every served API with its min and max version (the newest stable one).
+* A request above the served range never reaches this handler: the server answers it at v0
+  with UNSUPPORTED_VERSION and ApiVersions' own range.
+* v3+: the client software name/version must be non-empty and of ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?``
+  characters, else INVALID_REQUEST (as Kafka checks them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+
+API_KEY = 18
+SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    from fakebroker.api import HANDLERS, served_versions
+
+    keys = []
+    for key in sorted(HANDLERS):
+        versions = served_versions(key)
+        assert versions is not None
+        keys.append({"api_key": key, "min_version": versions.start,
+                     "max_version": versions.stop - 1})
+    error = 0
+    if ctx.version >= 3 and not (
+        SOFTWARE.fullmatch(request.client_software_name or "")
+        and SOFTWARE.fullmatch(request.client_software_version or "")
+    ):
+        error = error_code("INVALID_REQUEST")
+    return {"error_code": error, "api_keys": keys, "throttle_time_ms": 0}

@@ -1,0 +1,30 @@
+"""Small helpers shared by API handlers: resolving topics by name or id, broker listings."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.codec import ZERO_UUID
+from fakebroker.state.cluster import Topic
+
+
+def resolve_topic(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> Topic | None:
+    """The topic a request names: by id when one is given (non-zero), else by name."""
+    if topic_id is not None and topic_id != ZERO_UUID:
+        return ctx.cluster.topic_by_id(topic_id)
+    return ctx.cluster.topics.get(name) if name else None
+
+
+def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
+    """The live brokers as Metadata/DescribeCluster broker entries."""
+    return [
+        {"node_id": b.id, "broker_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
+        for b in ctx.cluster.live_brokers()
+    ]
+
+
+def node_endpoints(ctx: RequestContext, node_ids: set[int]) -> list[dict[str, Any]]:
+    """Endpoints of the given brokers (Produce v10+/Fetch v16+ ``node_endpoints``)."""
+    return [e for e in broker_entries(ctx) if e["node_id"] in node_ids]

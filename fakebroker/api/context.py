@@ -1,0 +1,50 @@
+"""What a handler gets besides its request: the cluster, the broker it runs on, the header."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.framing import RequestHeader
+from fakebroker.state.cluster import Broker, Cluster, Partition
+
+
+class ConnectionClosed(Exception):
+    """The connection must be closed without an answer; the message says why (it is logged)."""
+
+
+@dataclass(slots=True)
+class RequestContext:
+    cluster: Cluster
+    broker: Broker
+    header: RequestHeader
+    # Waits until the next append anywhere in the cluster, or ``timeout`` seconds.
+    wait_for_append: Callable[[float], Awaitable[None]]
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+    @staticmethod
+    def now_ms() -> int:
+        """Wall-clock milliseconds (record timestamps; LogAppendTime)."""
+        return time.time_ns() // 1_000_000
+
+    def leader_check(self, partition: Partition | None) -> int:
+        """0 when this broker leads ``partition``; else UNKNOWN_TOPIC_OR_PARTITION or
+        NOT_LEADER_OR_FOLLOWER, as Kafka answers a leader-only partition request."""
+        if partition is None:
+            return error_code("UNKNOWN_TOPIC_OR_PARTITION")
+        if partition.leader != self.broker.id:
+            return error_code("NOT_LEADER_OR_FOLLOWER")
+        return 0
+
+    def epoch_check(self, partition: Partition, current_leader_epoch: int) -> int:
+        """FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's epoch is off; -1 skips."""
+        if current_leader_epoch < 0 or current_leader_epoch == partition.leader_epoch:
+            return 0
+        if current_leader_epoch < partition.leader_epoch:
+            return error_code("FENCED_LEADER_EPOCH")
+        return error_code("UNKNOWN_LEADER_EPOCH")

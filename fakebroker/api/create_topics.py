@@ -1,0 +1,66 @@
+"""CreateTopics (key 19): create topics with partitions, replication and configs.
+
+Versions: 0-7 (3.9; 4.x keeps 2-7). Flexible from v5; topic ids in the answer from v7.
+
+Behavior:
+* num_partitions / replication_factor -1 take the cluster defaults (num.partitions,
+  default.replication.factor); explicit assignments fix both.
+* Errors per topic, as Kafka names them: INVALID_TOPIC_EXCEPTION (illegal name),
+  TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (< 1), INVALID_REPLICATION_FACTOR (< 1 or more than
+  the brokers), INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG (unknown name or bad value),
+  INVALID_REQUEST for a name given twice in one request.
+* validate_only checks everything and creates nothing.
+* v5+ answers with the partitions, replication factor and every topic config with its source.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.api.describe_configs import topic_config_entries
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.cluster import ClusterError
+
+API_KEY = 19
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for wanted in request.topics:
+        result: dict[str, Any] = {"name": wanted.name, "num_partitions": -1,
+                                  "replication_factor": -1, "configs": None}
+        if counts[wanted.name] > 1:
+            result.update(error_code=error_code("INVALID_REQUEST"),
+                          error_message=f"Create topics request from client contains "
+                                        f"multiple entries for the topic {wanted.name}")
+            results.append(result)
+            continue
+        try:
+            topic = ctx.cluster.create_topic(
+                wanted.name,
+                partitions=wanted.num_partitions,
+                replication_factor=wanted.replication_factor,
+                configs={c.name: c.value for c in wanted.configs},
+                assignments={a.partition_index: list(a.broker_ids) for a in wanted.assignments},
+                validate_only=request.validate_only,
+            )
+        except ClusterError as exc:
+            result.update(error_code=error_code(exc.error), error_message=str(exc))
+            results.append(result)
+            continue
+        count = len(topic.partitions) if topic.partitions else (
+            wanted.num_partitions if wanted.num_partitions > 0
+            else len(wanted.assignments) or ctx.cluster.default_partitions)
+        factor = (len(topic.partitions[0].replicas) if topic.partitions
+                  else wanted.replication_factor if wanted.replication_factor > 0
+                  else ctx.cluster.default_replication_factor)
+        result.update(error_code=0, topic_id=topic.id, num_partitions=count,
+                      replication_factor=factor, configs=[
+                          {"name": e["name"], "value": e["value"], "read_only": False,
+                           "config_source": e["config_source"], "is_sensitive": False}
+                          for e in topic_config_entries(topic.configs, None)])
+        results.append(result)
+    return {"throttle_time_ms": 0, "topics": results}

@@ -1,0 +1,41 @@
+"""DeleteRecords (key 21): advance a partition's log start offset.
+
+Versions: 0-2. Flexible from v2.
+
+Behavior: offset -1 means the high watermark; an offset above the high watermark (or negative
+other than -1) gets OFFSET_OUT_OF_RANGE; the answer carries the new low watermark (log start).
+Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere. Consumers positioned below the new log start
+get OFFSET_OUT_OF_RANGE on their next fetch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+
+API_KEY = 21
+HIGH_WATERMARK = -1
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    topics = []
+    for wanted in request.topics:
+        results = []
+        for p in wanted.partitions:
+            partition = ctx.cluster.partition(wanted.name, p.partition_index)
+            error = ctx.leader_check(partition)
+            low = -1
+            if not error and partition is not None:
+                log = partition.log
+                offset = log.high_watermark if p.offset == HIGH_WATERMARK else p.offset
+                if not 0 <= offset <= log.high_watermark:
+                    error = error_code("OFFSET_OUT_OF_RANGE")
+                else:
+                    log.delete_before(offset)
+                    low = log.log_start_offset
+            results.append({"partition_index": p.partition_index, "low_watermark": low,
+                            "error_code": error})
+        topics.append({"name": wanted.name, "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,29 @@
+"""DescribeCluster (key 60): cluster id, controller and brokers (the AdminClient's view).
+
+Versions: 0-1 (3.9), 2 (4.x). Flexible from v0.
+
+Behavior: lists the live brokers; v1 endpoint_type must be 1 (brokers) — 2 (controllers) gets
+UNSUPPORTED_ENDPOINT_TYPE, as a broker answers; v2 marks no broker fenced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.common import broker_entries
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+
+API_KEY = 60
+BROKERS_ENDPOINT = 1
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    body: dict[str, Any] = {"throttle_time_ms": 0, "endpoint_type": BROKERS_ENDPOINT,
+                            "cluster_id": ctx.cluster.cluster_id,
+                            "controller_id": ctx.cluster.controller_id,
+                            "brokers": broker_entries(ctx), "error_code": 0}
+    if ctx.version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
+        body.update(error_code=error_code("UNSUPPORTED_ENDPOINT_TYPE"), brokers=[],
+                    error_message="The broker only returns broker endpoints")
+    return body

@@ -1,0 +1,72 @@
+"""ListOffsets (key 2): offsets by timestamp, earliest, latest, max timestamp.
+
+Versions: 0-9 (3.9), 10-11 (4.x). Flexible from v6.
+
+Behavior:
+* Timestamps: -2 earliest (log start), -1 latest (high watermark; the last stable offset under
+  read_committed, the same here), -3 max timestamp (v7+, the first record holding the largest
+  timestamp), -4 earliest local (v8+, the log start), -5 latest tiered (v9+, -1: nothing is
+  tiered); any other value: the first record whose timestamp is >= it, or offset -1 and
+  timestamp -1 when there is none.
+* v0 answers in ``old_style_offsets`` (at most ``max_num_offsets`` of them).
+* v4+ answers the leader epoch of the offset's record (the current epoch for the log end).
+* Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
+  for a stale or future current_leader_epoch; UNKNOWN_TOPIC_OR_PARTITION for unknown ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+
+API_KEY = 2
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    topics = []
+    for wanted in request.topics:
+        topic = ctx.cluster.topics.get(wanted.name)
+        partitions = [lookup(ctx, topic, p) for p in wanted.partitions]
+        topics.append({"name": wanted.name, "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def lookup(ctx: RequestContext, topic: Any, wanted: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {"partition_index": wanted.partition_index, "timestamp": -1,
+                              "offset": -1, "leader_epoch": -1, "old_style_offsets": []}
+    partition = (topic.partitions[wanted.partition_index]
+                 if topic is not None and 0 <= wanted.partition_index < len(topic.partitions)
+                 else None)
+    error = ctx.leader_check(partition)
+    if partition is not None and not error:
+        error = ctx.epoch_check(partition, wanted.current_leader_epoch)
+    if error:
+        result["error_code"] = error
+        return result
+    assert partition is not None
+    log = partition.log
+    found = offset_for(log, wanted.timestamp)
+    if found is not None:
+        offset, timestamp = found
+        epoch = (partition.leader_epoch if offset >= log.log_end_offset
+                 else log.epoch_at(offset))
+        result.update(offset=offset, timestamp=timestamp, leader_epoch=epoch,
+                      old_style_offsets=[offset][: max(wanted.max_num_offsets, 0)])
+    result["error_code"] = 0
+    return result
+
+
+def offset_for(log: Any, timestamp: int) -> tuple[int, int] | None:
+    """(offset, timestamp) answering a ListOffsets timestamp, or None for "no such record"."""
+    if timestamp == LATEST:
+        return log.high_watermark, -1
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return log.log_start_offset, -1
+    if timestamp == LATEST_TIERED:
+        return None
+    if timestamp == MAX_TIMESTAMP:
+        return log.max_timestamp_offset()
+    return log.offset_for_timestamp(timestamp)

@@ -1,0 +1,83 @@
+"""Metadata (key 3): brokers, the controller, and topics with their partitions' leaders.
+
+Versions: 0-12 (3.9), 13 (4.x). Flexible from v9.
+
+Behavior:
+* Topic list: v0 empty = all topics; v1+ null = all topics, empty = none.
+* A named topic that does not exist is created when auto-creation is on and the request
+  allows it (v4+ ``allow_auto_topic_creation``; always for v0-3), with the cluster's default
+  partitions and replication factor; creation is immediate, so it is answered with its
+  partitions at once. Otherwise UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked by id,
+  v12+). An illegal name gets INVALID_TOPIC_EXCEPTION.
+* Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
+  leader epoch, replicas and ISR (live replicas only); down replicas are offline.
+* v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.common import broker_entries, resolve_topic
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.codec import ZERO_UUID
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.cluster import ClusterError, Topic
+
+API_KEY = 3
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    cluster = ctx.cluster
+    wanted = request.topics
+    if wanted is None or (ctx.version == 0 and not wanted):
+        topics = [describe(t, ctx) for t in cluster.topics.values() if not t.internal]
+    else:
+        allow = ctx.version < 4 or request.allow_auto_topic_creation
+        topics = [lookup(entry, allow, ctx) for entry in wanted]
+    return {
+        "throttle_time_ms": 0,
+        "brokers": broker_entries(ctx),
+        "cluster_id": cluster.cluster_id,
+        "controller_id": cluster.controller_id,
+        "topics": topics,
+    }
+
+
+def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext) -> dict[str, Any]:
+    by_id = entry.topic_id != ZERO_UUID
+    topic = resolve_topic(ctx, entry.name, entry.topic_id)
+    if topic is not None:
+        return describe(topic, ctx)
+    if by_id:
+        return {"error_code": error_code("UNKNOWN_TOPIC_ID"), "name": None,
+                "topic_id": entry.topic_id}
+    if allow_auto_create and ctx.cluster.auto_create_topics:
+        try:
+            return describe(ctx.cluster.create_topic(entry.name), ctx)
+        except ClusterError as exc:
+            return {"error_code": error_code(exc.error), "name": entry.name}
+    return {"error_code": error_code("UNKNOWN_TOPIC_OR_PARTITION"), "name": entry.name}
+
+
+def describe(topic: Topic, ctx: RequestContext) -> dict[str, Any]:
+    live = {b.id for b in ctx.cluster.live_brokers()}
+    partitions = []
+    for p in topic.partitions:
+        leader_up = p.leader in live
+        partitions.append({
+            "error_code": 0 if leader_up else error_code("LEADER_NOT_AVAILABLE"),
+            "partition_index": p.index,
+            "leader_id": p.leader if leader_up else -1,
+            "leader_epoch": p.leader_epoch,
+            "replica_nodes": p.replicas,
+            "isr_nodes": [r for r in p.isr if r in live],
+            "offline_replicas": [r for r in p.replicas if r not in live],
+        })
+    return {
+        "error_code": 0,
+        "name": topic.name,
+        "topic_id": topic.id,
+        "is_internal": topic.internal,
+        "partitions": partitions,
+    }

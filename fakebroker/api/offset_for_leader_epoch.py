@@ -1,0 +1,41 @@
+"""OffsetForLeaderEpoch (key 23): where a leader epoch ends, for log truncation detection.
+
+Versions: 0-4 (3.9; 4.x keeps 2-4). Flexible from v4.
+
+Behavior:
+* Answers from the partition's epoch history as Kafka's leader epoch cache does: the current
+  epoch ends at the log end offset; an older epoch ends where the next known epoch begins,
+  reported with the largest known epoch <= the requested one; an unknown newer epoch gives
+  epoch -1 and offset -1.
+* Leader-only (consumers send replica_id -1): NOT_LEADER_OR_FOLLOWER elsewhere;
+  FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future current_leader_epoch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+
+API_KEY = 23
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    topics = []
+    for wanted in request.topics:
+        topic = ctx.cluster.topics.get(wanted.topic)
+        results = []
+        for p in wanted.partitions:
+            partition = (topic.partitions[p.partition]
+                         if topic is not None and 0 <= p.partition < len(topic.partitions)
+                         else None)
+            error = ctx.leader_check(partition)
+            if partition is not None and not error:
+                error = ctx.epoch_check(partition, p.current_leader_epoch)
+            epoch, end = (-1, -1)
+            if not error and partition is not None:
+                epoch, end = partition.log.epoch_end_offset(p.leader_epoch)
+            results.append({"error_code": error, "partition": p.partition,
+                            "leader_epoch": epoch, "end_offset": end})
+        topics.append({"topic": wanted.topic, "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,160 @@
+"""Produce (key 0): append record batches to partition logs.
+
+Versions: 0-11 (3.9), 12-13 (4.x; v13 names topics by id). Flexible from v9. Kafka 4 still
+advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets.
+
+Behavior:
+* acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
+* acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
+  does), so the client learns something went wrong.
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13), NOT_LEADER_OR_FOLLOWER
+  from a broker that does not lead it (v10+ also names the current leader and its endpoint),
+  CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
+  batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
+  max.message.bytes.
+* Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
+  appended twice and is answered with its first offset; OUT_OF_ORDER_SEQUENCE_NUMBER and
+  INVALID_PRODUCER_EPOCH otherwise.
+* The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
+  with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.common import node_endpoints, resolve_topic
+from fakebroker.api.context import ConnectionClosed, RequestContext
+from fakebroker.protocol.errors import error_code, error_name
+from fakebroker.protocol.records import (
+    BatchHeader,
+    CorruptRecordError,
+    InvalidRecordError,
+    assign_offsets,
+    read_batch_headers,
+)
+from fakebroker.state.cluster import Partition, Topic
+from fakebroker.state.producers import SequenceError
+
+API_KEY = 0
+ZSTD = 4
+
+
+class PartitionError(Exception):
+    def __init__(self, error: str, message: str | None = None):
+        super().__init__(message or error)
+        self.code = error_code(error)
+        self.message = message
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
+    acks_error = request.acks not in (-1, 0, 1)
+    appended = False
+    leaders: set[int] = set()
+    responses = []
+    for topic_data in request.topic_data:
+        topic = resolve_topic(ctx, topic_data.name, topic_data.topic_id)
+        results = []
+        for data in topic_data.partition_data:
+            result: dict[str, Any] = {"index": data.index}
+            try:
+                if acks_error:
+                    raise PartitionError("INVALID_REQUIRED_ACKS")
+                result.update(append(ctx, topic, data.index, data.records))
+                appended = True
+            except PartitionError as exc:
+                result.update(error_code=exc.code, base_offset=-1, error_message=exc.message)
+                partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
+                    topic.partitions) else None
+                if exc.code == error_code("NOT_LEADER_OR_FOLLOWER") and partition is not None:
+                    result["current_leader"] = {"leader_id": partition.leader,
+                                                "leader_epoch": partition.leader_epoch}
+                    leaders.add(partition.leader)
+            results.append(result)
+        responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id,
+                          "partition_responses": results})
+    if appended:
+        ctx.cluster.notify_append()
+    if request.acks == 0:
+        failed = [r for t in responses for r in t["partition_responses"] if r.get("error_code")]
+        if failed:
+            raise ConnectionClosed(
+                f"acks=0 produce failed: {error_name(failed[0]['error_code'])}"
+            )
+        return None
+    return {"responses": responses, "throttle_time_ms": 0,
+            "node_endpoints": node_endpoints(ctx, leaders)}
+
+
+def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None
+           ) -> dict[str, Any]:
+    """Validate and append one partition's records; the partition's response fields."""
+    if topic is None:
+        raise PartitionError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
+                             else "UNKNOWN_TOPIC_OR_PARTITION")
+    if not 0 <= index < len(topic.partitions):
+        raise PartitionError("UNKNOWN_TOPIC_OR_PARTITION")
+    partition = topic.partitions[index]
+    leader_error = ctx.leader_check(partition)
+    if leader_error:
+        raise PartitionError(error_name(leader_error))
+    headers = validate(ctx, topic, records or b"")
+    log = partition.log
+    first = headers[0]
+    if first.producer_id >= 0:
+        duplicate = check_sequence(ctx, partition, first)
+        if duplicate is not None:
+            return {"base_offset": duplicate, "log_start_offset": log.log_start_offset,
+                    "log_append_time_ms": -1}
+    append_time = ctx.now_ms() if topic.config("message.timestamp.type") == "LogAppendTime" \
+        else None
+    base = log.log_end_offset
+    stored = assign_offsets(records or b"", base, partition.leader_epoch, append_time)
+    span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
+    max_timestamp = append_time if append_time is not None else max(
+        h.max_timestamp for h in headers)
+    log.append(stored, span, max_timestamp, partition.leader_epoch)
+    if first.producer_id >= 0:
+        ctx.cluster.producers.record(partition.topic, partition.index, first.producer_id,
+                                     first.producer_epoch, first.base_sequence,
+                                     first.last_offset_delta + 1, base)
+    return {"base_offset": base, "log_start_offset": log.log_start_offset,
+            "log_append_time_ms": -1 if append_time is None else append_time}
+
+
+def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHeader]:
+    try:
+        headers = read_batch_headers(records)
+    except CorruptRecordError as exc:
+        raise PartitionError("CORRUPT_MESSAGE", str(exc)) from None
+    except InvalidRecordError as exc:
+        raise PartitionError("INVALID_RECORD", str(exc)) from None
+    if not headers:
+        raise PartitionError("CORRUPT_MESSAGE", "the request carries no records")
+    if ctx.version >= 3 and (len(headers) != 1 or headers[0].magic != 2):
+        raise PartitionError(
+            "INVALID_RECORD",
+            "Produce requests with version >= 3 must contain exactly one record batch of "
+            "magic 2",
+        )
+    if ctx.version < 7 and any(h.compression == ZSTD for h in headers):
+        raise PartitionError("UNSUPPORTED_COMPRESSION_TYPE",
+                             "zstd needs Produce v7 or later")
+    limit = int(topic.config("max.message.bytes"))
+    for h in headers:
+        if h.length > limit:
+            raise PartitionError(
+                "MESSAGE_TOO_LARGE",
+                f"The batch of {h.length} bytes is larger than max.message.bytes ({limit})",
+            )
+    return headers
+
+
+def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader) -> int | None:
+    try:
+        return ctx.cluster.producers.check(
+            partition.topic, partition.index, batch.producer_id, batch.producer_epoch,
+            batch.base_sequence, batch.last_offset_delta + 1,
+        )
+    except SequenceError as exc:
+        raise PartitionError(exc.error, str(exc)) from None

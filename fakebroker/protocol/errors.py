@@ -1,0 +1,36 @@
+"""Kafka error codes by name, from ``protocol_specs/errors.json``.
+
+``ErrorCode.NOT_LEADER_OR_FOLLOWER == 6``; ``error_code("OFFSET_OUT_OF_RANGE") == 1``;
+``error_name(6) == "NOT_LEADER_OR_FOLLOWER"``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from fakebroker.protocol.specs import error_table
+
+ErrorCode = enum.IntEnum(  # type: ignore[misc]
+    "ErrorCode", [(name, code) for code, name, _ in error_table()]
+)
+
+RETRIABLE = frozenset(code for code, _, retriable in error_table() if retriable)
+
+
+def error_code(error: int | str) -> int:
+    """A Kafka error given by name (any case) or code, as its code; ``ValueError`` if unknown."""
+    if isinstance(error, int):
+        ErrorCode(error)
+        return error
+    try:
+        return ErrorCode[error.upper()].value
+    except KeyError:
+        raise ValueError(f"unknown Kafka error {error!r}") from None
+
+
+def error_name(code: int) -> str:
+    """The Kafka name of an error code, or ``"UNKNOWN(<code>)"``."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"UNKNOWN({code})"

@@ -1,0 +1,98 @@
+"""Request and response headers and size-prefixed frames.
+
+* A request frame is ``int32 size`` then the request header then the body. The header is v2
+  (with tagged fields) for flexible API versions, v1 otherwise; the client id is always a
+  classic nullable string.
+* A response frame is ``int32 size``, the response header (v1 for flexible versions, v0
+  otherwise; always v0 for ApiVersions, KIP-511) and the body.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from construct import Container
+
+from fakebroker.protocol.codec import (
+    DecodeError,
+    decode,
+    header_codec,
+    request_codec,
+    response_codec,
+)
+from fakebroker.protocol.specs import api_spec
+
+API_VERSIONS_KEY = 18
+_SIZE = struct.Struct(">i")
+_PEEK = struct.Struct(">hhi")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+
+def peek_header(frame: bytes) -> tuple[int, int, int]:
+    """(api key, api version, correlation id) from the first bytes of a request frame body."""
+    if len(frame) < _PEEK.size:
+        raise DecodeError("request shorter than its header")
+    return _PEEK.unpack_from(frame)
+
+
+def is_flexible(api_key: int, version: int) -> bool:
+    return version in api_spec(api_key).flexible
+
+
+def decode_request(frame: bytes) -> tuple[RequestHeader, Container]:
+    """Parse a whole request (without its size prefix): header and body.
+
+    Raises ``KeyError`` for an API or version Kafka does not define, ``DecodeError`` for bytes
+    that do not parse.
+    """
+    api_key, version, _ = peek_header(frame)
+    body_codec = request_codec(api_key, version)
+    stream = io.BytesIO(frame)
+    header_version = 2 if is_flexible(api_key, version) else 1
+    raw = header_codec("RequestHeader", header_version)._parsereport(stream, None, "(header)")
+    header = RequestHeader(api_key, version, raw.correlation_id, raw.client_id)
+    try:
+        body = body_codec._parsereport(stream, None, "(body)")
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise DecodeError(str(exc)) from exc
+    return header, body
+
+
+def encode_request(
+    api_key: int, version: int, correlation_id: int, client_id: str | None, body: Any
+) -> bytes:
+    """A size-prefixed request frame (used by tests and inspection tools)."""
+    header_version = 2 if is_flexible(api_key, version) else 1
+    header = header_codec("RequestHeader", header_version).build(
+        {"request_api_key": api_key, "request_api_version": version,
+         "correlation_id": correlation_id, "client_id": client_id}
+    )
+    payload = header + request_codec(api_key, version).build(body)
+    return _SIZE.pack(len(payload)) + payload
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
+    """A size-prefixed response frame for ``body`` at the request's version."""
+    flexible_header = api_key != API_VERSIONS_KEY and is_flexible(api_key, version)
+    head = struct.pack(">i", correlation_id) + (b"\x00" if flexible_header else b"")
+    payload = response_codec(api_key, version).build(body)
+    return _SIZE.pack(len(head) + len(payload)) + head + payload
+
+
+def decode_response(api_key: int, version: int, frame: bytes) -> tuple[int, Container]:
+    """(correlation id, body) of a response frame without its size prefix."""
+    flexible_header = api_key != API_VERSIONS_KEY and is_flexible(api_key, version)
+    stream = io.BytesIO(frame)
+    header = header_codec("ResponseHeader", 1 if flexible_header else 0)
+    correlation_id = header._parsereport(stream, None, "(header)").correlation_id
+    return correlation_id, decode(response_codec(api_key, version), stream.read())

@@ -1,0 +1,120 @@
+"""The trio facade: ``async with open_cluster(...) as cluster`` runs a whole fake cluster.
+
+Guarantees:
+
+* Every broker listens on its own socket before ``open_cluster`` yields; ``bootstrap_servers``
+  lists them all. Port 0 lets the OS pick each port; a non-zero ``port`` gives consecutive
+  ports ``port, port+1, ...``.
+* All cluster state lives on the trio thread that runs ``open_cluster``.
+* Leaving the block closes every listener and connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from fakebroker.protocol.records import Record, decode_records
+from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, AppendSignal, BrokerServer
+from fakebroker.state.cluster import Cluster, ClusterError, Topic
+
+TopicSpec = int | Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerAddress:
+    id: int
+    host: str
+    port: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "host": self.host, "port": self.port}
+
+
+class FakeCluster:
+    """A running fake cluster, used from its trio thread."""
+
+    def __init__(self, state: Cluster, servers: list[BrokerServer]):
+        self.state = state
+        self.servers = servers
+
+    @property
+    def brokers(self) -> list[BrokerAddress]:
+        return [BrokerAddress(b.id, b.host, b.port) for b in self.state.brokers.values()]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port,host:port,...`` of every broker, for a client's bootstrap.servers."""
+        return ",".join(f"{b.host}:{b.port}" for b in self.brokers)
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     configs: Mapping[str, str] | None = None) -> Topic:
+        """Create a topic; raises ``ClusterError`` (with Kafka's error name) when it can't."""
+        return self.state.create_topic(name, partitions, replication_factor, dict(configs or {}))
+
+    def records(self, topic: str, partition: int = 0) -> list[Record]:
+        """Every record stored in a partition from its log start, decoded."""
+        log = self._partition(topic, partition).log
+        return [r for b in log.batches for r in decode_records(b.data)
+                if r.offset >= log.log_start_offset and not r.is_control]
+
+    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
+        """(log start offset, high watermark) of a partition."""
+        log = self._partition(topic, partition).log
+        return log.log_start_offset, log.high_watermark
+
+    def _partition(self, topic: str, partition: int):
+        found = self.state.partition(topic, partition)
+        if found is None:
+            raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"no partition {topic}/{partition}")
+        return found
+
+
+def topic_args(spec: TopicSpec) -> dict[str, Any]:
+    """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs."""
+    if isinstance(spec, int):
+        return {"partitions": spec}
+    return dict(spec)
+
+
+@contextlib.asynccontextmanager
+async def open_cluster(
+    brokers: int = 1,
+    topics: Mapping[str, TopicSpec] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    auto_create_topics: bool = True,
+    default_partitions: int = 1,
+    cluster_id: str = "fakebroker-cluster",
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+) -> AsyncIterator[FakeCluster]:
+    """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec)."""
+    if brokers < 1:
+        raise ValueError("a cluster needs at least one broker")
+    state = Cluster(cluster_id=cluster_id, auto_create_topics=auto_create_topics,
+                    default_partitions=default_partitions)
+    signal = AppendSignal()
+    state.on_append(signal.fire)
+    servers = []
+    async with trio.open_nursery() as nursery:
+        for index in range(brokers):
+            listeners = await trio.open_tcp_listeners(port + index if port else 0, host=host)
+            listener = listeners[0]
+            for extra in listeners[1:]:
+                await extra.aclose()
+            bound_port = listener.socket.getsockname()[1]
+            broker = state.add_broker(host, bound_port)
+            server = BrokerServer(state, broker, signal, max_request_bytes)
+            servers.append(server)
+            nursery.start_soon(server.serve, listener)
+        for name, spec in (topics or {}).items():
+            state.create_topic(name, **topic_args(spec))
+        try:
+            yield FakeCluster(state, servers)
+        finally:
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,241 @@
+"""The fake cluster as plain objects: brokers, topics, partitions and their logs.
+
+No sockets and no trio here. All mutation happens on the broker's trio thread; facades reach it
+through ``trio.from_thread``. Observers registered with ``on_append`` are called after every
+append, which is how long-polling fetches are woken.
+
+Guarantees:
+
+* Topic ids are random, non-zero and stable for the life of the topic.
+* Broker ids are 1..n. Partition ``p`` of the ``k``-th topic created is led by broker
+  ``(k + p) % n + 1``, with its replicas on the following brokers, so leaders spread.
+* Every partition starts at leader epoch 0; each leader change bumps it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
+from fakebroker.state.log import PartitionLog
+from fakebroker.state.producers import ProducerRegistry
+
+LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+MAX_TOPIC_NAME = 249
+
+
+class ClusterError(Exception):
+    """A cluster operation refused with a Kafka error name (``error``) and a message."""
+
+    def __init__(self, error: str, message: str):
+        super().__init__(message)
+        self.error = error
+
+
+@dataclass(slots=True)
+class Broker:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+    up: bool = True
+
+
+@dataclass(slots=True)
+class Partition:
+    topic: str
+    index: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    leader_epoch: int = 0
+    log: PartitionLog = field(default_factory=PartitionLog)
+
+    def __post_init__(self) -> None:
+        self.log.begin_epoch(self.leader_epoch)
+
+
+@dataclass(slots=True)
+class Topic:
+    name: str
+    id: uuid.UUID
+    partitions: list[Partition]
+    configs: dict[str, str] = field(default_factory=dict)
+    internal: bool = False
+
+    def config(self, name: str) -> str:
+        """The topic's value for config ``name``: set explicitly, or Kafka's default."""
+        value = self.configs.get(name)
+        return value if value is not None else str(TOPIC_DEFAULTS[name].default)
+
+
+def check_topic_name(name: str) -> None:
+    """Raise ``ClusterError(INVALID_TOPIC_EXCEPTION)`` for a name Kafka would refuse."""
+    if not name or name in (".", "..") or len(name) > MAX_TOPIC_NAME:
+        raise ClusterError("INVALID_TOPIC_EXCEPTION", f"Topic name {name!r} is illegal")
+    if not LEGAL_TOPIC.fullmatch(name):
+        raise ClusterError(
+            "INVALID_TOPIC_EXCEPTION",
+            f"Topic name {name!r} is illegal, it contains a character other than "
+            "ASCII alphanumerics, '.', '_' and '-'",
+        )
+
+
+@dataclass
+class Cluster:
+    """Brokers and topics of one fake cluster."""
+
+    cluster_id: str = "fakebroker-cluster"
+    brokers: dict[int, Broker] = field(default_factory=dict)
+    topics: dict[str, Topic] = field(default_factory=dict)
+    auto_create_topics: bool = True
+    default_partitions: int = 1
+    default_replication_factor: int = 1
+    message_max_bytes: int = 1048588
+    producers: ProducerRegistry = field(default_factory=ProducerRegistry)
+    _topic_seq: itertools.count = field(default_factory=itertools.count)
+    _append_observers: list[Callable[[], None]] = field(default_factory=list)
+
+    # -- brokers --------------------------------------------------------------------------
+
+    def add_broker(self, host: str, port: int, rack: str | None = None) -> Broker:
+        broker = Broker(len(self.brokers) + 1, host, port, rack)
+        self.brokers[broker.id] = broker
+        return broker
+
+    @property
+    def controller_id(self) -> int:
+        return min((b.id for b in self.brokers.values() if b.up), default=-1)
+
+    def live_brokers(self) -> list[Broker]:
+        return [b for b in self.brokers.values() if b.up]
+
+    # -- topics ---------------------------------------------------------------------------
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return next((t for t in self.topics.values() if t.id == topic_id), None)
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            return None
+        return t.partitions[index]
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int | None = None,
+        replication_factor: int | None = None,
+        configs: dict[str, str | None] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+        validate_only: bool = False,
+    ) -> Topic:
+        """Create a topic; ``ClusterError`` with Kafka's error name when it cannot be."""
+        check_topic_name(name)
+        if name in self.topics:
+            raise ClusterError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+        count = self.default_partitions if partitions in (None, -1) else partitions
+        factor = (
+            self.default_replication_factor if replication_factor in (None, -1)
+            else replication_factor
+        )
+        if assignments:
+            count = len(assignments)
+            factor = len(next(iter(assignments.values())))
+            self._check_assignments(assignments)
+        if count <= 0:
+            raise ClusterError("INVALID_PARTITIONS", "Number of partitions must be larger than 0.")
+        if factor <= 0:
+            raise ClusterError(
+                "INVALID_REPLICATION_FACTOR", "Replication factor must be larger than 0."
+            )
+        if factor > len(self.brokers):
+            raise ClusterError(
+                "INVALID_REPLICATION_FACTOR",
+                f"Unable to replicate the partition {factor} time(s): the total number of "
+                f"brokers is {len(self.brokers)}.",
+            )
+        for key, value in (configs or {}).items():
+            try:
+                validate_topic_config(key, value)
+            except InvalidConfigError as exc:
+                raise ClusterError("INVALID_CONFIG", str(exc)) from None
+        topic = Topic(
+            name=name,
+            id=uuid.uuid4(),
+            partitions=[],
+            configs={k: v for k, v in (configs or {}).items() if v is not None},
+        )
+        if validate_only:
+            return topic
+        start = next(self._topic_seq)
+        for index in range(count):
+            replicas = (assignments or {}).get(index) or self._spread(start + index, factor)
+            topic.partitions.append(Partition(name, index, replicas[0], replicas, list(replicas)))
+        self.topics[name] = topic
+        return topic
+
+    def create_partitions(
+        self, name: str, count: int, assignments: list[list[int]] | None = None,
+        validate_only: bool = False,
+    ) -> None:
+        """Grow topic ``name`` to ``count`` partitions."""
+        topic = self.topics.get(name)
+        if topic is None:
+            raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
+        current = len(topic.partitions)
+        if count <= current:
+            raise ClusterError(
+                "INVALID_PARTITIONS",
+                f"Topic currently has {current} partitions, which is higher than or equal to "
+                f"the requested {count}.",
+            )
+        factor = len(topic.partitions[0].replicas)
+        if assignments is not None:
+            if len(assignments) != count - current:
+                raise ClusterError(
+                    "INVALID_REPLICA_ASSIGNMENT",
+                    f"Increasing the number of partitions by {count - current} but "
+                    f"{len(assignments)} assignments provided.",
+                )
+            self._check_assignments(dict(enumerate(assignments)))
+        if validate_only:
+            return
+        start = next(self._topic_seq)
+        for index in range(current, count):
+            replicas = (
+                assignments[index - current] if assignments else self._spread(start + index, factor)
+            )
+            topic.partitions.append(Partition(name, index, replicas[0], replicas, list(replicas)))
+
+    def delete_topic(self, name: str) -> Topic:
+        topic = self.topics.pop(name, None)
+        if topic is None:
+            raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
+        return topic
+
+    def _spread(self, start: int, factor: int) -> list[int]:
+        ids = sorted(self.brokers)
+        return [ids[(start + i) % len(ids)] for i in range(factor)]
+
+    def _check_assignments(self, assignments: dict[int, list[int]]) -> None:
+        for replicas in assignments.values():
+            unknown = [r for r in replicas if r not in self.brokers]
+            if unknown or not replicas or len(set(replicas)) != len(replicas):
+                raise ClusterError(
+                    "INVALID_REPLICA_ASSIGNMENT", f"Invalid replica assignment {replicas}"
+                )
+
+    # -- records --------------------------------------------------------------------------
+
+    def on_append(self, observer: Callable[[], None]) -> None:
+        """Call ``observer()`` after every append (used to wake waiting fetches)."""
+        self._append_observers.append(observer)
+
+    def notify_append(self) -> None:
+        for observer in self._append_observers:
+            observer()

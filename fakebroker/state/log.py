@@ -1,0 +1,166 @@
+"""An in-memory partition log of stored record batches.
+
+Guarantees:
+
+* Batches are stored as the bytes that were appended (offsets already assigned); reads return
+  whole stored batches, never partial ones, in offset order.
+* ``log_start_offset <= high_watermark == log_end_offset``: every append is committed at once
+  (the fake cluster has no lagging followers), so the high watermark is the log end offset.
+* ``delete_before`` moves the log start forward and drops whole batches below it;
+  ``truncate_to`` drops everything from an offset on (an unclean leader election).
+* ``epoch_end_offset`` answers OffsetForLeaderEpoch from the epochs this log has seen.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from fakebroker.protocol.records import decode_records
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBatch:
+    """One appended batch: its offsets, bytes and the facts fetch and ListOffsets need."""
+
+    base_offset: int
+    last_offset: int
+    data: bytes
+    max_timestamp: int
+    leader_epoch: int
+
+
+@dataclass(slots=True)
+class PartitionLog:
+    """The records of one partition."""
+
+    batches: list[StoredBatch] = field(default_factory=list)
+    base_offsets: list[int] = field(default_factory=list)  # parallel to batches, for bisect
+    log_start_offset: int = 0
+    log_end_offset: int = 0
+    size_bytes: int = 0
+    # (leader epoch, first offset written in it), ascending: OffsetForLeaderEpoch's facts.
+    epochs: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    def append(self, data: bytes, record_count: int, max_timestamp: int, leader_epoch: int) -> None:
+        """Store ``data`` (already stamped with offsets starting at ``log_end_offset``)."""
+        base = self.log_end_offset
+        if not self.epochs or self.epochs[-1][0] != leader_epoch:
+            self.begin_epoch(leader_epoch)
+        self.batches.append(
+            StoredBatch(base, base + record_count - 1, data, max_timestamp, leader_epoch)
+        )
+        self.base_offsets.append(base)
+        self.log_end_offset = base + record_count
+        self.size_bytes += len(data)
+
+    def read(self, offset: int, max_bytes: int, at_least_one: bool = True) -> list[bytes]:
+        """Batches holding ``offset`` and after, up to ``max_bytes`` in all.
+
+        With ``at_least_one`` the first batch is returned even when it alone exceeds
+        ``max_bytes`` (KIP-74), so a consumer can always make progress.
+        """
+        index = bisect.bisect_right(self.base_offsets, offset) - 1
+        if index < 0:
+            index = 0
+        chunks: list[bytes] = []
+        total = 0
+        for batch in self.batches[index:]:
+            if batch.last_offset < offset:
+                continue
+            size = len(batch.data)
+            if total + size > max_bytes and (chunks or not at_least_one):
+                break
+            chunks.append(batch.data)
+            total += size
+        return chunks
+
+    def bytes_after(self, offset: int) -> int:
+        """How many stored bytes a fetch from ``offset`` could return (for min_bytes)."""
+        index = max(bisect.bisect_right(self.base_offsets, offset) - 1, 0)
+        return sum(len(b.data) for b in self.batches[index:] if b.last_offset >= offset)
+
+    def delete_before(self, offset: int) -> None:
+        """Advance the log start to ``offset`` (<= log end), dropping batches wholly below it."""
+        self.log_start_offset = max(self.log_start_offset, offset)
+        keep = bisect.bisect_right([b.last_offset for b in self.batches], offset - 1)
+        self._drop_head(keep)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every record at or after ``offset``; the log end becomes ``offset``."""
+        offset = max(offset, self.log_start_offset)
+        index = bisect.bisect_left(self.base_offsets, offset)
+        # A batch straddling ``offset`` goes whole: batches are never split.
+        if index > 0 and self.batches[index - 1].last_offset >= offset:
+            index -= 1
+            offset = self.batches[index].base_offset
+        for batch in self.batches[index:]:
+            self.size_bytes -= len(batch.data)
+        del self.batches[index:]
+        del self.base_offsets[index:]
+        self.log_end_offset = max(offset, self.log_start_offset)
+        self.epochs = [(e, o) for e, o in self.epochs if o <= self.log_end_offset]
+
+    def _drop_head(self, count: int) -> None:
+        for batch in self.batches[:count]:
+            self.size_bytes -= len(batch.data)
+        del self.batches[:count]
+        del self.base_offsets[:count]
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """The first (offset, timestamp) whose timestamp >= ``timestamp``, or None."""
+        for batch in self.batches:
+            if batch.max_timestamp >= timestamp:
+                for record in decode_records(batch.data):
+                    if record.offset >= self.log_start_offset and record.timestamp >= timestamp:
+                        return record.offset, record.timestamp
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """The (offset, timestamp) of the record with the largest timestamp (first such)."""
+        best: StoredBatch | None = None
+        for batch in self.batches:
+            if best is None or batch.max_timestamp > best.max_timestamp:
+                best = batch
+        if best is None:
+            return None
+        for record in decode_records(best.data):
+            if record.timestamp == best.max_timestamp and record.offset >= self.log_start_offset:
+                return record.offset, record.timestamp
+        return best.last_offset, best.max_timestamp
+
+    def begin_epoch(self, epoch: int) -> None:
+        """Record that leader epoch ``epoch`` starts at the current log end offset."""
+        if self.epochs and self.epochs[-1][1] == self.log_end_offset:
+            self.epochs[-1] = (epoch, self.log_end_offset)
+        else:
+            self.epochs.append((epoch, self.log_end_offset))
+
+    def epoch_at(self, offset: int) -> int:
+        """The leader epoch the record at ``offset`` was (or will be) written in; -1 if none."""
+        found = -1
+        for epoch, start in self.epochs:
+            if start <= offset:
+                found = epoch
+        return found
+
+    def epoch_end_offset(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) for OffsetForLeaderEpoch, as Kafka's leader epoch cache answers.
+
+        The latest epoch ends at the log end offset; an older one ends where the next known
+        epoch starts (reported as the largest known epoch <= ``epoch``); an epoch newer than
+        any known, or -1, gives (-1, -1).
+        """
+        if epoch < 0 or not self.epochs:
+            return -1, -1
+        if epoch == self.epochs[-1][0]:
+            return epoch, self.log_end_offset
+        higher = next(((e, o) for e, o in self.epochs if e > epoch), None)
+        if higher is None:
+            return -1, -1
+        floor = [e for e, _ in self.epochs if e <= epoch]
+        return (floor[-1] if floor else epoch), higher[1]
