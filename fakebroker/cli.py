@@ -26,7 +26,9 @@ def topic_arg(text: str) -> tuple[str, int]:
     try:
         return name, int(partitions) if partitions else 1
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected NAME or NAME:PARTITIONS, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected NAME or NAME:PARTITIONS, got {text!r}"
+        ) from None
 
 
 def parser() -> argparse.ArgumentParser:

@@ -164,7 +164,9 @@ class BrokerServer:
         try:
             header, request = decode_request(frame)
         except (DecodeError, struct.error, UnicodeDecodeError, ValueError) as exc:
-            raise ConnectionClosed(f"malformed request (api {api_key} v{version}): {exc}")
+            raise ConnectionClosed(
+                f"malformed request (api {api_key} v{version}): {exc}"
+            ) from exc
         context = RequestContext(self.cluster, self.broker, header, self.signal.wait)
         response: Any = HANDLERS[api_key](request, context)
         if isinstance(response, Awaitable):

@@ -6,8 +6,8 @@ Behavior:
 * Lists every served API with its min and max version (the newest stable one).
 * A request above the served range never reaches this handler: the server answers it at v0
   with UNSUPPORTED_VERSION and ApiVersions' own range.
-* v3+: the client software name/version must be non-empty and of ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?``
-  characters, else INVALID_REQUEST (as Kafka checks them).
+* v3+: the client software name and version must be non-empty, of letters, digits, '-' and
+  '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 """
 
 from __future__ import annotations

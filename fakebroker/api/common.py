@@ -10,7 +10,9 @@ from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.state.cluster import Topic
 
 
-def resolve_topic(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> Topic | None:
+def resolve_topic(
+    ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None
+) -> Topic | None:
     """The topic a request names: by id when one is given (non-zero), else by name."""
     if topic_id is not None and topic_id != ZERO_UUID:
         return ctx.cluster.topic_by_id(topic_id)

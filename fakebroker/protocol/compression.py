@@ -91,7 +91,7 @@ def _xerial_compress(data: bytes) -> bytes:
 def _snappy_decompress(data: bytes) -> bytes:
     if not data.startswith(_XERIAL_MAGIC):
         return bytes(cramjam.snappy.decompress_raw(data))
-    parts = []
+    parts: list[bytes] = []
     pos = len(_XERIAL_HEADER)
     while pos < len(data):
         (size,) = struct.unpack_from(">i", data, pos)
@@ -132,7 +132,7 @@ def _lz4_frame_decompress(data: bytes) -> bytes:
     if max_block is None:
         raise DecompressionError(f"bad lz4 block size id in {bd:#x}")
     buffer = bytearray(max_block)
-    parts = []
+    parts: list[bytes] = []
     while True:
         (word,) = struct.unpack_from("<I", data, pos)
         pos += 4

@@ -344,11 +344,12 @@ def render(content: Any, indent: str = "") -> str:
         items = [f"{inner}{json.dumps(k)}: {render(v, inner)}" for k, v in content.items()]
         return "{\n" + ",\n".join(items) + "\n" + indent + "}"
     if isinstance(content, list) and content and isinstance(content[0], list):
-        return "[\n" + ",\n".join(inner + render(row, inner) for row in content) + "\n" + indent + "]"
+        rows = ",\n".join(inner + render(row, inner) for row in content)
+        return "[\n" + rows + "\n" + indent + "]"
     if isinstance(content, list) and len(content) == 4 and "fields" in content[3]:
         extras = {k: v for k, v in content[3].items() if k != "fields"}
-        head = json.dumps(content[:3] + [extras])[:-2]
-        return head + (", " if extras else "") + '"fields": ' + render(content[3]["fields"], indent) + "}]"
+        head = json.dumps(content[:3] + [extras])[:-2] + (", " if extras else "")
+        return head + '"fields": ' + render(content[3]["fields"], indent) + "}]"
     return json.dumps(content)
 
 

@@ -266,14 +266,14 @@ class _Reader:
 
     __slots__ = ("data", "end", "pos")
 
-    def __init__(self, data: bytes, pos: int, end: int) -> None:
+    def __init__(self, data: bytes | bytearray, pos: int, end: int) -> None:
         self.data, self.pos, self.end = data, pos, end
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > self.end:
             raise CorruptRecordError("record field runs past its record")
         self.pos += n
-        return self.data[self.pos - n : self.pos]
+        return bytes(self.data[self.pos - n : self.pos])
 
     def varint(self) -> int:
         z = shift = 0
@@ -341,7 +341,8 @@ def _assign_v2(
         _INT64.pack_into(buf, start + _V2_MAX_TIMESTAMP_AT, log_append_time)
         crc = crc32c.crc32c(memoryview(buf)[start + _V2_ATTRIBUTES_AT : end])
         _UINT32.pack_into(buf, start + _V2_CRC_AT, crc)
-    return _INT32.unpack_from(buf, start + _V2_LAST_DELTA_AT)[0] + 1
+    last_offset_delta: int = _INT32.unpack_from(buf, start + _V2_LAST_DELTA_AT)[0]
+    return last_offset_delta + 1
 
 
 def _decode_v2(data: bytes, start: int, end: int) -> list[Record]:
@@ -495,7 +496,7 @@ class _LegacyReader(_Reader):
 
     def nullable_bytes(self) -> bytes | None:
         n = _INT32.unpack(self.take(4))[0]
-        return None if n < 0 else bytes(self.take(n))
+        return None if n < 0 else self.take(n)
 
 
 def _unwrap(wrapper: _Message) -> list[_Message]:
