@@ -171,7 +171,7 @@ class Array(Construct):
 
 
 class NullableStruct(Construct):
-    """A classic-version nullable struct: int8 -1 for null, 1 then the struct."""
+    """A nullable struct (classic and flexible versions alike): int8 -1 for null, 1 then it."""
 
     def __init__(self, inner: Construct):
         super().__init__()
@@ -290,16 +290,19 @@ def field_codec(row: list[Any], version: int, flexible: bool) -> tuple[Construct
     if "flexible" in extras:
         flexible = version in parse_range(extras["flexible"])
     nullable = version in parse_range(extras.get("nullable", ""))
+    array_default: Default = (lambda: None) if extras.get("default") == "null" else list
     if kafka_type in ("struct", "[]struct"):
         inner, inner_default = message_codec(extras["fields"], version, flexible)
         if kafka_type == "[]struct":
-            return Array(inner, compact=flexible, nullable=nullable), list
-        return (NullableStruct(inner) if nullable and not flexible else inner), inner_default
+            return Array(inner, compact=flexible, nullable=nullable), array_default
+        if extras.get("default") == "null":
+            inner_default = array_default
+        return (NullableStruct(inner) if nullable else inner), inner_default
     if kafka_type.startswith("[]"):
         element = PRIMITIVE_CODECS.get(kafka_type[2:]) or Sized(
             text=kafka_type == "[]string", compact=flexible, nullable=False
         )
-        return Array(element, compact=flexible, nullable=nullable), list
+        return Array(element, compact=flexible, nullable=nullable), array_default
     value = literal_default(kafka_type, extras.get("default"))
     if kafka_type in ("string", "bytes", "records"):
         codec: Construct = Sized(text=kafka_type == "string", compact=flexible, nullable=nullable)
