@@ -1,0 +1,346 @@
+"""Drive the real Apache Kafka Java client (3.9.1) through tests/java/Harness.java.
+
+The jars come from ``.ci/install-clients`` (a cache folder outside the repo,
+``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java/``). The harness is compiled
+once into ``<that folder>/harness/<key>/harness.jar`` (key: hash of the source, the jars
+and the JDK), together with a class-data-sharing archive that halves JVM start-up; later
+sessions reuse both.
+
+    from tests.clients.java import run_harness, HarnessError
+    lines = run_harness("produce", "--bootstrap", addr, "--topic", "t", "--count", "10")
+    assert lines[-1] == {"done": 10}
+
+See the top of tests/java/Harness.java for the subcommands and their output lines.
+Environment: ``FAKEBROKER_JAVA_OPTS`` (extra JVM options, split on spaces) and
+``FAKEBROKER_JAVA_CDS=0`` (no class-data-sharing archive).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HARNESS_SOURCE = REPO_ROOT / "tests" / "java" / "Harness.java"
+INSTALL_HINT = "run `bash .ci/install-clients` (installs the real Kafka clients in a cache folder)"
+
+# Fast JVM start for short-lived client runs.
+JVM_FLAGS: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto")
+# JVM warnings (e.g. about the CDS archive) go to stdout by default: keep stdout pure JSON.
+JVM_LOG_FLAGS: tuple[str, ...] = ("-Xlog:disable", "-Xlog:all=warning:stderr")
+# Pass as jvm_args= to see the negotiated API versions and every request/response on stderr.
+NETWORK_DEBUG: tuple[str, ...] = (
+    "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=debug",
+)
+
+# File-name prefixes of the jars .ci/install-clients puts in <clients dir>/java/.
+REQUIRED_JARS: tuple[str, ...] = (
+    "kafka-clients-",
+    "slf4j-api-",
+    "slf4j-simple-",
+    "lz4-java-",
+    "snappy-java-",
+    "zstd-jni-",
+)
+
+_compile_lock = threading.Lock()
+
+
+class JavaClientsMissing(RuntimeError):
+    """The Java client jars or the JDK are not installed."""
+
+
+class HarnessError(Exception):
+    """The harness failed: non-zero exit, timeout, or output that is not JSON lines.
+
+    returncode: the exit code (2 when the harness caught an exception), None on timeout.
+    stderr_tail: the end of stderr (client logs, JVM errors).
+    error_obj: the harness's {"error", "message", "class", "causes"} line, or a synthetic one
+        ({"error": "HarnessTimeout"...} / {"error": "BadOutput"...}), or None.
+    lines: the JSON lines printed before the failure.
+    """
+
+    def __init__(
+        self,
+        returncode: int | None,
+        stderr_tail: str,
+        error_obj: dict | None,
+        *,
+        subcommand: str = "",
+        lines: Sequence[dict] = (),
+    ) -> None:
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        self.error_obj = error_obj
+        self.subcommand = subcommand
+        self.lines = list(lines)
+        what = "no error line"
+        if error_obj:
+            what = f"{error_obj.get('error')}: {error_obj.get('message')}"
+        super().__init__(
+            f"Harness {subcommand} failed (exit {returncode}): {what}\n"
+            f"--- stderr tail ---\n{stderr_tail}"
+        )
+
+    @property
+    def error(self) -> str | None:
+        """The exception's simple class name, e.g. "TimeoutException"."""
+        return self.error_obj.get("error") if self.error_obj else None
+
+
+def clients_dir() -> Path:
+    default = Path.home() / ".cache" / "fakebroker-clients"
+    return Path(os.environ.get("FAKEBROKER_CLIENTS_DIR") or default)
+
+
+def _java_tool(name: str) -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / name).is_file():
+        return str(Path(java_home) / "bin" / name)
+    found = shutil.which(name)
+    if not found:
+        raise JavaClientsMissing(f"`{name}` not found (no JDK): {INSTALL_HINT}")
+    return found
+
+
+def _jars() -> list[Path]:
+    java_dir = clients_dir() / "java"
+    jars = sorted(java_dir.glob("*.jar"))
+    missing = [p for p in REQUIRED_JARS if not any(j.name.startswith(p) for j in jars)]
+    if missing or not (java_dir / ".stamp").is_file():
+        what = ", ".join(missing) or "incomplete install"
+        raise JavaClientsMissing(
+            f"Kafka Java client jars missing in {java_dir} ({what}): {INSTALL_HINT}"
+        )
+    return jars
+
+
+def java_classpath() -> str:
+    """The Kafka client jars (and slf4j binding) as a class path; raises JavaClientsMissing."""
+    return os.pathsep.join(str(j) for j in _jars())
+
+
+def java_available() -> bool:
+    """True when the jars and a JDK are there (for pytest skip conditions)."""
+    try:
+        _jars()
+        _java_tool("java")
+        _java_tool("javac")
+    except JavaClientsMissing:
+        return False
+    return True
+
+
+def _cache_key(jars: Sequence[Path]) -> str:
+    h = hashlib.sha256(HARNESS_SOURCE.read_bytes())
+    for j in jars:  # a re-install changes mtimes: the CDS archive checks them too
+        st = j.stat()
+        h.update(f"\0{j.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    java = Path(_java_tool("java")).resolve()
+    h.update(f"\0{java}:{java.stat().st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def _compiled() -> tuple[Path, Path | None]:
+    """(harness.jar, CDS archive or None), built at most once per key, reused across sessions."""
+    jars = _jars()
+    base = clients_dir() / "harness"
+    base.mkdir(parents=True, exist_ok=True)
+    final = base / _cache_key(jars)
+    jar = final / "harness.jar"
+    cds = os.environ.get("FAKEBROKER_JAVA_CDS", "1") != "0"
+    jsa = final / "harness.jsa"
+    if jar.is_file() and (jsa.is_file() or not cds or (final / ".no-cds").exists()):
+        return jar, jsa if cds else None
+    # One builder at a time across processes (pytest-xdist workers, parallel sessions).
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not jar.is_file():
+            _build(jars, base, final)
+            _prune_old_builds(base, keep=final)
+        no_cds = final / ".no-cds"  # a failed attempt is not retried by every process
+        if cds and not jsa.is_file() and not no_cds.exists():
+            _make_cds_archive(jars, jar, jsa)
+            if not jsa.is_file():
+                no_cds.touch()
+    return jar, jsa if cds and jsa.is_file() else None
+
+
+def _build(jars: Sequence[Path], base: Path, final: Path) -> None:
+    # Build in a temporary folder and rename: no one ever sees half a build.
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=base))
+    try:
+        classes = tmp / "classes"
+        classes.mkdir()
+        res = subprocess.run(
+            [
+                _java_tool("javac"),
+                "-nowarn",
+                "-encoding",
+                "UTF-8",
+                "-d",
+                str(classes),
+                "-cp",
+                os.pathsep.join(map(str, jars)),
+                str(HARNESS_SOURCE),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if res.returncode != 0:
+            raise RuntimeError(f"javac failed on {HARNESS_SOURCE}:\n{res.stdout}{res.stderr}")
+        with zipfile.ZipFile(tmp / "harness.jar", "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+            for cls in sorted(classes.glob("*.class")):
+                zf.write(cls, cls.name)
+        shutil.rmtree(classes)
+        tmp.chmod(0o755)  # mkdtemp made it 0700
+        os.rename(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _prune_old_builds(base: Path, keep: Path, min_age_s: float = 24 * 3600) -> None:
+    """Drop builds of older sources (~20 MB each with the CDS archive) unused for a day."""
+    for d in base.iterdir():
+        try:
+            if d != keep and d.is_dir() and time.time() - d.stat().st_mtime > min_age_s:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def _make_cds_archive(jars: Sequence[Path], jar: Path, jsa: Path) -> None:
+    """A dynamic class-data-sharing archive of the client classes (JDK 13+), made by running
+    the harness's warmup; later JVMs start about twice as fast. Left out if it fails."""
+    tmp = jsa.with_name(f".{jsa.name}.{os.getpid()}")
+    try:
+        subprocess.run(
+            [
+                _java_tool("java"),
+                *JVM_FLAGS,
+                *JVM_LOG_FLAGS,
+                f"-XX:ArchiveClassesAtExit={tmp}",
+                "-cp",
+                os.pathsep.join([*map(str, jars), str(jar)]),  # must equal the run's class path
+                "Harness",
+                "warmup",
+            ],
+            capture_output=True,
+            timeout=120,
+        )
+        if tmp.is_file() and tmp.stat().st_size > 0:
+            os.replace(tmp, jsa)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def compile_harness() -> Path:
+    """Compile tests/java/Harness.java (once per source/jars/JDK); returns the harness jar."""
+    with _compile_lock:
+        return _compiled()[0]
+
+
+def _tail(data: bytes | str | None, max_lines: int = 60, max_chars: int = 8000) -> str:
+    if not data:
+        return ""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return "\n".join(text.splitlines()[-max_lines:])[-max_chars:]
+
+
+def _parse_lines(stdout: bytes | None) -> tuple[list[dict], str | None]:
+    """JSON lines of stdout; the second item is the first line that is not a JSON object."""
+    out: list[dict] = []
+    for raw in (stdout or b"").decode("utf-8", "replace").splitlines():
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return out, raw
+        if not isinstance(obj, dict):
+            return out, raw
+        out.append(obj)
+    return out, None
+
+
+@dataclass
+class HarnessResult:
+    lines: list[dict]
+    stderr: str  # client logs: empty at the default WARN level unless something went wrong
+    seconds: float  # wall time of the JVM, start-up included
+
+
+def run_harness(
+    subcommand: str,
+    *args: str,
+    timeout: float = 60,
+    jvm_args: Sequence[str] = (),
+) -> list[dict]:
+    """Run ``java ... Harness <subcommand> <args>`` and return its JSON lines.
+
+    Raises HarnessError on a non-zero exit (the harness's {"error": ...} line is error_obj),
+    when the JVM is still running after ``timeout`` seconds (it is killed), or on output that is
+    not JSON lines. jvm_args: extra JVM options, e.g. NETWORK_DEBUG.
+    """
+    return run_harness_full(subcommand, *args, timeout=timeout, jvm_args=jvm_args).lines
+
+
+def run_harness_full(
+    subcommand: str,
+    *args: str,
+    timeout: float = 60,
+    jvm_args: Sequence[str] = (),
+) -> HarnessResult:
+    """As run_harness, but also returns stderr (e.g. the NETWORK_DEBUG logs) and the time taken."""
+    with _compile_lock:
+        jar, jsa = _compiled()
+    cmd = [_java_tool("java"), *JVM_FLAGS, *JVM_LOG_FLAGS]
+    if jsa is not None:
+        cmd.append(f"-XX:SharedArchiveFile={jsa}")
+    cmd += [*jvm_args, *os.environ.get("FAKEBROKER_JAVA_OPTS", "").split()]
+    cmd += ["-cp", os.pathsep.join([java_classpath(), str(jar)]), "Harness", subcommand, *args]
+    started = time.monotonic()
+    try:
+        res = subprocess.run(cmd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:  # run() has killed the JVM and collected its output
+        lines, _ = _parse_lines(e.stdout)
+        raise HarnessError(
+            None,
+            _tail(e.stderr),
+            {"error": "HarnessTimeout", "message": f"no exit within {timeout} s"},
+            subcommand=subcommand,
+            lines=lines,
+        ) from None
+    lines, bad = _parse_lines(res.stdout)
+    if bad is not None:
+        raise HarnessError(
+            res.returncode,
+            _tail(res.stderr),
+            {"error": "BadOutput", "message": f"not a JSON object line: {bad[:500]!r}"},
+            subcommand=subcommand,
+            lines=lines,
+        )
+    if res.returncode != 0:
+        error_obj = next((line for line in reversed(lines) if "error" in line), None)
+        stderr_tail = _tail(res.stderr)
+        raise HarnessError(
+            res.returncode, stderr_tail, error_obj, subcommand=subcommand, lines=lines
+        )
+    return HarnessResult(lines, res.stderr.decode("utf-8", "replace"), time.monotonic() - started)

@@ -1,0 +1,46 @@
+"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def start_served(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
+    """Run ``python -m fakebroker serve ARGS --ready-file ...``; wait for the ready file."""
+    ready = tmp_path / "ready.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fakebroker", "serve", "--ready-file", str(ready), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not ready.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"fakebroker serve did not start: {process.stderr.read()}")
+        time.sleep(0.02)
+    return process, json.loads(ready.read_text())
+
+
+def stop_served(process: subprocess.Popen) -> int:
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@pytest.fixture
+def served_cluster(tmp_path: Path) -> Iterator[str]:
+    """bootstrap.servers of a running ``fakebroker serve --brokers 2 --topic served:3``."""
+    process, details = start_served(tmp_path, "--brokers", "2", "--topic", "served:3")
+    yield details["bootstrap_servers"]
+    stop_served(process)

@@ -1,0 +1,810 @@
+// Drives the real Apache Kafka Java client (3.9.1) for fakebroker's tests.
+//
+// Single file, no build tool: compiled with javac against the jars that
+// .ci/install-clients puts in ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java/,
+// run by tests/clients/java.py.
+//
+// Usage: java -cp <jars>:<harness jar or classes> Harness <subcommand> [--option value ...] [--flag] [key=value ...]
+//   bare key=value arguments are client properties (e.g. compression.type=zstd, linger.ms=0);
+//   --timeout-ms (default 30000) bounds the whole subcommand's waiting.
+//
+//   produce              --bootstrap B --topic T --count N [--partition P] [--key-prefix k]
+//                        [--value-prefix v] [--headers]
+//       producer at default config (idempotent, acks=all; only max.block.ms = --timeout-ms)
+//       plus props; record i has key k<i>, value v<i>, header h=<i> with --headers;
+//       waits for all acks.
+//       -> {"partition","offset","timestamp"} per record in send order, then {"done":N}
+//   consume              --bootstrap B --topic T
+//       consumer without a group: partitionsFor, assign all, seekToBeginning, endOffsets,
+//       poll until every position >= its end offset.
+//       -> a record line per record below the end offsets, then {"done":count}
+//          ({"done":count,"pastEnd":k} when k records at/after the end offsets were polled)
+//   spark-read           --bootstrap B --topic T
+//       as Spark's Kafka source: Admin listOffsets(earliest) and (latest) for all partitions,
+//       then per partition: consumer assign([tp]) + seek(earliest) + poll until latest.
+//       -> {"partition","earliest","latest"} per partition, record lines in [earliest, latest),
+//          then {"done":count} (with "pastEnd" as for consume)
+//   admin-create-topic   --bootstrap B --topic T --partitions P --replication R [--config k=v ...]
+//       (P or R = -1: broker default) -> {"created","topicId","partitions","replication"}
+//   admin-describe-topic --bootstrap B --topic T
+//       -> {"topic","topicId","internal","partitions":[{"partition","leader","replicas","isr"}]}
+//   admin-list-offsets   --bootstrap B --topic T --spec earliest|latest|max-timestamp|
+//                        earliest-local|latest-tiered|<timestamp ms> [--partition P]
+//                        [--isolation read_committed|read_uncommitted]
+//       -> {"partition","offset","timestamp","leaderEpoch"} per partition
+//   admin-describe-configs --bootstrap B (--topic T | --broker ID)
+//       -> {"name","value","source","isDefault","readOnly","sensitive"} per entry, then {"done":n}
+//   admin-delete-records --bootstrap B --topic T --partition P --before OFFSET
+//       -> {"partition","lowWatermark"}
+//   admin-describe-cluster --bootstrap B
+//       -> {"clusterId","controller","nodes":[{"id","host","port","rack"}]}
+//   admin-delete-topic   --bootstrap B --topic T -> {"deleted":T}
+//   admin-list-topics    --bootstrap B [--internal] -> {"topics":[...]}
+//   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
+//
+// A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
+//                 "key","value","headers":[[k,v],...]}; keys, values and header values are
+// UTF-8 strings (invalid bytes become U+FFFD) or null.
+// On any exception: {"error":"<exception class simple name>","message":...,"class":<full name>,
+// "causes":["Class: message",...]} on stdout and exit code 2 (ExecutionException unwrapped).
+// Admin calls time out after --timeout-ms through the Admin's own default.api.timeout.ms.
+// Client logs (slf4j-simple) go to stderr at WARN unless -Dorg.slf4j.simpleLogger.defaultLogLevel=...
+// (or -Dorg.slf4j.simpleLogger.log.<logger>=debug) is given.
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public final class Harness {
+    private static final PrintStream OUT =
+            new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    private static int pastEnd = 0;
+
+    public static void main(String[] argv) {
+        // Before any Kafka class logs: quiet by default, logs on stderr, overridable with -D.
+        setDefaultProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        setDefaultProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        setDefaultProperty("org.slf4j.simpleLogger.showDateTime", "true");
+        setDefaultProperty("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+        int code = 0;
+        try {
+            if (argv.length == 0) {
+                throw new IllegalArgumentException("usage: Harness <subcommand> [--option value ...] [key=value ...]");
+            }
+            Args a = Args.parse(Arrays.copyOfRange(argv, 1, argv.length));
+            switch (argv[0]) {
+                case "produce": produce(a); break;
+                case "consume": consume(a); break;
+                case "spark-read": sparkRead(a); break;
+                case "admin-create-topic": adminCreateTopic(a); break;
+                case "admin-describe-topic": adminDescribeTopic(a); break;
+                case "admin-list-offsets": adminListOffsets(a); break;
+                case "admin-describe-configs": adminDescribeConfigs(a); break;
+                case "admin-delete-records": adminDeleteRecords(a); break;
+                case "admin-describe-cluster": adminDescribeCluster(a); break;
+                case "admin-delete-topic": adminDeleteTopic(a); break;
+                case "admin-list-topics": adminListTopics(a); break;
+                case "warmup": warmup(a); break;
+                default: throw new IllegalArgumentException("unknown subcommand: " + argv[0]);
+            }
+        } catch (Throwable t) {
+            Throwable e = unwrap(t);
+            List<String> causes = new ArrayList<>();
+            for (Throwable c = e.getCause(); c != null && causes.size() < 5; c = c.getCause()) {
+                causes.add(c.getClass().getSimpleName() + ": " + c.getMessage());
+            }
+            emit(obj("error", e.getClass().getSimpleName(), "message", e.getMessage(),
+                    "class", e.getClass().getName(), "causes", causes));
+            code = 2;
+        }
+        OUT.flush();
+        // Exit explicitly: a client thread left behind by a failed close must not keep the JVM up.
+        System.exit(code);
+    }
+
+    // ------------------------------------------------------------------ subcommands
+
+    static void produce(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "count", "partition", "key-prefix", "value-prefix", "headers", "timeout-ms");
+        String topic = a.req("topic");
+        int count = Integer.parseInt(a.req("count"));
+        Integer partition = a.has("partition") ? Integer.valueOf(a.req("partition")) : null;
+        String keyPrefix = a.get("key-prefix", "k");
+        String valuePrefix = a.get("value-prefix", "v");
+        boolean headers = a.flag("headers");
+        Deadline deadline = a.deadline();
+
+        Properties p = new Properties();
+        // Not a protocol setting: only bounds how long send() blocks for metadata (default 60 s).
+        p.setProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(a.timeoutMs()));
+        p.putAll(a.clientProps()); // given props win
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        try (Closer<KafkaProducer<byte[], byte[]>> c = new Closer<>(new KafkaProducer<>(p), CLOSE_TIMEOUT)) {
+            KafkaProducer<byte[], byte[]> producer = c.client;
+            List<Future<RecordMetadata>> futures = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                List<Header> hs = new ArrayList<>();
+                if (headers) {
+                    hs.add(new RecordHeader("h", utf8(String.valueOf(i))));
+                }
+                futures.add(producer.send(new ProducerRecord<>(topic, partition, null,
+                        utf8(keyPrefix + i), utf8(valuePrefix + i), hs)));
+            }
+            // No flush(): it has no timeout; linger.ms (5 ms by default) sends the batches anyway.
+            for (Future<RecordMetadata> f : futures) {
+                RecordMetadata md;
+                try {
+                    md = f.get(deadline.remainingMs(), TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new TimeoutException("no ack for every record within --timeout-ms=" + deadline.timeoutMs);
+                }
+                emit(obj("partition", md.partition(), "offset", md.offset(), "timestamp", md.timestamp()));
+            }
+            emit(obj("done", count));
+        }
+    }
+
+    static void consume(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "timeout-ms");
+        String topic = a.req("topic");
+        Deadline deadline = a.deadline();
+        try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, Map.of()), CLOSE_TIMEOUT)) {
+            KafkaConsumer<byte[], byte[]> consumer = c.client;
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, deadline.remaining());
+            if (infos == null || infos.isEmpty()) {
+                throw new UnknownTopicOrPartitionException("topic " + topic + " has no partitions");
+            }
+            List<TopicPartition> tps = new ArrayList<>();
+            for (PartitionInfo info : infos) {
+                tps.add(new TopicPartition(topic, info.partition()));
+            }
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps, deadline.remaining());
+            int n = pollUntil(consumer, end, deadline);
+            emitDone(n);
+        }
+    }
+
+    static void sparkRead(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "timeout-ms");
+        String topic = a.req("topic");
+        Deadline deadline = a.deadline();
+        IsolationLevel isolation = IsolationLevel.valueOf(
+                a.props.getProperty(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted").toUpperCase());
+        Map<TopicPartition, Long> earliest = new LinkedHashMap<>();
+        Map<TopicPartition, Long> latest = new LinkedHashMap<>();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            Admin admin = c.client;
+            List<TopicPartition> tps = partitionsOf(admin, topic, deadline);
+            ListOffsetsOptions opts = new ListOffsetsOptions(isolation);
+            Map<TopicPartition, OffsetSpec> earliestSpec = new LinkedHashMap<>();
+            Map<TopicPartition, OffsetSpec> latestSpec = new LinkedHashMap<>();
+            for (TopicPartition tp : tps) {
+                earliestSpec.put(tp, OffsetSpec.earliest());
+                latestSpec.put(tp, OffsetSpec.latest());
+            }
+            Map<TopicPartition, ListOffsetsResultInfo> e =
+                    get(admin.listOffsets(earliestSpec, opts).all(), deadline);
+            Map<TopicPartition, ListOffsetsResultInfo> l =
+                    get(admin.listOffsets(latestSpec, opts).all(), deadline);
+            for (TopicPartition tp : tps) {
+                earliest.put(tp, e.get(tp).offset());
+                latest.put(tp, l.get(tp).offset());
+                emit(obj("partition", tp.partition(), "earliest", e.get(tp).offset(), "latest", l.get(tp).offset()));
+            }
+        }
+        // Spark's executors: one partition per consumer, assign + seek, no commits, no offset reset.
+        Map<String, String> sparkProps = Map.of(
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        int n = 0;
+        try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, sparkProps), CLOSE_TIMEOUT)) {
+            KafkaConsumer<byte[], byte[]> consumer = c.client;
+            for (TopicPartition tp : earliest.keySet()) {
+                consumer.assign(List.of(tp));
+                consumer.seek(tp, earliest.get(tp));
+                n += pollUntil(consumer, Map.of(tp, latest.get(tp)), deadline);
+            }
+        }
+        emitDone(n);
+    }
+
+    static void adminCreateTopic(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "partitions", "replication", "config", "timeout-ms");
+        String topic = a.req("topic");
+        int partitions = Integer.parseInt(a.get("partitions", "1"));
+        short replication = Short.parseShort(a.get("replication", "1"));
+        Map<String, String> configs = new LinkedHashMap<>();
+        for (String kv : a.all("config")) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--config expects key=value, got: " + kv);
+            }
+            configs.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        Deadline deadline = a.deadline();
+        NewTopic nt = new NewTopic(topic,
+                partitions < 0 ? Optional.empty() : Optional.of(partitions),
+                replication < 0 ? Optional.empty() : Optional.of(replication)).configs(configs);
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            CreateTopicsResult r = c.client.createTopics(List.of(nt));
+            get(r.all(), deadline);
+            emit(obj("created", topic,
+                    "topicId", orNull(r.topicId(topic), deadline),
+                    "partitions", orNull(r.numPartitions(topic), deadline),
+                    "replication", orNull(r.replicationFactor(topic), deadline)));
+        }
+    }
+
+    static void adminDescribeTopic(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "timeout-ms");
+        String topic = a.req("topic");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            TopicDescription d = get(c.client.describeTopics(List.of(topic)).allTopicNames(), deadline).get(topic);
+            List<Object> parts = new ArrayList<>();
+            for (TopicPartitionInfo p : d.partitions()) {
+                parts.add(obj("partition", p.partition(),
+                        "leader", p.leader() == null || p.leader().isEmpty() ? null : p.leader().id(),
+                        "replicas", nodeIds(p.replicas()),
+                        "isr", nodeIds(p.isr())));
+            }
+            emit(obj("topic", d.name(), "topicId", d.topicId() == null ? null : d.topicId().toString(),
+                    "internal", d.isInternal(), "partitions", parts));
+        }
+    }
+
+    static void adminListOffsets(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "spec", "partition", "isolation", "timeout-ms");
+        String topic = a.req("topic");
+        String specName = a.req("spec");
+        OffsetSpec spec;
+        switch (specName) {
+            case "earliest": spec = OffsetSpec.earliest(); break;
+            case "latest": spec = OffsetSpec.latest(); break;
+            case "max-timestamp": spec = OffsetSpec.maxTimestamp(); break;
+            case "earliest-local": spec = OffsetSpec.earliestLocal(); break;
+            case "latest-tiered": spec = OffsetSpec.latestTiered(); break;
+            default: spec = OffsetSpec.forTimestamp(Long.parseLong(specName));
+        }
+        IsolationLevel isolation = IsolationLevel.valueOf(a.get("isolation", "read_uncommitted").toUpperCase());
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            List<TopicPartition> tps = a.has("partition")
+                    ? List.of(new TopicPartition(topic, Integer.parseInt(a.req("partition"))))
+                    : partitionsOf(c.client, topic, deadline);
+            Map<TopicPartition, OffsetSpec> req = new LinkedHashMap<>();
+            for (TopicPartition tp : tps) {
+                req.put(tp, spec);
+            }
+            Map<TopicPartition, ListOffsetsResultInfo> res =
+                    get(c.client.listOffsets(req, new ListOffsetsOptions(isolation)).all(), deadline);
+            for (TopicPartition tp : tps) {
+                ListOffsetsResultInfo info = res.get(tp);
+                emit(obj("partition", tp.partition(), "offset", info.offset(), "timestamp", info.timestamp(),
+                        "leaderEpoch", info.leaderEpoch().orElse(null)));
+            }
+        }
+    }
+
+    static void adminDescribeConfigs(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "broker", "timeout-ms");
+        ConfigResource res = a.has("broker")
+                ? new ConfigResource(ConfigResource.Type.BROKER, a.req("broker"))
+                : new ConfigResource(ConfigResource.Type.TOPIC, a.req("topic"));
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            Config config = get(c.client.describeConfigs(List.of(res)).all(), deadline).get(res);
+            int n = 0;
+            for (ConfigEntry e : config.entries()) {
+                emit(obj("name", e.name(), "value", e.value(), "source", e.source().name(),
+                        "isDefault", e.isDefault(), "readOnly", e.isReadOnly(), "sensitive", e.isSensitive()));
+                n++;
+            }
+            emit(obj("done", n));
+        }
+    }
+
+    static void adminDeleteRecords(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "partition", "before", "timeout-ms");
+        TopicPartition tp = new TopicPartition(a.req("topic"), Integer.parseInt(a.req("partition")));
+        long before = Long.parseLong(a.req("before"));
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            long low = get(c.client.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(before)))
+                    .lowWatermarks().get(tp), deadline).lowWatermark();
+            emit(obj("partition", tp.partition(), "lowWatermark", low));
+        }
+    }
+
+    static void adminDescribeCluster(Args a) throws Exception {
+        a.allow("bootstrap", "timeout-ms");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            DescribeClusterResult r = c.client.describeCluster();
+            Node controller = get(r.controller(), deadline);
+            List<Object> nodes = new ArrayList<>();
+            for (Node n : get(r.nodes(), deadline)) {
+                nodes.add(obj("id", n.id(), "host", n.host(), "port", n.port(), "rack", n.rack()));
+            }
+            emit(obj("clusterId", get(r.clusterId(), deadline),
+                    "controller", controller == null || controller.isEmpty() ? null : controller.id(),
+                    "nodes", nodes));
+        }
+    }
+
+    static void adminDeleteTopic(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "timeout-ms");
+        String topic = a.req("topic");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            get(c.client.deleteTopics(List.of(topic)).all(), deadline);
+            emit(obj("deleted", topic));
+        }
+    }
+
+    static void adminListTopics(Args a) throws Exception {
+        a.allow("bootstrap", "internal", "timeout-ms");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            List<String> names = new ArrayList<>(get(c.client.listTopics(
+                    new ListTopicsOptions().listInternal(a.flag("internal"))).names(), deadline));
+            Collections.sort(names);
+            emit(obj("topics", names));
+        }
+    }
+
+    /**
+     * Loads the client classes without any broker, for a class-data-sharing archive made from
+     * this run (java -XX:ArchiveClassesAtExit=...): later JVMs start about twice as fast.
+     */
+    static void warmup(Args a) throws Exception {
+        a.allow();
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "127.0.0.1:1");
+        p.setProperty("enable.metrics.push", "false");
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        new KafkaProducer<byte[], byte[]>(p).close(Duration.ZERO);
+        new KafkaConsumer<byte[], byte[]>(p).close(Duration.ZERO);
+        Admin.create(p).close(Duration.ZERO);
+        // Protocol and client classes otherwise load only while talking to a broker.
+        String[] prefixes = {"org/apache/kafka/clients/", "org/apache/kafka/common/message/",
+            "org/apache/kafka/common/requests/", "org/apache/kafka/common/record/",
+            "org/apache/kafka/common/protocol/", "org/apache/kafka/common/compress/",
+            "org/apache/kafka/common/errors/", "org/apache/kafka/common/header/",
+            "org/apache/kafka/common/network/", "org/apache/kafka/common/utils/"};
+        ClassLoader loader = Harness.class.getClassLoader();
+        int n = 0;
+        String jar = KafkaProducer.class.getProtectionDomain().getCodeSource().getLocation().getPath();
+        try (java.util.jar.JarFile jf = new java.util.jar.JarFile(jar)) {
+            for (java.util.Enumeration<java.util.jar.JarEntry> en = jf.entries(); en.hasMoreElements(); ) {
+                String name = en.nextElement().getName();
+                if (!name.endsWith(".class") || name.contains("-") || name.contains("JsonConverter")) {
+                    continue;
+                }
+                for (String prefix : prefixes) {
+                    if (name.startsWith(prefix)) {
+                        try {
+                            Class.forName(name.substring(0, name.length() - 6).replace('/', '.'), false, loader);
+                            n++;
+                        } catch (Throwable ignored) {
+                            // optional dependencies (e.g. OAuth, Kerberos) are not on the class path
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        emit(obj("loaded", n));
+    }
+
+    // ------------------------------------------------------------------ client helpers
+
+    static KafkaConsumer<byte[], byte[]> newConsumer(Args a, Map<String, String> defaults) {
+        Properties p = new Properties();
+        p.putAll(defaults);
+        p.putAll(a.clientProps()); // given props win over the defaults above
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        return new KafkaConsumer<>(p);
+    }
+
+    static Admin newAdmin(Args a) {
+        Properties p = new Properties();
+        // The Admin's own deadline fires first, with its reason ("Timed out waiting for a node
+        // assignment", the last retriable error...), instead of a bare timeout of get().
+        long timeoutMs = a.timeoutMs();
+        p.setProperty(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs));
+        p.setProperty(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(30000, timeoutMs)));
+        // Only the props an Admin knows: consumer-only props (isolation.level...) would just warn.
+        Set<String> known = AdminClientConfig.configNames();
+        for (String k : a.clientProps().stringPropertyNames()) {
+            if (known.contains(k)) {
+                p.put(k, a.clientProps().getProperty(k));
+            }
+        }
+        return Admin.create(p);
+    }
+
+    static List<TopicPartition> partitionsOf(Admin admin, String topic, Deadline deadline) throws Exception {
+        TopicDescription d = get(admin.describeTopics(List.of(topic)).allTopicNames(), deadline).get(topic);
+        List<TopicPartition> tps = new ArrayList<>();
+        for (TopicPartitionInfo p : d.partitions()) {
+            tps.add(new TopicPartition(topic, p.partition()));
+        }
+        tps.sort((x, y) -> Integer.compare(x.partition(), y.partition()));
+        return tps;
+    }
+
+    /**
+     * Polls the assigned partitions until each position reaches its end offset and emits the
+     * records below the end offsets (a snapshot, as Spark reads [earliest, latest)); records at or
+     * past an end offset are counted in PAST_END, not emitted.
+     */
+    static int pollUntil(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end, Deadline deadline) {
+        int n = 0;
+        Set<TopicPartition> pending = new HashSet<>(end.keySet());
+        while (true) {
+            for (Iterator<TopicPartition> it = pending.iterator(); it.hasNext(); ) {
+                TopicPartition tp = it.next();
+                if (consumer.position(tp, deadline.remaining()) >= end.get(tp)) {
+                    it.remove();
+                }
+            }
+            if (pending.isEmpty()) {
+                return n;
+            }
+            if (deadline.remainingMs() <= 0) {
+                Map<String, String> where = new LinkedHashMap<>();
+                for (TopicPartition tp : pending) {
+                    where.put(tp.toString(), consumer.position(tp, Duration.ofSeconds(1)) + "/" + end.get(tp));
+                }
+                throw new TimeoutException("positions did not reach end offsets (position/end): " + where);
+            }
+            ConsumerRecords<byte[], byte[]> records =
+                    consumer.poll(Duration.ofMillis(Math.min(200, Math.max(1, deadline.remainingMs()))));
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+                if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
+                    pastEnd++;
+                    continue;
+                }
+                emitRecord(r);
+                n++;
+            }
+        }
+    }
+
+    /** {"done":n}, plus "pastEnd":k when records at/after the end offsets were polled (not emitted). */
+    static void emitDone(int n) {
+        Map<String, Object> m = obj("done", n);
+        if (pastEnd > 0) {
+            m.put("pastEnd", pastEnd);
+        }
+        emit(m);
+    }
+
+    static void emitRecord(ConsumerRecord<byte[], byte[]> r) {
+        List<Object> hs = new ArrayList<>();
+        for (Header h : r.headers()) {
+            hs.add(Arrays.asList(h.key(), str(h.value())));
+        }
+        emit(obj("topic", r.topic(), "partition", r.partition(), "offset", r.offset(),
+                "timestamp", r.timestamp(), "timestampType", r.timestampType().name,
+                "leaderEpoch", r.leaderEpoch().orElse(null),
+                "key", str(r.key()), "value", str(r.value()), "headers", hs));
+    }
+
+    static <T> T get(KafkaFuture<T> f, Deadline deadline) throws Exception {
+        try {
+            // grace: let the Admin's own timeout (same length) report first
+            return f.get(deadline.remainingMs() + 5000, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TimeoutException("no result within --timeout-ms=" + deadline.timeoutMs + " (+5 s)");
+        }
+    }
+
+    /** For response fields an older API version lacks: null instead of an error. */
+    static Object orNull(KafkaFuture<?> f, Deadline deadline) {
+        try {
+            Object v = get(f, deadline);
+            return v == null || v instanceof Number ? v : v.toString();
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    static List<Integer> nodeIds(List<Node> nodes) {
+        List<Integer> ids = new ArrayList<>();
+        for (Node n : nodes) {
+            ids.add(n.id());
+        }
+        return ids;
+    }
+
+    static Throwable unwrap(Throwable t) {
+        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String str(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+
+    static void setDefaultProperty(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    /** Closes a client with a bounded wait (plain close() can wait for minutes on a dead broker). */
+    static final class Closer<C> implements AutoCloseable {
+        final C client;
+        final Duration timeout;
+
+        Closer(C client, Duration timeout) {
+            this.client = client;
+            this.timeout = timeout;
+        }
+
+        @Override
+        public void close() {
+            if (client instanceof KafkaConsumer) {
+                ((KafkaConsumer<?, ?>) client).close(timeout);
+            } else if (client instanceof KafkaProducer) {
+                ((KafkaProducer<?, ?>) client).close(timeout);
+            } else if (client instanceof Admin) {
+                ((Admin) client).close(timeout);
+            } else {
+                throw new IllegalStateException("not a Kafka client: " + client);
+            }
+        }
+    }
+
+    static final class Deadline {
+        final long end;
+        final long timeoutMs;
+
+        Deadline(long timeoutMs) {
+            this.timeoutMs = timeoutMs;
+            end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        }
+
+        long remainingMs() {
+            return Math.max(0, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()));
+        }
+
+        Duration remaining() {
+            return Duration.ofMillis(remainingMs());
+        }
+    }
+
+    // ------------------------------------------------------------------ arguments
+
+    static final class Args {
+        static final Set<String> FLAGS = Set.of("headers", "internal");
+        final Map<String, List<String>> opts = new LinkedHashMap<>();
+        final Properties props = new Properties();
+
+        static Args parse(String[] argv) {
+            Args a = new Args();
+            for (int i = 0; i < argv.length; i++) {
+                String s = argv[i];
+                if (s.startsWith("--")) {
+                    String name = s.substring(2);
+                    String value;
+                    int eq = name.indexOf('=');
+                    if (eq >= 0) { // --name=value
+                        value = name.substring(eq + 1);
+                        name = name.substring(0, eq);
+                    } else if (FLAGS.contains(name)) {
+                        value = "true";
+                    } else if (i + 1 < argv.length) {
+                        value = argv[++i];
+                    } else {
+                        throw new IllegalArgumentException("option --" + name + " needs a value");
+                    }
+                    a.opts.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+                } else if (s.indexOf('=') > 0) {
+                    a.props.setProperty(s.substring(0, s.indexOf('=')), s.substring(s.indexOf('=') + 1));
+                } else {
+                    throw new IllegalArgumentException("unexpected argument: " + s
+                            + " (options are --name value, client props key=value)");
+                }
+            }
+            return a;
+        }
+
+        void allow(String... names) {
+            Set<String> ok = new HashSet<>(Arrays.asList(names));
+            for (String k : opts.keySet()) {
+                if (!ok.contains(k)) {
+                    throw new IllegalArgumentException("unknown option --" + k + " (allowed: " + ok + ")");
+                }
+            }
+        }
+
+        boolean has(String name) {
+            return opts.containsKey(name);
+        }
+
+        boolean flag(String name) {
+            return has(name) && !"false".equals(get(name, "true"));
+        }
+
+        String get(String name, String dflt) {
+            List<String> v = opts.get(name);
+            return v == null ? dflt : v.get(v.size() - 1);
+        }
+
+        String req(String name) {
+            String v = get(name, null);
+            if (v == null) {
+                throw new IllegalArgumentException("missing option --" + name);
+            }
+            return v;
+        }
+
+        List<String> all(String name) {
+            return opts.getOrDefault(name, List.of());
+        }
+
+        long timeoutMs() {
+            return Long.parseLong(get("timeout-ms", "30000"));
+        }
+
+        Deadline deadline() {
+            return new Deadline(timeoutMs());
+        }
+
+        /** bootstrap.servers from --bootstrap plus the bare key=value props. */
+        Properties clientProps() {
+            Properties p = new Properties();
+            p.putAll(props);
+            p.setProperty("bootstrap.servers", req("bootstrap"));
+            return p;
+        }
+    }
+
+    // ------------------------------------------------------------------ JSON
+
+    /** obj("k1", v1, "k2", v2, ...) -> insertion-ordered map. */
+    static Map<String, Object> obj(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    static void emit(Map<String, Object> m) {
+        StringBuilder sb = new StringBuilder(128);
+        json(sb, m);
+        OUT.print(sb.append('\n'));
+        OUT.flush(); // a killed harness still leaves what it had printed
+    }
+
+    static void json(StringBuilder sb, Object v) {
+        if (v == null) {
+            sb.append("null");
+        } else if (v instanceof String) {
+            jsonString(sb, (String) v);
+        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+            sb.append(v);
+        } else if (v instanceof Boolean) {
+            sb.append(v);
+        } else if (v instanceof Map) {
+            sb.append('{');
+            boolean first = true;
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                if (!first) {
+                    sb.append(',');
+                }
+                first = false;
+                jsonString(sb, String.valueOf(e.getKey()));
+                sb.append(':');
+                json(sb, e.getValue());
+            }
+            sb.append('}');
+        } else if (v instanceof Collection) {
+            sb.append('[');
+            boolean first = true;
+            for (Object o : (Collection<?>) v) {
+                if (!first) {
+                    sb.append(',');
+                }
+                first = false;
+                json(sb, o);
+            }
+            sb.append(']');
+        } else {
+            jsonString(sb, v.toString());
+        }
+    }
+
+    static void jsonString(StringBuilder sb, String s) {
+        sb.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"': sb.append("\\\""); break;
+                case '\\': sb.append("\\\\"); break;
+                case '\n': sb.append("\\n"); break;
+                case '\r': sb.append("\\r"); break;
+                case '\t': sb.append("\\t"); break;
+                default:
+                    if (c < 0x20 || Character.isSurrogate(c)) {
+                        // control chars; surrogates too, so that a lone one stays valid JSON
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+            }
+        }
+        sb.append('"');
+    }
+}
