@@ -1,0 +1,114 @@
+"""The Apache Kafka Java client 3.9.1 (the one Spark's connector uses), for real, in a JVM:
+its default idempotent producer, a group-less consumer, Spark's read pattern and the
+AdminClient, against the fake cluster over TCP."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clients.java import HarnessError, run_harness
+
+pytestmark = pytest.mark.java
+
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+
+
+def produce(kafka, topic: str, count: int, *props: str) -> list[dict]:
+    lines = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
+                        "--count", str(count), "--headers", *props)
+    assert lines[-1] == {"done": count}
+    return lines[:-1]
+
+
+def records_of(lines: list[dict]) -> list[dict]:
+    return [line for line in lines if "offset" in line and "value" in line]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.fake_kafka(topics={"orders": 3})
+def test_java_idempotent_producer_and_consumer_see_every_record_once(fake_kafka, codec):
+    acks = produce(fake_kafka, "orders", 200, f"compression.type={codec}")
+    lines = run_harness("consume", "--bootstrap", fake_kafka.bootstrap_servers,
+                        "--topic", "orders")
+    assert lines[-1] == {"done": 200}
+    consumed = records_of(lines)
+    assert sorted((r["partition"], r["offset"]) for r in consumed) == sorted(
+        (a["partition"], a["offset"]) for a in acks)
+    assert sorted(r["value"] for r in consumed) == sorted(f"v{i}" for i in range(200))
+    for record in consumed:
+        i = record["value"][1:]
+        assert record["key"] == f"k{i}" and record["headers"] == [["h", i]]
+    stored = {(p, r.offset): r for p in range(3) for r in fake_kafka.records("orders", p)}
+    for record in consumed:
+        match = stored[(record["partition"], record["offset"])]
+        assert match.timestamp == record["timestamp"] and match.value == record["value"].encode()
+        assert match.producer_id >= 0  # the default producer is idempotent
+
+
+@pytest.mark.fake_kafka(brokers=3, topics={"events": 6})
+def test_java_reads_the_way_spark_does_across_three_brokers(fake_kafka):
+    produce(fake_kafka, "events", 120)
+    lines = run_harness("spark-read", "--bootstrap", fake_kafka.bootstrap_servers,
+                        "--topic", "events")
+    ranges = {line["partition"]: (line["earliest"], line["latest"])
+              for line in lines if "earliest" in line}
+    assert ranges == {p: fake_kafka.offsets("events", p) for p in range(6)}
+    assert lines[-1] == {"done": 120}
+    assert len({(r["partition"], r["offset"]) for r in records_of(lines)}) == 120
+
+
+@pytest.mark.fake_kafka(brokers=3)
+def test_java_admin_creates_describes_lists_and_deletes(fake_kafka):
+    bootstrap = ("--bootstrap", fake_kafka.bootstrap_servers)
+    (created,) = run_harness("admin-create-topic", *bootstrap, "--topic", "audit",
+                             "--partitions", "4", "--replication", "3",
+                             "--config", "retention.ms=1000")
+    assert (created["partitions"], created["replication"]) == (4, 3)
+
+    (described,) = run_harness("admin-describe-topic", *bootstrap, "--topic", "audit")
+    assert len(described["partitions"]) == 4
+    assert described["topicId"] != "AAAAAAAAAAAAAAAAAAAAAA"
+    assert {p["leader"] for p in described["partitions"]} == {1, 2, 3}
+    assert all(sorted(p["replicas"]) == [1, 2, 3] for p in described["partitions"])
+
+    configs = {c["name"]: c for c in run_harness("admin-describe-configs", *bootstrap,
+                                                 "--topic", "audit") if "name" in c}
+    assert configs["retention.ms"]["value"] == "1000"
+    assert configs["retention.ms"]["source"] == "DYNAMIC_TOPIC_CONFIG"
+    assert configs["cleanup.policy"]["value"] == "delete"
+    assert configs["cleanup.policy"]["isDefault"]
+
+    produce(fake_kafka, "audit", 40)
+    latest = run_harness("admin-list-offsets", *bootstrap, "--topic", "audit",
+                         "--spec", "latest")
+    assert {o["partition"]: o["offset"] for o in latest} == {
+        p: fake_kafka.offsets("audit", p)[1] for p in range(4)}
+    earliest = run_harness("admin-list-offsets", *bootstrap, "--topic", "audit",
+                           "--spec", "earliest")
+    assert {o["offset"] for o in earliest} == {0}
+    busiest = max(range(4), key=lambda p: fake_kafka.offsets("audit", p)[1])
+    newest = run_harness("admin-list-offsets", *bootstrap, "--topic", "audit",
+                         "--partition", str(busiest), "--spec", "max-timestamp")
+    stored = fake_kafka.records("audit", busiest)
+    top = max(r.timestamp for r in stored)
+    assert newest[0]["offset"] == next(r.offset for r in stored if r.timestamp == top)
+
+    (deleted,) = run_harness("admin-delete-records", *bootstrap, "--topic", "audit",
+                             "--partition", str(busiest), "--before", "3")
+    assert deleted["lowWatermark"] == 3 == fake_kafka.offsets("audit", busiest)[0]
+
+    (cluster,) = run_harness("admin-describe-cluster", *bootstrap)
+    assert cluster["clusterId"] == "fakebroker-cluster"
+    assert sorted(n["id"] for n in cluster["nodes"]) == [1, 2, 3]
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_java_admin_surfaces_kafkas_named_errors(fake_kafka):
+    with pytest.raises(HarnessError) as exists:
+        run_harness("admin-create-topic", "--bootstrap", fake_kafka.bootstrap_servers,
+                    "--topic", "orders", "--partitions", "1", "--replication", "1")
+    assert exists.value.error_obj["error"] == "TopicExistsException"
+    with pytest.raises(HarnessError) as factor:
+        run_harness("admin-create-topic", "--bootstrap", fake_kafka.bootstrap_servers,
+                    "--topic", "wide", "--partitions", "1", "--replication", "3")
+    assert factor.value.error_obj["error"] == "InvalidReplicationFactorException"
