@@ -31,6 +31,9 @@ class BrokerAddress:
     host: str
     port: int
 
+    def host_port(self) -> tuple[str, int]:
+        return self.host, self.port
+
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "host": self.host, "port": self.port}
 

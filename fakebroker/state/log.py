@@ -103,7 +103,7 @@ class PartitionLog:
         del self.batches[index:]
         del self.base_offsets[index:]
         self.log_end_offset = max(offset, self.log_start_offset)
-        self.epochs = [(e, o) for e, o in self.epochs if o <= self.log_end_offset]
+        self.epochs = [(e, o) for e, o in self.epochs if o < self.log_end_offset]
 
     def _drop_head(self, count: int) -> None:
         for batch in self.batches[:count]:

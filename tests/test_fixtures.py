@@ -1,0 +1,83 @@
+"""The pytest plugin and the facades: what a test author writes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import trio
+
+import fakebroker
+from tests.wire import WireClient
+
+pytest_plugins = ["pytester"]
+
+
+def test_the_fixture_is_a_fresh_single_broker_cluster(fake_kafka):
+    assert len(fake_kafka.brokers) == 1
+    assert fake_kafka.topics() == {}
+    assert fake_kafka.bootstrap_servers.startswith("127.0.0.1:")
+
+
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3, "audit": {"partitions": 2,
+                                                                  "configs": {"retention.ms": "1"}}})
+def test_the_marker_shapes_the_cluster(fake_kafka):
+    assert [b.id for b in fake_kafka.brokers] == [1, 2, 3]
+    assert fake_kafka.topics() == {"orders": 3, "audit": 2}
+
+
+def test_the_factory_gives_independent_clusters(fake_kafka_factory):
+    first = fake_kafka_factory(topics={"a": 1})
+    second = fake_kafka_factory(brokers=2)
+    assert first.bootstrap_servers != second.bootstrap_servers
+    assert "a" not in second.topics()
+
+
+def test_the_plugin_is_registered_for_any_project(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.fake_kafka(topics={"t": 2})
+        def test_it(fake_kafka):
+            assert fake_kafka.topics() == {"t": 2}
+    """)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_fake_kafka_starts_in_milliseconds_and_stops_cleanly():
+    started = time.perf_counter()
+    with fakebroker.FakeKafka(topics={"orders": 1}) as kafka:
+        elapsed = time.perf_counter() - started
+        address = kafka.bootstrap_servers
+        with WireClient(address) as client:
+            assert client.request("Metadata", 12, {"topics": None}).topics
+    assert elapsed < 2  # generous: the figure (a few ms) is a benchmark, not a test
+    with pytest.raises(OSError):
+        WireClient(address, timeout=1)
+
+
+def test_open_cluster_runs_inside_a_trio_program():
+    async def main():
+        async with fakebroker.open_cluster(brokers=2, topics={"orders": 2}) as cluster:
+            assert len(cluster.brokers) == 2
+            stream = await trio.open_tcp_stream(*cluster.brokers[0].host_port())
+            await stream.aclose()
+            return cluster.bootstrap_servers
+
+    assert trio.run(main).count(",") == 1
+
+
+def test_sync_facade_reads_records_and_offsets(fake_kafka):
+    from kafka import KafkaProducer
+
+    fake_kafka.create_topic("orders", partitions=1)
+    producer = KafkaProducer(bootstrap_servers=fake_kafka.bootstrap_servers)
+    producer.send("orders", key=b"k", value=b"v", headers=[("h", b"1")]).get(timeout=10)
+    producer.close()
+    (record,) = fake_kafka.records("orders", 0)
+    assert (record.offset, record.key, record.value, record.headers) == (0, b"k", b"v",
+                                                                         (("h", b"1"),))
+    assert fake_kafka.offsets("orders", 0) == (0, 1)
+    with pytest.raises(fakebroker.ClusterError) as exists:
+        fake_kafka.create_topic("orders")
+    assert exists.value.error == "TOPIC_ALREADY_EXISTS"

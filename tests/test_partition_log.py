@@ -1,0 +1,86 @@
+"""The in-memory partition log: offsets, reads of whole batches, log start, truncation and
+the leader-epoch history OffsetForLeaderEpoch answers from."""
+
+from __future__ import annotations
+
+from fakebroker.protocol.records import assign_offsets, decode_records, encode_batch
+from fakebroker.state.log import PartitionLog
+
+
+def append(log: PartitionLog, values: list[bytes], epoch: int = 0, timestamp: int = 1000) -> None:
+    data = encode_batch([(None, v, [], timestamp + i) for i, v in enumerate(values)])
+    stored = assign_offsets(data, log.log_end_offset, epoch, None)
+    log.append(stored, len(values), timestamp + len(values) - 1, epoch)
+
+
+def values(chunks: list[bytes]) -> list[bytes]:
+    return [r.value for chunk in chunks for r in decode_records(chunk)]
+
+
+def test_appends_take_consecutive_offsets_and_move_the_high_watermark():
+    log = PartitionLog()
+    append(log, [b"a", b"b"])
+    append(log, [b"c"])
+    assert (log.log_start_offset, log.high_watermark) == (0, 3)
+    assert values(log.read(0, 1 << 20)) == [b"a", b"b", b"c"]
+
+
+def test_reads_return_whole_batches_from_the_one_holding_the_offset():
+    log = PartitionLog()
+    append(log, [b"a", b"b"])
+    append(log, [b"c"])
+    assert values(log.read(1, 1 << 20)) == [b"a", b"b", b"c"]
+    assert values(log.read(2, 1 << 20)) == [b"c"]
+    assert log.read(3, 1 << 20) == []
+
+
+def test_the_first_batch_is_returned_even_over_max_bytes_but_no_more():
+    log = PartitionLog()
+    append(log, [b"x" * 100])
+    append(log, [b"y"])
+    assert values(log.read(0, 10)) == [b"x" * 100]
+    assert log.read(0, 10, at_least_one=False) == []
+
+
+def test_delete_before_moves_the_log_start_and_drops_whole_batches_below_it():
+    log = PartitionLog()
+    append(log, [b"a", b"b"])
+    append(log, [b"c"])
+    log.delete_before(1)
+    assert log.log_start_offset == 1 and len(log.batches) == 2
+    log.delete_before(2)
+    assert len(log.batches) == 1 and values(log.read(2, 1 << 20)) == [b"c"]
+
+
+def test_truncation_removes_the_tail_and_the_epochs_started_there():
+    log = PartitionLog()
+    log.begin_epoch(0)
+    append(log, [b"a", b"b"], epoch=0)
+    log.begin_epoch(1)
+    append(log, [b"c"], epoch=1)
+    log.truncate_to(2)
+    assert log.log_end_offset == 2 and values(log.read(0, 1 << 20)) == [b"a", b"b"]
+    assert log.epochs == [(0, 0)]  # as Kafka, epochs starting at or past the new end go
+
+
+def test_epoch_end_offsets_follow_kafkas_leader_epoch_cache():
+    log = PartitionLog()
+    log.begin_epoch(0)
+    append(log, [b"a", b"b"], epoch=0)
+    log.begin_epoch(3)
+    append(log, [b"c"], epoch=3)
+    assert log.epoch_end_offset(3) == (3, 3)  # the current epoch ends at the log end
+    assert log.epoch_end_offset(0) == (0, 2)  # an older one where the next begins
+    assert log.epoch_end_offset(2) == (0, 2)  # an unknown middle epoch: the largest below
+    assert log.epoch_end_offset(7) == (-1, -1)  # newer than any known
+    assert log.epoch_at(2) == 3 and log.epoch_at(0) == 0
+
+
+def test_timestamp_lookups_find_the_first_record_at_or_after():
+    log = PartitionLog()
+    append(log, [b"a", b"b"], timestamp=1000)
+    append(log, [b"c"], timestamp=5000)
+    assert log.offset_for_timestamp(1001) == (1, 1001)
+    assert log.offset_for_timestamp(2000) == (2, 5000)
+    assert log.offset_for_timestamp(9000) is None
+    assert log.max_timestamp_offset() == (2, 5000)
