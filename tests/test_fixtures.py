@@ -19,8 +19,10 @@ def test_the_fixture_is_a_fresh_single_broker_cluster(fake_kafka):
     assert fake_kafka.bootstrap_servers.startswith("127.0.0.1:")
 
 
-@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3, "audit": {"partitions": 2,
-                                                                  "configs": {"retention.ms": "1"}}})
+AUDIT = {"partitions": 2, "configs": {"retention.ms": "1"}}
+
+
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3, "audit": AUDIT})
 def test_the_marker_shapes_the_cluster(fake_kafka):
     assert [b.id for b in fake_kafka.brokers] == [1, 2, 3]
     assert fake_kafka.topics() == {"orders": 3, "audit": 2}
