@@ -12,11 +12,15 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import trio
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
 
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, AppendSignal, BrokerServer
@@ -84,6 +88,14 @@ def topic_args(spec: TopicSpec) -> dict[str, Any]:
     return dict(spec)
 
 
+async def listen(host: str, port: int) -> trio.SocketListener:
+    """One listening socket on ``host:port`` (0 = OS-assigned)."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    for extra in listeners[1:]:
+        await extra.aclose()
+    return listeners[0]
+
+
 @contextlib.asynccontextmanager
 async def open_cluster(
     brokers: int = 1,
@@ -103,21 +115,29 @@ async def open_cluster(
                     default_partitions=default_partitions)
     signal = AppendSignal()
     state.on_append(signal.fire)
-    servers = []
-    async with trio.open_nursery() as nursery:
+    listeners: list[trio.SocketListener] = []
+    try:
         for index in range(brokers):
-            listeners = await trio.open_tcp_listeners(port + index if port else 0, host=host)
-            listener = listeners[0]
-            for extra in listeners[1:]:
-                await extra.aclose()
-            bound_port = listener.socket.getsockname()[1]
-            broker = state.add_broker(host, bound_port)
-            server = BrokerServer(state, broker, signal, max_request_bytes)
-            servers.append(server)
-            nursery.start_soon(server.serve, listener)
+            listeners.append(await listen(host, port + index if port else 0))
+            state.add_broker(host, listeners[-1].socket.getsockname()[1])
         for name, spec in (topics or {}).items():
             state.create_topic(name, **topic_args(spec))
-        try:
-            yield FakeCluster(state, servers)
-        finally:
-            nursery.cancel_scope.cancel()
+    except BaseException:
+        for listener in listeners:
+            await listener.aclose()
+        raise
+    servers = [BrokerServer(state, broker, signal, max_request_bytes)
+               for broker in state.brokers.values()]
+    try:
+        async with trio.open_nursery() as nursery:
+            for server, listener in zip(servers, listeners, strict=True):
+                nursery.start_soon(server.serve, listener)
+            try:
+                yield FakeCluster(state, servers)
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # The caller's own exception, not wrapped by our nursery (trio's strict groups).
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,27 +85,42 @@ class BrokerServer:
                 nursery.start_soon(self.connection, stream)
 
     async def connection(self, stream: trio.SocketStream) -> None:
-        """Read frames, handle each in its own task, write answers in order."""
+        """Read frames, handle each in its own task, write answers in order.
+
+        No exception leaves the connection's nursery: every way a connection ends (peer gone,
+        a reason to close it) is handled inside its task, so one connection cannot disturb
+        the listener or any other connection.
+        """
         self.connections.add(stream)
-        peer = stream.socket.getpeername()
         send, receive = trio.open_memory_channel[Reply](MAX_IN_FLIGHT)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_replies, stream, receive, nursery.cancel_scope)
-                async with send:
-                    async for frame in self._frames(stream):
-                        reply = Reply()
-                        await send.send(reply)
-                        nursery.start_soon(self._answer, frame, reply)
-        except ConnectionClosed as exc:
-            log.warning("broker %d: closing connection from %s: %s", self.broker.id, peer, exc)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
-            pass
+                await self._read_requests(stream, send, nursery)
         finally:
             self.connections.discard(stream)
             await trio.aclose_forcefully(stream)
 
-    async def _frames(self, stream: trio.SocketStream):
+    async def _read_requests(
+        self, stream: trio.SocketStream, send: trio.MemorySendChannel[Reply],
+        nursery: trio.Nursery,
+    ) -> None:
+        async with send:
+            try:
+                async for frame in self._frames(stream):
+                    reply = Reply()
+                    await send.send(reply)
+                    nursery.start_soon(self._answer, frame, reply)
+            except ConnectionClosed as exc:
+                self._close(nursery.cancel_scope, str(exc))
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                nursery.cancel_scope.cancel()
+
+    def _close(self, scope: trio.CancelScope, reason: str) -> None:
+        log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
+        scope.cancel()
+
+    async def _frames(self, stream: trio.SocketStream) -> AsyncIterator[bytes]:
         buffer = bytearray()
         while True:
             while len(buffer) >= 4:
@@ -129,15 +144,18 @@ class BrokerServer:
         self, stream: trio.SocketStream, receive: trio.MemoryReceiveChannel[Reply],
         scope: trio.CancelScope,
     ) -> None:
+        """Send answers in request order; the connection ends when the reader is done."""
         async with receive:
-            async for reply in receive:
-                await reply.done.wait()
-                if reply.close is not None:
-                    log.warning("broker %d: closing connection: %s", self.broker.id, reply.close)
-                    scope.cancel()
-                    return
-                if reply.frame is not None:
-                    await stream.send_all(reply.frame)
+            try:
+                async for reply in receive:
+                    await reply.done.wait()
+                    if reply.close is not None:
+                        self._close(scope, reply.close)
+                        return
+                    if reply.frame is not None:
+                        await stream.send_all(reply.frame)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
         scope.cancel()
 
     async def _answer(self, frame: bytes, reply: Reply) -> None:

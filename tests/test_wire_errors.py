@@ -279,3 +279,37 @@ def test_a_frame_over_the_size_limit_closes_the_connection(fake_kafka_factory):
     with WireClient(kafka.bootstrap_servers) as client:
         client.sock.sendall(struct.pack(">i", 4096) + b"\x00" * 16)
         assert client.is_closed_by_peer()
+
+
+# -- Timestamps -------------------------------------------------------------------------------
+
+
+def test_log_append_time_topics_stamp_batches_with_the_broker_clock(fake_kafka):
+    fake_kafka.create_topic("stamped", configs={"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    with WireClient(leader_of(fake_kafka, "stamped", 0)) as client:
+        response = client.request("Produce", 9, produce_body("stamped", 0, batch([b"a", b"b"])))
+        appended_at = response.responses[0].partition_responses[0].log_append_time_ms
+        fetched = fetch_partition(client, fetch_body("stamped", 0, 0))
+    assert before <= appended_at <= int(time.time() * 1000)
+    from fakebroker.protocol.records import decode_records
+    records = decode_records(fetched.records)
+    assert [(r.timestamp, r.timestamp_type) for r in records] == [(appended_at, 1)] * 2
+
+
+def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(fake_kafka):
+    values = [(None, f"v{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
+    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+        client.request("Produce", 9, produce_body("orders", 0, encode_batch(values)))
+
+        def lookup(timestamp: int) -> tuple[int, int]:
+            response = client.request("ListOffsets", 9, {"replica_id": -1, "topics": [
+                {"name": "orders", "partitions": [
+                    {"partition_index": 0, "timestamp": timestamp}]}]})
+            partition = response.topics[0].partitions[0]
+            return partition.offset, partition.timestamp
+
+        assert lookup(2500) == (2, 3000)
+        assert lookup(1000) == (0, 1000)
+        assert lookup(9000) == (-1, -1)
+        assert lookup(-3) == (3, 4000)  # max timestamp
