@@ -107,12 +107,16 @@ async def open_cluster(
     default_partitions: int = 1,
     cluster_id: str = "fakebroker-cluster",
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    group_initial_rebalance_delay_ms: int = 0,
+    group_min_session_timeout_ms: int = 6000,
 ) -> AsyncIterator[FakeCluster]:
     """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec)."""
     if brokers < 1:
         raise ValueError("a cluster needs at least one broker")
     state = Cluster(cluster_id=cluster_id, auto_create_topics=auto_create_topics,
                     default_partitions=default_partitions)
+    state.groups.initial_rebalance_delay_ms = group_initial_rebalance_delay_ms
+    state.groups.min_session_timeout_ms = group_min_session_timeout_ms
     signal = AppendSignal()
     state.on_append(signal.fire)
     listeners: list[trio.SocketListener] = []
@@ -132,6 +136,7 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 nursery.start_soon(server.serve, listener)
+            nursery.start_soon(state.groups.run_timers)
             try:
                 yield FakeCluster(state, servers)
             finally:

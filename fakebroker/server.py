@@ -105,12 +105,13 @@ class BrokerServer:
         self, stream: trio.SocketStream, send: trio.MemorySendChannel[Reply],
         nursery: trio.Nursery,
     ) -> None:
+        peer_host = "/" + str(stream.socket.getpeername()[0])
         async with send:
             try:
                 async for frame in self._frames(stream):
                     reply = Reply()
                     await send.send(reply)
-                    nursery.start_soon(self._answer, frame, reply)
+                    nursery.start_soon(self._answer, frame, reply, peer_host)
             except ConnectionClosed as exc:
                 self._close(nursery.cancel_scope, str(exc))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -158,9 +159,9 @@ class BrokerServer:
                 pass
         scope.cancel()
 
-    async def _answer(self, frame: bytes, reply: Reply) -> None:
+    async def _answer(self, frame: bytes, reply: Reply, peer_host: str) -> None:
         try:
-            reply.frame = await self.handle_frame(frame)
+            reply.frame = await self.handle_frame(frame, peer_host)
         except ConnectionClosed as exc:
             reply.close = str(exc)
         except Exception as exc:  # a handler bug must not take the broker down
@@ -169,7 +170,7 @@ class BrokerServer:
         finally:
             reply.done.set()
 
-    async def handle_frame(self, frame: bytes) -> bytes | None:
+    async def handle_frame(self, frame: bytes, peer_host: str = "") -> bytes | None:
         """One request frame (without size prefix) in, one response frame (or None) out."""
         api_key, version, correlation_id = peek_header(frame)
         versions = served_versions(api_key)
@@ -185,7 +186,8 @@ class BrokerServer:
             raise ConnectionClosed(
                 f"malformed request (api {api_key} v{version}): {exc}"
             ) from exc
-        context = RequestContext(self.cluster, self.broker, header, self.signal.wait)
+        context = RequestContext(self.cluster, self.broker, header, self.signal.wait,
+                                 peer_host)
         response: Any = HANDLERS[api_key](request, context)
         if isinstance(response, Awaitable):
             response = await response

@@ -22,6 +22,7 @@ class RequestContext:
     header: RequestHeader
     # Waits until the next append anywhere in the cluster, or ``timeout`` seconds.
     wait_for_append: Callable[[float], Awaitable[None]]
+    client_host: str = ""  # the peer address, as Kafka reports it for group members
 
     @property
     def version(self) -> int:
@@ -40,6 +41,10 @@ class RequestContext:
         if partition.leader != self.broker.id:
             return error_code("NOT_LEADER_OR_FOLLOWER")
         return 0
+
+    def is_coordinator(self, key: str) -> bool:
+        """Whether this broker coordinates group (or transactional) id ``key``."""
+        return self.cluster.coordinator_of(key) == self.broker.id
 
     def epoch_check(self, partition: Partition, current_leader_epoch: int) -> int:
         """FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's epoch is off; -1 skips."""

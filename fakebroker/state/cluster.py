@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
+from fakebroker.state.groups import GroupCoordinator
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.producers import ProducerRegistry
 
@@ -97,6 +98,9 @@ class Cluster:
     default_replication_factor: int = 1
     message_max_bytes: int = 1048588
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
+    groups: GroupCoordinator = field(default_factory=GroupCoordinator)
+    # group or transactional id -> broker id, for coordinators moved on purpose
+    coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
     _append_observers: list[Callable[[], None]] = field(default_factory=list)
 
@@ -113,6 +117,11 @@ class Cluster:
 
     def live_brokers(self) -> list[Broker]:
         return [b for b in self.brokers.values() if b.up]
+
+    def coordinator_of(self, key: str) -> int:
+        """The broker coordinating a group (or transactional) id: deterministic, or moved."""
+        return self.coordinator_overrides.get(key) or GroupCoordinator.coordinator_for(
+            key, list(self.brokers))
 
     # -- topics ---------------------------------------------------------------------------
 

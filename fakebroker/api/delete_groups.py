@@ -1,0 +1,32 @@
+"""DeleteGroups (key 42): delete empty groups and their committed offsets.
+
+Versions: 0-2 (3.9), 3 (4.x). Flexible from v2.
+
+Behavior: NON_EMPTY_GROUP while a group has members, GROUP_ID_NOT_FOUND for an unknown one,
+NOT_COORDINATOR on another broker; each group answered on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import GroupError
+
+API_KEY = 42
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    results = []
+    for group_id in request.groups_names:
+        code = 0
+        if not ctx.is_coordinator(group_id):
+            code = error_code("NOT_COORDINATOR")
+        else:
+            try:
+                ctx.cluster.groups.delete(group_id)
+            except GroupError as exc:
+                code = exc.code
+        results.append({"group_id": group_id, "error_code": code})
+    return {"throttle_time_ms": 0, "results": results}

@@ -1,0 +1,44 @@
+"""DescribeGroups (key 15): state, protocol, leader-elected members and their assignments.
+
+Versions: 0-5 (3.9), 6 (4.x). Flexible from v5.
+
+Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NOT_FOUND, as
+Kafka 4 answers); NOT_COORDINATOR per group on another broker. Member metadata is the
+selected protocol's; assignments are sent once the group is Stable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import GroupState
+
+API_KEY = 15
+
+
+def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+    if not ctx.is_coordinator(group_id):
+        return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
+                "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
+    group = ctx.cluster.groups.group(group_id)
+    if group is None:
+        return {"group_id": group_id, "group_state": GroupState.DEAD.value,
+                "error_code": error_code("GROUP_ID_NOT_FOUND") if ctx.version >= 6 else 0,
+                "error_message": f"Group {group_id} not found." if ctx.version >= 6 else None,
+                "protocol_type": "", "protocol_data": "", "members": []}
+    stable = group.state is GroupState.STABLE
+    members = [{
+        "member_id": m.member_id, "group_instance_id": m.instance_id,
+        "client_id": m.client_id, "client_host": m.client_host,
+        "member_metadata": m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+        "member_assignment": m.assignment if stable else b"",
+    } for m in group.members.values()]
+    return {"group_id": group_id, "error_code": 0, "group_state": group.state.value,
+            "protocol_type": group.protocol_type or "",
+            "protocol_data": group.protocol_name or "", "members": members}
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "groups": [describe(ctx, g) for g in request.groups]}

@@ -1,0 +1,40 @@
+"""FindCoordinator (key 10): which broker coordinates a group or transactional id.
+
+Versions: 0-6. Flexible from v3; v4+ looks up a batch of keys (coordinator_keys).
+
+Behavior: a key maps to a broker deterministically (or where it was moved); key type 0 is a
+group, 1 a transactional id, others get INVALID_REQUEST. A coordinator on a broker that is
+down answers COORDINATOR_NOT_AVAILABLE. An empty group id gets INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+
+API_KEY = 10
+GROUP, TRANSACTION = 0, 1
+
+
+def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
+    if key_type not in (GROUP, TRANSACTION) or not key:
+        return {"key": key, "error_code": error_code("INVALID_REQUEST"), "node_id": -1,
+                "host": "", "port": -1, "error_message": "Invalid coordinator key"}
+    broker = ctx.cluster.brokers[ctx.cluster.coordinator_of(key)]
+    if not broker.up:
+        return {"key": key, "error_code": error_code("COORDINATOR_NOT_AVAILABLE"),
+                "node_id": -1, "host": "", "port": -1, "error_message": None}
+    return {"key": key, "error_code": 0, "node_id": broker.id, "host": broker.host,
+            "port": broker.port, "error_message": None}
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if ctx.version >= 4:
+        return {"throttle_time_ms": 0,
+                "coordinators": [locate(ctx, k, request.key_type)
+                                 for k in request.coordinator_keys]}
+    answer = locate(ctx, request.key, request.key_type)
+    answer["throttle_time_ms"] = 0
+    return answer

@@ -1,0 +1,51 @@
+"""JoinGroup (key 11): the classic group join barrier.
+
+Versions: 0-9. Flexible from v6.
+
+Behavior:
+* The coordinator runs the barrier: every known member must rejoin; the rebalance completes as
+  soon as they have (no waiting out timeouts), then the leader gets every member's metadata
+  for the selected protocol and followers an empty list.
+* v4+: a new member without a member id gets MEMBER_ID_REQUIRED with its id and must join
+  again with it; v0-3 members get their id directly. Static members (v5+ group_instance_id)
+  keep their place across restarts.
+* Errors: NOT_COORDINATOR (wrong broker), INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT (outside
+  6000..1800000 ms by default), INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID,
+  FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED. v0 has no rebalance timeout: the session timeout
+  serves as both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import GroupError
+
+API_KEY = 11
+
+
+async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "generation_id": -1, "leader": "",
+                              "member_id": request.member_id, "members": [],
+                              "protocol_name": None if ctx.version >= 7 else ""}
+    if not ctx.is_coordinator(request.group_id):
+        answer["error_code"] = error_code("NOT_COORDINATOR")
+        return answer
+    try:
+        result = await ctx.cluster.groups.join(
+            request.group_id, request.member_id, request.group_instance_id,
+            ctx.header.client_id or "", ctx.client_host, request.session_timeout_ms,
+            request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,
+            request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
+            require_known_member_id=ctx.version >= 4,
+        )
+    except GroupError as exc:
+        answer["error_code"] = exc.code
+        return answer
+    answer.update(result)
+    if ctx.version < 7 and answer["protocol_name"] is None:
+        answer["protocol_name"] = ""
+    return answer
+

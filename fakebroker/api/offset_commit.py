@@ -1,0 +1,67 @@
+"""OffsetCommit (key 8): store a group's committed offsets, with metadata.
+
+Versions: 0-9 (3.9), 10 (4.x, topic ids). Flexible from v8.
+
+Behavior:
+* A member commits for its generation: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+  FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (while the group awaits the leader's
+  assignment). A commit with generation -1 and no member id is accepted while the group is
+  Empty (assign-only consumers and admin tools) and creates the group if needed.
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) and
+  OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the rest are stored.
+* Group-level errors (NOT_COORDINATOR, INVALID_GROUP_ID, ...) are given on every partition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.common import resolve_topic
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import CommittedOffset, GroupError
+
+API_KEY = 8
+MAX_METADATA_BYTES = 4096
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    group_error = 0
+    group = None
+    if not ctx.is_coordinator(request.group_id):
+        group_error = error_code("NOT_COORDINATOR")
+    else:
+        try:
+            group = ctx.cluster.groups.validate_commit(
+                request.group_id, request.generation_id_or_member_epoch, request.member_id,
+                request.group_instance_id)
+        except GroupError as exc:
+            group_error = exc.code
+    now = ctx.now_ms()
+    topics = []
+    for wanted in request.topics:
+        topic = resolve_topic(ctx, wanted.name, wanted.topic_id)
+        results = []
+        for p in wanted.partitions:
+            code = group_error
+            if not code:
+                code = partition_error(ctx, topic, p)
+            if not code and group is not None:
+                assert topic is not None
+                group.offsets[(topic.name, p.partition_index)] = CommittedOffset(
+                    p.committed_offset, p.committed_leader_epoch, p.committed_metadata, now)
+            results.append({"partition_index": p.partition_index, "error_code": code})
+        topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def partition_error(ctx: RequestContext, topic: Any, partition: Any) -> int:
+    if topic is None:
+        return error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 10
+                          else "UNKNOWN_TOPIC_OR_PARTITION")
+    if not 0 <= partition.partition_index < len(topic.partitions):
+        return error_code("UNKNOWN_TOPIC_OR_PARTITION")
+    metadata = partition.committed_metadata or ""
+    if len(metadata.encode()) > MAX_METADATA_BYTES:
+        return error_code("OFFSET_METADATA_TOO_LARGE")
+    return 0

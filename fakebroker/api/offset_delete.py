@@ -1,0 +1,49 @@
+"""OffsetDelete (key 47): delete a group's committed offsets for some partitions.
+
+Versions: 0. Not flexible.
+
+Behavior: GROUP_ID_NOT_FOUND for an unknown group and NOT_COORDINATOR at the top level;
+per partition GROUP_SUBSCRIBED_TO_TOPIC while the group's members subscribe to the topic
+(read from their consumer-protocol subscriptions), else the offset is removed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import Group
+from fakebroker.state.inspect import subscribed_topics
+
+API_KEY = 47
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if not ctx.is_coordinator(request.group_id):
+        return {"error_code": error_code("NOT_COORDINATOR"), "throttle_time_ms": 0,
+                "topics": []}
+    group = ctx.cluster.groups.group(request.group_id)
+    if group is None:
+        return {"error_code": error_code("GROUP_ID_NOT_FOUND"), "throttle_time_ms": 0,
+                "topics": []}
+    in_use = subscribed(group)
+    topics = []
+    for wanted in request.topics:
+        partitions = []
+        for p in wanted.partitions:
+            if wanted.name in in_use:
+                code = error_code("GROUP_SUBSCRIBED_TO_TOPIC")
+            else:
+                group.offsets.pop((wanted.name, p.partition_index), None)
+                code = 0
+            partitions.append({"partition_index": p.partition_index, "error_code": code})
+        topics.append({"name": wanted.name, "partitions": partitions})
+    return {"error_code": 0, "throttle_time_ms": 0, "topics": topics}
+
+
+def subscribed(group: Group) -> set[str]:
+    if group.protocol_type != "consumer":
+        return set()
+    return {t for m in group.members.values() for name, meta in m.protocols
+            if name == group.protocol_name for t in subscribed_topics(meta)}

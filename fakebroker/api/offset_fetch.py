@@ -1,0 +1,72 @@
+"""OffsetFetch (key 9): a group's committed offsets.
+
+Versions: 0-9 (3.9), 10 (4.x, topic ids). Flexible from v6; v8+ asks for several groups.
+
+Behavior: a partition without a committed offset answers offset -1 and empty metadata; a null
+topic list (v2+) answers every committed offset of the group; an unknown group answers like an
+empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level in v2-7 and per group
+from v8. require_stable has nothing to wait for (no pending transactional offsets yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.codec import ZERO_UUID
+from fakebroker.protocol.errors import error_code
+
+API_KEY = 9
+
+
+def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
+                  ) -> list[dict[str, Any]]:
+    """Answers per topic for ``topics`` (None = all committed) of ``group_id``."""
+    group = ctx.cluster.groups.group(group_id)
+    offsets = group.offsets if group is not None else {}
+    if topics is None:
+        wanted: dict[str, list[int]] = {}
+        for name, index in sorted(offsets):
+            wanted.setdefault(name, []).append(index)
+        requested = [(name, None, indexes) for name, indexes in wanted.items()]
+    else:
+        requested = []
+        for t in topics:
+            name = t.name
+            if t.get("topic_id", ZERO_UUID) != ZERO_UUID:
+                found = ctx.cluster.topic_by_id(t.topic_id)
+                name = found.name if found else ""
+            requested.append((name, t.get("topic_id"), list(t.partition_indexes)))
+    answer = []
+    for name, topic_id, indexes in requested:
+        partitions = []
+        for index in indexes:
+            committed = offsets.get((name, index))
+            partitions.append({
+                "partition_index": index,
+                "committed_offset": committed.offset if committed else -1,
+                "committed_leader_epoch": committed.leader_epoch if committed else -1,
+                "metadata": (committed.metadata or "") if committed else "",
+                "error_code": error,
+            })
+        topic = ctx.cluster.topics.get(name)
+        answer.append({"name": name,
+                       "topic_id": topic_id or (topic.id if topic else ZERO_UUID),
+                       "partitions": partitions})
+    return answer
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if ctx.version >= 8:
+        groups = []
+        for g in request.groups:
+            error = 0 if ctx.is_coordinator(g.group_id) else error_code("NOT_COORDINATOR")
+            groups.append({"group_id": g.group_id, "error_code": error,
+                           "topics": [] if error else partitions_of(ctx, g.group_id,
+                                                                    g.topics, 0)})
+        return {"throttle_time_ms": 0, "groups": groups}
+    error = 0 if ctx.is_coordinator(request.group_id) else error_code("NOT_COORDINATOR")
+    if error and ctx.version >= 2:
+        return {"throttle_time_ms": 0, "error_code": error, "topics": []}
+    topics = partitions_of(ctx, request.group_id, request.topics, error)
+    return {"throttle_time_ms": 0, "error_code": 0, "topics": topics}

@@ -1,0 +1,42 @@
+"""SyncGroup (key 14): the leader's assignment reaches every member.
+
+Versions: 0-5. Flexible from v4; v5 carries the protocol type and name both ways.
+
+Behavior: the leader's SyncGroup stores every member's assignment and makes the group Stable;
+followers that synced first wait for it. ILLEGAL_GENERATION for another generation,
+REBALANCE_IN_PROGRESS when a rebalance started (also for waiting followers),
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL (v5), NOT_COORDINATOR.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import GroupError
+
+API_KEY = 14
+
+
+async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "assignment": b"",
+                              "protocol_type": None, "protocol_name": None}
+    if not ctx.is_coordinator(request.group_id):
+        answer["error_code"] = error_code("NOT_COORDINATOR")
+        return answer
+    groups = ctx.cluster.groups
+    try:
+        assignment = await groups.sync(
+            request.group_id, request.generation_id, request.member_id,
+            request.group_instance_id, request.protocol_type, request.protocol_name,
+            {a.member_id: a.assignment for a in request.assignments},
+        )
+    except GroupError as exc:
+        answer["error_code"] = exc.code
+        return answer
+    group = groups.group(request.group_id)
+    assert group is not None
+    answer.update(error_code=0, assignment=assignment, protocol_type=group.protocol_type,
+                  protocol_name=group.protocol_name)
+    return answer

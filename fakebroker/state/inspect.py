@@ -1,0 +1,38 @@
+"""Decoding the consumer protocol's subscription and assignment bytes, for inspection.
+
+Both start with an int16 version followed by the ConsumerProtocolSubscription /
+ConsumerProtocolAssignment data message at that version (newer versions than the schema
+knows are read as the newest, which readers must tolerate by Kafka's rules).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from fakebroker.protocol.codec import DecodeError, data_codec, decode
+from fakebroker.protocol.specs import data_spec, parse_range
+
+
+def _decode(name: str, data: bytes):
+    if len(data) < 2:
+        return None
+    version = struct.unpack_from(">h", data)[0]
+    newest = max(parse_range(data_spec(name)["versions"]))
+    try:
+        return decode(data_codec(name, min(max(version, 0), newest)), data[2:])
+    except (DecodeError, struct.error, KeyError):
+        return None
+
+
+def subscribed_topics(metadata: bytes) -> list[str]:
+    """Topics of a consumer-protocol subscription ([] if it does not parse)."""
+    parsed = _decode("ConsumerProtocolSubscription", metadata)
+    return list(parsed.topics) if parsed is not None else []
+
+
+def assigned_partitions(assignment: bytes) -> dict[str, list[int]]:
+    """Topic -> partitions of a consumer-protocol assignment ({} if it does not parse)."""
+    parsed = _decode("ConsumerProtocolAssignment", assignment)
+    if parsed is None:
+        return {}
+    return {t.topic: sorted(t.partitions) for t in parsed.assigned_partitions}
