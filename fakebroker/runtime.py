@@ -25,6 +25,7 @@ if sys.version_info < (3, 11):
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, AppendSignal, BrokerServer
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
+from fakebroker.state.inspect import GroupView, group_view
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -73,6 +74,17 @@ class FakeCluster:
         """(log start offset, high watermark) of a partition."""
         log = self._partition(topic, partition).log
         return log.log_start_offset, log.high_watermark
+
+    def group(self, group_id: str) -> GroupView | None:
+        """A snapshot of a consumer group (state, generation, members, assignments)."""
+        group = self.state.groups.group(group_id)
+        return group_view(group) if group is not None else None
+
+    def committed(self, group_id: str, topic: str, partition: int) -> int | None:
+        """The offset ``group_id`` committed for a partition, or None."""
+        group = self.state.groups.group(group_id)
+        found = group.offsets.get((topic, partition)) if group is not None else None
+        return found.offset if found is not None else None
 
     def _partition(self, topic: str, partition: int):
         found = self.state.partition(topic, partition)

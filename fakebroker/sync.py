@@ -14,6 +14,7 @@ import trio
 
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
+from fakebroker.state.inspect import GroupView
 
 T = TypeVar("T")
 
@@ -115,3 +116,12 @@ class FakeKafka:
     def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
         """(log start offset, high watermark) of a partition."""
         return self.call(self.cluster.offsets, topic, partition)
+
+    def group(self, group_id: str) -> GroupView | None:
+        """A snapshot of a consumer group: state, generation, protocol, leader, members with
+        their decoded assignments; None if the group does not exist."""
+        return self.call(self.cluster.group, group_id)
+
+    def committed(self, group_id: str, topic: str, partition: int) -> int | None:
+        """The offset a group committed for a partition, or None."""
+        return self.call(self.cluster.committed, group_id, topic, partition)

@@ -8,6 +8,7 @@ knows are read as the newest, which readers must tolerate by Kafka's rules).
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 from fakebroker.protocol.codec import DecodeError, data_codec, decode
 from fakebroker.protocol.specs import data_spec, parse_range
@@ -36,3 +37,39 @@ def assigned_partitions(assignment: bytes) -> dict[str, list[int]]:
     if parsed is None:
         return {}
     return {t.topic: sorted(t.partitions) for t in parsed.assigned_partitions}
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    """One group member as a test sees it."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: dict[str, list[int]]  # decoded when the group uses the consumer protocol
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    """A snapshot of a classic group: ``kafka.group(name)``."""
+
+    group_id: str
+    state: str  # Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader_id: str | None
+    members: tuple[MemberView, ...]
+
+
+def group_view(group) -> GroupView:
+    """Snapshot of a ``fakebroker.state.groups.Group``."""
+    consumer = group.protocol_type == "consumer"
+    members = tuple(
+        MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                   assigned_partitions(m.assignment) if consumer else {})
+        for m in group.members.values()
+    )
+    return GroupView(group.group_id, group.state.value, group.generation_id,
+                     group.protocol_type, group.protocol_name, group.leader_id, members)

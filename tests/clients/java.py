@@ -10,6 +10,10 @@ sessions reuse both.
     lines = run_harness("produce", "--bootstrap", addr, "--topic", "t", "--count", "10")
     assert lines[-1] == {"done": 10}
 
+    member = start_harness("group-consume", "--bootstrap", addr, "--topic", "t", "--group", "g")
+    member.wait_for({"event": "assigned"}, timeout=30)  # a JVM in the background
+    lines = member.stop()
+
 See the top of tests/java/Harness.java for the subcommands and their output lines.
 Environment: ``FAKEBROKER_JAVA_OPTS`` (extra JVM options, split on spaces) and
 ``FAKEBROKER_JAVA_CDS=0`` (no class-data-sharing archive).
@@ -31,6 +35,8 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.clients.process import GroupMember
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HARNESS_SOURCE = REPO_ROOT / "tests" / "java" / "Harness.java"
@@ -287,6 +293,28 @@ class HarnessResult:
     seconds: float  # wall time of the JVM, start-up included
 
 
+def _harness_command(subcommand: str, args: Sequence[str], jvm_args: Sequence[str]) -> list[str]:
+    with _compile_lock:
+        jar, jsa = _compiled()
+    cmd = [_java_tool("java"), *JVM_FLAGS, *JVM_LOG_FLAGS]
+    if jsa is not None:
+        cmd.append(f"-XX:SharedArchiveFile={jsa}")
+    cmd += [*jvm_args, *os.environ.get("FAKEBROKER_JAVA_OPTS", "").split()]
+    cmd += ["-cp", os.pathsep.join([java_classpath(), str(jar)]), "Harness", subcommand, *args]
+    return cmd
+
+
+def start_harness(subcommand: str, *args: str, jvm_args: Sequence[str] = ()) -> GroupMember:
+    """Start ``Harness <subcommand> <args>`` in the background, e.g. a ``group-consume`` member;
+    returns its handle (tests/clients/process.py): wait_for(...), stop(), kill(), lines()...
+    The harness stops on "stop" or end of file on stdin (GroupMember.stop())."""
+    cmd = _harness_command(subcommand, args, jvm_args)
+    name = f"java {subcommand}"
+    if "--instance-id" in args:
+        name += f" {args[args.index('--instance-id') + 1]}"
+    return GroupMember(cmd, name=name)
+
+
 def run_harness(
     subcommand: str,
     *args: str,
@@ -309,13 +337,7 @@ def run_harness_full(
     jvm_args: Sequence[str] = (),
 ) -> HarnessResult:
     """As run_harness, but also returns stderr (e.g. the NETWORK_DEBUG logs) and the time taken."""
-    with _compile_lock:
-        jar, jsa = _compiled()
-    cmd = [_java_tool("java"), *JVM_FLAGS, *JVM_LOG_FLAGS]
-    if jsa is not None:
-        cmd.append(f"-XX:SharedArchiveFile={jsa}")
-    cmd += [*jvm_args, *os.environ.get("FAKEBROKER_JAVA_OPTS", "").split()]
-    cmd += ["-cp", os.pathsep.join([java_classpath(), str(jar)]), "Harness", subcommand, *args]
+    cmd = _harness_command(subcommand, args, jvm_args)
     started = time.monotonic()
     try:
         res = subprocess.run(cmd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)

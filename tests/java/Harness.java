@@ -40,6 +40,21 @@
 //       -> {"clusterId","controller","nodes":[{"id","host","port","rack"}]}
 //   admin-delete-topic   --bootstrap B --topic T -> {"deleted":T}
 //   admin-list-topics    --bootstrap B [--internal] -> {"topics":[...]}
+//   group-consume        --bootstrap B --topic T --group G [--instance-id I] [--protocol classic|consumer]
+//                        [--max-records N] [--idle-exit-ms MS] [--commit sync|async|auto]
+//       a group member: group.id=G, group.protocol (default classic), group.instance.id=I (static
+//       member), auto.offset.reset=earliest, enable.auto.commit only with --commit auto (these are
+//       defaults: bare props win); subscribe([T]) and poll. After each poll it commits the offsets
+//       of the records it printed: commitSync (default) or commitAsync. Exits (close(): a dynamic
+//       member leaves the group, a static one does not send LeaveGroup) after printing N records,
+//       after --idle-exit-ms (default 10000) without a record once it has had an assignment (the
+//       clock restarts at each assignment), or on a line "stop" or end of file on stdin.
+//       -> rebalance listener: {"event":"assigned"|"revoked"|"lost","partitions":[..],
+//          "generation","memberId"} (partitions: what that callback got: all of them with eager
+//          classic assignors, the change with cooperative ones and group.protocol=consumer);
+//          a record line per record; {"event":"committed","offsets":{"<partition>":next offset}}
+//          or {"event":"commit-failed","offsets":{..},"error","message"} (the member goes on:
+//          the partitions' next owner reads those records again); then {"done":count}
 //   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
 //
 // A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
@@ -51,8 +66,11 @@
 // Client logs (slf4j-simple) go to stderr at WARN unless -Dorg.slf4j.simpleLogger.defaultLogLevel=...
 // (or -Dorg.slf4j.simpleLogger.log.<logger>=debug) is given.
 
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -71,6 +89,8 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -85,10 +105,14 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -100,8 +124,10 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -129,6 +155,7 @@ public final class Harness {
                 case "produce": produce(a); break;
                 case "consume": consume(a); break;
                 case "spark-read": sparkRead(a); break;
+                case "group-consume": groupConsume(a); break;
                 case "admin-create-topic": adminCreateTopic(a); break;
                 case "admin-describe-topic": adminDescribeTopic(a); break;
                 case "admin-list-offsets": adminListOffsets(a); break;
@@ -262,6 +289,61 @@ public final class Harness {
             }
         }
         emitDone(n);
+    }
+
+    static void groupConsume(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "group", "instance-id", "protocol", "max-records", "idle-exit-ms", "commit");
+        String topic = a.req("topic");
+        long maxRecords = Long.parseLong(a.get("max-records", String.valueOf(Long.MAX_VALUE)));
+        long idleExitNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a.get("idle-exit-ms", "10000")));
+        String commit = a.get("commit", "sync");
+        if (!Set.of("sync", "async", "auto").contains(commit)) {
+            throw new IllegalArgumentException("--commit must be sync, async or auto, got: " + commit);
+        }
+        Map<String, String> defaults = new LinkedHashMap<>();
+        defaults.put(ConsumerConfig.GROUP_ID_CONFIG, a.req("group"));
+        defaults.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, a.get("protocol", "classic"));
+        if (a.has("instance-id")) {
+            defaults.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.req("instance-id"));
+        }
+        defaults.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        defaults.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, String.valueOf(commit.equals("auto")));
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong lastActivity = new AtomicLong(); // nanoTime of the last assignment or record
+        boolean[] assigned = {false};
+        long n = 0;
+        try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, defaults), CLOSE_TIMEOUT)) {
+            KafkaConsumer<byte[], byte[]> consumer = c.client;
+            stopOnStdin(consumer, stop);
+            consumer.subscribe(List.of(topic), printingListener(consumer, () -> {
+                assigned[0] = true;
+                lastActivity.set(System.nanoTime());
+            }));
+            while (!stop.get() && n < maxRecords
+                    && !(assigned[0] && System.nanoTime() - lastActivity.get() >= idleExitNs)) {
+                ConsumerRecords<byte[], byte[]> records;
+                try {
+                    records = consumer.poll(Duration.ofMillis(100));
+                } catch (WakeupException e) {
+                    break; // "stop" on stdin
+                }
+                Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : records) {
+                    if (n >= maxRecords) {
+                        break;
+                    }
+                    emitRecord(r);
+                    n++;
+                    offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                }
+                if (!records.isEmpty()) {
+                    lastActivity.set(System.nanoTime());
+                    rewindToUnprinted(consumer, records, offsets);
+                    commit(consumer, commit, offsets);
+                }
+            }
+        }
+        emit(obj("done", n));
     }
 
     static void adminCreateTopic(Args a) throws Exception {
@@ -465,6 +547,105 @@ public final class Harness {
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         return new KafkaConsumer<>(p);
+    }
+
+    /** Prints the rebalance callbacks; onAssigned runs after each "assigned" line. */
+    static ConsumerRebalanceListener printingListener(KafkaConsumer<?, ?> consumer, Runnable onAssigned) {
+        return new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> tps) {
+                emitPartitions("revoked", tps, consumer);
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> tps) {
+                emitPartitions("assigned", tps, consumer);
+                onAssigned.run();
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> tps) {
+                emitPartitions("lost", tps, consumer);
+            }
+        };
+    }
+
+    static void emitPartitions(String event, Collection<TopicPartition> tps, KafkaConsumer<?, ?> consumer) {
+        List<Integer> ps = new ArrayList<>();
+        for (TopicPartition tp : tps) {
+            ps.add(tp.partition());
+        }
+        Collections.sort(ps);
+        ConsumerGroupMetadata md = consumer.groupMetadata();
+        emit(obj("event", event, "partitions", ps, "generation", md.generationId(), "memberId", md.memberId()));
+    }
+
+    /** A daemon thread that stops the consumer on a line "stop" or end of file on stdin. */
+    static void stopOnStdin(KafkaConsumer<?, ?> consumer, AtomicBoolean stop) {
+        Thread t = new Thread(() -> {
+            try {
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                String line;
+                while ((line = in.readLine()) != null && !line.trim().equals("stop")) {
+                    // other lines are ignored
+                }
+            } catch (IOException ignored) {
+                // as end of file
+            }
+            stop.set(true);
+            consumer.wakeup();
+        }, "stdin-stop");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * After stopping in the middle of a poll's records (--max-records), seeks back to the first
+     * record not printed, so that the position (what close() auto-commits) matches the output.
+     */
+    static void rewindToUnprinted(KafkaConsumer<?, ?> consumer, ConsumerRecords<?, ?> records,
+                                  Map<TopicPartition, OffsetAndMetadata> printed) {
+        for (TopicPartition tp : records.partitions()) {
+            List<? extends ConsumerRecord<?, ?>> rs = records.records(tp);
+            long next = printed.containsKey(tp) ? printed.get(tp).offset() : rs.get(0).offset();
+            if (next <= rs.get(rs.size() - 1).offset()) {
+                consumer.seek(tp, next);
+            }
+        }
+    }
+
+    /** Commits offsets (mode sync or async; nothing for auto) and prints the outcome. */
+    static void commit(KafkaConsumer<?, ?> consumer, String mode, Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (mode.equals("auto") || offsets.isEmpty()) {
+            return;
+        }
+        if (mode.equals("async")) {
+            consumer.commitAsync(offsets, (done, e) -> emitCommit(offsets, e));
+            return;
+        }
+        try {
+            try {
+                consumer.commitSync(offsets);
+            } catch (WakeupException e) { // a "stop" arrived: still commit what was printed
+                consumer.commitSync(offsets);
+            }
+            emitCommit(offsets, null);
+        } catch (CommitFailedException | RebalanceInProgressException e) {
+            emitCommit(offsets, e);
+        }
+    }
+
+    static void emitCommit(Map<TopicPartition, OffsetAndMetadata> offsets, Exception e) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> o : offsets.entrySet()) {
+            m.put(String.valueOf(o.getKey().partition()), o.getValue().offset());
+        }
+        if (e == null) {
+            emit(obj("event", "committed", "offsets", m));
+        } else {
+            emit(obj("event", "commit-failed", "offsets", m, "error", e.getClass().getSimpleName(),
+                    "message", e.getMessage()));
+        }
     }
 
     static Admin newAdmin(Args a) {
