@@ -1,0 +1,231 @@
+"""The classic group protocol on the wire: Kafka's answers at each step, version differences,
+and every error a consumer's group code path must handle."""
+
+from __future__ import annotations
+
+import struct
+import threading
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
+
+
+def subscription(*topics: str) -> bytes:
+    """A ConsumerProtocolSubscription v0: version, topics, null user data."""
+    body = struct.pack(">hi", 0, len(topics))
+    for t in topics:
+        body += struct.pack(">h", len(t)) + t.encode()
+    return body + struct.pack(">i", -1)
+
+
+def join_body(member_id: str = "", instance: str | None = None, protocols=None) -> dict:
+    return {"group_id": "g", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000,
+            "member_id": member_id, "group_instance_id": instance, "protocol_type": "consumer",
+            "protocols": protocols or [{"name": "range", "metadata": subscription("orders")}]}
+
+
+def coordinator(kafka, group: str = "g") -> str:
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        found = client.request("FindCoordinator", 3, {"key": group, "key_type": 0})
+    assert found.error_code == 0
+    return f"{found.host}:{found.port}"
+
+
+def not_coordinator(kafka, group: str = "g") -> str:
+    home = coordinator(kafka, group)
+    return next(a for a in kafka.bootstrap_servers.split(",") if a != home)
+
+
+def joined_member(client: WireClient, version: int = 9) -> dict:
+    """Join as a lone member (v4+ two steps), sync, and return the join answer."""
+    first = client.request("JoinGroup", version, join_body())
+    if first.error_code == ErrorCode.MEMBER_ID_REQUIRED:
+        first = client.request("JoinGroup", version, join_body(first.member_id))
+    assert first.error_code == 0
+    sync = client.request("SyncGroup", 5, {
+        "group_id": "g", "generation_id": first.generation_id, "member_id": first.member_id,
+        "protocol_type": "consumer", "protocol_name": "range",
+        "assignments": [{"member_id": first.member_id, "assignment": b"\x00\x00"}]})
+    assert sync.error_code == 0 and sync.assignment == b"\x00\x00"
+    return first
+
+
+def test_find_coordinator_is_deterministic_and_batched_from_v4(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+        single = client.request("FindCoordinator", 3, {"key": "g", "key_type": 0})
+        again = client.request("FindCoordinator", 0, {"key": "g"})
+        batched = client.request("FindCoordinator", 4, {"key_type": 0,
+                                                        "coordinator_keys": ["g", "h"]})
+    assert single.node_id == again.node_id == batched.coordinators[0].node_id
+    assert [c.key for c in batched.coordinators] == ["g", "h"]
+
+
+def test_group_requests_to_another_broker_get_not_coordinator(fake_kafka):
+    with WireClient(not_coordinator(fake_kafka)) as client:
+        assert client.request("JoinGroup", 9, join_body()).error_code == \
+            ErrorCode.NOT_COORDINATOR
+        assert client.request("Heartbeat", 4, {"group_id": "g", "generation_id": 1,
+                                               "member_id": "m"}).error_code == \
+            ErrorCode.NOT_COORDINATOR
+        fetched = client.request("OffsetFetch", 8, {"groups": [{"group_id": "g",
+                                                                "topics": None}]})
+        assert fetched.groups[0].error_code == ErrorCode.NOT_COORDINATOR
+
+
+def test_member_id_required_only_from_join_group_v4(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        old = client.request("JoinGroup", 3, join_body())
+        assert old.error_code == 0 and old.member_id
+        new = client.request("JoinGroup", 4, dict(join_body(), group_id="g4"))
+        assert new.error_code == ErrorCode.MEMBER_ID_REQUIRED and new.member_id
+
+
+def test_a_lone_member_joins_syncs_heartbeats_commits_and_leaves(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        member = joined_member(client)
+        assert member.leader == member.member_id and member.generation_id == 1
+        assert member.protocol_name == "range"
+        assert [m.member_id for m in member.members] == [member.member_id]
+        assert client.request("Heartbeat", 4, {"group_id": "g", "generation_id": 1,
+                                               "member_id": member.member_id}).error_code == 0
+        commit = client.request("OffsetCommit", 9, {
+            "group_id": "g", "generation_id_or_member_epoch": 1, "member_id": member.member_id,
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 1, "committed_offset": 42, "committed_metadata": "m"}]}]})
+        assert commit.topics[0].partitions[0].error_code == 0
+        assert fake_kafka.committed("g", "orders", 1) == 42
+        view = fake_kafka.group("g")
+        assert (view.state, view.generation_id, view.protocol_name) == ("Stable", 1, "range")
+        left = client.request("LeaveGroup", 5, {"group_id": "g", "members": [
+            {"member_id": member.member_id}]})
+        assert left.error_code == 0 and left.members[0].error_code == 0
+    assert fake_kafka.group("g").state == "Empty"
+
+
+def test_offset_fetch_answers_committed_offsets_at_every_version(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        client.request("OffsetCommit", 2, {"group_id": "g", "generation_id_or_member_epoch": -1,
+                                           "member_id": "", "topics": [{"name": "orders",
+                                           "partitions": [{"partition_index": 0,
+                                                           "committed_offset": 7,
+                                                           "committed_metadata": "meta"}]}]})
+        for version in range(1, 10):
+            if version >= 8:
+                body = {"groups": [{"group_id": "g", "topics": [
+                    {"name": "orders", "partition_indexes": [0, 1]}]}]}
+                topics = client.request("OffsetFetch", version, body).groups[0].topics
+            else:
+                body = {"group_id": "g", "topics": [{"name": "orders",
+                                                     "partition_indexes": [0, 1]}]}
+                topics = client.request("OffsetFetch", version, body).topics
+            partitions = topics[0].partitions
+            assert [(p.committed_offset, p.metadata) for p in partitions] == [
+                (7, "meta"), (-1, "")], f"v{version}"
+
+
+def test_commit_errors_as_kafka_answers_them(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        member = joined_member(client)
+
+        def commit(generation: int, member_id: str, metadata: str = "", topic: str = "orders"):
+            response = client.request("OffsetCommit", 8, {
+                "group_id": "g", "generation_id_or_member_epoch": generation,
+                "member_id": member_id, "topics": [{"name": topic, "partitions": [
+                    {"partition_index": 0, "committed_offset": 1,
+                     "committed_metadata": metadata}]}]})
+            return response.topics[0].partitions[0].error_code
+
+        assert commit(7, member.member_id) == ErrorCode.ILLEGAL_GENERATION
+        assert commit(1, "stranger") == ErrorCode.UNKNOWN_MEMBER_ID
+        assert commit(-1, "") == ErrorCode.UNKNOWN_MEMBER_ID  # the group has members
+        assert commit(1, member.member_id, "x" * 5000) == ErrorCode.OFFSET_METADATA_TOO_LARGE
+        assert commit(1, member.member_id, topic="nope") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        assert commit(1, member.member_id) == 0
+
+
+def test_heartbeat_errors_tell_members_to_rejoin(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        member = joined_member(client)
+
+        def heartbeat(generation: int, member_id: str) -> int:
+            return client.request("Heartbeat", 4, {"group_id": "g", "generation_id": generation,
+                                                   "member_id": member_id}).error_code
+
+        assert heartbeat(2, member.member_id) == ErrorCode.ILLEGAL_GENERATION
+        assert heartbeat(1, "stranger") == ErrorCode.UNKNOWN_MEMBER_ID
+        fake_kafka.call(fake_kafka.cluster.state.groups.force_rebalance, "g")
+        assert heartbeat(1, member.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
+
+
+def test_a_second_member_joins_when_the_first_rejoins(fake_kafka):
+    address = coordinator(fake_kafka)
+    with WireClient(address) as first_client, WireClient(address) as second_client:
+        first = joined_member(first_client, version=5)
+        answers = {}
+
+        def second_member_joins():
+            required = second_client.request("JoinGroup", 5, join_body())
+            assert required.error_code == ErrorCode.MEMBER_ID_REQUIRED
+            answers["second"] = second_client.request("JoinGroup", 5,
+                                                      join_body(required.member_id))
+
+        second = threading.Thread(target=second_member_joins)
+        second.start()
+        while fake_kafka.group("g").state != "PreparingRebalance":
+            pass
+        assert first_client.request("Heartbeat", 3, {
+            "group_id": "g", "generation_id": 1, "member_id": first.member_id}).error_code == \
+            ErrorCode.REBALANCE_IN_PROGRESS
+        rejoined = first_client.request("JoinGroup", 5, join_body(first.member_id))
+        second.join(timeout=10)
+        assert rejoined.generation_id == answers["second"].generation_id == 2
+        assert rejoined.leader == first.member_id  # the leader stays
+        assert len(rejoined.members) == 2 and answers["second"].members == []
+
+
+def test_inconsistent_protocols_are_refused(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        joined_member(client)
+        other = client.request("JoinGroup", 9, join_body(protocols=[
+            {"name": "roundrobin", "metadata": subscription("orders")}]))
+        assert other.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_a_static_member_with_a_stale_member_id_is_fenced(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        first = client.request("JoinGroup", 9, join_body(instance="pod-1"))
+        assert first.error_code == 0
+        restarted = client.request("JoinGroup", 9, join_body(instance="pod-1"))
+        assert restarted.member_id != first.member_id
+        stale = client.request("Heartbeat", 4, {"group_id": "g", "generation_id": 1,
+                                                "member_id": first.member_id,
+                                                "group_instance_id": "pod-1"})
+        assert stale.error_code == ErrorCode.FENCED_INSTANCE_ID
+
+
+def test_describe_list_and_delete_groups(fake_kafka):
+    with WireClient(coordinator(fake_kafka)) as client:
+        member = joined_member(client)
+        described = client.request("DescribeGroups", 5, {"groups": ["g", "ghost"]}).groups
+        assert (described[0].group_state, described[0].protocol_data) == ("Stable", "range")
+        assert described[0].members[0].member_id == member.member_id
+        assert described[0].members[0].client_id == "wire"
+        assert described[1].group_state == "Dead"
+        listed = client.request("ListGroups", 4, {"states_filter": ["Stable"]}).groups
+        assert [g.group_id for g in listed] == ["g"]
+        assert client.request("ListGroups", 4, {"states_filter": ["Empty"]}).groups == []
+        deleted = client.request("DeleteGroups", 2, {"groups_names": ["g", "ghost"]}).results
+        assert [r.error_code for r in deleted] == [ErrorCode.NON_EMPTY_GROUP,
+                                                  ErrorCode.GROUP_ID_NOT_FOUND]
+        refused = client.request("OffsetDelete", 0, {"group_id": "g", "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0}]}]})
+        assert refused.topics[0].partitions[0].error_code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+        client.request("LeaveGroup", 5, {"group_id": "g", "members": [
+            {"member_id": member.member_id}]})
+        deleted = client.request("DeleteGroups", 2, {"groups_names": ["g"]}).results
+        assert deleted[0].error_code == 0
+    assert fake_kafka.group("g") is None
