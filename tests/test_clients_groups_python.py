@@ -1,0 +1,160 @@
+"""Real Python group consumers — confluent-kafka, kafka-python, aiokafka — in 3-member groups:
+every record consumed exactly once across the members, committed offsets right after
+commit, and membership changes mid-stream rebalance with no record lost."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+TOPIC = "orders"
+PARTITIONS = 6
+
+
+def produce(kafka, count: int, start: int = 0) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for i in range(start, start + count):
+        producer.produce(TOPIC, key=f"k{i}".encode(), value=f"v{i}".encode())
+    assert producer.flush(30) == 0
+
+
+class Member(threading.Thread):
+    """One group member polling in its own thread; records (partition, offset, value)."""
+
+    def __init__(self, kafka, client: str, group: str):
+        super().__init__(daemon=True)
+        self.kafka, self.client, self.group = kafka, client, group
+        self.seen: list[tuple[int, int, bytes]] = []
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            {"confluent-kafka": self._confluent, "kafka-python": self._kafka_python,
+             "aiokafka": lambda: asyncio.run(self._aiokafka())}[self.client]()
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+    def _confluent(self) -> None:
+        from confluent_kafka import Consumer
+
+        consumer = Consumer({"bootstrap.servers": self.kafka.bootstrap_servers,
+                             "group.id": self.group, "auto.offset.reset": "earliest",
+                             "enable.auto.commit": False})
+        consumer.subscribe([TOPIC])
+        while not self.stopping.is_set():
+            message = consumer.poll(0.2)
+            if message is None or message.error():
+                continue
+            self.seen.append((message.partition(), message.offset(), message.value()))
+            consumer.commit(message, asynchronous=False)
+        consumer.close()
+
+    def _kafka_python(self) -> None:
+        from kafka import KafkaConsumer
+
+        consumer = KafkaConsumer(TOPIC, bootstrap_servers=self.kafka.bootstrap_servers,
+                                 group_id=self.group, auto_offset_reset="earliest",
+                                 enable_auto_commit=False)
+        while not self.stopping.is_set():
+            batches = consumer.poll(timeout_ms=200)
+            for records in batches.values():
+                self.seen += [(r.partition, r.offset, r.value) for r in records]
+            if batches:
+                consumer.commit()
+        consumer.close()
+
+    async def _aiokafka(self) -> None:
+        from aiokafka import AIOKafkaConsumer
+
+        consumer = AIOKafkaConsumer(TOPIC, bootstrap_servers=self.kafka.bootstrap_servers,
+                                    group_id=self.group, auto_offset_reset="earliest",
+                                    enable_auto_commit=False)
+        await consumer.start()
+        try:
+            while not self.stopping.is_set():
+                batches = await consumer.getmany(timeout_ms=200)
+                for records in batches.values():
+                    self.seen += [(r.partition, r.offset, r.value) for r in records]
+                if batches:
+                    await consumer.commit()
+        finally:
+            await consumer.stop()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(timeout=30)
+        assert not self.is_alive(), f"{self.client} member did not stop"
+        assert self.error is None, self.error
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def stable_with(kafka, group: str, count: int) -> Callable[[], bool]:
+    def check() -> bool:
+        view = kafka.group(group)
+        return view is not None and view.state == "Stable" and len(view.members) == count and \
+            all(m.assignment for m in view.members)
+    return check
+
+
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
+def test_a_three_member_group_consumes_every_record_exactly_once(fake_kafka, client):
+    members = [Member(fake_kafka, client, "billing") for _ in range(3)]
+    for member in members:
+        member.start()
+    wait_until(stable_with(fake_kafka, "billing", 3), what="a stable 3-member group")
+    view = fake_kafka.group("billing")
+    owned = sorted(p for m in view.members for p in m.assignment[TOPIC])
+    assert owned == list(range(PARTITIONS))  # each partition to exactly one member
+
+    produce(fake_kafka, 300)
+    wait_until(lambda: sum(len(m.seen) for m in members) >= 300, what="300 records")
+    time.sleep(0.3)  # nothing more may arrive
+    for member in members:
+        member.stop()
+    seen = [record for m in members for record in m.seen]
+    assert sorted(v for _, _, v in seen) == sorted(f"v{i}".encode() for i in range(300))
+    for partition in range(PARTITIONS):
+        end = fake_kafka.offsets(TOPIC, partition)[1]
+        assert fake_kafka.committed("billing", TOPIC, partition) == end
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
+def test_members_joining_and_leaving_mid_stream_lose_no_record(fake_kafka, client):
+    first, second = Member(fake_kafka, client, "audit"), Member(fake_kafka, client, "audit")
+    first.start()
+    second.start()
+    wait_until(stable_with(fake_kafka, "audit", 2), what="a stable 2-member group")
+    produce(fake_kafka, 100)
+    third = Member(fake_kafka, client, "audit")
+    third.start()  # joins mid-stream
+    produce(fake_kafka, 100, start=100)
+    wait_until(stable_with(fake_kafka, "audit", 3), what="the third member to be assigned")
+    first.stop()  # leaves mid-stream
+    produce(fake_kafka, 100, start=200)
+    wait_until(stable_with(fake_kafka, "audit", 2), what="the group without the first member")
+    members = [first, second, third]
+    wait_until(lambda: {v for m in members for _, _, v in m.seen} >=
+               {f"v{i}".encode() for i in range(300)}, what="every record")
+    for member in (second, third):
+        member.stop()
+    for partition in range(PARTITIONS):
+        assert fake_kafka.committed("audit", TOPIC, partition) == \
+            fake_kafka.offsets(TOPIC, partition)[1]
