@@ -23,7 +23,8 @@
 //   {"event":"assigned","partitions":[..],"memberId","leader":bool}  on each group join
 //   {"event":"revoked","partitions":[..]}  when a rebalance starts (kafkajs is eager: it drops
 //       its whole assignment; no callback of its own, so this is printed on its REBALANCING
-//       event, or just before the next "assigned" if it rejoined without one)
+//       event, or just before the next "assigned" if it rejoined without one, or after
+//       disconnect() on exit)
 //   {"topic","partition","offset","timestamp","key","value","headers":[[k,v],...]} per record
 //   {"event":"committed","offsets":{"<partition>":next offset}} or
 //   {"event":"commit-failed","offsets":{..},"error","message"} (the member goes on)
@@ -191,6 +192,7 @@ async function main() {
         } catch (e) {
           error = error || e
         }
+        revokeOwned() // disconnect() has left the group
         if (error) {
           emitError(error)
           code = 2
