@@ -315,6 +315,7 @@ public final class Harness {
         try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, defaults), CLOSE_TIMEOUT)) {
             KafkaConsumer<byte[], byte[]> consumer = c.client;
             stopOnStdin(consumer, stop);
+            emit(obj("event", "subscribed")); // the start of "time to first record"
             consumer.subscribe(List.of(topic), printingListener(consumer, () -> {
                 assigned[0] = true;
                 lastActivity.set(System.nanoTime());
