@@ -102,9 +102,6 @@ class Group:
     delay_until: float | None = None  # initial rebalance delay of a group that was empty
     sync_waiters: dict[str, SyncWaiter] = field(default_factory=dict)
 
-    def is_empty(self) -> bool:
-        return not self.members
-
     def all_rejoined(self) -> bool:
         return all(m.joined is not None for m in self.members.values())
 

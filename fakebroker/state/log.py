@@ -79,11 +79,6 @@ class PartitionLog:
             total += size
         return chunks
 
-    def bytes_after(self, offset: int) -> int:
-        """How many stored bytes a fetch from ``offset`` could return (for min_bytes)."""
-        index = max(bisect.bisect_right(self.base_offsets, offset) - 1, 0)
-        return sum(len(b.data) for b in self.batches[index:] if b.last_offset >= offset)
-
     def delete_before(self, offset: int) -> None:
         """Advance the log start to ``offset`` (<= log end), dropping batches wholly below it."""
         self.log_start_offset = max(self.log_start_offset, offset)
