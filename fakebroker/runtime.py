@@ -25,7 +25,7 @@ if sys.version_info < (3, 11):
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, AppendSignal, BrokerServer
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
-from fakebroker.state.inspect import GroupView, group_view
+from fakebroker.state.inspect import GroupView, consumer_group_view, group_view
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -77,6 +77,9 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a consumer group (state, generation, members, assignments)."""
+        consumer_group = self.state.consumer_groups.groups.get(group_id)
+        if consumer_group is not None:
+            return consumer_group_view(consumer_group)
         group = self.state.groups.group(group_id)
         return group_view(group) if group is not None else None
 
@@ -149,6 +152,7 @@ async def open_cluster(
             for server, listener in zip(servers, listeners, strict=True):
                 nursery.start_soon(server.serve, listener)
             nursery.start_soon(state.groups.run_timers)
+            nursery.start_soon(state.consumer_groups.run_timers)
             try:
                 yield FakeCluster(state, servers)
             finally:

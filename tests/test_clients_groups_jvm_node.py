@@ -34,7 +34,8 @@ def wait_stable(kafka, group: str, count: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while True:
         view = kafka.group(group)
-        if view is not None and view.state == "Stable" and len(view.members) == count and \
+        if view is not None and view.state in ("Stable", "stable") and \
+                len(view.members) == count and \
                 sorted(p for m in view.members for p in m.assignment.get(TOPIC, [])) == \
                 list(range(PARTITIONS)):
             return
@@ -43,10 +44,12 @@ def wait_stable(kafka, group: str, count: int, timeout: float = 60) -> None:
 
 
 @pytest.mark.java
-@pytest.mark.parametrize("client", ["java", "kafkajs"])
+@pytest.mark.parametrize("client,protocol", [("java", "classic"), ("java", "consumer"),
+                                             ("kafkajs", "classic")])
 @pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
-def test_a_three_member_group_consumes_every_record_once(fake_kafka, client):
-    members = [start_member(client, fake_kafka, "billing") for _ in range(3)]
+def test_a_three_member_group_consumes_every_record_once(fake_kafka, client, protocol):
+    extra = ("--protocol", protocol) if protocol != "classic" else ()
+    members = [start_member(client, fake_kafka, "billing", *extra) for _ in range(3)]
     try:
         wait_stable(fake_kafka, "billing", 3)
         produce(fake_kafka, 300)

@@ -36,17 +36,19 @@ class Member(threading.Thread):
 
     def run(self) -> None:
         try:
-            {"confluent-kafka": self._confluent, "kafka-python": self._kafka_python,
+            {"confluent-kafka": self._confluent,
+             "confluent-kafka-kip848": lambda: self._confluent({"group.protocol": "consumer"}),
+             "kafka-python": self._kafka_python,
              "aiokafka": lambda: asyncio.run(self._aiokafka())}[self.client]()
         except BaseException as exc:  # reported by the test
             self.error = exc
 
-    def _confluent(self) -> None:
+    def _confluent(self, extra: dict | None = None) -> None:
         from confluent_kafka import Consumer
 
         consumer = Consumer({"bootstrap.servers": self.kafka.bootstrap_servers,
                              "group.id": self.group, "auto.offset.reset": "earliest",
-                             "enable.auto.commit": False})
+                             "enable.auto.commit": False, **(extra or {})})
         consumer.subscribe([TOPIC])
         while not self.stopping.is_set():
             message = consumer.poll(0.2)
@@ -104,12 +106,12 @@ def wait_until(condition: Callable[[], bool], timeout: float = 30, what: str = "
 def stable_with(kafka, group: str, count: int) -> Callable[[], bool]:
     def check() -> bool:
         view = kafka.group(group)
-        return view is not None and view.state == "Stable" and len(view.members) == count and \
-            all(m.assignment for m in view.members)
+        return view is not None and view.state in ("Stable", "stable") and \
+            len(view.members) == count and all(m.assignment for m in view.members)
     return check
 
 
-CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka"]
+CLIENTS = ["confluent-kafka", "confluent-kafka-kip848", "kafka-python", "aiokafka"]
 
 
 @pytest.mark.parametrize("client", CLIENTS)

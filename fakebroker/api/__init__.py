@@ -12,6 +12,8 @@ from typing import Any
 
 from fakebroker.api import (
     api_versions,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     create_partitions,
     create_topics,
     delete_groups,
@@ -63,6 +65,8 @@ MODULES = (
     list_groups,
     delete_groups,
     offset_delete,
+    consumer_group_heartbeat,
+    consumer_group_describe,
 )
 
 HANDLERS: dict[int, Callable[..., Any]] = {m.API_KEY: m.handle for m in MODULES}

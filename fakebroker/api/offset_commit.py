@@ -9,6 +9,8 @@ Behavior:
   Empty (assign-only consumers and admin tools) and creates the group if needed.
 * Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) and
   OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the rest are stored.
+* A KIP-848 consumer group member commits with its member epoch: STALE_MEMBER_EPOCH for
+  another epoch, UNKNOWN_MEMBER_ID for an unknown member.
 * Group-level errors (NOT_COORDINATOR, INVALID_GROUP_ID, ...) are given on every partition.
 """
 
@@ -19,7 +21,8 @@ from typing import Any
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import CommittedOffset, GroupError
+from fakebroker.state.consumer_groups import ConsumerGroupError
+from fakebroker.state.groups import CommittedOffset, Group, GroupError
 
 API_KEY = 8
 MAX_METADATA_BYTES = 4096
@@ -32,11 +35,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         group_error = error_code("NOT_COORDINATOR")
     else:
         try:
-            group = ctx.cluster.groups.validate_commit(
-                request.group_id, request.generation_id_or_member_epoch, request.member_id,
-                request.group_instance_id)
-        except GroupError as exc:
-            group_error = exc.code
+            group = validate(ctx, request)
+        except (GroupError, ConsumerGroupError) as exc:
+            group_error = error_code(exc.error)
     now = ctx.now_ms()
     topics = []
     for wanted in request.topics:
@@ -53,6 +54,19 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             results.append({"partition_index": p.partition_index, "error_code": code})
         topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def validate(ctx: RequestContext, request: Any) -> Group:
+    """The group to store into, after Kafka's generation / member-epoch checks."""
+    if request.group_id in ctx.cluster.consumer_groups.groups and request.member_id:
+        ctx.cluster.consumer_groups.validate_commit(
+            request.group_id, request.member_id, request.generation_id_or_member_epoch)
+        group = ctx.cluster.groups.group(request.group_id, create=True)
+        assert group is not None
+        return group
+    return ctx.cluster.groups.validate_commit(
+        request.group_id, request.generation_id_or_member_epoch, request.member_id,
+        request.group_instance_id)
 
 
 def partition_error(ctx: RequestContext, topic: Any, partition: Any) -> int:

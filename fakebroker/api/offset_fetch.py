@@ -5,7 +5,9 @@ Versions: 0-9 (3.9), 10 (4.x, topic ids). Flexible from v6; v8+ asks for several
 Behavior: a partition without a committed offset answers offset -1 and empty metadata; a null
 topic list (v2+) answers every committed offset of the group; an unknown group answers like an
 empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level in v2-7 and per group
-from v8. require_stable has nothing to wait for (no pending transactional offsets yet).
+from v8. v9+ requests from a KIP-848 member are checked against its member epoch
+(STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+require_stable has nothing to wait for (no pending transactional offsets yet).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.consumer_groups import ConsumerGroupError
 
 API_KEY = 9
 
@@ -61,6 +64,12 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         groups = []
         for g in request.groups:
             error = 0 if ctx.is_coordinator(g.group_id) else error_code("NOT_COORDINATOR")
+            if not error and g.member_id and g.member_epoch >= 0:
+                try:
+                    ctx.cluster.consumer_groups.validate_commit(g.group_id, g.member_id,
+                                                                g.member_epoch)
+                except ConsumerGroupError as exc:
+                    error = error_code(exc.error)
             groups.append({"group_id": g.group_id, "error_code": error,
                            "topics": [] if error else partitions_of(ctx, g.group_id,
                                                                     g.topics, 0)})

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
+from fakebroker.state.consumer_groups import ConsumerGroupCoordinator
 from fakebroker.state.groups import GroupCoordinator
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.producers import ProducerRegistry
@@ -99,10 +100,15 @@ class Cluster:
     message_max_bytes: int = 1048588
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
     groups: GroupCoordinator = field(default_factory=GroupCoordinator)
+    consumer_groups: ConsumerGroupCoordinator = field(default_factory=ConsumerGroupCoordinator)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
     _append_observers: list[Callable[[], None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.consumer_groups.partitions_of = lambda: {
+            name: len(t.partitions) for name, t in self.topics.items()}
 
     # -- brokers --------------------------------------------------------------------------
 

@@ -11,8 +11,8 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
 * A member whose session timeout passes without a join, sync, heartbeat or commit is removed
   and the group rebalances; a member id handed out with MEMBER_ID_REQUIRED expires too.
 * Static members (group.instance.id) keep their place: a restarted static member gets a new
-  member id and the old one's assignment without a rebalance when its protocols are
-  unchanged; a stale member id for the instance gets FENCED_INSTANCE_ID.
+  member id and the old one's assignment without a rebalance when the group's selected
+  protocol stays the same; a stale member id for the instance gets FENCED_INSTANCE_ID.
 
 Waiting uses trio: joins and followers' syncs park on events; ``run_timers`` drives the
 session and rebalance timeouts on trio's clock (so MockClock tests need no real sleeping).
@@ -221,8 +221,9 @@ class GroupCoordinator:
             waiter.error = error_code("FENCED_INSTANCE_ID")
             waiter.done.set()
         member.touch(now)
-        if group.state is GroupState.STABLE and old.protocols == member.protocols:
-            return self._join_answer(group, member)
+        if group.state is GroupState.STABLE and \
+                self._select_protocol(group) == group.protocol_name:
+            return self._join_answer(group, member)  # as Kafka: no rebalance needed
         if group.state is GroupState.PREPARING_REBALANCE:
             return await self._await_join(group, member)
         self._prepare_rebalance(group, now)

@@ -63,6 +63,19 @@ class GroupView:
     members: tuple[MemberView, ...]
 
 
+def consumer_group_view(group) -> GroupView:
+    """Snapshot of a KIP-848 ``ConsumerGroup``: generation is the group epoch, the protocol
+    name the server assignor, states as Kafka names them (empty, assigning, reconciling,
+    stable)."""
+    members = tuple(
+        MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                   {t: sorted(ps) for t, ps in m.assigned.items()})
+        for m in group.members.values()
+    )
+    return GroupView(group.group_id, group.state, group.group_epoch, "consumer",
+                     group.assignor, None, members)
+
+
 def group_view(group) -> GroupView:
     """Snapshot of a ``fakebroker.state.groups.Group``."""
     consumer = group.protocol_type == "consumer"

@@ -1,0 +1,51 @@
+"""ConsumerGroupDescribe (key 69): KIP-848 groups, their epochs, members and assignments.
+
+Versions: 0 (3.9), 1 (4.x: member type). Flexible.
+
+Behavior: GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group,
+NOT_COORDINATOR on another broker; states empty, assigning, reconciling, stable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.context import RequestContext
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.consumer_groups import Assignment
+
+API_KEY = 69
+CONSUMER_MEMBER = 0
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "groups": [describe(ctx, g) for g in request.group_ids]}
+
+
+def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+    if not ctx.is_coordinator(group_id):
+        return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
+                "group_state": "", "assignor_name": "", "members": []}
+    group = ctx.cluster.consumer_groups.groups.get(group_id)
+    if group is None:
+        return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),
+                "error_message": f"Group {group_id} not found.", "group_state": "dead",
+                "assignor_name": "", "members": []}
+    members = [{
+        "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
+        "member_epoch": m.epoch, "client_id": m.client_id, "client_host": m.client_host,
+        "subscribed_topic_names": m.subscribed,
+        "assignment": {"topic_partitions": partitions(ctx, m.assigned)},
+        "target_assignment": {"topic_partitions": partitions(
+            ctx, group.target.get(m.member_id, {}))},
+        "member_type": CONSUMER_MEMBER,
+    } for m in group.members.values()]
+    return {"group_id": group_id, "error_code": 0, "group_state": group.state,
+            "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
+            "assignor_name": group.assignor, "members": members}
+
+
+def partitions(ctx: RequestContext, assignment: Assignment) -> list[dict[str, Any]]:
+    return [{"topic_id": ctx.cluster.topics[name].id, "topic_name": name,
+             "partitions": sorted(ps)}
+            for name, ps in sorted(assignment.items()) if name in ctx.cluster.topics]
