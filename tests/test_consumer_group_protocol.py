@@ -22,7 +22,7 @@ def test_a_lone_member_gets_every_partition_at_epoch_1():
     c = coordinator()
     member, assignment = beat(c, "a", 0)
     assert (member.epoch, assignment) == (1, {"orders": {0, 1, 2, 3}})
-    assert c.groups["g"].state == "stable"
+    assert c.groups["g"].state == "Stable"
 
 
 def test_partitions_move_only_after_their_old_owner_revoked_them():
@@ -30,7 +30,7 @@ def test_partitions_move_only_after_their_old_owner_revoked_them():
     beat(c, "a", 0)
     b, b_assignment = beat(c, "b", 0)
     assert b_assignment is None or b_assignment == {}  # a still owns everything
-    assert b.epoch == 2 and c.groups["g"].state == "reconciling"
+    assert b.epoch == 2 and c.groups["g"].state == "Reconciling"
     a, a_assignment = beat(c, "a", 1, subscribed=None)
     assert a_assignment == {"orders": {0, 2}}  # told to give up 1 and 3; epoch unchanged
     assert a.epoch == 1
@@ -39,7 +39,7 @@ def test_partitions_move_only_after_their_old_owner_revoked_them():
     a, _ = beat(c, "a", 1, owned={"orders": {0, 2}}, subscribed=None)  # a acknowledges
     assert a.epoch == 2
     b, b_assignment = beat(c, "b", 2, subscribed=None)
-    assert b_assignment == {"orders": {1, 3}} and c.groups["g"].state == "stable"
+    assert b_assignment == {"orders": {1, 3}} and c.groups["g"].state == "Stable"
 
 
 def test_a_wrong_epoch_is_fenced_and_an_unknown_member_rejected():

@@ -229,3 +229,24 @@ def test_describe_list_and_delete_groups(fake_kafka):
         deleted = client.request("DeleteGroups", 2, {"groups_names": ["g"]}).results
         assert deleted[0].error_code == 0
     assert fake_kafka.group("g") is None
+
+
+def test_kip848_groups_are_described_and_listed(fake_kafka):
+    with WireClient(coordinator(fake_kafka, "g848")) as client:
+        joined = client.request("ConsumerGroupHeartbeat", 0, {
+            "group_id": "g848", "member_id": "", "member_epoch": 0, "rebalance_timeout_ms": 1000,
+            "subscribed_topic_names": ["orders"], "topic_partitions": []})
+        assert joined.error_code == 0 and joined.member_epoch == 1
+        assert sorted(joined.assignment.topic_partitions[0].partitions) == [0, 1]
+        fenced = client.request("ConsumerGroupHeartbeat", 0, {
+            "group_id": "g848", "member_id": joined.member_id, "member_epoch": 5})
+        assert fenced.error_code == ErrorCode.FENCED_MEMBER_EPOCH
+        described = client.request("ConsumerGroupDescribe", 0, {"group_ids": ["g848"]}).groups
+        assert (described[0].group_state, described[0].assignor_name) == ("Stable", "uniform")
+        listed = client.request("ListGroups", 5, {"types_filter": ["consumer"]}).groups
+        assert [(g.group_id, g.group_type) for g in listed] == [("g848", "consumer")]
+        stale = client.request("OffsetCommit", 9, {
+            "group_id": "g848", "generation_id_or_member_epoch": 0,
+            "member_id": joined.member_id, "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 1}]}]})
+        assert stale.topics[0].partitions[0].error_code == ErrorCode.STALE_MEMBER_EPOCH

@@ -3,7 +3,7 @@
 Versions: 0 (3.9), 1 (4.x: member type). Flexible.
 
 Behavior: GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group,
-NOT_COORDINATOR on another broker; states empty, assigning, reconciling, stable.
+NOT_COORDINATOR on another broker; states Empty, Assigning, Reconciling, Stable.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     group = ctx.cluster.consumer_groups.groups.get(group_id)
     if group is None:
         return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),
-                "error_message": f"Group {group_id} not found.", "group_state": "dead",
+                "error_message": f"Group {group_id} not found.", "group_state": "Dead",
                 "assignor_name": "", "members": []}
     members = [{
         "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,

@@ -3,7 +3,8 @@
 Versions: 0-5. Flexible from v3; v4 filters by state, v5 by type ("classic").
 
 Behavior: lists groups whose coordinator is this broker, as every Kafka broker answers for
-its own groups; state filters compare case-insensitively, as Kafka does.
+its own groups, classic ones with type "classic" and KIP-848 ones with type "consumer";
+state and type filters compare case-insensitively, as Kafka does.
 """
 
 from __future__ import annotations
@@ -13,20 +14,21 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 
 API_KEY = 16
-CLASSIC = "classic"
+CLASSIC, CONSUMER = "classic", "consumer"
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     states = {s.lower() for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
-    groups = []
-    for group in ctx.cluster.groups.groups.values():
-        if not ctx.is_coordinator(group.group_id):
-            continue
-        if states and group.state.value.lower() not in states:
-            continue
-        if types and CLASSIC not in types:
-            continue
-        groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-                       "group_state": group.state.value, "group_type": CLASSIC})
+    found = [(g.group_id, g.protocol_type or "", g.state.value, CLASSIC)
+             for g in ctx.cluster.groups.groups.values()
+             if g.group_id not in ctx.cluster.consumer_groups.groups]
+    found += [(g.group_id, CONSUMER, g.state, CONSUMER)
+              for g in ctx.cluster.consumer_groups.groups.values()]
+    groups = [{"group_id": group_id, "protocol_type": protocol_type, "group_state": state,
+               "group_type": group_type}
+              for group_id, protocol_type, state, group_type in found
+              if ctx.is_coordinator(group_id)
+              and (not states or state.lower() in states)
+              and (not types or group_type in types)]
     return {"throttle_time_ms": 0, "error_code": 0, "groups": groups}

@@ -53,16 +53,16 @@ class ConsumerGroup:
 
     @property
     def state(self) -> str:
-        """Kafka's consumer group states: empty, assigning, reconciling, stable."""
+        """Kafka's consumer group states: Empty, Assigning, Reconciling, Stable."""
         if not self.members:
-            return "empty"
+            return "Empty"
         if self.assignment_epoch != self.group_epoch:
-            return "assigning"
+            return "Assigning"
         if any(m.epoch != self.assignment_epoch or m.revoking
                or m.assigned != self.target.get(m.member_id, {})
                for m in self.members.values()):
-            return "reconciling"
-        return "stable"
+            return "Reconciling"
+        return "Stable"
 
 
 class ConsumerGroupError(Exception):

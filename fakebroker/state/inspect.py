@@ -65,8 +65,8 @@ class GroupView:
 
 def consumer_group_view(group) -> GroupView:
     """Snapshot of a KIP-848 ``ConsumerGroup``: generation is the group epoch, the protocol
-    name the server assignor, states as Kafka names them (empty, assigning, reconciling,
-    stable)."""
+    name the server assignor, states as Kafka names them (Empty, Assigning, Reconciling,
+    Stable)."""
     members = tuple(
         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
                    {t: sorted(ps) for t, ps in m.assigned.items()})
