@@ -82,7 +82,7 @@ class Member:
 @dataclass(slots=True)
 class SyncWaiter:
     done: trio.Event = field(default_factory=trio.Event)
-    error: int = 0
+    error: str | None = None  # the Kafka error name the waiting SyncGroup gets instead
     assignment: bytes = b""
 
 
@@ -213,13 +213,7 @@ class GroupCoordinator:
         group.static[member.instance_id or ""] = member.member_id
         if group.leader_id == old_id:
             group.leader_id = member.member_id
-        if old.joined is not None and old.join_answer is None:
-            old.join_answer = self._error_answer(old_id, "FENCED_INSTANCE_ID")
-            old.joined.set()
-        waiter = group.sync_waiters.pop(old_id, None)
-        if waiter is not None:
-            waiter.error = error_code("FENCED_INSTANCE_ID")
-            waiter.done.set()
+        self._release(group, old, "FENCED_INSTANCE_ID", "FENCED_INSTANCE_ID")
         member.touch(now)
         if group.state is GroupState.STABLE and \
                 self._select_protocol(group) == group.protocol_name:
@@ -253,7 +247,7 @@ class GroupCoordinator:
     def _prepare_rebalance(self, group: Group, now: float) -> None:
         was_empty = group.state is GroupState.EMPTY
         for waiter in group.sync_waiters.values():
-            waiter.error = error_code("REBALANCE_IN_PROGRESS")
+            waiter.error = "REBALANCE_IN_PROGRESS"
             waiter.done.set()
         group.sync_waiters.clear()
         group.state = GroupState.PREPARING_REBALANCE
@@ -353,9 +347,8 @@ class GroupCoordinator:
                 waiting.done.set()
             group.sync_waiters.clear()
         await waiter.done.wait()
-        if waiter.error:
-            raise GroupError("REBALANCE_IN_PROGRESS" if waiter.error == error_code(
-                "REBALANCE_IN_PROGRESS") else "FENCED_INSTANCE_ID")
+        if waiter.error is not None:
+            raise GroupError(waiter.error)
         return waiter.assignment
 
     def _member(self, group_id: str, member_id: str, instance_id: str | None
@@ -405,12 +398,16 @@ class GroupCoordinator:
         member = group.members.pop(member_id)
         if member.instance_id is not None and group.static.get(member.instance_id) == member_id:
             del group.static[member.instance_id]
+        self._release(group, member, "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")
+
+    def _release(self, group: Group, member: Member, join_error: str, sync_error: str) -> None:
+        """Answer a departed member's pending JoinGroup and SyncGroup with errors."""
         if member.joined is not None and member.join_answer is None:
-            member.join_answer = self._error_answer(member_id, "UNKNOWN_MEMBER_ID")
+            member.join_answer = self._error_answer(member.member_id, join_error)
             member.joined.set()
-        waiter = group.sync_waiters.pop(member_id, None)
+        waiter = group.sync_waiters.pop(member.member_id, None)
         if waiter is not None:
-            waiter.error = error_code("REBALANCE_IN_PROGRESS")
+            waiter.error = sync_error
             waiter.done.set()
 
     def _remove_and_rebalance(self, group: Group, member_id: str) -> None:
