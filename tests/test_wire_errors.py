@@ -185,10 +185,12 @@ def test_a_long_poll_fetch_waits_and_wakes_on_append(fake_kafka):
     address = leader_of(fake_kafka, "orders", 0)
     with WireClient(address) as waiting, WireClient(address) as producer:
         started = time.monotonic()
-        threading.Timer(0.3, lambda: producer.request(
-            "Produce", 9, produce_body("orders", 0, batch([b"late"])))).start()
+        late_append = threading.Timer(0.3, lambda: producer.request(
+            "Produce", 9, produce_body("orders", 0, batch([b"late"]))))
+        late_append.start()
         partition = fetch_partition(waiting, fetch_body("orders", 0, 0, max_wait_ms=10_000))
         elapsed = time.monotonic() - started
+        late_append.join(timeout=10)  # its answer is read before the socket closes
     assert partition.records and 0.25 < elapsed < 5
 
 
