@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.clients.java import HarnessError, run_harness
+from tests.clients.java import HarnessError, run_harness, start_harness
 
 pytestmark = pytest.mark.java
 
@@ -46,15 +46,42 @@ def test_java_idempotent_producer_and_consumer_see_every_record_once(fake_kafka,
 
 
 @pytest.mark.fake_kafka(brokers=3, topics={"events": 6})
-def test_java_reads_the_way_spark_does_across_three_brokers(fake_kafka):
+def test_java_reads_the_way_spark_does_micro_batch_after_micro_batch(fake_kafka):
+    """Spark's Kafka source: per micro-batch the driver lists earliest and latest offsets,
+    the executors assign + seek + poll each partition's [start, end) without a group; records
+    produced between micro-batches land in the next one, each record exactly once."""
     produce(fake_kafka, "events", 120)
-    lines = run_harness("spark-read", "--bootstrap", fake_kafka.bootstrap_servers,
-                        "--topic", "events")
-    ranges = {line["partition"]: (line["earliest"], line["latest"])
-              for line in lines if "earliest" in line}
-    assert ranges == {p: fake_kafka.offsets("events", p) for p in range(6)}
-    assert lines[-1] == {"done": 120}
-    assert len({(r["partition"], r["offset"]) for r in records_of(lines)}) == 120
+    with start_harness("spark-read", "--bootstrap", fake_kafka.bootstrap_servers,
+                       "--topic", "events", "--batches", "3") as reader:
+        reader.wait_for({"batch": 0, "records": 120})
+        produce(fake_kafka, "events", 60)
+        reader.proc.stdin.write(b"next\n")
+        reader.proc.stdin.flush()
+        reader.wait_for({"batch": 1, "records": 60})
+        reader.proc.stdin.write(b"next\n")
+        reader.proc.stdin.flush()
+        lines = reader.wait(timeout=30)
+    assert reader.returncode == 0 and lines[-1] == {"done": 180}
+
+    ranges = [line for line in lines if "start" in line]
+    assert len(ranges) == 3 * 6
+    final = {p: fake_kafka.offsets("events", p) for p in range(6)}
+    for line in ranges:
+        assert line["earliest"] == 0 and line["end"] == line["latest"]
+        assert line["start"] == (0 if line["batch"] == 0 else previous_end(ranges, line))
+    assert {line["partition"]: line["end"] for line in ranges if line["batch"] == 2} == {
+        p: high for p, (_, high) in final.items()}
+    assert [line["records"] for line in lines if "records" in line] == [120, 60, 0]
+
+    read = [(r["partition"], r["offset"]) for r in records_of(lines)]
+    stored = [(p, r.offset) for p in range(6) for r in fake_kafka.records("events", p)]
+    assert sorted(read) == stored
+
+
+def previous_end(ranges: list[dict], line: dict) -> int:
+    (before,) = [x["end"] for x in ranges
+                 if x["batch"] == line["batch"] - 1 and x["partition"] == line["partition"]]
+    return before
 
 
 @pytest.mark.fake_kafka(brokers=3)

@@ -19,11 +19,17 @@
 //       poll until every position >= its end offset.
 //       -> a record line per record below the end offsets, then {"done":count}
 //          ({"done":count,"pastEnd":k} when k records at/after the end offsets were polled)
-//   spark-read           --bootstrap B --topic T
-//       as Spark's Kafka source: Admin listOffsets(earliest) and (latest) for all partitions,
-//       then per partition: consumer assign([tp]) + seek(earliest) + poll until latest.
-//       -> {"partition","earliest","latest"} per partition, record lines in [earliest, latest),
-//          then {"done":count} (with "pastEnd" as for consume)
+//   spark-read           --bootstrap B --topic T [--batches N]
+//       as Spark's Kafka source, N micro-batches (default 1). Each micro-batch: the driver's Admin
+//       listOffsets(earliest) and (latest) for all partitions; the batch's range per partition is
+//       [start, latest) where start is the previous batch's end (the first batch: earliest);
+//       then the executors' consumer (no group.id, no commits, auto.offset.reset=none, kept
+//       across batches as Spark pools it): per partition assign([tp]) + seek(start) + poll
+//       until the end offset. Between micro-batches it waits for a line "next" on stdin (the
+//       test produces more records meanwhile); end of file ends it early.
+//       -> per batch: {"batch","partition","earliest","latest","start","end"} per partition,
+//          record lines in [start, end), {"batch","records":n}; then {"done":count} (with
+//          "pastEnd" as for consume)
 //   admin-create-topic   --bootstrap B --topic T --partitions P --replication R [--config k=v ...]
 //       (P or R = -1: broker default) -> {"created","topicId","partitions","replication"}
 //   admin-describe-topic --bootstrap B --topic T
@@ -248,44 +254,67 @@ public final class Harness {
     }
 
     static void sparkRead(Args a) throws Exception {
-        a.allow("bootstrap", "topic", "timeout-ms");
+        a.allow("bootstrap", "topic", "batches", "timeout-ms");
         String topic = a.req("topic");
+        int batches = Integer.parseInt(a.get("batches", "1"));
         Deadline deadline = a.deadline();
         IsolationLevel isolation = IsolationLevel.valueOf(
                 a.props.getProperty(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted").toUpperCase());
-        Map<TopicPartition, Long> earliest = new LinkedHashMap<>();
-        Map<TopicPartition, Long> latest = new LinkedHashMap<>();
-        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
-            Admin admin = c.client;
-            List<TopicPartition> tps = partitionsOf(admin, topic, deadline);
-            ListOffsetsOptions opts = new ListOffsetsOptions(isolation);
-            Map<TopicPartition, OffsetSpec> earliestSpec = new LinkedHashMap<>();
-            Map<TopicPartition, OffsetSpec> latestSpec = new LinkedHashMap<>();
-            for (TopicPartition tp : tps) {
-                earliestSpec.put(tp, OffsetSpec.earliest());
-                latestSpec.put(tp, OffsetSpec.latest());
-            }
-            Map<TopicPartition, ListOffsetsResultInfo> e =
-                    get(admin.listOffsets(earliestSpec, opts).all(), deadline);
-            Map<TopicPartition, ListOffsetsResultInfo> l =
-                    get(admin.listOffsets(latestSpec, opts).all(), deadline);
-            for (TopicPartition tp : tps) {
-                earliest.put(tp, e.get(tp).offset());
-                latest.put(tp, l.get(tp).offset());
-                emit(obj("partition", tp.partition(), "earliest", e.get(tp).offset(), "latest", l.get(tp).offset()));
-            }
-        }
-        // Spark's executors: one partition per consumer, assign + seek, no commits, no offset reset.
+        ListOffsetsOptions opts = new ListOffsetsOptions(isolation);
+        // Spark's executors: one partition at a time, assign + seek, no group, no commits, no reset.
         Map<String, String> sparkProps = Map.of(
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Map<TopicPartition, Long> next = new LinkedHashMap<>(); // the previous batch's end offsets
         int n = 0;
-        try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, sparkProps), CLOSE_TIMEOUT)) {
-            KafkaConsumer<byte[], byte[]> consumer = c.client;
-            for (TopicPartition tp : earliest.keySet()) {
-                consumer.assign(List.of(tp));
-                consumer.seek(tp, earliest.get(tp));
-                n += pollUntil(consumer, Map.of(tp, latest.get(tp)), deadline);
+        try (Closer<Admin> ca = new Closer<>(newAdmin(a), CLOSE_TIMEOUT);
+             Closer<KafkaConsumer<byte[], byte[]>> cc = new Closer<>(newConsumer(a, sparkProps), CLOSE_TIMEOUT)) {
+            Admin admin = ca.client;
+            KafkaConsumer<byte[], byte[]> consumer = cc.client;
+            for (int batch = 0; batch < batches; batch++) {
+                if (batch > 0) {
+                    String line = stdin.readLine();
+                    if (line == null) {
+                        break;
+                    }
+                }
+                // The driver: the partitions and their earliest and latest offsets, per micro-batch.
+                List<TopicPartition> tps = partitionsOf(admin, topic, deadline);
+                Map<TopicPartition, OffsetSpec> earliestSpec = new LinkedHashMap<>();
+                Map<TopicPartition, OffsetSpec> latestSpec = new LinkedHashMap<>();
+                for (TopicPartition tp : tps) {
+                    earliestSpec.put(tp, OffsetSpec.earliest());
+                    latestSpec.put(tp, OffsetSpec.latest());
+                }
+                Map<TopicPartition, ListOffsetsResultInfo> e =
+                        get(admin.listOffsets(earliestSpec, opts).all(), deadline);
+                Map<TopicPartition, ListOffsetsResultInfo> l =
+                        get(admin.listOffsets(latestSpec, opts).all(), deadline);
+                Map<TopicPartition, long[]> ranges = new LinkedHashMap<>();
+                for (TopicPartition tp : tps) {
+                    long earliest = e.get(tp).offset();
+                    long latest = l.get(tp).offset();
+                    long start = next.getOrDefault(tp, earliest);
+                    ranges.put(tp, new long[] {start, latest});
+                    next.put(tp, latest);
+                    emit(obj("batch", batch, "partition", tp.partition(), "earliest", earliest,
+                            "latest", latest, "start", start, "end", latest));
+                }
+                // The executors: each partition's range read alone with the pooled consumer.
+                int inBatch = 0;
+                for (Map.Entry<TopicPartition, long[]> r : ranges.entrySet()) {
+                    long start = r.getValue()[0];
+                    long end = r.getValue()[1];
+                    if (start >= end) {
+                        continue;
+                    }
+                    consumer.assign(List.of(r.getKey()));
+                    consumer.seek(r.getKey(), start);
+                    inBatch += pollUntil(consumer, Map.of(r.getKey(), end), deadline);
+                }
+                n += inBatch;
+                emit(obj("batch", batch, "records", inBatch));
             }
         }
         emitDone(n);
