@@ -34,7 +34,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     members = [{
         "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
         "member_epoch": m.epoch, "client_id": m.client_id, "client_host": m.client_host,
-        "subscribed_topic_names": m.subscribed,
+        "subscribed_topic_names": m.subscribed, "subscribed_topic_regex": m.regex,
         "assignment": {"topic_partitions": partitions(ctx, m.assigned)},
         "target_assignment": {"topic_partitions": partitions(
             ctx, group.target.get(m.member_id, {}))},

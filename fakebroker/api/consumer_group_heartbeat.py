@@ -2,14 +2,19 @@
 
 Versions: 0 (3.9), 1 (4.x: the client chooses its member id; regex subscriptions). Flexible.
 
-Behavior:
-* Epoch 0 joins (v0: the coordinator makes the member id), -1 leaves, -2 leaves temporarily;
-  otherwise the member's current (or previous) epoch, else FENCED_MEMBER_EPOCH;
-  UNKNOWN_MEMBER_ID for an unknown member; NOT_COORDINATOR on another broker.
-* The answer carries the member's epoch, the heartbeat interval and, when it changed, the
-  member's assignment by topic id; partitions move only after their old owner revoked them.
-* Server assignors: ``uniform`` (default) and ``range``; others UNSUPPORTED_ASSIGNOR.
-* A subscription regex (v1) is not supported yet: INVALID_REQUEST naming it.
+Behavior (fakebroker/state/consumer_groups.py has the details):
+* Epoch 0 joins (v0: the coordinator makes the member id), -1 leaves, -2 leaves temporarily
+  (a static member keeps its assignment until its session times out or its instance id
+  rejoins); otherwise the member's current epoch, else FENCED_MEMBER_EPOCH;
+  UNKNOWN_MEMBER_ID for an unknown member, GROUP_ID_NOT_FOUND for an unknown group,
+  UNRELEASED_INSTANCE_ID / FENCED_INSTANCE_ID for static members, INVALID_REQUEST for the
+  request shapes Kafka refuses; NOT_COORDINATOR on another broker.
+* Subscriptions by topic names and (v1) by a regex matched against whole topic names,
+  re-resolved as topics come and go; INVALID_REGULAR_EXPRESSION for one that does not compile.
+* The answer carries the member's epoch, the heartbeat interval and, when it changed (or the
+  request was a full one, e.g. a join), the member's assignment by topic id; partitions move
+  only after their old owner revoked them.
+* Server assignors: ``uniform`` (default, sticky) and ``range``; others UNSUPPORTED_ASSIGNOR.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import trio
 
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.consumer_groups import Assignment, ConsumerGroupError
+from fakebroker.state.consumer_groups import Assignment, ConsumerGroupError, Heartbeat
 
 API_KEY = 68
 
@@ -32,34 +37,40 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer
-    if request.subscribed_topic_regex:
-        answer.update(error_code=error_code("INVALID_REQUEST"),
-                      error_message="SubscribedTopicRegex is not supported by fakebroker yet")
-        return answer
     owned = None
     if request.topic_partitions is not None:
-        owned = by_name(ctx, {t.topic_id: t.partitions for t in request.topic_partitions})
+        owned = by_name(ctx, request.topic_partitions)
+    names = request.subscribed_topic_names
+    heartbeat = Heartbeat(
+        group_id=request.group_id, member_id=request.member_id,
+        member_epoch=request.member_epoch, instance_id=request.instance_id,
+        rack_id=request.rack_id, rebalance_timeout_ms=request.rebalance_timeout_ms,
+        subscribed_topic_names=None if names is None else list(names),
+        subscribed_topic_regex=request.subscribed_topic_regex,
+        server_assignor=request.server_assignor, owned=owned,
+        client_id=ctx.header.client_id or "", client_host=ctx.client_host, version=ctx.version)
     coordinator = ctx.cluster.consumer_groups
     try:
-        member, assignment = coordinator.heartbeat(
-            request.group_id, request.member_id, request.member_epoch, request.instance_id,
-            request.rack_id, ctx.header.client_id or "", ctx.client_host,
-            None if request.subscribed_topic_names is None
-            else list(request.subscribed_topic_names),
-            request.server_assignor, owned, trio.current_time())
+        member, assignment = coordinator.heartbeat(heartbeat, trio.current_time())
     except ConsumerGroupError as exc:
         answer.update(error_code=error_code(exc.error), error_message=str(exc))
         return answer
-    answer.update(error_code=0, member_id=member.member_id, member_epoch=member.epoch,
-                  heartbeat_interval_ms=coordinator.heartbeat_interval_ms)
+    answer.update(error_code=0, member_id=member.member_id, member_epoch=member.epoch)
+    if member.epoch >= 0:  # not for a leave
+        answer["heartbeat_interval_ms"] = coordinator.heartbeat_interval_ms
     if assignment is not None:
         answer["assignment"] = {"topic_partitions": by_id(ctx, assignment)}
     return answer
 
 
-def by_name(ctx: RequestContext, partitions: dict[Any, list[int]]) -> Assignment:
+def by_name(ctx: RequestContext, topics: Any) -> Assignment:
+    """Owned partitions by topic name; entries of one topic add up, unknown topic ids drop."""
     names = {t.id: name for name, t in ctx.cluster.topics.items()}
-    return {names[tid]: set(ps) for tid, ps in partitions.items() if tid in names}
+    owned: Assignment = {}
+    for t in topics:
+        if t.topic_id in names:
+            owned.setdefault(names[t.topic_id], set()).update(t.partitions)
+    return owned
 
 
 def by_id(ctx: RequestContext, assignment: Assignment) -> list[dict[str, Any]]:

@@ -2,28 +2,70 @@
 
 Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol:
 
+* A member subscribes with topic names, a regular expression (ConsumerGroupHeartbeat v1,
+  matched against whole topic names, as RE2J's ``matches()``), or both; it is assigned
+  partitions of the existing topics that either names. An invalid regex is refused with
+  INVALID_REGULAR_EXPRESSION and changes nothing.
 * Every membership or subscription change bumps the group epoch and recomputes the target
-  assignment with the group's assignor (``uniform``, the default, or ``range``).
+  assignment with the group's assignor (``uniform``, the default, or ``range``). So does a
+  change of the subscribed topics themselves, seen at the next heartbeat of any member: a
+  topic created that a regex (or a name) matches, a topic deleted, partitions added.
+* ``uniform`` is sticky: a member keeps the partitions it has while they stay within its fair
+  share, and the shares differ by at most one partition when every member subscribes to the
+  same topics.
 * A member reaches the new epoch only after it has stopped owning the partitions it must give
   up: it is first sent its assignment without them (keeping its epoch), and a partition is
   given to its new owner only once no other member owns it or is revoking it.
-* A heartbeat must carry the member's current epoch (or the previous one, when a response was
-  lost); otherwise FENCED_MEMBER_EPOCH. An unknown member id gets UNKNOWN_MEMBER_ID.
-  Epoch 0 joins, -1 leaves, -2 leaves temporarily (a static member keeps nothing here either).
-* A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed.
+* A heartbeat must carry the member's current epoch, or its previous one together with owned
+  partitions it is still assigned (a lost response); otherwise FENCED_MEMBER_EPOCH. An
+  unknown member id gets UNKNOWN_MEMBER_ID, a heartbeat to a group that does not exist
+  GROUP_ID_NOT_FOUND. Epoch 0 joins, -1 leaves.
+* Static members (``instance_id``): epoch -2 leaves temporarily. The member stays in the group
+  with epoch -2 and keeps its assignment; a member joining with the same instance id takes
+  its place (the new member id, the same partitions, no new group epoch), and the others are
+  not disturbed. A join with an instance id still held by a member that has not left gets
+  UNRELEASED_INSTANCE_ID; a heartbeat with the instance id but another member id,
+  FENCED_INSTANCE_ID.
+* A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed,
+  a temporarily departed static member too.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import trio
 
 Assignment = dict[str, set[int]]  # topic name -> partitions
 
 JOIN, LEAVE, TEMPORARY_LEAVE = 0, -1, -2
+ASSIGNORS = ("uniform", "range")
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """One ConsumerGroupHeartbeat request, its topic ids already resolved to names.
+
+    ``None`` fields did not change since the member's previous heartbeat (Kafka's encoding);
+    ``owned`` lists the partitions the member owns (topics unknown to the cluster dropped).
+    """
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: list[str] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    owned: Assignment | None = None
+    client_id: str = ""
+    client_host: str = ""
+    version: int = 1
 
 
 @dataclass
@@ -33,13 +75,22 @@ class ConsumerMember:
     rack_id: str | None
     client_id: str
     client_host: str
-    subscribed: list[str]
+    subscribed: list[str] = field(default_factory=list)
+    regex: str | None = None
     epoch: int = 0
     previous_epoch: int = -1
     assigned: Assignment = field(default_factory=dict)
     revoking: Assignment = field(default_factory=dict)
     sent: Assignment | None = None  # what the member was last told it owns
     deadline: float = 0.0
+
+    def topics(self, partitions_of: dict[str, int]) -> set[str]:
+        """The existing topics this member subscribes to, by name or by its regex."""
+        topics = {t for t in self.subscribed if t in partitions_of}
+        if self.regex:
+            pattern = re.compile(self.regex)
+            topics.update(t for t in partitions_of if pattern.fullmatch(t))
+        return topics
 
 
 @dataclass
@@ -50,6 +101,8 @@ class ConsumerGroup:
     assignment_epoch: int = 0
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
+    # topic -> partition count of every topic some member subscribes to, as last assigned
+    subscription: dict[str, int] = field(default_factory=dict)
 
     @property
     def state(self) -> str:
@@ -64,6 +117,9 @@ class ConsumerGroup:
             return "Reconciling"
         return "Stable"
 
+    def static_member(self, instance_id: str) -> ConsumerMember | None:
+        return next((m for m in self.members.values() if m.instance_id == instance_id), None)
+
 
 class ConsumerGroupError(Exception):
     def __init__(self, error: str, message: str = ""):
@@ -71,30 +127,97 @@ class ConsumerGroupError(Exception):
         self.error = error
 
 
-def compute_target(group: ConsumerGroup, partitions_of: dict[str, int]) -> dict[str, Assignment]:
-    """The assignor's target: each subscribed partition to exactly one subscribed member."""
-    target: dict[str, Assignment] = {m: {} for m in group.members}
-    topics = sorted({t for m in group.members.values() for t in m.subscribed
-                     if t in partitions_of})
-    if group.assignor == "range":
+def check_regex(regex: str) -> None:
+    """INVALID_REGULAR_EXPRESSION, with Kafka's message, for a regex that does not compile."""
+    try:
+        re.compile(regex)
+    except re.error as exc:
+        raise ConsumerGroupError(
+            "INVALID_REGULAR_EXPRESSION",
+            f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.") from None
+
+
+def validate(hb: Heartbeat) -> None:
+    """Kafka's request checks (throwIfConsumerGroupHeartbeatRequestIsInvalid)."""
+    if not hb.group_id:
+        raise ConsumerGroupError("INVALID_GROUP_ID")
+
+    def blank(value: str | None) -> bool:
+        return value is not None and not value.strip()
+
+    if (hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE) \
+            and not hb.member_id.strip():
+        raise ConsumerGroupError("INVALID_REQUEST", "MemberId can't be empty.")
+    if blank(hb.instance_id):
+        raise ConsumerGroupError("INVALID_REQUEST", "InstanceId can't be empty.")
+    if blank(hb.rack_id):
+        raise ConsumerGroupError("INVALID_REQUEST", "RackId can't be empty.")
+    if hb.member_epoch == JOIN:
+        if hb.rebalance_timeout_ms == -1:
+            raise ConsumerGroupError("INVALID_REQUEST",
+                                     "RebalanceTimeoutMs must be provided in first request.")
+        if hb.owned is None or any(hb.owned.values()):
+            raise ConsumerGroupError("INVALID_REQUEST",
+                                     "TopicPartitions must be empty when (re-)joining.")
+        if hb.subscribed_topic_names is None and hb.subscribed_topic_regex is None:
+            raise ConsumerGroupError(
+                "INVALID_REQUEST",
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+                "(re-)joining.")
+    elif hb.member_epoch == TEMPORARY_LEAVE and hb.instance_id is None:
+        raise ConsumerGroupError("INVALID_REQUEST", "InstanceId can't be null.")
+    elif hb.member_epoch < TEMPORARY_LEAVE:
+        raise ConsumerGroupError("INVALID_REQUEST", "MemberEpoch is invalid.")
+    if hb.server_assignor is not None and hb.server_assignor not in ASSIGNORS:
+        raise ConsumerGroupError(
+            "UNSUPPORTED_ASSIGNOR", f"ServerAssignor {hb.server_assignor} is not supported. "
+            f"Supported assignors: {', '.join(ASSIGNORS)}.")
+
+
+def compute_target(
+    assignor: str, members: dict[str, set[str]], partitions_of: dict[str, int],
+    previous: dict[str, Assignment],
+) -> dict[str, Assignment]:
+    """The assignor's target: each partition of a subscribed topic to exactly one of the
+    members subscribed to it (``members``: member id -> its subscribed existing topics)."""
+    target: dict[str, Assignment] = {m: {} for m in members}
+    topics = sorted(set().union(*members.values()) & partitions_of.keys()) if members else []
+    if assignor == "range":
         for topic in topics:
-            owners = sorted(m.member_id for m in group.members.values() if topic in m.subscribed)
+            owners = sorted(m for m, subscribed in members.items() if topic in subscribed)
             count = partitions_of[topic]
             for i, owner in enumerate(owners):
                 lo, hi = count * i // len(owners), count * (i + 1) // len(owners)
                 if hi > lo:
                     target[owner][topic] = set(range(lo, hi))
         return target
-    ordered = sorted(group.members)
-    turn = 0
-    for topic in topics:
-        for partition in range(partitions_of[topic]):
-            for _ in range(len(ordered)):
-                owner = ordered[turn % len(ordered)]
-                turn += 1
-                if topic in group.members[owner].subscribed:
-                    target[owner].setdefault(topic, set()).add(partition)
-                    break
+    partitions = [(t, p) for t in topics for p in range(partitions_of[t])]
+    subscribers = sorted(m for m, subscribed in members.items() if subscribed)
+    if not partitions:
+        return target
+    share, extra = divmod(len(partitions), len(subscribers))
+    free = set(partitions)
+    load = dict.fromkeys(subscribers, 0)
+    kept: dict[str, list[tuple[str, int]]] = {
+        m: sorted((t, p) for t, ps in previous.get(m, {}).items() for p in ps
+                  if (t, p) in free and t in members[m]) for m in subscribers}
+
+    def give(member: str, partition: tuple[str, int]) -> None:
+        target[member].setdefault(partition[0], set()).add(partition[1])
+        free.discard(partition)
+        load[member] += 1
+
+    for member in subscribers:  # keep up to the fair share
+        for partition in kept[member][:share]:
+            give(member, partition)
+    for member in subscribers:  # and one more while shares of share + 1 remain
+        if extra and len(kept[member]) > share:
+            give(member, kept[member][share])
+            extra -= 1
+    for partition in sorted(free):  # the rest to the least loaded subscriber
+        owner = min((m for m in subscribers if partition[0] in members[m]),
+                    key=lambda m: (load[m], m))
+        give(owner, partition)
     return target
 
 
@@ -110,6 +233,16 @@ def _union(a: Assignment, b: Assignment) -> Assignment:
     return out
 
 
+def _within(a: Assignment, partitions_of: dict[str, int]) -> Assignment:
+    """``a`` without the partitions of deleted topics."""
+    out = {t: {p for p in ps if p < partitions_of.get(t, 0)} for t, ps in a.items()}
+    return {t: ps for t, ps in out.items() if ps}
+
+
+def _subset(owned: Assignment | None, assigned: Assignment) -> bool:
+    return owned is not None and all(ps <= assigned.get(t, set()) for t, ps in owned.items())
+
+
 @dataclass
 class ConsumerGroupCoordinator:
     """Every KIP-848 consumer group of the cluster."""
@@ -121,71 +254,164 @@ class ConsumerGroupCoordinator:
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     _changed: trio.Event = field(default_factory=trio.Event)
 
-    def heartbeat(
-        self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None,
-        rack_id: str | None, client_id: str, client_host: str,
-        subscribed: list[str] | None, assignor: str | None, owned: Assignment | None,
-        now: float,
-    ) -> tuple[ConsumerMember, Assignment | None]:
-        """One ConsumerGroupHeartbeat: (the member, the assignment to send or None)."""
-        if not group_id:
-            raise ConsumerGroupError("INVALID_GROUP_ID")
-        group = self.groups.setdefault(group_id, ConsumerGroup(group_id))
-        if assignor and assignor not in ("uniform", "range"):
-            raise ConsumerGroupError("UNSUPPORTED_ASSIGNOR", f"assignor {assignor} unknown")
-        if member_epoch in (LEAVE, TEMPORARY_LEAVE):
-            member = group.members.get(member_id)
-            if member is None:
-                raise ConsumerGroupError("UNKNOWN_MEMBER_ID")
-            self._remove(group, member_id)
-            member.epoch = member_epoch
-            return member, None
-        if member_epoch == JOIN:
-            if subscribed is None:
-                raise ConsumerGroupError("INVALID_REQUEST",
-                                         "SubscribedTopicNames must be set when joining")
-            if assignor:
-                group.assignor = assignor
-            member_id = member_id or str(uuid.uuid4())
-            if member_id in group.members:
-                self._remove(group, member_id)
-            member = ConsumerMember(member_id, instance_id, rack_id, client_id, client_host,
-                                    list(subscribed))
-            group.members[member_id] = member
-            group.group_epoch += 1
-            self._changed.set()
-            self._changed = trio.Event()
+    def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
+        """One ConsumerGroupHeartbeat: (the member, the assignment to send or None).
+
+        Raises ``ConsumerGroupError`` (nothing changed) as Kafka answers."""
+        validate(hb)
+        if hb.member_epoch in (LEAVE, TEMPORARY_LEAVE):
+            return self._leave(hb), None
+        if hb.subscribed_topic_regex:
+            member = self.member(hb.group_id, hb.member_id)
+            if member is None or member.regex != hb.subscribed_topic_regex:
+                check_regex(hb.subscribed_topic_regex)
+        group = self.groups.get(hb.group_id)
+        if group is None:
+            if hb.member_epoch != JOIN:
+                raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+                                         f"Consumer group {hb.group_id} not found.")
+            group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
+        if hb.member_epoch == JOIN:
+            member, bump = self._join(group, hb)
         else:
-            member = group.members.get(member_id)
-            if member is None:
-                raise ConsumerGroupError("UNKNOWN_MEMBER_ID")
-            if member_epoch not in (member.epoch, member.previous_epoch):
-                raise ConsumerGroupError("FENCED_MEMBER_EPOCH",
-                                         f"expected epoch {member.epoch}, got {member_epoch}")
-            if subscribed is not None and sorted(subscribed) != sorted(member.subscribed):
-                member.subscribed = list(subscribed)
-                group.group_epoch += 1
+            member, bump = self._existing(group, hb), False
+            self._check_epoch(member, hb)
+        if hb.server_assignor:
+            group.assignor = hb.server_assignor
+        bump |= self._update(member, hb)
+        partitions_of = self.partitions_of()
+        self._prune(group, partitions_of)
+        if bump or self._subscription(group, partitions_of) != group.subscription:
+            self._bump(group, partitions_of)
         member.deadline = now + self.session_timeout_ms / 1000
-        self._refresh_target(group)
-        if owned is not None:
-            member.revoking = {t: ps & owned.get(t, set())
+        if hb.owned is not None:
+            member.revoking = {t: ps & hb.owned.get(t, set())
                                for t, ps in member.revoking.items()}
             member.revoking = {t: ps for t, ps in member.revoking.items() if ps}
-        return member, self._reconcile(group, member)
+        full = hb.member_epoch == JOIN or (hb.rebalance_timeout_ms != -1 and hb.owned is not None
+                                           and hb.subscribed_topic_names is not None)
+        return member, self._reconcile(group, member, full)
 
-    def _refresh_target(self, group: ConsumerGroup) -> None:
-        if group.assignment_epoch != group.group_epoch:
-            group.target = compute_target(group, self.partitions_of())
-            group.assignment_epoch = group.group_epoch
+    def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
+        """The member joining with epoch 0 (new, rejoining, or replacing a static member),
+        and whether that alone changes the group epoch."""
+        member_id = hb.member_id or str(uuid.uuid4())
+        previous = group.static_member(hb.instance_id) if hb.instance_id is not None else None
+        if previous is not None:
+            if previous.epoch != TEMPORARY_LEAVE:
+                raise ConsumerGroupError(
+                    "UNRELEASED_INSTANCE_ID",
+                    f"Static member {member_id} with instance id {hb.instance_id} cannot join "
+                    f"the group because the instance id is owned by {previous.member_id} member.")
+            member = replace(previous, member_id=member_id, epoch=0, previous_epoch=0,
+                             revoking={}, sent=None)
+            del group.members[previous.member_id]
+            group.members[member_id] = member
+            group.target[member_id] = group.target.pop(previous.member_id, {})
+            return member, False
+        member = group.members.get(member_id)
+        if member is not None:
+            self._check_epoch(member, hb)
+            return member, False
+        member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
+                                hb.client_host)
+        group.members[member_id] = member
+        self._changed.set()  # a new session deadline for run_timers
+        self._changed = trio.Event()
+        return member, group.group_epoch == 0
 
-    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember) -> Assignment | None:
+    def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
+        """The member a heartbeat comes from: by instance id for a static member (then it
+        must be the member holding it), else by member id."""
+        if hb.instance_id is None:
+            member = group.members.get(hb.member_id)
+            if member is None:
+                raise ConsumerGroupError("UNKNOWN_MEMBER_ID",
+                                         f"Member {hb.member_id} is not a member of the group.")
+            return member
+        member = group.static_member(hb.instance_id)
+        if member is None:
+            raise ConsumerGroupError("UNKNOWN_MEMBER_ID",
+                                     f"Instance id {hb.instance_id} is unknown.")
+        if member.member_id != hb.member_id:
+            raise ConsumerGroupError(
+                "FENCED_INSTANCE_ID",
+                f"Static member {hb.member_id} with instance id {hb.instance_id} was "
+                f"fenced by member {member.member_id}.")
+        return member
+
+    @staticmethod
+    def _check_epoch(member: ConsumerMember, hb: Heartbeat) -> None:
+        if hb.member_epoch > member.epoch or (
+                hb.member_epoch < member.epoch and not (
+                    hb.member_epoch == member.previous_epoch
+                    and _subset(hb.owned, member.assigned))):
+            raise ConsumerGroupError(
+                "FENCED_MEMBER_EPOCH",
+                f"The consumer group member has a different member epoch ({hb.member_epoch}) "
+                f"than the one known by the group coordinator ({member.epoch}). The member "
+                "must abandon all its partitions and rejoin.")
+
+    @staticmethod
+    def _update(member: ConsumerMember, hb: Heartbeat) -> bool:
+        """Apply the heartbeat's member fields; True when the subscription changed."""
+        member.instance_id = hb.instance_id if hb.instance_id is not None \
+            else member.instance_id
+        member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
+        member.client_id, member.client_host = hb.client_id, hb.client_host
+        changed = False
+        names = hb.subscribed_topic_names
+        if names is not None and sorted(names) != sorted(member.subscribed):
+            member.subscribed, changed = list(names), True
+        regex = hb.subscribed_topic_regex
+        if regex is not None and regex != (member.regex or ""):
+            member.regex, changed = regex or None, True
+        return changed
+
+    def _leave(self, hb: Heartbeat) -> ConsumerMember:
+        """Epoch -1 (leave) or -2 (a static member's temporary leave)."""
+        group = self.groups.get(hb.group_id)
+        if group is None:
+            raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+                                     f"Consumer group {hb.group_id} not found.")
+        member = self._existing(group, hb)
+        if hb.member_epoch == TEMPORARY_LEAVE:
+            member.epoch, member.revoking = TEMPORARY_LEAVE, {}
+            return member
+        self._remove(group, member.member_id)
+        member.epoch = LEAVE
+        return member
+
+    def _subscription(self, group: ConsumerGroup, partitions_of: dict[str, int]
+                      ) -> dict[str, int]:
+        topics = set().union(*(m.topics(partitions_of) for m in group.members.values()))
+        return {t: partitions_of[t] for t in sorted(topics)}
+
+    def _prune(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
+        """Forget owned and revoking partitions of topics deleted (or shrunk) since."""
+        for m in group.members.values():
+            m.assigned = _within(m.assigned, partitions_of)
+            m.revoking = _within(m.revoking, partitions_of)
+
+    def _bump(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
+        """A new group epoch and its target assignment."""
+        group.group_epoch += 1
+        group.subscription = self._subscription(group, partitions_of)
+        group.target = compute_target(
+            group.assignor, {m.member_id: m.topics(partitions_of)
+                             for m in group.members.values()},
+            partitions_of, group.target)
+        group.assignment_epoch = group.group_epoch
+
+    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, full: bool
+                   ) -> Assignment | None:
         target = group.target.get(member.member_id, {})
         to_revoke = _minus(member.assigned, target)
         if to_revoke:
             member.assigned = _minus(member.assigned, to_revoke)
             member.revoking = _union(member.revoking, to_revoke)
         if not member.revoking:
-            taken = {}
+            taken: Assignment = {}
             for other in group.members.values():
                 if other is not member:
                     taken = _union(taken, _union(other.assigned, other.revoking))
@@ -193,15 +419,14 @@ class ConsumerGroupCoordinator:
                                      _minus(_minus(target, member.assigned), taken))
             if member.epoch != group.assignment_epoch:
                 member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
-        if member.sent != member.assigned:
+        if full or member.sent != member.assigned:
             member.sent = {t: set(ps) for t, ps in member.assigned.items()}
             return member.sent
         return None
 
     def _remove(self, group: ConsumerGroup, member_id: str) -> None:
         del group.members[member_id]
-        group.group_epoch += 1
-        self._refresh_target(group)
+        self._bump(group, self.partitions_of())
 
     def member(self, group_id: str, member_id: str) -> ConsumerMember | None:
         group = self.groups.get(group_id)
