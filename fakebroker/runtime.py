@@ -7,6 +7,8 @@ Guarantees:
   ports ``port, port+1, ...``.
 * All cluster state lives on the trio thread that runs ``open_cluster``.
 * Leaving the block closes every listener and connection.
+* Natural failures (``move_leader``, ``broker_down`` ...) change the cluster as Kafka's
+  controller would, then wake every parked fetch so it answers from the new state.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 import trio
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
+from fakebroker.faults.rules import FaultRegistry, FaultRule
+from fakebroker.journal import DEFAULT_CAPACITY, Journal, JournalEntry
 from fakebroker.protocol.records import Record, decode_records
-from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, AppendSignal, BrokerServer
+from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, BrokerServer, Services
+from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.inspect import GroupView, consumer_group_view, group_view
 
@@ -46,9 +51,31 @@ class BrokerAddress:
 class FakeCluster:
     """A running fake cluster, used from its trio thread."""
 
-    def __init__(self, state: Cluster, servers: list[BrokerServer]):
+    def __init__(self, state: Cluster, servers: list[BrokerServer], services: Services,
+                 nursery: trio.Nursery):
         self.state = state
         self.servers = servers
+        self.services = services
+        self._nursery = nursery
+
+    @property
+    def faults(self) -> FaultRegistry:
+        """The fault rules: ``faults.add(api="Fetch", error="NOT_LEADER_OR_FOLLOWER")`` returns
+        a rule with ``.hits``, ``await .wait(n, timeout)`` and ``.remove()``."""
+        return self.services.faults
+
+    def add_fault(self, **fields: Any) -> FaultRule:
+        """Shorthand for ``faults.add(**fields)``."""
+        return self.services.faults.add(**fields)
+
+    def journal(self, **filters: Any) -> list[JournalEntry]:
+        """Journal entries, oldest first (filters: api, broker, client_id, error, faulted,
+        since, limit; see ``Journal.query``)."""
+        return self.services.journal.query(**filters)
+
+    def coverage(self) -> dict[str, Any]:
+        """Which API versions, error codes and faults the requests since start exercised."""
+        return self.services.journal.coverage()
 
     @property
     def brokers(self) -> list[BrokerAddress]:
@@ -89,6 +116,73 @@ class FakeCluster:
         found = group.offsets.get((topic, partition)) if group is not None else None
         return found.offset if found is not None else None
 
+    # -- natural failures -----------------------------------------------------------------
+
+    def move_leader(self, topic: str, partition: int, broker: int | None = None) -> int:
+        """Move a partition's leader (default: the next live broker); the leader epoch bumps
+        and the old leader answers NOT_LEADER_OR_FOLLOWER. Returns the new leader."""
+        leader = failures.move_leader(self.state, topic, partition, broker)
+        self._wake()
+        return leader
+
+    def move_coordinator(self, group: str, broker: int | None = None) -> int:
+        """Move a group's (or transactional id's) coordinator; returns the new one."""
+        coordinator = failures.move_coordinator(self.state, group, broker)
+        self._wake()
+        return coordinator
+
+    def broker_down(self, broker: int) -> None:
+        """Take a broker down: its listener closes, its connections drop, leadership moves
+        to live in-sync replicas (partitions with none go offline), Metadata omits it."""
+        failures.broker_down(self.state, broker)
+        self.servers[broker - 1].stop()
+        self._wake()
+
+    async def broker_up(self, broker: int) -> None:
+        """Bring a broker back on its old port; it leads its offline partitions again."""
+        server = self.servers[broker - 1]
+        state = self.state.brokers.get(broker)
+        if state is None or state.up:
+            failures.broker_up(self.state, broker)  # raises the right ClusterError
+        listener = await listen(server.broker.host, server.broker.port)
+        failures.broker_up(self.state, broker)
+        self._nursery.start_soon(server.serve, listener)
+        self._wake()
+
+    def delete_records(self, topic: str, partition: int, before: int = -1) -> int:
+        """Advance a partition's log start to ``before`` (-1: its end); returns it."""
+        start = failures.delete_records(self.state, topic, partition, before)
+        self._wake()
+        return start
+
+    def truncate(self, topic: str, partition: int, offset: int) -> int:
+        """Unclean leader election: drop records at or after ``offset``; returns the end."""
+        end = failures.truncate(self.state, topic, partition, offset)
+        self._wake()
+        return end
+
+    def rebalance(self, group: str) -> None:
+        """Start a rebalance of a classic group now; members learn it from their next
+        heartbeat (REBALANCE_IN_PROGRESS)."""
+        if group in self.state.consumer_groups.groups:
+            raise ClusterError("INVALID_REQUEST",
+                               f"{group} uses the consumer protocol (KIP-848): its "
+                               "coordinator reconciles, it has no rebalance to force")
+        if self.state.groups.group(group) is None:
+            raise ClusterError("GROUP_ID_NOT_FOUND", f"no group {group}")
+        self.state.groups.force_rebalance(group)
+
+    def set_latency(self, broker: int, ms: int) -> None:
+        """Every request to ``broker`` waits ``ms`` milliseconds before it is handled."""
+        if broker not in self.state.brokers:
+            raise ClusterError("BROKER_NOT_AVAILABLE", f"no broker {broker}")
+        if ms < 0:
+            raise ClusterError("INVALID_REQUEST", "latency must be >= 0 ms")
+        self.state.brokers[broker].latency_ms = ms
+
+    def _wake(self) -> None:
+        self.services.signal.fire()
+
     def _partition(self, topic: str, partition: int):
         found = self.state.partition(topic, partition)
         if found is None:
@@ -124,16 +218,24 @@ async def open_cluster(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     group_initial_rebalance_delay_ms: int = 0,
     group_min_session_timeout_ms: int = 6000,
+    seed: int | None = None,
+    journal_capacity: int = DEFAULT_CAPACITY,
+    journal_sink: TextIO | None = None,
 ) -> AsyncIterator[FakeCluster]:
-    """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec)."""
+    """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec).
+
+    ``seed`` seeds the generator of probabilistic faults (reproducible chaos); the journal
+    keeps the last ``journal_capacity`` requests and writes each as a JSON line to
+    ``journal_sink`` when one is given."""
     if brokers < 1:
         raise ValueError("a cluster needs at least one broker")
     state = Cluster(cluster_id=cluster_id, auto_create_topics=auto_create_topics,
                     default_partitions=default_partitions)
     state.groups.initial_rebalance_delay_ms = group_initial_rebalance_delay_ms
     state.groups.min_session_timeout_ms = group_min_session_timeout_ms
-    signal = AppendSignal()
-    state.on_append(signal.fire)
+    services = Services(faults=FaultRegistry(seed),
+                        journal=Journal(journal_capacity, journal_sink))
+    state.on_append(services.signal.fire)
     listeners: list[trio.SocketListener] = []
     try:
         for index in range(brokers):
@@ -145,7 +247,7 @@ async def open_cluster(
         for listener in listeners:
             await listener.aclose()
         raise
-    servers = [BrokerServer(state, broker, signal, max_request_bytes)
+    servers = [BrokerServer(state, broker, services, max_request_bytes)
                for broker in state.brokers.values()]
     try:
         async with trio.open_nursery() as nursery:
@@ -154,7 +256,7 @@ async def open_cluster(
             nursery.start_soon(state.groups.run_timers)
             nursery.start_soon(state.consumer_groups.run_timers)
             try:
-                yield FakeCluster(state, servers)
+                yield FakeCluster(state, servers, services, nursery)
             finally:
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:

@@ -10,12 +10,20 @@ Guarantees:
   reason logged. An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0.
 * Requests that need no answer (Produce with acks=0) get none.
 * An idle broker parks every waiting fetch on one trio event; appends wake them.
+* Fault rules (``fakebroker.faults``) apply at one seam, between decoding a request and its
+  handler and between the handler and encoding its answer, so every API gets them; the
+  broker's latency delays every request before it is handled.
+* Every request read is recorded in the journal when it ends (``fakebroker.journal``).
+* ``stop()`` closes the listener and every connection (a broker going down); ``serve`` may
+  then be started again on the same port.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import struct
+import uuid
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,14 +32,27 @@ import trio
 
 from fakebroker.api import HANDLERS, served_versions
 from fakebroker.api.context import ConnectionClosed, RequestContext
+from fakebroker.faults.placement import (
+    TOP_LEVEL_EXTRAS,
+    filter_request,
+    inject_errors,
+    layout_errors,
+    request_groups,
+    request_targets,
+    request_transactional_ids,
+)
+from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView
+from fakebroker.journal import Journal, JournalEntry, answer_errors
 from fakebroker.protocol.codec import DecodeError
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import (
     API_VERSIONS_KEY,
+    RequestHeader,
     decode_request,
     encode_response,
     peek_header,
 )
+from fakebroker.protocol.specs import api_spec
 from fakebroker.state.cluster import Broker, Cluster
 
 log = logging.getLogger("fakebroker")
@@ -56,6 +77,15 @@ class AppendSignal:
             await self.event.wait()
 
 
+@dataclass
+class Services:
+    """What every broker of one cluster shares besides the cluster state."""
+
+    signal: AppendSignal = field(default_factory=AppendSignal)
+    faults: FaultRegistry = field(default_factory=FaultRegistry)
+    journal: Journal = field(default_factory=Journal)
+
+
 @dataclass(slots=True)
 class Reply:
     """The answer slot of one request on one connection, filled when handled."""
@@ -63,26 +93,40 @@ class Reply:
     done: trio.Event = field(default_factory=trio.Event)
     frame: bytes | None = None
     close: str | None = None
+    throttle_s: float = 0.0  # the connection's next answers wait this long (KIP-219)
 
 
 class BrokerServer:
     """Serves one broker of a cluster on one listening socket."""
 
     def __init__(
-        self, cluster: Cluster, broker: Broker, signal: AppendSignal,
+        self, cluster: Cluster, broker: Broker, services: Services,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ):
         self.cluster = cluster
         self.broker = broker
-        self.signal = signal
+        self.services = services
         self.max_request_bytes = max_request_bytes
         self.connections: set[trio.SocketStream] = set()
+        self._connection_ids = itertools.count(1)
+        self._scope: trio.CancelScope | None = None
 
     async def serve(self, listener: trio.SocketListener) -> None:
-        async with trio.open_nursery() as nursery:
-            while True:
-                stream = await listener.accept()
-                nursery.start_soon(self.connection, stream)
+        """Accept and serve connections until ``stop()``; then the listener is closed."""
+        with trio.CancelScope() as self._scope:
+            try:
+                async with trio.open_nursery() as nursery:
+                    while True:
+                        stream = await listener.accept()
+                        nursery.start_soon(self.connection, stream)
+            finally:
+                await trio.aclose_forcefully(listener)
+
+    def stop(self) -> None:
+        """Close the listener and drop every connection, without answering what is pending."""
+        if self._scope is not None:
+            self._scope.cancel()
+            self._scope = None
 
     async def connection(self, stream: trio.SocketStream) -> None:
         """Read frames, handle each in its own task, write answers in order.
@@ -106,12 +150,13 @@ class BrokerServer:
         nursery: trio.Nursery,
     ) -> None:
         peer_host = "/" + str(stream.socket.getpeername()[0])
+        connection_id = next(self._connection_ids)
         async with send:
             try:
                 async for frame in self._frames(stream):
                     reply = Reply()
                     await send.send(reply)
-                    nursery.start_soon(self._answer, frame, reply, peer_host)
+                    nursery.start_soon(self._answer, frame, reply, peer_host, connection_id)
             except ConnectionClosed as exc:
                 self._close(nursery.cancel_scope, str(exc))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -155,13 +200,16 @@ class BrokerServer:
                         return
                     if reply.frame is not None:
                         await stream.send_all(reply.frame)
+                    if reply.throttle_s:
+                        await trio.sleep(reply.throttle_s)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 pass
         scope.cancel()
 
-    async def _answer(self, frame: bytes, reply: Reply, peer_host: str) -> None:
+    async def _answer(self, frame: bytes, reply: Reply, peer_host: str,
+                      connection_id: int = 0) -> None:
         try:
-            reply.frame = await self.handle_frame(frame, peer_host)
+            reply.frame = await self.handle_frame(frame, peer_host, connection_id, reply)
         except ConnectionClosed as exc:
             reply.close = str(exc)
         except Exception as exc:  # a handler bug must not take the broker down
@@ -170,7 +218,8 @@ class BrokerServer:
         finally:
             reply.done.set()
 
-    async def handle_frame(self, frame: bytes, peer_host: str = "") -> bytes | None:
+    async def handle_frame(self, frame: bytes, peer_host: str = "", connection_id: int = 0,
+                           reply: Reply | None = None) -> bytes | None:
         """One request frame (without size prefix) in, one response frame (or None) out."""
         api_key, version, correlation_id = peek_header(frame)
         versions = served_versions(api_key)
@@ -186,14 +235,103 @@ class BrokerServer:
             raise ConnectionClosed(
                 f"malformed request (api {api_key} v{version}): {exc}"
             ) from exc
-        context = RequestContext(self.cluster, self.broker, header, self.signal.wait,
-                                 peer_host)
-        response: Any = HANDLERS[api_key](request, context)
-        if isinstance(response, Awaitable):
-            response = await response
-        if response is None:
-            return None
-        return encode_response(api_key, version, correlation_id, response)
+        journal = self.services.journal
+        entry = journal.start(self.broker.id, connection_id, header.client_id, peer_host,
+                              api_spec(api_key).name, api_key, version, correlation_id)
+        started = trio.current_time()
+        try:
+            response = await self._respond(header, request, peer_host, entry, reply)
+            if response is None:
+                entry.outcome = "no answer"
+                return None
+            entry.errors = answer_errors(response)
+            return encode_response(api_key, version, correlation_id, response)
+        except ConnectionClosed as exc:
+            entry.outcome = "dropped" if entry.outcome == "dropped" else f"closed: {exc}"
+            raise
+        except trio.Cancelled:
+            if entry.outcome != "hung":
+                entry.outcome = "cancelled: connection closed"
+            raise
+        finally:
+            entry.elapsed_ms = round((trio.current_time() - started) * 1000, 3)
+            journal.record(entry)
+
+    async def _respond(self, header: RequestHeader, request: Any, peer_host: str,
+                       entry: JournalEntry, reply: Reply | None) -> Any:
+        """The answer body after latency and faults; raises ``ConnectionClosed`` to drop."""
+        api_key, version = header.api_key, header.api_version
+        context = RequestContext(self.cluster, self.broker, header,
+                                 self.services.signal.wait, peer_host)
+        targets = request_targets(api_key, version, request, self._topic_name)
+        entry.targets = [_target_text(t) for t in targets]
+        plan: FaultPlan | None = None
+        if self.services.faults.rules:
+            plan = self.services.faults.plan(RequestView(
+                api_key, entry.api, version, self.broker.id, header.client_id, request,
+                targets, request_groups(api_key, request),
+                request_transactional_ids(api_key, request)))
+        delay_ms = self.broker.latency_ms + (plan.delay_ms if plan else 0)
+        if delay_ms:
+            await trio.sleep(delay_ms / 1000)
+        if plan is None:
+            return await _call(api_key, request, context)
+        entry.fault = plan.describe()
+        if plan.hang:
+            entry.outcome = "hung"
+            await trio.sleep_forever()
+        if plan.drop and not plan.apply_then:
+            entry.outcome = "dropped"
+            raise ConnectionClosed(f"fault {plan.describe()}: connection dropped")
+        response = await self._faulted_response(api_key, version, request, context, plan,
+                                                targets)
+        if plan.drop:
+            entry.outcome = "dropped"
+            raise ConnectionClosed(f"fault {plan.describe()}: applied, connection dropped")
+        if plan.throttle_ms and response is not None:
+            response["throttle_time_ms"] = plan.throttle_ms
+            if reply is not None:
+                reply.throttle_s = plan.throttle_ms / 1000
+        return response
+
+    async def _faulted_response(self, api_key: int, version: int, request: Any,
+                                context: RequestContext, plan: FaultPlan,
+                                targets: list[Any]) -> Any:
+        if not plan.errors:
+            return await _call(api_key, request, context)
+        layout = layout_errors(plan, api_key, version, targets)
+        if plan.apply_then:
+            response = await _call(api_key, request, context)
+        elif layout.top is not None:
+            response = dict(TOP_LEVEL_EXTRAS.get(api_key, {}))
+            if api_key == 11:  # JoinGroup: the member id comes back as sent
+                response["member_id"] = request.get("member_id", "")
+        else:
+            response = await _call(api_key, filter_request(
+                api_key, version, request, layout, self._topic_name), context)
+        if response is None:  # acks=0: Kafka closes the connection of a failed produce
+            raise ConnectionClosed(f"acks=0 produce failed: fault {plan.describe()}")
+        return inject_errors(api_key, version, request, dict(response), layout,
+                             self._topic_name)
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
+        topic = self.cluster.topic_by_id(topic_id)
+        return topic.name if topic is not None else None
+
+
+async def _call(api_key: int, request: Any, context: RequestContext) -> Any:
+    response: Any = HANDLERS[api_key](request, context)
+    if isinstance(response, Awaitable):
+        response = await response
+    return response
+
+
+def _target_text(target: Any) -> str:
+    if target.group is not None and target.topic is None:
+        return f"group:{target.group}"
+    if target.partition is None:
+        return str(target.topic)
+    return f"{target.topic}/{target.partition}"
 
 
 def unsupported_api_versions(correlation_id: int, versions: range) -> bytes:

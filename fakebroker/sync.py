@@ -7,16 +7,70 @@ runs its work on that thread (``trio.from_thread``) and returns the result.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import trio
 
+from fakebroker.faults.rules import FaultRule
+from fakebroker.journal import JournalEntry
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
 from fakebroker.state.inspect import GroupView
 
 T = TypeVar("T")
+
+
+class FaultHandle:
+    """A fault rule seen from another thread: ``hits``, ``wait(n, timeout)``, ``remove()``."""
+
+    def __init__(self, kafka: FakeKafka, rule: FaultRule):
+        self._kafka = kafka
+        self.rule = rule
+
+    @property
+    def id(self) -> int:
+        return self.rule.id
+
+    @property
+    def hits(self) -> int:
+        """How many requests the rule was applied to so far."""
+        return self.rule.hits
+
+    def wait(self, hits: int = 1, timeout: float = 10.0) -> int:
+        """Block until the rule was applied ``hits`` times in all (``TimeoutError`` after
+        ``timeout`` seconds); returns the hit count."""
+        return self._kafka.call_async(self.rule.wait, hits, timeout)
+
+    def remove(self) -> None:
+        """Stop applying the rule."""
+        self._kafka.call(self.rule.remove)
+
+    def describe(self) -> dict[str, Any]:
+        return self._kafka.call(self.rule.describe)
+
+    def __repr__(self) -> str:
+        return f"<FaultHandle {self.rule.id} hits={self.rule.hits}>"
+
+
+class Faults:
+    """``kafka.faults``: add, list and clear fault rules of a running FakeKafka."""
+
+    def __init__(self, kafka: FakeKafka):
+        self._kafka = kafka
+
+    def add(self, **fields: Any) -> FaultHandle:
+        """Add a rule (fields: see ``fakebroker.faults.rules``); ``FaultError`` if bad."""
+        rule = self._kafka.call(lambda: self._kafka.cluster.faults.add(**fields))
+        return FaultHandle(self._kafka, rule)
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every rule still registered, as data (with hits and whether it is active)."""
+        return self._kafka.call(lambda: [r.describe() for r in self._kafka.cluster.faults])
+
+    def clear(self) -> None:
+        """Remove every rule."""
+        self._kafka.call(self._kafka.cluster.faults.clear)
 
 
 class FakeKafka:
@@ -82,6 +136,12 @@ class FakeKafka:
             raise RuntimeError("the cluster is not running")
         return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
 
+    def call_async(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run ``await fn(*args)`` on the cluster's trio thread and return its result."""
+        if self._token is None:
+            raise RuntimeError("the cluster is not running")
+        return trio.from_thread.run(fn, *args, trio_token=self._token)
+
     @property
     def cluster(self) -> FakeCluster:
         if self._cluster is None:
@@ -125,3 +185,54 @@ class FakeKafka:
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset a group committed for a partition, or None."""
         return self.call(self.cluster.committed, group_id, topic, partition)
+
+    # -- faults and the journal -----------------------------------------------------------
+
+    @property
+    def faults(self) -> Faults:
+        """Fault rules: ``kafka.faults.add(api="Fetch", topic="orders", partition=0,
+        error="NOT_LEADER_OR_FOLLOWER", count=2)`` returns a ``FaultHandle``."""
+        return Faults(self)
+
+    def journal(self, **filters: Any) -> list[JournalEntry]:
+        """Requests seen, oldest first; filters: api, broker, client_id, error, faulted,
+        since, limit."""
+        return self.call(lambda: self.cluster.journal(**filters))
+
+    def coverage(self) -> dict[str, Any]:
+        """API versions, error codes and faults exercised since start."""
+        return self.call(self.cluster.coverage)
+
+    # -- natural failures -----------------------------------------------------------------
+
+    def move_leader(self, topic: str, partition: int, broker: int | None = None) -> int:
+        """Move a partition's leader (epoch bump); returns the new leader."""
+        return self.call(self.cluster.move_leader, topic, partition, broker)
+
+    def move_coordinator(self, group: str, broker: int | None = None) -> int:
+        """Move a group's coordinator; returns the new one."""
+        return self.call(self.cluster.move_coordinator, group, broker)
+
+    def broker_down(self, broker: int) -> None:
+        """Close a broker's listener and connections; leaders move or go offline."""
+        self.call(self.cluster.broker_down, broker)
+
+    def broker_up(self, broker: int) -> None:
+        """Bring a broker back on its port."""
+        self.call_async(self.cluster.broker_up, broker)
+
+    def delete_records(self, topic: str, partition: int, before: int = -1) -> int:
+        """Advance the log start to ``before`` (-1: the end); returns the new log start."""
+        return self.call(self.cluster.delete_records, topic, partition, before)
+
+    def truncate(self, topic: str, partition: int, offset: int) -> int:
+        """Drop records at or after ``offset`` (unclean election); returns the new end."""
+        return self.call(self.cluster.truncate, topic, partition, offset)
+
+    def rebalance(self, group: str) -> None:
+        """Force a classic group to rebalance."""
+        self.call(self.cluster.rebalance, group)
+
+    def set_latency(self, broker: int, ms: int) -> None:
+        """Delay every request to ``broker`` by ``ms`` milliseconds."""
+        self.call(self.cluster.set_latency, broker, ms)

@@ -45,6 +45,7 @@ class Broker:
     port: int
     rack: str | None = None
     up: bool = True
+    latency_ms: int = 0  # every request to this broker waits this long before it is handled
 
 
 @dataclass(slots=True)
@@ -125,9 +126,18 @@ class Cluster:
         return [b for b in self.brokers.values() if b.up]
 
     def coordinator_of(self, key: str) -> int:
-        """The broker coordinating a group (or transactional) id: deterministic, or moved."""
-        return self.coordinator_overrides.get(key) or GroupCoordinator.coordinator_for(
-            key, list(self.brokers))
+        """The broker coordinating a group (or transactional) id: deterministic, or moved;
+        when that broker is down, the next live broker in id order."""
+        moved = self.coordinator_overrides.get(key)
+        if moved is not None and self.brokers[moved].up:
+            return moved
+        ids = sorted(self.brokers)
+        start = ids.index(GroupCoordinator.coordinator_for(key, ids))
+        for step in range(len(ids)):
+            broker = ids[(start + step) % len(ids)]
+            if self.brokers[broker].up:
+                return broker
+        return ids[start]
 
     # -- topics ---------------------------------------------------------------------------
 

@@ -1,0 +1,421 @@
+"""Fault rules: what a rule matches and what it does to the requests it matches.
+
+A rule is added with ``kafka.faults.add(...)`` (Python), ``POST /faults`` (HTTP) or a
+``[[faults]]`` table of a scenario file; all three take the same fields (``FaultRule.from_dict``
+checks the ones that come as data and names the bad one).
+
+Matching (every given criterion must hold):
+  ``api`` (name or key), ``versions`` (``(low, high)`` inclusive), ``broker`` (id),
+  ``client_id``, ``topic`` (name or topic id), ``partition``, ``group``, ``transactional_id``,
+  and, in Python only, ``when``: a predicate over the ``RequestView``.
+Counting: ``after`` lets the first K matching requests through untouched; then the rule is
+  applied to the next ``count`` matching requests (``None``: until removed), each with
+  ``probability`` drawn from the registry's seeded generator (the cluster's ``seed``).
+Actions:
+  ``error`` (a Kafka error name or code) placed where Kafka puts it — per partition for
+  partition-scoped APIs, per entry (topic, group) for entry-scoped ones, else at top level;
+  ``delay_ms`` (the request waits before it is handled, so the answer is late; answers on a
+  connection stay in order); ``drop`` (close the connection without answering); ``hang``
+  (never answer); ``throttle_ms`` (``throttle_time_ms`` in the answer, and the connection's
+  next answers wait that long, as a Kafka broker mutes a throttled channel); ``apply_then``
+  (with ``error`` or ``drop``: the request is applied first — records appended, offsets
+  stored — and then answered with the error or dropped: the lost acknowledgement).
+  Without ``apply_then`` a faulted request changes nothing: a faulted Produce appends
+  nothing, a faulted OffsetCommit stores nothing.
+
+Guarantees: a rule's ``hits`` counts the requests it was applied to; rules apply in the order
+they were added; when several rules match one request their delays add up, the first
+``drop``/``hang`` wins over errors, and for each partition or entry the first rule that names
+an error for it decides it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from fakebroker.protocol.errors import error_code, error_name
+from fakebroker.protocol.specs import api_keys_by_name, api_spec
+
+
+class FaultError(ValueError):
+    """A fault rule that cannot be built; the message names the field and what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One partition (``partition`` set) or one named entry (topic or group) of a request."""
+
+    topic: str | None = None
+    topic_id: uuid.UUID | None = None
+    partition: int | None = None
+    group: str | None = None
+
+
+@dataclass(slots=True)
+class RequestView:
+    """What a rule (and a ``when`` predicate) sees of one request."""
+
+    api_key: int
+    api_name: str
+    version: int
+    broker: int
+    client_id: str | None
+    request: Any
+    targets: list[Target]
+    groups: set[str]
+    transactional_ids: set[str]
+
+    @property
+    def topics(self) -> set[str]:
+        return {t.topic for t in self.targets if t.topic}
+
+
+MATCH_FIELDS = ("api", "versions", "broker", "client_id", "topic", "partition", "group",
+                "transactional_id")
+COUNT_FIELDS = ("count", "after", "probability")
+ACTION_FIELDS = ("error", "delay_ms", "drop", "hang", "throttle_ms", "apply_then")
+DATA_FIELDS = frozenset(MATCH_FIELDS + COUNT_FIELDS + ACTION_FIELDS)
+
+
+def api_key_of(api: int | str) -> int:
+    """An API given by name (``"Fetch"``, any case) or key, as its key."""
+    keys = api_keys_by_name()
+    if isinstance(api, bool):
+        raise FaultError(f"api: {api!r} is not an API name or key")
+    if isinstance(api, int):
+        if api not in keys.values():
+            raise FaultError(f"api: no Kafka API has key {api}")
+        return api
+    by_lower = {name.lower(): key for name, key in keys.items()}
+    if not isinstance(api, str) or api.lower() not in by_lower:
+        raise FaultError(f"api: unknown Kafka API {api!r}")
+    return by_lower[api.lower()]
+
+
+@dataclass(eq=False)
+class FaultRule:
+    """One rule: its criteria, counters and action. Build with ``FaultRule.build``."""
+
+    id: int
+    api: int | None = None
+    versions: tuple[int, int] | None = None
+    broker: int | None = None
+    client_id: str | None = None
+    topic: str | None = None
+    partition: int | None = None
+    group: str | None = None
+    transactional_id: str | None = None
+    when: Callable[[RequestView], bool] | None = None
+    count: int | None = 1
+    after: int = 0
+    probability: float = 1.0
+    error: int | None = None
+    delay_ms: int = 0
+    drop: bool = False
+    hang: bool = False
+    throttle_ms: int = 0
+    apply_then: bool = False
+    hits: int = 0
+    seen: int = 0
+    removed: bool = False
+    _hit: trio.Event = field(default_factory=trio.Event, repr=False)
+
+    # -- building -------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, rule_id: int, **fields: Any) -> FaultRule:
+        """A rule from keyword fields; ``FaultError`` names the first bad one."""
+        unknown = set(fields) - DATA_FIELDS - {"when"}
+        if unknown:
+            raise FaultError(f"unknown fault field(s): {', '.join(sorted(unknown))}")
+        rule = cls(rule_id)
+        if fields.get("api") is not None:
+            rule.api = api_key_of(fields["api"])
+        if fields.get("versions") is not None:
+            rule.versions = _versions(fields["versions"])
+        for name in ("broker", "partition"):
+            if fields.get(name) is not None:
+                setattr(rule, name, _int(name, fields[name], minimum=0))
+        for name in ("client_id", "topic", "group", "transactional_id"):
+            if fields.get(name) is not None:
+                setattr(rule, name, _str(name, fields[name]))
+        if fields.get("when") is not None:
+            if not callable(fields["when"]):
+                raise FaultError("when: must be a callable taking a RequestView")
+            rule.when = fields["when"]
+        if "count" in fields:
+            rule.count = None if fields["count"] is None else _int("count", fields["count"], 1)
+        rule.after = _int("after", fields.get("after", 0), minimum=0)
+        probability = fields.get("probability", 1.0)
+        if isinstance(probability, bool) or not isinstance(probability, int | float) \
+                or not 0 < probability <= 1:
+            raise FaultError(f"probability: {probability!r} is not a number in (0, 1]")
+        rule.probability = float(probability)
+        if fields.get("error") is not None:
+            try:
+                rule.error = error_code(fields["error"])
+            except (ValueError, AttributeError):
+                raise FaultError(f"error: unknown Kafka error {fields['error']!r}") from None
+            if rule.error == 0:
+                raise FaultError("error: NONE (0) is not an error")
+        rule.delay_ms = _int("delay_ms", fields.get("delay_ms", 0), minimum=0)
+        rule.throttle_ms = _int("throttle_ms", fields.get("throttle_ms", 0), minimum=0)
+        for name in ("drop", "hang", "apply_then"):
+            value = fields.get(name, False)
+            if not isinstance(value, bool):
+                raise FaultError(f"{name}: {value!r} is not true or false")
+            setattr(rule, name, value)
+        rule._check_actions()
+        return rule
+
+    @classmethod
+    def from_dict(cls, rule_id: int, data: Mapping[str, Any]) -> FaultRule:
+        """A rule from data (HTTP JSON, TOML): the same fields as ``build`` without ``when``."""
+        if not isinstance(data, Mapping):
+            raise FaultError("a fault must be an object of fields")
+        if "when" in data:
+            raise FaultError("when: predicates can only be given from Python")
+        return cls.build(rule_id, **dict(data))
+
+    def _check_actions(self) -> None:
+        exclusive = [name for name in ("drop", "hang") if getattr(self, name)]
+        if self.error is not None:
+            exclusive.append("error")
+        if len(exclusive) > 1:
+            raise FaultError(f"{' and '.join(exclusive)} cannot be combined in one rule")
+        if self.hang and self.apply_then:
+            raise FaultError("apply_then needs error or drop, not hang")
+        if self.apply_then and not exclusive:
+            raise FaultError("apply_then needs error or drop")
+        if not exclusive and not self.delay_ms and not self.throttle_ms:
+            raise FaultError("a fault needs an action: error, delay_ms, drop, hang or "
+                             "throttle_ms")
+
+    # -- what it is -----------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return not self.removed and (self.count is None or self.hits < self.count)
+
+    def describe(self) -> dict[str, Any]:
+        """The rule as data (the shape ``from_dict`` takes, plus id, hits and state)."""
+        data: dict[str, Any] = {"id": self.id}
+        if self.api is not None:
+            data["api"] = api_spec(self.api).name
+        for name in ("versions", "broker", "client_id", "topic", "partition", "group",
+                     "transactional_id"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = list(value) if name == "versions" else value
+        if self.when is not None:
+            data["when"] = getattr(self.when, "__name__", "predicate")
+        data.update(count=self.count, after=self.after, probability=self.probability)
+        if self.error is not None:
+            data["error"] = error_name(self.error)
+        for name in ("delay_ms", "throttle_ms"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
+        for name in ("drop", "hang", "apply_then"):
+            if getattr(self, name):
+                data[name] = True
+        data.update(hits=self.hits, active=self.active)
+        return data
+
+    def action_name(self) -> str:
+        parts = []
+        if self.apply_then:
+            parts.append("apply_then")
+        if self.error is not None:
+            parts.append(error_name(self.error))
+        parts += [name for name in ("drop", "hang") if getattr(self, name)]
+        if self.delay_ms:
+            parts.append(f"delay_ms={self.delay_ms}")
+        if self.throttle_ms:
+            parts.append(f"throttle_ms={self.throttle_ms}")
+        return "+".join(parts)
+
+    # -- matching -------------------------------------------------------------------------
+
+    def matched_targets(self, view: RequestView) -> list[Target] | None:
+        """None if the request does not match; else the targets the rule covers ([] when the
+        rule names no topic, partition or group: then it covers the whole request)."""
+        if self.api is not None and view.api_key != self.api:
+            return None
+        if self.versions is not None and not self.versions[0] <= view.version \
+                <= self.versions[1]:
+            return None
+        if self.broker is not None and view.broker != self.broker:
+            return None
+        if self.client_id is not None and view.client_id != self.client_id:
+            return None
+        if self.transactional_id is not None and \
+                self.transactional_id not in view.transactional_ids:
+            return None
+        if self.group is not None and self.group not in view.groups:
+            return None
+        covered: list[Target] = []
+        if self.topic is not None or self.partition is not None:
+            covered = [t for t in view.targets if self._covers(t)]
+            if not covered:
+                return None
+        elif self.group is not None:
+            covered = [t for t in view.targets if t.group == self.group]
+        if self.when is not None and not self.when(view):
+            return None
+        return covered
+
+    def _covers(self, target: Target) -> bool:
+        if self.topic is not None and self.topic not in (
+                target.topic, str(target.topic_id) if target.topic_id else None):
+            return False
+        if self.partition is not None and target.partition != self.partition:
+            return False
+        return True
+
+    def remove(self) -> None:
+        """Stop applying the rule (its registry forgets it on the next request)."""
+        self.removed = True
+
+    # -- waiting --------------------------------------------------------------------------
+
+    def record_hit(self) -> None:
+        self.hits += 1
+        self._hit.set()
+        self._hit = trio.Event()
+
+    async def wait(self, hits: int = 1, timeout: float = 10.0) -> int:
+        """Wait until the rule was applied ``hits`` times in all; ``TimeoutError`` after
+        ``timeout`` seconds. Returns the hit count."""
+        with trio.move_on_after(timeout):
+            while self.hits < hits:
+                await self._hit.wait()
+            return self.hits
+        raise TimeoutError(f"fault {self.id} was hit {self.hits} time(s), not {hits}, "
+                           f"within {timeout} s")
+
+
+@dataclass(slots=True)
+class FaultPlan:
+    """What the matching rules do to one request."""
+
+    rules: list[FaultRule] = field(default_factory=list)
+    delay_ms: int = 0
+    throttle_ms: int = 0
+    drop: bool = False
+    hang: bool = False
+    apply_then: bool = False
+    # Errors: for the whole request (``None`` key) or per target.
+    whole_error: int | None = None
+    target_errors: dict[Target, int] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> bool:
+        return self.whole_error is not None or bool(self.target_errors)
+
+    def describe(self) -> str:
+        return ", ".join(f"#{r.id} {r.action_name()}" for r in self.rules)
+
+
+class FaultRegistry:
+    """The cluster's fault rules, in the order they were added, with a seeded generator."""
+
+    def __init__(self, seed: int | None = None):
+        self.rules: dict[int, FaultRule] = {}
+        self.random = random.Random(seed)
+        self._ids = itertools.count(1)
+
+    def add(self, **fields: Any) -> FaultRule:
+        """Add a rule (see the module docstring for its fields); returns it."""
+        rule = FaultRule.build(next(self._ids), **fields)
+        self.rules[rule.id] = rule
+        return rule
+
+    def add_data(self, data: Mapping[str, Any]) -> FaultRule:
+        rule = FaultRule.from_dict(next(self._ids), data)
+        self.rules[rule.id] = rule
+        return rule
+
+    def get(self, rule_id: int) -> FaultRule:
+        rule = self.rules.get(rule_id)
+        if rule is None or rule.removed:
+            raise KeyError(f"no fault {rule_id}")
+        return rule
+
+    def remove(self, rule_id: int) -> FaultRule:
+        rule = self.get(rule_id)
+        rule.removed = True
+        del self.rules[rule_id]
+        return rule
+
+    def clear(self) -> None:
+        for rule in self.rules.values():
+            rule.removed = True
+        self.rules.clear()
+
+    def __iter__(self) -> Iterator[FaultRule]:
+        return iter([rule for rule in self.rules.values() if not rule.removed])
+
+    def plan(self, view: RequestView) -> FaultPlan | None:
+        """The faults to apply to one request (and count their hits), or None."""
+        if not self.rules:
+            return None
+        plan = FaultPlan()
+        for rule in list(self.rules.values()):
+            if rule.removed:
+                del self.rules[rule.id]
+                continue
+            if not rule.active:
+                continue
+            covered = rule.matched_targets(view)
+            if covered is None:
+                continue
+            rule.seen += 1
+            if rule.seen <= rule.after:
+                continue
+            if rule.probability < 1.0 and self.random.random() >= rule.probability:
+                continue
+            rule.record_hit()
+            plan.rules.append(rule)
+            plan.delay_ms += rule.delay_ms
+            plan.throttle_ms = max(plan.throttle_ms, rule.throttle_ms)
+            plan.apply_then = plan.apply_then or rule.apply_then
+            plan.drop = plan.drop or rule.drop
+            plan.hang = plan.hang or rule.hang
+            if rule.error is not None:
+                if covered:
+                    for target in covered:
+                        plan.target_errors.setdefault(target, rule.error)
+                elif plan.whole_error is None:
+                    plan.whole_error = rule.error
+        return plan if plan.rules else None
+
+
+def _versions(value: Any) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, value
+    if isinstance(value, list | tuple) and len(value) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value) \
+            and 0 <= value[0] <= value[1]:
+        return value[0], value[1]
+    raise FaultError(f"versions: {value!r} is not a version or a [low, high] pair")
+
+
+def _int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise FaultError(f"{name}: {value!r} is not an integer >= {minimum}")
+    return value
+
+
+def _str(name: str, value: Any) -> str:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if not isinstance(value, str) or not value:
+        raise FaultError(f"{name}: {value!r} is not a non-empty string")
+    return value

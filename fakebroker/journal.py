@@ -1,0 +1,132 @@
+"""The request journal: one entry per request a broker read, with its outcome.
+
+Guarantees:
+
+* Every request that reaches a handler (and every one that closed its connection instead) is
+  recorded once, when it ends — answered, left unanswered (acks=0), dropped, hung until its
+  connection closed, or refused — with its broker, connection, client id, API and version,
+  correlation id, the error codes of its answer, elapsed time, and the faults applied.
+* The journal keeps the last ``capacity`` entries (a ring buffer); coverage counts (which
+  API/version pairs, error codes and faults were seen) cover every request since start.
+* With a sink (``fakebroker serve --journal FILE``) each entry is also written to it as one
+  JSON line as it is recorded, for CI artifacts.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, TextIO
+
+from fakebroker.protocol.errors import error_name
+
+DEFAULT_CAPACITY = 10_000
+
+
+@dataclass(slots=True)
+class JournalEntry:
+    seq: int
+    time: float  # wall clock, seconds since the epoch, when the request was read
+    broker: int
+    connection: int
+    client_id: str | None
+    client_host: str
+    api: str
+    api_key: int
+    version: int
+    correlation_id: int
+    targets: list[str] = field(default_factory=list)  # "topic/partition", "topic", "group:g"
+    errors: list[str] = field(default_factory=list)  # distinct error names in the answer
+    elapsed_ms: float = 0.0
+    fault: str | None = None  # the rules applied, e.g. "#1 NOT_LEADER_OR_FOLLOWER"
+    outcome: str = "answered"  # answered | no answer | dropped | hung | closed: <reason>
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def answer_errors(response: Any) -> list[str]:
+    """Distinct names of the non-zero ``error_code`` fields of an answer, in order."""
+    found: dict[str, None] = {}
+    stack = [response]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            code = item.get("error_code")
+            if code:
+                found[error_name(code)] = None
+            stack.extend(v for v in reversed(list(item.values()))
+                         if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend(v for v in reversed(item) if isinstance(v, dict | list))
+    return list(found)
+
+
+class Journal:
+    """A bounded, queryable record of requests, with lifetime coverage counts."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, sink: TextIO | None = None):
+        self.entries: collections.deque[JournalEntry] = collections.deque(maxlen=capacity)
+        self.sink = sink
+        self.api_versions: collections.Counter[tuple[str, int]] = collections.Counter()
+        self.error_counts: collections.Counter[str] = collections.Counter()
+        self.fault_counts: collections.Counter[str] = collections.Counter()
+        self._seq = itertools.count(1)
+
+    def start(self, broker: int, connection: int, client_id: str | None, client_host: str,
+              api: str, api_key: int, version: int, correlation_id: int) -> JournalEntry:
+        """A new entry for a request just read (recorded later by ``record``)."""
+        return JournalEntry(next(self._seq), time.time(), broker, connection, client_id,
+                            client_host, api, api_key, version, correlation_id)
+
+    def record(self, entry: JournalEntry) -> None:
+        self.entries.append(entry)
+        self.api_versions[(entry.api, entry.version)] += 1
+        self.error_counts.update(entry.errors)
+        if entry.fault:
+            self.fault_counts[entry.fault] += 1
+        if self.sink is not None:
+            self.sink.write(json.dumps(entry.as_dict(), default=str) + "\n")
+            self.sink.flush()
+
+    def query(self, api: str | int | None = None, broker: int | None = None,
+              client_id: str | None = None, error: str | None = None,
+              faulted: bool | None = None, since: int = 0,
+              limit: int | None = None) -> list[JournalEntry]:
+        """Entries (oldest first) matching every given filter: ``api`` (name or key),
+        ``broker``, ``client_id``, ``error`` (an error name in the answer), ``faulted``
+        (whether a fault applied), ``since`` (entries with ``seq`` above it); the last
+        ``limit`` of them."""
+        found = [e for e in self._filter(api, broker, client_id, error, faulted)
+                 if e.seq > since]
+        return found[-limit:] if limit else found
+
+    def _filter(self, api: str | int | None, broker: int | None, client_id: str | None,
+                error: str | None, faulted: bool | None) -> Iterator[JournalEntry]:
+        for entry in list(self.entries):
+            if api is not None and api not in (entry.api, entry.api_key) and not (
+                    isinstance(api, str) and api.lower() == entry.api.lower()):
+                continue
+            if broker is not None and entry.broker != broker:
+                continue
+            if client_id is not None and entry.client_id != client_id:
+                continue
+            if error is not None and error.upper() not in entry.errors:
+                continue
+            if faulted is not None and bool(entry.fault) != faulted:
+                continue
+            yield entry
+
+    def coverage(self) -> dict[str, Any]:
+        """What the requests since start exercised: ``{"apis": {api: {version: count}},
+        "errors": {name: count}, "faults": {description: count}, "requests": total}``."""
+        apis: dict[str, dict[int, int]] = {}
+        for (api, version), count in sorted(self.api_versions.items()):
+            apis.setdefault(api, {})[version] = count
+        return {"requests": sum(self.api_versions.values()), "apis": apis,
+                "errors": dict(sorted(self.error_counts.items())),
+                "faults": dict(sorted(self.fault_counts.items()))}
