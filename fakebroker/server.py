@@ -94,6 +94,7 @@ class Reply:
     frame: bytes | None = None
     close: str | None = None
     throttle_s: float = 0.0  # the connection's next answers wait this long (KIP-219)
+    hangup: trio.Event | None = None  # set when the peer closed the connection
 
 
 class BrokerServer:
@@ -151,12 +152,14 @@ class BrokerServer:
     ) -> None:
         peer_host = "/" + str(stream.socket.getpeername()[0])
         connection_id = next(self._connection_ids)
+        hangup = trio.Event()
         async with send:
             try:
                 async for frame in self._frames(stream):
-                    reply = Reply()
+                    reply = Reply(hangup=hangup)
                     await send.send(reply)
                     nursery.start_soon(self._answer, frame, reply, peer_host, connection_id)
+                hangup.set()  # requests read are still handled; hung ones end here
             except ConnectionClosed as exc:
                 self._close(nursery.cancel_scope, str(exc))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -247,7 +250,8 @@ class BrokerServer:
             entry.errors = answer_errors(response)
             return encode_response(api_key, version, correlation_id, response)
         except ConnectionClosed as exc:
-            entry.outcome = "dropped" if entry.outcome == "dropped" else f"closed: {exc}"
+            if entry.outcome not in ("dropped", "hung"):
+                entry.outcome = f"closed: {exc}"
             raise
         except trio.Cancelled:
             if entry.outcome != "hung":
@@ -279,7 +283,9 @@ class BrokerServer:
         entry.fault = plan.describe()
         if plan.hang:
             entry.outcome = "hung"
-            await trio.sleep_forever()
+            await (reply.hangup.wait() if reply is not None and reply.hangup is not None
+                   else trio.sleep_forever())
+            raise ConnectionClosed(f"fault {plan.describe()}: the peer left a hung request")
         if plan.drop and not plan.apply_then:
             entry.outcome = "dropped"
             raise ConnectionClosed(f"fault {plan.describe()}: connection dropped")

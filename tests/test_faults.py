@@ -1,0 +1,320 @@
+"""Fault rules: what they match, what they do, where their errors land, how they count."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+from construct import Container
+
+from fakebroker.faults import FaultError
+from fakebroker.faults.placement import (
+    ErrorLayout,
+    has_top_level_error,
+    inject_errors,
+    placement_of,
+)
+from fakebroker.protocol.codec import request_codec
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.framing import decode_response, encode_response
+from fakebroker.protocol.specs import api_spec
+from fakebroker.server import served_versions
+from tests.test_wire_groups import joined_member
+from tests.test_wire_versions import batch, fetch_body, produce_body
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
+NOT_LEADER = ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def two_partition_fetch(offset: int = 0) -> dict:
+    body = fetch_body("orders", 0, offset, max_wait_ms=5000)
+    body["topics"][0]["partitions"].append(dict(body["topics"][0]["partitions"][0],
+                                                partition=1))
+    return body
+
+
+def fetch_errors(client: WireClient, version: int = 12) -> dict[int, int]:
+    response = client.request("Fetch", version, two_partition_fetch())
+    return {p.partition_index: p.error_code for t in response.responses for p in t.partitions}
+
+
+def produce(client: WireClient, partition: int = 0, value: bytes = b"v") -> int:
+    response = client.request("Produce", 9, produce_body("orders", partition, batch([value])))
+    return response.responses[0].partition_responses[0].error_code
+
+
+def commit_body(group: str = "solo", offset: int = 5) -> dict:
+    return {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": offset}]}]}
+
+
+# -- errors, and where they land -------------------------------------------------------------
+
+def test_an_error_lands_on_the_matched_partition_only_for_count_requests(fake_kafka):
+    fault = fake_kafka.faults.add(api="Fetch", topic="orders", partition=0,
+                                  error="NOT_LEADER_OR_FOLLOWER", count=2)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        produce(client, 1)
+        assert fetch_errors(client) == {0: NOT_LEADER, 1: 0}
+        assert fetch_errors(client, version=4) == {0: NOT_LEADER, 1: 0}
+        assert fetch_errors(client) == {0: 0, 1: 0}
+    assert fault.hits == 2
+
+
+def test_an_error_answer_keeps_the_partitions_in_request_order(fake_kafka):
+    fake_kafka.faults.add(api="Fetch", partition=0, error="NOT_LEADER_OR_FOLLOWER")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        response = client.request("Fetch", 12, two_partition_fetch())
+    partitions = response.responses[0].partitions
+    assert [p.partition_index for p in partitions] == [0, 1]
+    assert partitions[0].high_watermark == -1 and partitions[0].records in (b"", None)
+
+
+def test_a_rule_without_topic_faults_every_partition_of_the_request(fake_kafka):
+    fake_kafka.faults.add(api="Fetch", error="UNKNOWN_TOPIC_OR_PARTITION")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert set(fetch_errors(client).values()) == {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def test_a_faulted_produce_appends_nothing(fake_kafka):
+    fake_kafka.faults.add(api="Produce", error="NOT_ENOUGH_REPLICAS")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert produce(client) == ErrorCode.NOT_ENOUGH_REPLICAS
+        assert fake_kafka.offsets("orders", 0) == (0, 0)
+        assert produce(client) == 0
+    assert fake_kafka.offsets("orders", 0) == (0, 1)
+
+
+def test_apply_then_error_appends_and_answers_the_error(fake_kafka):
+    fake_kafka.faults.add(api="Produce", error="REQUEST_TIMED_OUT", apply_then=True)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert produce(client) == ErrorCode.REQUEST_TIMED_OUT
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"v"]
+
+
+def test_a_faulted_offset_commit_stores_nothing_and_apply_then_stores(fake_kafka):
+    fake_kafka.faults.add(api="OffsetCommit", error="COORDINATOR_LOAD_IN_PROGRESS")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        first = client.request("OffsetCommit", 8, commit_body(offset=5))
+        assert first.topics[0].partitions[0].error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        assert fake_kafka.committed("solo", "orders", 0) is None
+        fake_kafka.faults.add(api="OffsetCommit", error="REQUEST_TIMED_OUT", apply_then=True)
+        second = client.request("OffsetCommit", 8, commit_body(offset=7))
+        assert second.topics[0].partitions[0].error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert fake_kafka.committed("solo", "orders", 0) == 7
+
+
+def test_group_errors_of_offset_fetch_go_at_top_level_and_per_group_from_v8(fake_kafka):
+    fake_kafka.faults.add(api="OffsetFetch", group="solo", error="NOT_COORDINATOR", count=2)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        old = client.request("OffsetFetch", 7, {"group_id": "solo", "topics": None})
+        assert old.error_code == ErrorCode.NOT_COORDINATOR
+        new = client.request("OffsetFetch", 8, {"groups": [
+            {"group_id": "solo", "topics": None}, ]})
+        assert new.groups[0].group_id == "solo"
+        assert new.groups[0].error_code == ErrorCode.NOT_COORDINATOR
+
+
+def test_an_error_of_a_request_wide_api_is_its_top_level_error(fake_kafka):
+    fake_kafka.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        joined = joined_member(client)
+        beat = client.request("Heartbeat", 4, {"group_id": "g", "member_id": joined.member_id,
+                                               "generation_id": joined.generation_id})
+        assert beat.error_code == ErrorCode.REBALANCE_IN_PROGRESS
+        beat = client.request("Heartbeat", 4, {"group_id": "g", "member_id": joined.member_id,
+                                               "generation_id": joined.generation_id})
+        assert beat.error_code == 0
+
+
+def test_metadata_errors_land_on_the_named_topic(fake_kafka):
+    fake_kafka.create_topic("other")
+    fake_kafka.faults.add(api="Metadata", topic="orders", error="LEADER_NOT_AVAILABLE")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        response = client.request("Metadata", 12, {"topics": [
+            {"name": "orders"}, {"name": "other"}], "allow_auto_topic_creation": False})
+    assert [(t.name, t.error_code) for t in response.topics] == [
+        ("orders", ErrorCode.LEADER_NOT_AVAILABLE), ("other", 0)]
+
+
+def test_a_topic_id_matches_the_topic_it_names(fake_kafka):
+    topic_id = fake_kafka.call(lambda: fake_kafka.cluster.state.topics["orders"].id)
+    fake_kafka.faults.add(api="Fetch", topic=str(topic_id), partition=1,
+                          error="FENCED_LEADER_EPOCH")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        body = fetch_body("", 1, 0, topic_id=topic_id)
+        response = client.request("Fetch", 13, body)
+    assert response.responses[0].topic_id == topic_id
+    assert response.responses[0].partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+
+@pytest.mark.parametrize("api_key", sorted(k for k in range(100) if served_versions(k)))
+def test_every_served_api_version_can_carry_an_injected_error(api_key):
+    """Each API version's error answer encodes, with the error at top level when the API
+    has one, else on its entries."""
+    for version in served_versions(api_key):
+        request = Container(request_codec(api_key, version).parse(
+            request_codec(api_key, version).build({})))
+        layout = ErrorLayout()
+        if has_top_level_error(api_key, version):
+            layout.top = ErrorCode.UNKNOWN_SERVER_ERROR
+        else:
+            assert placement_of(api_key, version) is not None, api_spec(api_key).name
+            layout.every_entry = ErrorCode.UNKNOWN_SERVER_ERROR
+        response = inject_errors(api_key, version, request, {}, layout, lambda _: None)
+        _, decoded = decode_response(api_key, version,
+                                     encode_response(api_key, version, 7, response)[4:])
+        if layout.top is not None and placement_of(api_key, version) is None:
+            assert decoded.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+# -- matching and counting ---------------------------------------------------------------------
+
+def test_after_lets_the_first_matches_through(fake_kafka):
+    fault = fake_kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER", after=2)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert [produce(client) for _ in range(4)] == [0, 0, NOT_LEADER, 0]
+    assert fault.hits == 1
+
+
+def test_count_none_applies_until_removed(fake_kafka):
+    fault = fake_kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER", count=None)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert [produce(client) for _ in range(3)] == [NOT_LEADER] * 3
+        fault.remove()
+        assert produce(client) == 0
+    assert fake_kafka.faults.list() == []
+
+
+def test_probability_draws_from_the_seeded_generator():
+    from fakebroker import FakeKafka
+
+    def outcomes(seed: int) -> list[int]:
+        with FakeKafka(topics={"orders": 1}, seed=seed) as kafka:
+            kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER", count=None,
+                             probability=0.5)
+            with WireClient(kafka.bootstrap_servers) as client:
+                return [produce(client) for _ in range(20)]
+
+    first = outcomes(7)
+    assert first == outcomes(7)
+    assert 0 < first.count(NOT_LEADER) < 20
+
+
+def test_client_id_version_and_predicate_criteria(fake_kafka):
+    fake_kafka.faults.add(api="Produce", client_id="billing", versions=(8, 9),
+                          when=lambda view: "orders" in view.topics,
+                          error="NOT_LEADER_OR_FOLLOWER", count=None)
+    with WireClient(fake_kafka.bootstrap_servers, client_id="other") as other:
+        assert produce(other) == 0
+    with WireClient(fake_kafka.bootstrap_servers, client_id="billing") as billing:
+        assert produce(billing) == NOT_LEADER
+        response = billing.request("Produce", 7, produce_body("orders", 0, batch([b"x"])))
+        assert response.responses[0].partition_responses[0].error_code == 0
+
+
+def test_a_fault_handle_waits_for_hits(fake_kafka):
+    fault = fake_kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER")
+    with pytest.raises(TimeoutError, match="hit 0 time"):
+        fault.wait(1, timeout=0.05)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        produce(client)
+    assert fault.wait(1, timeout=5) == 1
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"api": "Fetchh", "error": "NOT_LEADER_OR_FOLLOWER"}, "unknown Kafka API 'Fetchh'"),
+    ({"error": "NOT_AN_ERROR"}, "unknown Kafka error"),
+    ({"api": "Fetch"}, "needs an action"),
+    ({"error": 6, "drop": True}, "cannot be combined"),
+    ({"apply_then": True, "delay_ms": 5}, "apply_then needs error or drop"),
+    ({"error": 6, "probability": 0}, "probability"),
+    ({"error": 6, "count": 0}, "count"),
+    ({"error": 6, "colour": "red"}, "unknown fault field"),
+])
+def test_a_bad_rule_is_refused_naming_the_field(fake_kafka, fields, message):
+    with pytest.raises(FaultError, match=message):
+        fake_kafka.faults.add(**fields)
+    assert fake_kafka.faults.list() == []
+
+
+# -- connection-level actions ------------------------------------------------------------------
+
+def test_drop_closes_the_connection_after_earlier_answers(fake_kafka):
+    fake_kafka.faults.add(api="Metadata", drop=True)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        client.send("ApiVersions", 3, {"client_software_name": "w",
+                                       "client_software_version": "1"})
+        client.send("Metadata", 12, {"topics": None})
+        assert client.receive("ApiVersions", 3)[1].error_code == 0
+        assert client.is_closed_by_peer()
+    assert fake_kafka.offsets("orders", 0) == (0, 0)
+
+
+def test_apply_then_drop_is_the_lost_ack(fake_kafka):
+    fake_kafka.faults.add(api="Produce", drop=True, apply_then=True)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        client.send("Produce", 9, produce_body("orders", 0, batch([b"lost-ack"])))
+        assert client.is_closed_by_peer()
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"lost-ack"]
+    [entry] = fake_kafka.journal(api="Produce")
+    assert entry.outcome == "dropped" and "drop" in entry.fault
+
+
+def test_hang_never_answers_but_other_connections_are_served(fake_kafka):
+    fake_kafka.faults.add(api="Metadata", client_id="stuck", hang=True)
+    with WireClient(fake_kafka.bootstrap_servers, timeout=0.3, client_id="stuck") as stuck:
+        stuck.send("Metadata", 12, {"topics": None})
+        with pytest.raises(socket.timeout):
+            stuck.receive_frame()
+        with WireClient(fake_kafka.bootstrap_servers) as other:
+            assert other.request("Metadata", 12, {"topics": None}).brokers
+    deadline = time.monotonic() + 5
+    while not fake_kafka.journal(api="Metadata", client_id="stuck"):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert fake_kafka.journal(api="Metadata", client_id="stuck")[0].outcome == "hung"
+
+
+def test_delay_makes_the_answer_late_and_keeps_answers_in_order(fake_kafka):
+    fake_kafka.faults.add(api="Metadata", delay_ms=300)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        started = time.monotonic()
+        client.send("Metadata", 12, {"topics": None})
+        client.send("ApiVersions", 3, {"client_software_name": "w",
+                                       "client_software_version": "1"})
+        assert client.receive("Metadata", 12)[0] == 1
+        assert client.receive("ApiVersions", 3)[0] == 2
+        assert time.monotonic() - started >= 0.3
+
+
+def test_throttle_sets_throttle_time_and_holds_the_next_answer(fake_kafka):
+    fake_kafka.faults.add(api="Metadata", throttle_ms=400)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        started = time.monotonic()
+        assert client.request("Metadata", 12, {"topics": None}).throttle_time_ms == 400
+        assert time.monotonic() - started < 0.3
+        client.request("Metadata", 12, {"topics": None})
+        assert time.monotonic() - started >= 0.4
+
+
+# -- the journal -------------------------------------------------------------------------------
+
+def test_the_journal_records_requests_errors_and_faults(fake_kafka):
+    fake_kafka.faults.add(api="Produce", partition=1, error="NOT_LEADER_OR_FOLLOWER")
+    with WireClient(fake_kafka.bootstrap_servers, client_id="journaled") as client:
+        produce(client, 0)
+        produce(client, 1)
+    first, second = fake_kafka.journal(api="Produce", client_id="journaled")
+    assert (first.version, first.targets, first.errors, first.fault) == (
+        9, ["orders/0"], [], None)
+    assert (second.targets, second.errors) == (["orders/1"], ["NOT_LEADER_OR_FOLLOWER"])
+    assert second.fault == "#1 NOT_LEADER_OR_FOLLOWER"
+    assert second.broker == 1 and second.correlation_id == 2 and second.elapsed_ms >= 0
+    assert fake_kafka.journal(error="NOT_LEADER_OR_FOLLOWER") == [second]
+    coverage = fake_kafka.coverage()
+    assert coverage["apis"]["Produce"] == {9: 2}
+    assert coverage["errors"] == {"NOT_LEADER_OR_FOLLOWER": 1}
