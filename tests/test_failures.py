@@ -1,0 +1,170 @@
+"""Natural failures: the cluster changes as a real one would, and the wire shows it."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.state.cluster import ClusterError
+from tests.test_faults import produce
+from tests.test_wire_groups import joined_member
+from tests.test_wire_versions import batch, fetch_body, produce_body
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.fake_kafka(brokers=3, topics={
+    "orders": 1, "replicated": {"partitions": 1, "replication_factor": 3}})
+
+
+def address(kafka, broker_id: int) -> str:
+    broker = next(b for b in kafka.brokers if b.id == broker_id)
+    return f"{broker.host}:{broker.port}"
+
+
+def leader(kafka, topic: str, partition: int = 0) -> int:
+    return kafka.call(lambda: kafka.cluster.state.partition(topic, partition).leader)
+
+
+def metadata_partition(client: WireClient, topic: str):
+    response = client.request("Metadata", 12, {"topics": [{"name": topic}],
+                                               "allow_auto_topic_creation": False})
+    return response, response.topics[0].partitions[0]
+
+
+def produce_to(kafka, broker_id: int, topic: str, values: list[bytes]) -> int:
+    with WireClient(address(kafka, broker_id)) as client:
+        response = client.request("Produce", 9, produce_body(topic, 0, batch(values)))
+    return response.responses[0].partition_responses[0].error_code
+
+
+def test_a_moved_leader_bumps_the_epoch_and_the_old_leader_refuses(fake_kafka):
+    old = leader(fake_kafka, "orders")
+    assert produce_to(fake_kafka, old, "orders", [b"a", b"b"]) == 0
+    new = fake_kafka.move_leader("orders", 0)
+    assert new != old and leader(fake_kafka, "orders") == new
+    assert produce_to(fake_kafka, old, "orders", [b"c"]) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert produce_to(fake_kafka, new, "orders", [b"c"]) == 0
+    with WireClient(address(fake_kafka, new)) as client:
+        _, partition = metadata_partition(client, "orders")
+        assert (partition.leader_id, partition.leader_epoch) == (new, 1)
+        stale = fetch_body("orders", 0, 0)
+        stale["topics"][0]["partitions"][0]["current_leader_epoch"] = 0
+        fenced = client.request("Fetch", 12, stale).responses[0].partitions[0]
+        assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
+        epochs = client.request("OffsetForLeaderEpoch", 4, {"replica_id": -1, "topics": [
+            {"topic": "orders", "partitions": [
+                {"partition": 0, "current_leader_epoch": 1, "leader_epoch": 0}]}]})
+        answer = epochs.topics[0].partitions[0]
+        assert (answer.error_code, answer.leader_epoch, answer.end_offset) == (0, 0, 2)
+
+
+def test_a_leader_can_be_moved_to_a_named_broker(fake_kafka):
+    target = next(b.id for b in fake_kafka.brokers if b.id != leader(fake_kafka, "orders"))
+    assert fake_kafka.move_leader("orders", 0, broker=target) == target
+    with pytest.raises(ClusterError, match="already leads"):
+        fake_kafka.move_leader("orders", 0, broker=target)
+    with pytest.raises(ClusterError, match="no partition orders/9"):
+        fake_kafka.move_leader("orders", 9)
+
+
+def test_a_broker_down_closes_its_port_and_leaves_the_metadata(fake_kafka):
+    down = leader(fake_kafka, "replicated")
+    offline_leader = leader(fake_kafka, "orders")
+    with WireClient(address(fake_kafka, down)) as connected:
+        fake_kafka.broker_down(down)
+        assert connected.is_closed_by_peer()
+    with pytest.raises(OSError):
+        socket.create_connection(address(fake_kafka, down).rsplit(":", 1), timeout=2).close()
+    survivor = next(b.id for b in fake_kafka.brokers if b.id != down)
+    with WireClient(address(fake_kafka, survivor)) as client:
+        response, moved = metadata_partition(client, "replicated")
+        assert down not in [b.node_id for b in response.brokers]
+        assert moved.leader_id not in (down, -1) and moved.leader_epoch == 1
+        assert down in moved.offline_replicas and down not in moved.isr_nodes
+        _, orders = metadata_partition(client, "orders")
+        if offline_leader == down:
+            assert (orders.error_code, orders.leader_id) == (ErrorCode.LEADER_NOT_AVAILABLE, -1)
+    with pytest.raises(ClusterError, match="is down"):
+        fake_kafka.move_leader("replicated", 0, broker=down)
+
+
+def test_a_broker_back_up_serves_again_on_its_port(fake_kafka):
+    broker = leader(fake_kafka, "orders")
+    fake_kafka.broker_down(broker)
+    fake_kafka.broker_up(broker)
+    with WireClient(address(fake_kafka, broker)) as client:
+        _, partition = metadata_partition(client, "orders")
+        assert (partition.error_code, partition.leader_id) == (0, broker)
+        assert partition.leader_epoch == 1  # re-elected
+        assert produce(client) == 0
+    with pytest.raises(ClusterError, match="is up"):
+        fake_kafka.broker_up(broker)
+
+
+def test_deleted_records_put_consumers_out_of_range(fake_kafka):
+    broker = leader(fake_kafka, "orders")
+    produce_to(fake_kafka, broker, "orders", [b"a", b"b", b"c"])
+    assert fake_kafka.delete_records("orders", 0, 2) == 2
+    assert fake_kafka.offsets("orders", 0) == (2, 3)
+    with WireClient(address(fake_kafka, broker)) as client:
+        below = client.request("Fetch", 12, fetch_body("orders", 0, 0)).responses[0]
+        assert below.partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"c"]
+    with pytest.raises(ClusterError, match="outside"):
+        fake_kafka.delete_records("orders", 0, 9)
+
+
+def test_truncation_loses_records_and_bumps_the_epoch(fake_kafka):
+    broker = leader(fake_kafka, "orders")
+    produce_to(fake_kafka, broker, "orders", [b"a"])
+    produce_to(fake_kafka, broker, "orders", [b"b"])
+    assert fake_kafka.truncate("orders", 0, 1) == 1
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"a"]
+    with WireClient(address(fake_kafka, broker)) as client:
+        _, partition = metadata_partition(client, "orders")
+        assert partition.leader_epoch == 1
+        beyond = client.request("Fetch", 12, fetch_body("orders", 0, 2)).responses[0]
+        assert beyond.partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_a_moved_coordinator_sends_members_elsewhere(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+        old = client.request("FindCoordinator", 3, {"key": "g", "key_type": 0}).node_id
+    with WireClient(address(fake_kafka, old)) as member:
+        joined = joined_member(member)
+        new = fake_kafka.move_coordinator("g")
+        beat = member.request("Heartbeat", 4, {"group_id": "g", "member_id": joined.member_id,
+                                               "generation_id": joined.generation_id})
+        assert beat.error_code == ErrorCode.NOT_COORDINATOR
+        found = member.request("FindCoordinator", 3, {"key": "g", "key_type": 0})
+        assert found.node_id == new != old
+    with WireClient(address(fake_kafka, new)) as member:
+        beat = member.request("Heartbeat", 4, {"group_id": "g", "member_id": joined.member_id,
+                                               "generation_id": joined.generation_id})
+        assert beat.error_code == 0  # the group moved with its coordinator
+
+
+def test_a_forced_rebalance_reaches_members_through_heartbeats(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+        home = client.request("FindCoordinator", 3, {"key": "g", "key_type": 0}).node_id
+    with WireClient(address(fake_kafka, home)) as member:
+        joined = joined_member(member)
+        fake_kafka.rebalance("g")
+        beat = member.request("Heartbeat", 4, {"group_id": "g", "member_id": joined.member_id,
+                                               "generation_id": joined.generation_id})
+        assert beat.error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    with pytest.raises(ClusterError, match="no group"):
+        fake_kafka.rebalance("nobody")
+
+
+def test_latency_delays_every_request_to_one_broker(fake_kafka):
+    fake_kafka.set_latency(1, 250)
+    with WireClient(address(fake_kafka, 1)) as slow, WireClient(address(fake_kafka, 2)) as fast:
+        started = time.monotonic()
+        fast.request("Metadata", 12, {"topics": None})
+        assert time.monotonic() - started < 0.2
+        slow.request("Metadata", 12, {"topics": None})
+        assert time.monotonic() - started >= 0.25
+    fake_kafka.set_latency(1, 0)
