@@ -1,0 +1,2 @@
+"""Control of a running cluster from outside Python: named actions, scenario files, the HTTP
+API and ``fakebroker ctl``."""

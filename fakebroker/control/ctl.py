@@ -1,0 +1,195 @@
+"""``fakebroker ctl``: the control API from a shell script, one call per command.
+
+The broker is found by ``--url`` (the ``control_url`` of the ready file), ``--ready-file``
+(the file ``fakebroker serve --ready-file`` wrote) or ``$FAKEBROKER_CONTROL_URL``. Answers are
+printed as JSON on stdout; an error answer is printed on stderr and the exit status is 1
+(2 for bad command-line use), so ``set -e`` scripts stop at a refused call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from fakebroker.control.actions import PARAMETERS
+
+
+class ControlCallError(Exception):
+    def __init__(self, status: int, answer: Any):
+        super().__init__(f"HTTP {status}: {answer}")
+        self.status = status
+        self.answer = answer
+
+
+def call(url: str, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
+    """One control API call; ``ControlCallError`` for an error answer."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        text = exc.read()
+        try:
+            raise ControlCallError(exc.code, json.loads(text)) from None
+        except ValueError:
+            raise ControlCallError(exc.code, text.decode(errors="replace")) from None
+
+
+def add_parser(commands: Any) -> None:
+    ctl = commands.add_parser("ctl", help="control a running `fakebroker serve`",
+                              description=__doc__.splitlines()[0])
+    ctl.add_argument("--url", help="control URL (http://127.0.0.1:PORT)")
+    ctl.add_argument("--ready-file", type=Path, help="read control_url from this ready file")
+    calls = ctl.add_subparsers(dest="call", required=True)
+    calls.add_parser("health", help="GET /health")
+    calls.add_parser("cluster", help="GET /cluster: brokers, topics, partitions, groups")
+    topic = calls.add_parser("create-topic", help="POST /topics")
+    topic.add_argument("name")
+    topic.add_argument("--partitions", type=int, default=1)
+    topic.add_argument("--replication-factor", type=int, default=1)
+    topic.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    _fault_parsers(calls)
+    action = calls.add_parser("action", help="POST /actions/NAME: a natural failure")
+    action.add_argument("name", choices=sorted(PARAMETERS))
+    for parameter in sorted({p for spec in PARAMETERS.values() for p in spec}):
+        kind = PARAMETERS_TYPES.get(parameter, str)
+        action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter)
+    journal = calls.add_parser("journal", help="GET /journal: requests seen (JSON lines)")
+    for name in ("api", "client-id", "error"):
+        journal.add_argument(f"--{name}")
+    for name in ("broker", "since", "limit"):
+        journal.add_argument(f"--{name}", type=int)
+    journal.add_argument("--faulted", action="store_true", help="only faulted requests")
+    calls.add_parser("coverage", help="GET /coverage")
+
+
+PARAMETERS_TYPES = {name: kind for spec in PARAMETERS.values()
+                    for name, (kind, _) in spec.items()}
+FAULT_OPTIONS: dict[str, type] = {
+    "api": str, "broker": int, "client-id": str, "topic": str, "partition": int,
+    "group": str, "transactional-id": str, "count": int, "after": int, "probability": float,
+    "error": str, "delay-ms": int, "throttle-ms": int}
+
+
+def _fault_parsers(calls: Any) -> None:
+    fault = calls.add_parser("fault", help="fault rules: add, list, show, remove, clear, wait")
+    verbs = fault.add_subparsers(dest="verb", required=True)
+    add = verbs.add_parser("add", help="POST /faults; prints the rule with its id")
+    for name, kind in FAULT_OPTIONS.items():
+        add.add_argument(f"--{name}", type=kind)
+    add.add_argument("--versions", metavar="LOW[-HIGH]", help="API version range")
+    add.add_argument("--forever", action="store_true", help="count = until removed")
+    for flag in ("drop", "hang", "apply-then"):
+        add.add_argument(f"--{flag}", action="store_true")
+    add.add_argument("--json", help="the rule as a JSON object instead of options")
+    verbs.add_parser("list", help="GET /faults")
+    for verb in ("show", "remove"):
+        verbs.add_parser(verb, help=f"{verb} one rule").add_argument("id", type=int)
+    verbs.add_parser("clear", help="DELETE /faults")
+    wait = verbs.add_parser("wait", help="wait until a rule was hit N times")
+    wait.add_argument("id", type=int)
+    wait.add_argument("--hits", type=int, default=1)
+    wait.add_argument("--timeout", type=float, default=30.0)
+
+
+def fault_body(args: argparse.Namespace) -> dict[str, Any]:
+    if args.json:
+        return json.loads(args.json)
+    body: dict[str, Any] = {}
+    for name in FAULT_OPTIONS:
+        value = getattr(args, name.replace("-", "_"))
+        if value is not None:
+            body[name.replace("-", "_")] = value
+    if body.get("error", "").lstrip("-").isdigit():
+        body["error"] = int(body["error"])
+    if args.versions:
+        low, _, high = args.versions.partition("-")
+        body["versions"] = [int(low), int(high or low)]
+    if args.forever:
+        body["count"] = None
+    for flag in ("drop", "hang", "apply_then"):
+        if getattr(args, flag):
+            body[flag] = True
+    return body
+
+
+def control_url(args: argparse.Namespace) -> str:
+    if args.url:
+        return args.url
+    if args.ready_file:
+        return json.loads(args.ready_file.read_text())["control_url"]
+    url = os.environ.get("FAKEBROKER_CONTROL_URL")
+    if not url:
+        raise SystemExit("fakebroker ctl: give --url, --ready-file or $FAKEBROKER_CONTROL_URL")
+    return url
+
+
+def run(args: argparse.Namespace) -> int:
+    url = control_url(args)
+    try:
+        answer = _dispatch(url, args)
+    except ControlCallError as exc:
+        print(json.dumps(exc.answer), file=sys.stderr)
+        return 1
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"fakebroker ctl: cannot reach {url}: {exc}", file=sys.stderr)
+        return 1
+    except TimeoutError as exc:
+        print(f"fakebroker ctl: {exc}", file=sys.stderr)
+        return 1
+    if args.call == "journal":
+        for entry in answer:
+            print(json.dumps(entry))
+    else:
+        print(json.dumps(answer, indent=2))
+    return 0
+
+
+def _dispatch(url: str, args: argparse.Namespace) -> Any:
+    if args.call in ("health", "cluster", "coverage"):
+        return call(url, "GET", f"/{args.call}")
+    if args.call == "create-topic":
+        configs = dict(item.split("=", 1) for item in args.config)
+        return call(url, "POST", "/topics", {
+            "name": args.name, "partitions": args.partitions,
+            "replication_factor": args.replication_factor, "configs": configs})
+    if args.call == "action":
+        body = {p: getattr(args, p) for p in PARAMETERS[args.name]
+                if getattr(args, p) is not None}
+        return call(url, "POST", f"/actions/{args.name}", body)
+    if args.call == "journal":
+        query = {k: v for k, v in {
+            "api": args.api, "client_id": args.client_id, "error": args.error,
+            "broker": args.broker, "since": args.since, "limit": args.limit,
+            "faulted": "true" if args.faulted else None}.items() if v is not None}
+        return call(url, "GET", "/journal?" + urllib.parse.urlencode(query))
+    verb = args.verb
+    if verb == "add":
+        return call(url, "POST", "/faults", fault_body(args))
+    if verb == "list":
+        return call(url, "GET", "/faults")
+    if verb == "clear":
+        return call(url, "DELETE", "/faults")
+    if verb == "show":
+        return call(url, "GET", f"/faults/{args.id}")
+    if verb == "remove":
+        return call(url, "DELETE", f"/faults/{args.id}")
+    deadline = time.monotonic() + args.timeout
+    while True:
+        rule = call(url, "GET", f"/faults/{args.id}")
+        if rule["hits"] >= args.hits:
+            return rule
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fault {args.id} was hit {rule['hits']} time(s), not "
+                               f"{args.hits}, within {args.timeout} s")
+        time.sleep(0.05)

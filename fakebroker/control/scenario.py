@@ -1,0 +1,154 @@
+"""Scenario files: ``fakebroker serve --scenario FILE.toml`` declares a whole test setting.
+
+::
+
+    [cluster]            # any option of open_cluster: brokers, seed, auto_create_topics, ...
+    brokers = 3
+    seed = 7
+
+    [topics]             # name = partitions, or a table of partitions/replication_factor/configs
+    orders = 3
+    payments = { partitions = 2, replication_factor = 2 }
+
+    [[faults]]           # fault rules, active from the start (fields as kafka.faults.add)
+    api = "Fetch"
+    topic = "orders"
+    partition = 0
+    error = "NOT_LEADER_OR_FOLLOWER"
+    count = 2
+
+    [[timeline]]         # actions at a time after the cluster is ready
+    at_ms = 2000
+    action = "move-leader"
+    topic = "orders"
+    partition = 0
+
+Guarantees: the whole file is checked before anything starts (unknown tables or fields, bad
+values, unknown actions or fault fields are errors naming the place); timeline actions run in
+``at_ms`` order on the cluster's trio thread; an action the cluster refuses at its time is
+logged and the timeline goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+from fakebroker.control.actions import ACTIONS, ActionError, check_parameters, run_action
+from fakebroker.faults.rules import FaultError, FaultRule
+from fakebroker.runtime import FakeCluster
+from fakebroker.state.cluster import ClusterError
+
+log = logging.getLogger("fakebroker.scenario")
+CLUSTER_OPTIONS = {"brokers": int, "seed": int, "auto_create_topics": bool,
+                   "default_partitions": int, "cluster_id": str,
+                   "group_initial_rebalance_delay_ms": int,
+                   "group_min_session_timeout_ms": int}
+
+TOPIC_FIELDS = {"partitions", "replication_factor", "configs"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message names the file and the place."""
+
+
+@dataclass
+class Step:
+    at_ms: int
+    action: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class Scenario:
+    cluster: dict[str, Any] = field(default_factory=dict)
+    topics: dict[str, Any] = field(default_factory=dict)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[Step] = field(default_factory=list)
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and check a scenario file; ``ScenarioError`` says what is wrong and where."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    return parse_scenario(data, str(path))
+
+
+def parse_scenario(data: dict[str, Any], where: str = "scenario") -> Scenario:
+    unknown = set(data) - {"cluster", "topics", "faults", "timeline"}
+    if unknown:
+        raise ScenarioError(f"{where}: unknown table(s) {', '.join(sorted(unknown))}")
+    scenario = Scenario()
+    for name, value in data.get("cluster", {}).items():
+        kind = CLUSTER_OPTIONS.get(name)
+        if kind is None:
+            raise ScenarioError(f"{where}: [cluster] has no option {name!r}; options: "
+                                f"{', '.join(CLUSTER_OPTIONS)}")
+        if not isinstance(value, kind):
+            raise ScenarioError(f"{where}: [cluster] {name} must be {kind.__name__}")
+        scenario.cluster[name] = value
+    for name, spec in data.get("topics", {}).items():
+        if not isinstance(spec, int | dict) or isinstance(spec, bool):
+            raise ScenarioError(f"{where}: [topics] {name} must be a partition count or a "
+                                "table")
+        extra = set(spec) - TOPIC_FIELDS if isinstance(spec, dict) else set()
+        if extra:
+            raise ScenarioError(f"{where}: [topics] {name} has unknown field(s) "
+                                f"{', '.join(sorted(extra))}; fields: "
+                                f"{', '.join(sorted(TOPIC_FIELDS))}")
+        scenario.topics[name] = spec
+    for index, fault in enumerate(data.get("faults", []), 1):
+        try:
+            FaultRule.from_dict(0, fault)
+        except FaultError as exc:
+            raise ScenarioError(f"{where}: [[faults]] #{index}: {exc}") from None
+        scenario.faults.append(dict(fault))
+    for index, raw in enumerate(data.get("timeline", []), 1):
+        step = dict(raw)
+        at_ms, action = step.pop("at_ms", None), step.pop("action", None)
+        if not isinstance(at_ms, int) or at_ms < 0:
+            raise ScenarioError(f"{where}: [[timeline]] #{index}: at_ms must be an integer "
+                                ">= 0")
+        if action not in ACTIONS:
+            raise ScenarioError(f"{where}: [[timeline]] #{index}: action must be one of "
+                                f"{', '.join(ACTIONS)}, got {action!r}")
+        try:
+            if action == "fault":
+                FaultRule.from_dict(0, step)
+            else:
+                check_parameters(action, step)
+        except (FaultError, ActionError) as exc:
+            raise ScenarioError(f"{where}: [[timeline]] #{index}: {exc}") from None
+        scenario.timeline.append(Step(at_ms, action, step))
+    scenario.timeline.sort(key=lambda s: s.at_ms)
+    return scenario
+
+
+def install_faults(cluster: FakeCluster, scenario: Scenario) -> None:
+    for fault in scenario.faults:
+        cluster.faults.add_data(fault)
+
+
+async def run_timeline(cluster: FakeCluster, scenario: Scenario) -> None:
+    """Run the timeline's steps at their times (from now); returns after the last one."""
+    start = trio.current_time()
+    for step in scenario.timeline:
+        await trio.sleep_until(start + step.at_ms / 1000)
+        try:
+            result = await run_action(cluster, step.action, step.parameters)
+            log.info("scenario at %d ms: %s", step.at_ms, result)
+        except (ClusterError, FaultError, ActionError) as exc:
+            log.error("scenario at %d ms: %s %s refused: %s", step.at_ms, step.action,
+                      step.parameters, exc)
