@@ -1,0 +1,205 @@
+"""Standalone control: the HTTP API, ``fakebroker ctl`` and scenario files, against a running
+``fakebroker serve``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fakebroker.control.ctl import ControlCallError, call
+from fakebroker.protocol.errors import ErrorCode
+from tests.conftest import start_served, stop_served
+from tests.test_wire_versions import batch, produce_body
+from tests.wire import WireClient
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    """A ``fakebroker serve --brokers 2 --topic orders:2 --control-port 0 --journal F``."""
+    journal = tmp_path / "journal.jsonl"
+    process, details = start_served(tmp_path, "--brokers", "2", "--topic", "orders:2",
+                                    "--control-port", "0", "--journal", str(journal))
+    details["journal"] = journal
+    details["ready_file"] = tmp_path / "ready.json"
+    yield details
+    stop_served(process)
+
+
+def ctl(details: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fakebroker", "ctl", "--ready-file", str(details["ready_file"]),
+         *args], capture_output=True, text=True, timeout=30)
+
+
+def produce_to_leader(details: dict, topic: str, partition: int, value: bytes) -> int:
+    url = details["control_url"]
+    leader = call(url, "GET", "/cluster")["topics"][topic]["partitions"][partition]["leader"]
+    broker = next(b for b in details["brokers"] if b["id"] == leader)
+    with WireClient(f"{broker['host']}:{broker['port']}", client_id="ci-job") as client:
+        response = client.request("Produce", 9, produce_body(topic, partition, batch([value])))
+    return response.responses[0].partition_responses[0].error_code
+
+
+def test_health_and_cluster_describe_the_running_cluster(served):
+    url = served["control_url"]
+    assert url.startswith("http://127.0.0.1:")
+    assert call(url, "GET", "/health") == {"status": "ok"}
+    cluster = call(url, "GET", "/cluster")
+    assert cluster["bootstrap_servers"] == served["bootstrap_servers"]
+    assert [b["id"] for b in cluster["brokers"]] == [1, 2]
+    assert [p["partition"] for p in cluster["topics"]["orders"]["partitions"]] == [0, 1]
+
+
+def test_topics_are_created_and_a_refused_one_changes_nothing(served):
+    url = served["control_url"]
+    created = call(url, "POST", "/topics", {"name": "payments", "partitions": 3})
+    assert created["partitions"] == 3
+    with pytest.raises(ControlCallError) as refused:
+        call(url, "POST", "/topics", {"name": "payments", "partitions": 5})
+    assert refused.value.status == 400
+    assert refused.value.answer["error"] == "TOPIC_ALREADY_EXISTS"
+    assert len(call(url, "GET", "/cluster")["topics"]["payments"]["partitions"]) == 3
+
+
+def test_faults_are_added_applied_counted_and_removed(served):
+    url = served["control_url"]
+    rule = call(url, "POST", "/faults", {"api": "Produce", "topic": "orders", "partition": 0,
+                                         "error": "NOT_ENOUGH_REPLICAS"})
+    assert rule["active"] and rule["hits"] == 0
+    assert produce_to_leader(served, "orders", 0, b"x") == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert produce_to_leader(served, "orders", 0, b"y") == 0
+    assert call(url, "GET", f"/faults/{rule['id']}")["hits"] == 1
+    assert [r["id"] for r in call(url, "GET", "/faults")] == [rule["id"]]
+    call(url, "DELETE", f"/faults/{rule['id']}")
+    with pytest.raises(ControlCallError) as gone:
+        call(url, "GET", f"/faults/{rule['id']}")
+    assert gone.value.status == 404
+    journal = call(url, "GET", "/journal?api=Produce&error=NOT_ENOUGH_REPLICAS")
+    assert [(e["client_id"], e["targets"]) for e in journal] == [("ci-job", ["orders/0"])]
+    coverage = call(url, "GET", "/coverage")
+    assert coverage["errors"] == {"NOT_ENOUGH_REPLICAS": 1}
+
+
+@pytest.mark.parametrize("method, path, body, message", [
+    ("POST", "/faults", {"api": "Nope", "error": "NOT_LEADER_OR_FOLLOWER"}, "unknown Kafka API"),
+    ("POST", "/faults", {"topic": "orders"}, "needs an action"),
+    ("POST", "/faults", ["not", "an", "object"], "object of fields"),
+    ("POST", "/actions/truncate", {"topic": "orders"}, "offset is required"),
+    ("POST", "/actions/move-leader", {"topic": "orders", "partition": "zero"},
+     "partition must be int"),
+    ("POST", "/actions/broker-down", {"broker": 9}, "no broker 9"),
+    ("POST", "/actions/launch", {}, "unknown action"),
+])
+def test_bad_control_input_is_a_400_that_changes_nothing(served, method, path, body,
+                                                          message):
+    url = served["control_url"]
+    before = call(url, "GET", "/cluster")
+    with pytest.raises(ControlCallError) as refused:
+        call(url, method, path, body)
+    assert refused.value.status == 400 and message in refused.value.answer["message"]
+    assert call(url, "GET", "/faults") == []
+    assert call(url, "GET", "/cluster") == before
+
+
+def test_actions_change_the_cluster(served):
+    url = served["control_url"]
+    old = call(url, "GET", "/cluster")["topics"]["orders"]["partitions"][0]
+    moved = call(url, "POST", "/actions/move-leader", {"topic": "orders", "partition": 0})
+    now = call(url, "GET", "/cluster")["topics"]["orders"]["partitions"][0]
+    assert moved["leader"] == now["leader"] != old["leader"]
+    assert now["leader_epoch"] == old["leader_epoch"] + 1
+    call(url, "POST", "/actions/broker-down", {"broker": 2})
+    assert [b["up"] for b in call(url, "GET", "/cluster")["brokers"]] == [True, False]
+    call(url, "POST", "/actions/broker-up", {"broker": 2})
+    call(url, "POST", "/actions/set-latency", {"broker": 1, "ms": 5})
+    assert call(url, "GET", "/cluster")["brokers"][0]["latency_ms"] == 5
+
+
+def test_ctl_wraps_each_call_for_shell_scripts(served):
+    added = ctl(served, "fault", "add", "--api", "Produce", "--partition", "1",
+                "--error", "NOT_LEADER_OR_FOLLOWER", "--forever")
+    assert added.returncode == 0, added.stderr
+    fault_id = json.loads(added.stdout)["id"]
+    assert produce_to_leader(served, "orders", 1, b"z") == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    waited = ctl(served, "fault", "wait", str(fault_id), "--hits", "1", "--timeout", "5")
+    assert waited.returncode == 0 and json.loads(waited.stdout)["hits"] == 1
+    journal = ctl(served, "journal", "--api", "Produce", "--faulted")
+    assert [json.loads(line)["errors"] for line in journal.stdout.splitlines()] == [
+        ["NOT_LEADER_OR_FOLLOWER"]]
+    assert ctl(served, "fault", "remove", str(fault_id)).returncode == 0
+    moved = ctl(served, "action", "move-leader", "--topic", "orders", "--partition", "1")
+    assert moved.returncode == 0 and "leader" in json.loads(moved.stdout)
+    refused = ctl(served, "action", "truncate", "--topic", "orders")
+    assert refused.returncode == 1 and "offset is required" in refused.stderr
+    assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
+
+
+def test_the_journal_file_gets_a_json_line_per_request(served):
+    produce_to_leader(served, "orders", 0, b"logged")
+    deadline = time.monotonic() + 5
+    while "Produce" not in served["journal"].read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    entries = [json.loads(line) for line in served["journal"].read_text().splitlines()]
+    assert [e["api"] for e in entries if e["client_id"] == "ci-job"] == ["Produce"]
+
+
+def test_a_scenario_declares_brokers_topics_faults_and_a_timeline(tmp_path):
+    scenario = tmp_path / "leader-moves.toml"
+    scenario.write_text("""
+[cluster]
+brokers = 2
+seed = 3
+
+[topics]
+orders = 2
+
+[[faults]]
+api = "Fetch"
+topic = "orders"
+partition = 0
+error = "NOT_LEADER_OR_FOLLOWER"
+count = 2
+
+[[timeline]]
+at_ms = 300
+action = "move-leader"
+topic = "orders"
+partition = 1
+""")
+    process, details = start_served(tmp_path, "--scenario", str(scenario),
+                                    "--control-port", "0")
+    try:
+        url = details["control_url"]
+        assert len(details["brokers"]) == 2
+        [fault] = call(url, "GET", "/faults")
+        assert (fault["api"], fault["error"], fault["count"]) == (
+            "Fetch", "NOT_LEADER_OR_FOLLOWER", 2)
+        deadline = time.monotonic() + 10
+        while call(url, "GET", "/cluster")["topics"]["orders"]["partitions"][1][
+                "leader_epoch"] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        stop_served(process)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[clutser]\nbrokers = 2\n", "unknown table(s) clutser"),
+    ("[[faults]]\napi = 'Fetch'\n", "[[faults]] #1: a fault needs an action"),
+    ("[[timeline]]\nat_ms = 5\naction = 'explode'\n", "action must be one of"),
+    ("[[timeline]]\nat_ms = 5\naction = 'truncate'\ntopic = 'a'\n", "offset is required"),
+    ("[topics]\norders = { partitons = 3 }\n", "unknown field(s) partitons"),
+])
+def test_a_bad_scenario_is_refused_before_anything_starts(tmp_path, text, message):
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--scenario",
+                             str(scenario)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr and "bad.toml" in result.stderr
