@@ -1,6 +1,7 @@
 """Group consumers of the Java client 3.9.1 and kafkajs, as separate processes: 3-member
-groups consume every record once; a restarted static Java member keeps its partitions
-without a rebalance."""
+groups consume every record once; Java members joining and leaving mid-stream lose and repeat
+no record; a restarted static Java member keeps its partitions without a rebalance (classic
+and group.protocol=consumer); a Java Pattern subscription follows topics created later."""
 
 from __future__ import annotations
 
@@ -10,16 +11,18 @@ import pytest
 
 from tests.clients.java import run_harness, start_harness
 from tests.clients.kafkajs import start_kafkajs
-from tests.clients.process import GroupMember
+from tests.clients.process import GroupMember, wait_until
 
 TOPIC = "orders"
 PARTITIONS = 6
 
 
-def produce(kafka, count: int) -> None:
-    lines = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", TOPIC,
-                        "--count", str(count))
+def produce(kafka, count: int, prefix: str = "v", topic: str = TOPIC) -> list[str]:
+    """``count`` records with values <prefix>0, <prefix>1, ...; returns the values."""
+    lines = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
+                        "--count", str(count), "--value-prefix", prefix)
     assert lines[-1] == {"done": count}
+    return [f"{prefix}{i}" for i in range(count)]
 
 
 def start_member(client: str, kafka, group: str, *extra: str) -> GroupMember:
@@ -31,11 +34,13 @@ def start_member(client: str, kafka, group: str, *extra: str) -> GroupMember:
 
 
 def wait_stable(kafka, group: str, count: int, timeout: float = 60) -> None:
+    """Until the group is Stable with ``count`` members that own every partition, each
+    member some."""
     deadline = time.monotonic() + timeout
     while True:
         view = kafka.group(group)
         if view is not None and view.state in ("Stable", "stable") and \
-                len(view.members) == count and \
+                len(view.members) == count and all(m.assignment for m in view.members) and \
                 sorted(p for m in view.members for p in m.assignment.get(TOPIC, [])) == \
                 list(range(PARTITIONS)):
             return
@@ -68,23 +73,87 @@ def test_a_three_member_group_consumes_every_record_once(fake_kafka, client, pro
 
 
 @pytest.mark.java
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
 @pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
-def test_a_restarted_static_java_member_keeps_its_partitions_without_a_rebalance(fake_kafka):
-    static = [start_member("java", fake_kafka, "static", "--instance-id", f"pod-{i}",
-                           "session.timeout.ms=30000") for i in range(2)]
+def test_java_members_joining_and_leaving_mid_stream_lose_and_repeat_no_record(fake_kafka,
+                                                                               protocol):
+    def member() -> GroupMember:
+        return start_member("java", fake_kafka, "audit", "--protocol", protocol)
+
+    members = [member(), member()]
+    try:
+        wait_stable(fake_kafka, "audit", 2)
+        values = produce(fake_kafka, 100, "a")
+        members.append(member())  # joins mid-stream
+        values += produce(fake_kafka, 100, "b")
+        wait_stable(fake_kafka, "audit", 3)
+        members[0].stop(check=True)  # leaves mid-stream: commits, then leaves the group
+        values += produce(fake_kafka, 100, "c")
+        wait_stable(fake_kafka, "audit", 2)
+        wait_until(lambda: sum(len(m.records()) for m in members) >= len(values), 60,
+                   members=members, what="every record")
+    finally:
+        for m in members:
+            m.stop()
+    assert sorted(r["value"] for m in members for r in m.records()) == sorted(values)
+    assert [e for m in members for e in m.events("commit-failed")] == []
+    for partition in range(PARTITIONS):
+        assert fake_kafka.committed("audit", TOPIC, partition) == \
+            fake_kafka.offsets(TOPIC, partition)[1]
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+@pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
+def test_a_restarted_static_java_member_keeps_its_partitions_without_a_rebalance(fake_kafka,
+                                                                                 protocol):
+    def member(instance: str) -> GroupMember:
+        return start_member("java", fake_kafka, "static", "--instance-id", instance,
+                            "--protocol", protocol, "session.timeout.ms=30000")
+
+    static = [member("pod-0"), member("pod-1")]
     try:
         wait_stable(fake_kafka, "static", 2)
         before = fake_kafka.group("static")
         owned = {m.instance_id: m.assignment for m in before.members}
         seen_by_peer = len(static[1].lines())
-        static[0].stop()  # a static member's close() does not leave the group
-        static[0] = start_member("java", fake_kafka, "static", "--instance-id", "pod-0",
-                                 "session.timeout.ms=30000")
+        static[0].stop(check=True)  # a static member's close() leaves only temporarily
+        static[0] = member("pod-0")
         static[0].wait_for({"event": "assigned"}, timeout=60)
+        wait_stable(fake_kafka, "static", 2)
         after = fake_kafka.group("static")
         assert after.generation_id == before.generation_id  # no rebalance
         assert {m.instance_id: m.assignment for m in after.members} == owned
         assert [line for line in static[1].lines()[seen_by_peer:] if "event" in line] == []
+        values = produce(fake_kafka, 60)
+        wait_until(lambda: sum(len(m.records()) for m in static) >= 60, 60, members=static,
+                   what="the records produced after the restart")
     finally:
-        for member in static:
-            member.stop()
+        for m in static:
+            m.stop()
+    assert sorted(r["value"] for m in static for r in m.records()) == sorted(values)
+
+
+@pytest.mark.java
+@pytest.mark.fake_kafka(brokers=1, topics={"orders-eu": 2, "audit": 1})
+def test_a_java_pattern_subscription_follows_topics_created_later(fake_kafka):
+    values = produce(fake_kafka, 20, "eu", topic="orders-eu")
+    produce(fake_kafka, 5, "audit", topic="audit")
+    # The 3.9 client matches the Pattern itself, on each metadata refresh (metadata.max.age.ms)
+    with start_harness("group-consume", "--bootstrap", fake_kafka.bootstrap_servers,
+                       "--pattern", "orders-.*", "--group", "regex", "--protocol", "consumer",
+                       "--idle-exit-ms", "60000", "metadata.max.age.ms=500") as member:
+        wait_until(lambda: len(member.records()) >= 20, 60, members=[member],
+                   what="the records of orders-eu")
+        fake_kafka.create_topic("orders-us", partitions=2)
+        values += produce(fake_kafka, 20, "us", topic="orders-us")
+        wait_until(lambda: len(member.records()) >= 40, 60, members=[member],
+                   what="the records of orders-us, created after the subscription")
+        assert fake_kafka.group("regex").members[0].assignment == {"orders-eu": [0, 1],
+                                                                   "orders-us": [0, 1]}
+        member.stop(check=True)
+    assert sorted(r["value"] for r in member.records()) == sorted(values)
+    for topic in ("orders-eu", "orders-us"):
+        for partition in range(2):
+            assert fake_kafka.committed("regex", topic, partition) == \
+                fake_kafka.offsets(topic, partition)[1]

@@ -46,11 +46,14 @@
 //       -> {"clusterId","controller","nodes":[{"id","host","port","rack"}]}
 //   admin-delete-topic   --bootstrap B --topic T -> {"deleted":T}
 //   admin-list-topics    --bootstrap B [--internal] -> {"topics":[...]}
-//   group-consume        --bootstrap B --topic T --group G [--instance-id I] [--protocol classic|consumer]
-//                        [--max-records N] [--idle-exit-ms MS] [--commit sync|async|auto]
+//   group-consume        --bootstrap B (--topic T | --pattern REGEX) --group G [--instance-id I]
+//                        [--protocol classic|consumer] [--max-records N] [--idle-exit-ms MS]
+//                        [--commit sync|async|auto]
 //       a group member: group.id=G, group.protocol (default classic), group.instance.id=I (static
 //       member), auto.offset.reset=earliest, enable.auto.commit only with --commit auto (these are
-//       defaults: bare props win); subscribe([T]) and poll. After each poll it commits the offsets
+//       defaults: bare props win); subscribe([T]) or subscribe(Pattern.compile(REGEX)) and poll
+//       (the 3.9 client matches a Pattern itself against the topics of its metadata, refreshed
+//       every metadata.max.age.ms, with either group.protocol). After each poll it commits the offsets
 //       of the records it printed: commitSync (default) or commitAsync. Exits (close(): a dynamic
 //       member leaves the group, a static one does not send LeaveGroup) after printing N records,
 //       after --idle-exit-ms (default 10000) without a record once it has had an assignment (the
@@ -61,6 +64,18 @@
 //          a record line per record; {"event":"committed","offsets":{"<partition>":next offset}}
 //          or {"event":"commit-failed","offsets":{..},"error","message"} (the member goes on:
 //          the partitions' next owner reads those records again); then {"done":count}
+//   first-record         --bootstrap B --topic T [--rounds N] [--protocol classic|consumer]
+//                        [--group-prefix P]
+//       time to first record, cold then warm: in this one JVM, N (default 5) group consumers one
+//       after another, each with a new group id P-<round> (P defaults to first-record-<pid>), at
+//       client defaults except group.protocol and auto.offset.reset=earliest (bare props win);
+//       each subscribes to T (which must already hold records), polls until its first record
+//       and closes. Round 0 is cold (class loading, interpreted code), later rounds are warm.
+//       -> per round, a stable format (times in ms, 0.1 ms resolution):
+//          {"round":r,"group":"P-r","cold":true|false,"createMs":new KafkaConsumer(),
+//           "firstRecordMs":subscribe() to the return of the poll() with the first record}
+//          (subscribe([T]) without a rebalance listener; poll(100 ms) in a loop)
+//          then {"done":N}
 //   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
 //
 // A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
@@ -97,6 +112,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -162,6 +178,7 @@ public final class Harness {
                 case "consume": consume(a); break;
                 case "spark-read": sparkRead(a); break;
                 case "group-consume": groupConsume(a); break;
+                case "first-record": firstRecord(a); break;
                 case "admin-create-topic": adminCreateTopic(a); break;
                 case "admin-describe-topic": adminDescribeTopic(a); break;
                 case "admin-list-offsets": adminListOffsets(a); break;
@@ -321,8 +338,11 @@ public final class Harness {
     }
 
     static void groupConsume(Args a) throws Exception {
-        a.allow("bootstrap", "topic", "group", "instance-id", "protocol", "max-records", "idle-exit-ms", "commit");
-        String topic = a.req("topic");
+        a.allow("bootstrap", "topic", "pattern", "group", "instance-id", "protocol", "max-records", "idle-exit-ms",
+                "commit");
+        if (a.has("topic") == a.has("pattern")) {
+            throw new IllegalArgumentException("give one of --topic and --pattern");
+        }
         long maxRecords = Long.parseLong(a.get("max-records", String.valueOf(Long.MAX_VALUE)));
         long idleExitNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a.get("idle-exit-ms", "10000")));
         String commit = a.get("commit", "sync");
@@ -345,10 +365,15 @@ public final class Harness {
             KafkaConsumer<byte[], byte[]> consumer = c.client;
             stopOnStdin(consumer, stop);
             emit(obj("event", "subscribed")); // the start of "time to first record"
-            consumer.subscribe(List.of(topic), printingListener(consumer, () -> {
+            ConsumerRebalanceListener listener = printingListener(consumer, () -> {
                 assigned[0] = true;
                 lastActivity.set(System.nanoTime());
-            }));
+            });
+            if (a.has("pattern")) {
+                consumer.subscribe(Pattern.compile(a.req("pattern")), listener);
+            } else {
+                consumer.subscribe(List.of(a.req("topic")), listener);
+            }
             while (!stop.get() && n < maxRecords
                     && !(assigned[0] && System.nanoTime() - lastActivity.get() >= idleExitNs)) {
                 ConsumerRecords<byte[], byte[]> records;
@@ -374,6 +399,45 @@ public final class Harness {
             }
         }
         emit(obj("done", n));
+    }
+
+    static void firstRecord(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "rounds", "protocol", "group-prefix", "timeout-ms");
+        String topic = a.req("topic");
+        int rounds = Integer.parseInt(a.get("rounds", "5"));
+        String prefix = a.get("group-prefix", "first-record-" + ProcessHandle.current().pid());
+        for (int round = 0; round < rounds; round++) {
+            String group = prefix + "-" + round;
+            Map<String, String> defaults = new LinkedHashMap<>();
+            defaults.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            defaults.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, a.get("protocol", "classic"));
+            defaults.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // records are there already
+            Deadline deadline = a.deadline();
+            long start = System.nanoTime();
+            try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, defaults), CLOSE_TIMEOUT)) {
+                KafkaConsumer<byte[], byte[]> consumer = c.client;
+                long subscribed = System.nanoTime();
+                consumer.subscribe(List.of(topic)); // no rebalance listener: the client's default path
+                long first = 0;
+                while (first == 0) {
+                    if (deadline.remainingMs() <= 0) {
+                        throw new TimeoutException("round " + round + ": no record within --timeout-ms="
+                                + deadline.timeoutMs);
+                    }
+                    if (!consumer.poll(Duration.ofMillis(100)).isEmpty()) {
+                        first = System.nanoTime();
+                    }
+                }
+                emit(obj("round", round, "group", group, "cold", round == 0,
+                        "createMs", millis(subscribed - start), "firstRecordMs", millis(first - subscribed)));
+            }
+        }
+        emit(obj("done", rounds));
+    }
+
+    /** Nanoseconds as milliseconds with one decimal. */
+    static double millis(long nanos) {
+        return Math.round(nanos / 100_000.0) / 10.0;
     }
 
     static void adminCreateTopic(Args a) throws Exception {
@@ -965,6 +1029,8 @@ public final class Harness {
         } else if (v instanceof String) {
             jsonString(sb, (String) v);
         } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+            sb.append(v);
+        } else if (v instanceof Double && Double.isFinite((Double) v)) {
             sb.append(v);
         } else if (v instanceof Boolean) {
             sb.append(v);
