@@ -1,6 +1,7 @@
 """Real Python group consumers — confluent-kafka, kafka-python, aiokafka — in 3-member groups:
 every record consumed exactly once across the members, committed offsets right after
-commit, and membership changes mid-stream rebalance with no record lost."""
+commit, and membership changes mid-stream rebalance with no record lost; a confluent-kafka
+regex subscription (KIP-848) resolved by the broker, topics created later included."""
 
 from __future__ import annotations
 
@@ -160,3 +161,49 @@ def test_members_joining_and_leaving_mid_stream_lose_no_record(fake_kafka, clien
     for partition in range(PARTITIONS):
         assert fake_kafka.committed("audit", TOPIC, partition) == \
             fake_kafka.offsets(TOPIC, partition)[1]
+
+
+@pytest.mark.fake_kafka(brokers=1, topics={"orders-eu": 2, "audit": 1})
+def test_a_confluent_regex_subscription_is_resolved_by_the_broker(fake_kafka):
+    """librdkafka sends a ``^`` subscription as ConsumerGroupHeartbeat v1's regex
+    (group.protocol=consumer); the coordinator assigns the matching topics, then the topics
+    created later, from the next heartbeat (5 s heartbeat interval)."""
+    from confluent_kafka import Consumer, Producer
+
+    producer = Producer({"bootstrap.servers": fake_kafka.bootstrap_servers})
+
+    def produce_to(topic: str, prefix: str, count: int) -> set[bytes]:
+        for i in range(count):
+            producer.produce(topic, value=f"{prefix}{i}".encode())
+        assert producer.flush(30) == 0
+        return {f"{prefix}{i}".encode() for i in range(count)}
+
+    expected = produce_to("orders-eu", "eu", 20)
+    produce_to("audit", "audit", 5)
+    consumer = Consumer({"bootstrap.servers": fake_kafka.bootstrap_servers, "group.id": "regex",
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False})
+    consumer.subscribe(["^orders-.*"])
+    seen: list[bytes] = []
+
+    def consume_until(count: int) -> None:
+        deadline = time.monotonic() + 30
+        while len(seen) < count:
+            assert time.monotonic() < deadline, f"{len(seen)} of {count} records"
+            message = consumer.poll(0.2)
+            if message is not None and not message.error():
+                seen.append(message.value())
+                consumer.commit(message, asynchronous=False)
+
+    try:
+        consume_until(20)
+        [member] = fake_kafka.group("regex").members
+        assert "^orders-.*" in member.subscribed_regex  # as librdkafka sent it
+        fake_kafka.create_topic("orders-us", partitions=2)
+        expected |= produce_to("orders-us", "us", 20)
+        consume_until(40)
+        assert fake_kafka.group("regex").members[0].assignment == {"orders-eu": [0, 1],
+                                                                   "orders-us": [0, 1]}
+    finally:
+        consumer.close()
+    assert sorted(seen) == sorted(expected)

@@ -48,6 +48,7 @@ class MemberView:
     client_id: str
     client_host: str
     assignment: dict[str, list[int]]  # decoded when the group uses the consumer protocol
+    subscribed_regex: str | None = None  # a KIP-848 member's subscription regex
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ def consumer_group_view(group) -> GroupView:
     Stable)."""
     members = tuple(
         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
-                   {t: sorted(ps) for t, ps in m.assigned.items()})
+                   {t: sorted(ps) for t, ps in m.assigned.items()}, m.regex)
         for m in group.members.values()
     )
     return GroupView(group.group_id, group.state, group.group_epoch, "consumer",
