@@ -1,0 +1,142 @@
+"""The cookbook: each failure the seed documents describe, scripted against the fake broker,
+with real consumers (confluent-kafka, kafka-python, Java) recovering and no record lost.
+
+README.md's cookbook shows these tests as they are (tests/test_readme.py checks it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clients.consumers import CLIENTS, start_consumer
+from tests.clients.java import compile_harness
+from tests.clients.producers import commit_offset, produce
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request) -> str:
+    if request.param == "java":
+        compile_harness()  # fails (not skips) when the Java client is not installed
+    return request.param
+
+
+def values(count: int, start: int = 0) -> list[bytes]:
+    return [f"v{i}".encode() for i in range(start, start + count)]
+
+
+def consumed_values(consumed) -> list[bytes]:
+    return sorted((value for _, _, value in consumed), key=lambda v: int(v[1:]))
+
+
+# cookbook: leader moved
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": 3})
+def test_consumers_follow_a_moved_leader(fake_kafka, client):
+    produce(fake_kafka.bootstrap_servers, "orders", values(30))
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "leader-moved")
+    consumer.wait_for(10)
+    fake_kafka.move_leader("orders", 0)  # epoch bump; the old leader refuses from now on
+    refused = fake_kafka.faults.add(api="Fetch", topic="orders", partition=1,
+                                    error="NOT_LEADER_OR_FOLLOWER", count=2)
+    produce(fake_kafka.bootstrap_servers, "orders", values(30, start=30))
+    consumed = consumer.wait_for(60)
+    consumer.stop()
+    assert consumed_values(consumed) == values(60)  # every record, exactly once
+    assert refused.hits == 2
+    assert fake_kafka.journal(api="Fetch", error="NOT_LEADER_OR_FOLLOWER")
+
+
+# cookbook: offset out of range
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_consumers_reset_when_their_offset_was_deleted(fake_kafka, client):
+    produce(fake_kafka.bootstrap_servers, "orders", values(10))
+    commit_offset(fake_kafka.bootstrap_servers, "out-of-range", "orders", 0, 3)
+    fake_kafka.delete_records("orders", 0, before=6)  # the committed offset 3 is gone
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "out-of-range")
+    consumer.wait_for(4)  # auto.offset.reset=earliest: from the new log start, 6
+    produce(fake_kafka.bootstrap_servers, "orders", values(5, start=10))
+    consumed = consumer.wait_for(9)
+    consumer.stop()
+    assert consumed_values(consumed) == values(9, start=6)
+    assert fake_kafka.journal(api="Fetch", error="OFFSET_OUT_OF_RANGE")
+    assert fake_kafka.committed("out-of-range", "orders", 0) == 15
+
+
+# cookbook: coordinator moved
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3})
+def test_consumers_find_a_moved_coordinator(fake_kafka, client):
+    produce(fake_kafka.bootstrap_servers, "orders", values(30))
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "moving",
+                              **{"heartbeat.interval.ms": 500})
+    consumer.wait_for(10)
+    fake_kafka.move_coordinator("moving")
+    produce(fake_kafka.bootstrap_servers, "orders", values(30, start=30))
+    consumed = consumer.wait_for_values(values(60))
+    consumer.stop()
+    assert set(consumed_values(consumed)) == set(values(60))  # none lost
+    assert fake_kafka.journal(error="NOT_COORDINATOR")
+    assert sum(fake_kafka.committed("moving", "orders", p) or 0 for p in range(3)) == 60
+
+
+# cookbook: rebalance during heartbeat
+@pytest.mark.fake_kafka(topics={"orders": 3})
+def test_consumers_rejoin_when_a_heartbeat_says_rebalance(fake_kafka, client):
+    produce(fake_kafka.bootstrap_servers, "orders", values(30))
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "rebalancing",
+                              **{"heartbeat.interval.ms": 500})
+    consumer.wait_for(10)
+    generation = fake_kafka.group("rebalancing").generation_id
+    fake_kafka.rebalance("rebalancing")  # the next heartbeat gets REBALANCE_IN_PROGRESS
+    produce(fake_kafka.bootstrap_servers, "orders", values(30, start=30))
+    consumed = consumer.wait_for_values(values(60))
+    consumer.stop()
+    assert set(consumed_values(consumed)) == set(values(60))
+    assert fake_kafka.journal(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
+    assert fake_kafka.journal(api="JoinGroup")[-1].seq > fake_kafka.journal(
+        api="Heartbeat", error="REBALANCE_IN_PROGRESS")[0].seq
+    assert fake_kafka.group("rebalancing").generation_id > generation
+
+
+# cookbook: ILLEGAL_GENERATION on commit
+@pytest.mark.fake_kafka(topics={"orders": 3})
+def test_a_commit_refused_for_an_old_generation_loses_nothing(fake_kafka, client):
+    produce(fake_kafka.bootstrap_servers, "orders", values(30))
+    refused = fake_kafka.faults.add(api="OffsetCommit", group="stale",
+                                    error="ILLEGAL_GENERATION", after=1)
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "stale")
+    consumer.wait_for_values(values(30))
+    produce(fake_kafka.bootstrap_servers, "orders", values(30, start=30))
+    consumed = consumer.wait_for_values(values(60))
+    consumer.stop()
+    assert refused.hits == 1
+    assert consumer.commit_errors()  # the application saw its commit fail...
+    assert set(consumed_values(consumed)) == set(values(60))  # ...and lost nothing
+    assert sum(fake_kafka.committed("stale", "orders", p) or 0 for p in range(3)) == 60
+
+
+# cookbook: request timeout
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_a_fetch_that_never_answers_times_out_and_is_retried(fake_kafka, client):
+    produce(fake_kafka.bootstrap_servers, "orders", values(10))
+    hung = fake_kafka.faults.add(api="Fetch", hang=True, after=1)
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "patient",
+                              **{"request.timeout.ms": 5000})
+    hung.wait(1, timeout=60)
+    produce(fake_kafka.bootstrap_servers, "orders", values(10, start=10))
+    consumed = consumer.wait_for(20, timeout=90)
+    consumer.stop()
+    assert consumed_values(consumed) == values(20)
+    assert [e.outcome for e in fake_kafka.journal(api="Fetch", faulted=True)] == ["hung"]
+
+
+# cookbook: lost ack
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_an_idempotent_producer_survives_a_lost_ack_without_duplicates(fake_kafka, client):
+    lost = fake_kafka.faults.add(api="Produce", drop=True, apply_then=True)
+    produce(fake_kafka.bootstrap_servers, "orders", values(20), client=client)
+    assert lost.hits == 1  # one batch was appended, then its connection dropped
+    assert [r.value for r in fake_kafka.records("orders", 0)] == values(20)
+    consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "after-lost-ack")
+    assert consumed_values(consumer.wait_for(20)) == values(20)
+    consumer.stop()
