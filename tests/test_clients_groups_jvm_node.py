@@ -116,6 +116,9 @@ def test_a_restarted_static_java_member_keeps_its_partitions_without_a_rebalance
         wait_stable(fake_kafka, "static", 2)
         before = fake_kafka.group("static")
         owned = {m.instance_id: m.assignment for m in before.members}
+        for i, m in enumerate(static):  # the clients' callbacks may lag the broker's view
+            wait_until(lambda m=m, i=i: sorted(m.assignment()) == owned[f"pod-{i}"][TOPIC], 30,
+                       members=[m], what="the assigned callback")
         seen_by_peer = len(static[1].lines())
         static[0].stop(check=True)  # a static member's close() leaves only temporarily
         static[0] = member("pod-0")
