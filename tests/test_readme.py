@@ -1,0 +1,29 @@
+"""README.md's cookbook is the tests: its code blocks are copies of what the tests run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cookbook_blocks(language: str) -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Cookbook\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
+
+
+def test_every_cookbook_python_example_is_a_test_of_the_cookbook():
+    tests = (ROOT / "tests" / "test_cookbook.py").read_text()
+    examples = cookbook_blocks("python")
+    assert len(examples) == tests.count("# cookbook: ") == 7
+    for example in examples:
+        assert example in tests, example.splitlines()[1]
+
+
+def test_every_cookbook_scenario_file_is_one_the_tests_run():
+    files = {p.read_text() for p in (ROOT / "tests" / "scenarios").glob("*.toml")}
+    examples = cookbook_blocks("toml")
+    assert len(examples) == len(files) == 7
+    assert set(examples) == files
