@@ -30,6 +30,8 @@ from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, BrokerServer, Services
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
+from fakebroker.state.consumer_groups import ConsumerGroupError
+from fakebroker.state.groups import GroupError
 from fakebroker.state.inspect import GroupView, consumer_group_view, group_view
 
 TopicSpec = int | Mapping[str, Any]
@@ -171,6 +173,18 @@ class FakeCluster:
         if self.state.groups.group(group) is None:
             raise ClusterError("GROUP_ID_NOT_FOUND", f"no group {group}")
         self.state.groups.force_rebalance(group)
+
+    def kick_member(self, group: str, member_id: str) -> None:
+        """Expire a member's session now (classic or KIP-848 group): the group rebalances
+        without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
+        consumer_group = self.state.consumer_groups.groups.get(group)
+        try:
+            if consumer_group is not None:
+                self.state.consumer_groups.expire_member(group, member_id)
+            else:
+                self.state.groups.expire_member(group, member_id)
+        except (GroupError, ConsumerGroupError) as exc:
+            raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
     def set_latency(self, broker: int, ms: int) -> None:
         """Every request to ``broker`` waits ``ms`` milliseconds before it is handled."""

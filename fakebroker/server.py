@@ -111,9 +111,11 @@ class BrokerServer:
         self.connections: set[trio.SocketStream] = set()
         self._connection_ids = itertools.count(1)
         self._scope: trio.CancelScope | None = None
+        self._listener: trio.SocketListener | None = None
 
     async def serve(self, listener: trio.SocketListener) -> None:
         """Accept and serve connections until ``stop()``; then the listener is closed."""
+        self._listener = listener
         with trio.CancelScope() as self._scope:
             try:
                 async with trio.open_nursery() as nursery:
@@ -124,7 +126,11 @@ class BrokerServer:
                 await trio.aclose_forcefully(listener)
 
     def stop(self) -> None:
-        """Close the listener and drop every connection, without answering what is pending."""
+        """Close the listener (at once: new connections are refused when this returns) and
+        drop every connection, without answering what is pending."""
+        if self._listener is not None:
+            self._listener.socket.close()
+            self._listener = None
         if self._scope is not None:
             self._scope.cancel()
             self._scope = None

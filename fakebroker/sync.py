@@ -233,6 +233,10 @@ class FakeKafka:
         """Force a classic group to rebalance."""
         self.call(self.cluster.rebalance, group)
 
+    def kick_member(self, group: str, member_id: str) -> None:
+        """Expire a group member's session now; the group rebalances without it."""
+        self.call(self.cluster.kick_member, group, member_id)
+
     def set_latency(self, broker: int, ms: int) -> None:
         """Delay every request to ``broker`` by ``ms`` milliseconds."""
         self.call(self.cluster.set_latency, broker, ms)

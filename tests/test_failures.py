@@ -168,3 +168,17 @@ def test_latency_delays_every_request_to_one_broker(fake_kafka):
         slow.request("Metadata", 12, {"topics": None})
         assert time.monotonic() - started >= 0.25
     fake_kafka.set_latency(1, 0)
+
+
+def test_a_kicked_member_is_told_it_is_unknown_and_the_group_moves_on(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+        home = client.request("FindCoordinator", 3, {"key": "g", "key_type": 0}).node_id
+    with WireClient(address(fake_kafka, home)) as member:
+        joined = joined_member(member)
+        fake_kafka.kick_member("g", joined.member_id)
+        beat = member.request("Heartbeat", 4, {"group_id": "g", "member_id": joined.member_id,
+                                               "generation_id": joined.generation_id})
+        assert beat.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert fake_kafka.group("g").state == "Empty" and not fake_kafka.group("g").members
+    with pytest.raises(ClusterError, match="no member"):
+        fake_kafka.kick_member("g", joined.member_id)

@@ -12,6 +12,7 @@ broker-up          broker
 delete-records     topic, partition (0), offset (-1: the high watermark)
 truncate           topic, partition (0), offset
 rebalance          group
+kick-member        group, member_id
 set-latency        broker, ms
 fault              the fields of a fault rule (adds it; for scenario timelines)
 =================  ==========================================================
@@ -39,6 +40,7 @@ PARAMETERS: dict[str, dict[str, tuple[type, Any]]] = {
     "delete-records": {"topic": (str, _REQUIRED), "partition": (int, 0), "offset": (int, -1)},
     "truncate": {"topic": (str, _REQUIRED), "partition": (int, 0), "offset": (int, _REQUIRED)},
     "rebalance": {"group": (str, _REQUIRED)},
+    "kick-member": {"group": (str, _REQUIRED), "member_id": (str, _REQUIRED)},
     "set-latency": {"broker": (int, _REQUIRED), "ms": (int, _REQUIRED)},
 }
 ACTIONS = tuple(PARAMETERS) + ("fault",)
@@ -84,6 +86,7 @@ async def run_action(cluster: FakeCluster, name: str, given: Mapping[str, Any]
         "truncate": lambda: {"log_end_offset": cluster.truncate(
             p["topic"], p["partition"], p["offset"])},
         "rebalance": lambda: cluster.rebalance(p["group"]),
+        "kick-member": lambda: cluster.kick_member(p["group"], p["member_id"]),
         "set-latency": lambda: cluster.set_latency(p["broker"], p["ms"]),
         "fault": lambda: cluster.faults.add_data(p).describe(),
     }

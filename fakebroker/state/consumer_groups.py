@@ -424,9 +424,33 @@ class ConsumerGroupCoordinator:
             return member.sent
         return None
 
+    def expire_member(self, group_id: str, member_id: str) -> None:
+        """Remove a member now, as if its session had timed out: its partitions go to the
+        others and its next heartbeat gets UNKNOWN_MEMBER_ID, so it joins again at epoch 0."""
+        if self.member(group_id, member_id) is None:
+            raise ConsumerGroupError("UNKNOWN_MEMBER_ID")
+        self._remove(self.groups[group_id], member_id)
+
     def _remove(self, group: ConsumerGroup, member_id: str) -> None:
         del group.members[member_id]
         self._bump(group, self.partitions_of())
+
+    def delete(self, group_id: str) -> None:
+        """DeleteGroups of a consumer group: NON_EMPTY_GROUP while it has members."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise ConsumerGroupError("GROUP_ID_NOT_FOUND")
+        if group.members:
+            raise ConsumerGroupError("NON_EMPTY_GROUP")
+        del self.groups[group_id]
+
+    def subscribed_topics(self, group_id: str) -> set[str]:
+        """The existing topics some member of the group subscribes to, by name or regex."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return set()
+        partitions_of = self.partitions_of()
+        return set().union(*(m.topics(partitions_of) for m in group.members.values()))
 
     def member(self, group_id: str, member_id: str) -> ConsumerMember | None:
         group = self.groups.get(group_id)

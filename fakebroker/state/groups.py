@@ -394,6 +394,15 @@ class GroupCoordinator:
             raise GroupError("UNKNOWN_MEMBER_ID")
         self._remove_and_rebalance(group, member_id)
 
+    def expire_member(self, group_id: str, member_id: str) -> None:
+        """Remove a member now, as if its session had timed out: the group rebalances and the
+        member's next request gets UNKNOWN_MEMBER_ID, so it rejoins with a new member id."""
+        group = self.group(group_id)
+        if group is None or member_id not in group.members:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        self._remove_and_rebalance(group, member_id)
+        self._wake_timers()
+
     def _remove(self, group: Group, member_id: str) -> None:
         member = group.members.pop(member_id)
         if member.instance_id is not None and group.static.get(member.instance_id) == member_id:
