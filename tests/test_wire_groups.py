@@ -250,3 +250,33 @@ def test_kip848_groups_are_described_and_listed(fake_kafka):
             "member_id": joined.member_id, "topics": [{"name": "orders", "partitions": [
                 {"partition_index": 0, "committed_offset": 1}]}]})
         assert stale.topics[0].partitions[0].error_code == ErrorCode.STALE_MEMBER_EPOCH
+
+
+def test_kip848_groups_under_the_classic_admin_apis(fake_kafka):
+    with WireClient(coordinator(fake_kafka, "g848")) as client:
+        joined = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": "m1", "member_epoch": 0, "rebalance_timeout_ms": 1000,
+            "subscribed_topic_regex": "ord.*", "topic_partitions": []})
+        assert joined.error_code == 0 and joined.member_epoch == 1
+        committed = client.request("OffsetCommit", 9, {
+            "group_id": "g848", "generation_id_or_member_epoch": 1, "member_id": "m1",
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 0}]}]})
+        assert committed.topics[0].partitions[0].error_code == 0
+        v5, v6 = (client.request("DescribeGroups", v, {"groups": ["g848"]}).groups[0]
+                  for v in (5, 6))
+        assert (v5.error_code, v5.group_state, v5.members) == (0, "Dead", [])
+        assert (v6.error_code, v6.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
+                                                     "Group g848 is not a classic group.")
+        in_use = client.request("OffsetDelete", 0, {"group_id": "g848", "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0}]}]})
+        assert in_use.topics[0].partitions[0].error_code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+        busy = client.request("DeleteGroups", 2, {"groups_names": ["g848"]}).results[0]
+        assert busy.error_code == ErrorCode.NON_EMPTY_GROUP
+        assert fake_kafka.committed("g848", "orders", 0) == 0
+        left = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": "m1", "member_epoch": -1})
+        assert (left.error_code, left.member_epoch) == (0, -1)
+        deleted = client.request("DeleteGroups", 2, {"groups_names": ["g848"]}).results[0]
+        assert deleted.error_code == 0
+    assert fake_kafka.group("g848") is None and fake_kafka.committed("g848", "orders", 0) is None

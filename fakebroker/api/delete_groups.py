@@ -2,8 +2,9 @@
 
 Versions: 0-2 (3.9), 3 (4.x). Flexible from v2.
 
-Behavior: NON_EMPTY_GROUP while a group has members, GROUP_ID_NOT_FOUND for an unknown one,
-NOT_COORDINATOR on another broker; each group answered on its own.
+Behavior: NON_EMPTY_GROUP while a group (classic or KIP-848) has members, GROUP_ID_NOT_FOUND
+for an unknown one, NOT_COORDINATOR on another broker; each group answered on its own. A
+deleted group's committed offsets go with it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import GroupError
 
 API_KEY = 42
@@ -25,8 +27,18 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             code = error_code("NOT_COORDINATOR")
         else:
             try:
-                ctx.cluster.groups.delete(group_id)
-            except GroupError as exc:
-                code = exc.code
+                delete(ctx, group_id)
+            except (GroupError, ConsumerGroupError) as exc:
+                code = error_code(exc.error)
         results.append({"group_id": group_id, "error_code": code})
     return {"throttle_time_ms": 0, "results": results}
+
+
+def delete(ctx: RequestContext, group_id: str) -> None:
+    """Delete a group; a KIP-848 group's offsets live in a classic record of its id."""
+    if group_id not in ctx.cluster.consumer_groups.groups:
+        ctx.cluster.groups.delete(group_id)
+        return
+    ctx.cluster.consumer_groups.delete(group_id)
+    if ctx.cluster.groups.group(group_id) is not None:
+        ctx.cluster.groups.delete(group_id)

@@ -3,7 +3,8 @@
 Versions: 0-5 (3.9), 6 (4.x). Flexible from v5.
 
 Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NOT_FOUND, as
-Kafka 4 answers); NOT_COORDINATOR per group on another broker. Member metadata is the
+Kafka 4 answers), a KIP-848 consumer group too (v6: "Group g is not a classic group.");
+NOT_COORDINATOR per group on another broker. Member metadata is the
 selected protocol's; assignments are sent once the group is Stable.
 """
 
@@ -23,10 +24,12 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
                 "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
     group = ctx.cluster.groups.group(group_id)
-    if group is None:
+    if group is None or group_id in ctx.cluster.consumer_groups.groups:
+        why = "is not a classic group" if group_id in ctx.cluster.consumer_groups.groups \
+            else "not found"
         return {"group_id": group_id, "group_state": GroupState.DEAD.value,
                 "error_code": error_code("GROUP_ID_NOT_FOUND") if ctx.version >= 6 else 0,
-                "error_message": f"Group {group_id} not found." if ctx.version >= 6 else None,
+                "error_message": f"Group {group_id} {why}." if ctx.version >= 6 else None,
                 "protocol_type": "", "protocol_data": "", "members": []}
     stable = group.state is GroupState.STABLE
     members = [{

@@ -4,7 +4,8 @@ Versions: 0. Not flexible.
 
 Behavior: GROUP_ID_NOT_FOUND for an unknown group and NOT_COORDINATOR at the top level;
 per partition GROUP_SUBSCRIBED_TO_TOPIC while the group's members subscribe to the topic
-(read from their consumer-protocol subscriptions), else the offset is removed.
+(read from their consumer-protocol subscriptions; a KIP-848 group's by name or regex), else
+the offset is removed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if group is None:
         return {"error_code": error_code("GROUP_ID_NOT_FOUND"), "throttle_time_ms": 0,
                 "topics": []}
-    in_use = subscribed(group)
+    in_use = subscribed(group) | ctx.cluster.consumer_groups.subscribed_topics(request.group_id)
     topics = []
     for wanted in request.topics:
         partitions = []
