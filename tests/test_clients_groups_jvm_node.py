@@ -160,3 +160,22 @@ def test_a_java_pattern_subscription_follows_topics_created_later(fake_kafka):
         for partition in range(2):
             assert fake_kafka.committed("regex", topic, partition) == \
                 fake_kafka.offsets(topic, partition)[1]
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+@pytest.mark.fake_kafka(brokers=1, topics={TOPIC: 3})
+def test_first_record_times_one_cold_then_warm_group_consumers_in_one_jvm(fake_kafka, protocol):
+    """The format a benchmark reads: one line per round, then {"done": N}."""
+    produce(fake_kafka, 30)
+    lines = run_harness("first-record", "--bootstrap", fake_kafka.bootstrap_servers, "--topic",
+                        TOPIC, "--rounds", "3", "--protocol", protocol, "--group-prefix", "fr")
+    assert lines[-1] == {"done": 3}
+    rounds = lines[:-1]
+    assert [(r["round"], r["group"], r["cold"]) for r in rounds] == [
+        (0, "fr-0", True), (1, "fr-1", False), (2, "fr-2", False)]
+    for r in rounds:
+        assert set(r) == {"round", "group", "cold", "createMs", "firstRecordMs"}
+        assert 0 < r["firstRecordMs"] < 30_000
+    assert {g: fake_kafka.group(g).state for g in ("fr-0", "fr-1", "fr-2")} == dict.fromkeys(
+        ("fr-0", "fr-1", "fr-2"), "Empty")  # each consumer left its group on close
