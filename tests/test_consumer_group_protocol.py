@@ -307,3 +307,17 @@ def test_a_static_member_leaving_for_good_rebalances():
     assert set(c.group.members) == {"b"}
     _, assignment = c.beat("b", instance_id="pod-b")
     assert assignment == {"orders": {0, 1, 2, 3}}
+
+
+def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_removed():
+    c = Cluster(orders=2)
+    c.beat("a", 0, rebalance_timeout_ms=10_000)
+    c.beat("b", 0)
+    c.beat("a")  # told to give up a partition, from now (0) on
+    c.clock = 9.0
+    c.beat("a", owned={"orders": {0, 1}})  # still owns both: heartbeats do not extend it
+    assert c.coordinator.next_deadline() == 10.0
+    c.coordinator.expire(10.0)
+    assert set(c.group.members) == {"b"}
+    _, assignment = c.beat("b")
+    assert assignment == {"orders": {0, 1}}

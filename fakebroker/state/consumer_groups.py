@@ -27,7 +27,8 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   UNRELEASED_INSTANCE_ID; a heartbeat with the instance id but another member id,
   FENCED_INSTANCE_ID.
 * A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed,
-  a temporarily departed static member too.
+  a temporarily departed static member too; so is a member that has not revoked the partitions
+  it must give up within its rebalance timeout (the client's max.poll.interval.ms).
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ class ConsumerMember:
     assigned: Assignment = field(default_factory=dict)
     revoking: Assignment = field(default_factory=dict)
     sent: Assignment | None = None  # what the member was last told it owns
-    deadline: float = 0.0
+    deadline: float = 0.0  # its session ends then (trio time)
+    rebalance_timeout_ms: int = 300_000
+    revoke_deadline: float | None = None  # it must have revoked by then
 
     def topics(self, partitions_of: dict[str, int]) -> set[str]:
         """The existing topics this member subscribes to, by name or by its regex."""
@@ -279,6 +282,8 @@ class ConsumerGroupCoordinator:
         if hb.server_assignor:
             group.assignor = hb.server_assignor
         bump |= self._update(member, hb)
+        if hb.rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = hb.rebalance_timeout_ms
         partitions_of = self.partitions_of()
         self._prune(group, partitions_of)
         if bump or self._subscription(group, partitions_of) != group.subscription:
@@ -290,7 +295,13 @@ class ConsumerGroupCoordinator:
             member.revoking = {t: ps for t, ps in member.revoking.items() if ps}
         full = hb.member_epoch == JOIN or (hb.rebalance_timeout_ms != -1 and hb.owned is not None
                                            and hb.subscribed_topic_names is not None)
-        return member, self._reconcile(group, member, full)
+        assignment = self._reconcile(group, member, full)
+        if not member.revoking:
+            member.revoke_deadline = None
+        elif member.revoke_deadline is None:
+            member.revoke_deadline = now + member.rebalance_timeout_ms / 1000
+            self._wake_timers()
+        return member, assignment
 
     def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
         """The member joining with epoch 0 (new, rejoining, or replacing a static member),
@@ -304,7 +315,7 @@ class ConsumerGroupCoordinator:
                     f"Static member {member_id} with instance id {hb.instance_id} cannot join "
                     f"the group because the instance id is owned by {previous.member_id} member.")
             member = replace(previous, member_id=member_id, epoch=0, previous_epoch=0,
-                             revoking={}, sent=None)
+                             revoking={}, revoke_deadline=None, sent=None)
             del group.members[previous.member_id]
             group.members[member_id] = member
             group.target[member_id] = group.target.pop(previous.member_id, {})
@@ -316,8 +327,7 @@ class ConsumerGroupCoordinator:
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)
         group.members[member_id] = member
-        self._changed.set()  # a new session deadline for run_timers
-        self._changed = trio.Event()
+        self._wake_timers()  # a new session deadline
         return member, group.group_epoch == 0
 
     def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
@@ -376,7 +386,7 @@ class ConsumerGroupCoordinator:
                                      f"Consumer group {hb.group_id} not found.")
         member = self._existing(group, hb)
         if hb.member_epoch == TEMPORARY_LEAVE:
-            member.epoch, member.revoking = TEMPORARY_LEAVE, {}
+            member.epoch, member.revoking, member.revoke_deadline = TEMPORARY_LEAVE, {}, None
             return member
         self._remove(group, member.member_id)
         member.epoch = LEAVE
@@ -465,15 +475,20 @@ class ConsumerGroupCoordinator:
             raise ConsumerGroupError("STALE_MEMBER_EPOCH")
 
     def expire(self, now: float) -> None:
-        """Remove every member whose session timed out at ``now``."""
+        """Remove every member whose session, or time to revoke, ran out at ``now``."""
         for group in self.groups.values():
             for member_id, member in list(group.members.items()):
-                if member.deadline <= now:
+                if min(member.deadline, member.revoke_deadline or member.deadline) <= now:
                     self._remove(group, member_id)
 
     def next_deadline(self) -> float:
-        return min((m.deadline for g in self.groups.values() for m in g.members.values()),
+        return min((min(m.deadline, m.revoke_deadline or m.deadline)
+                    for g in self.groups.values() for m in g.members.values()),
                    default=float("inf"))
+
+    def _wake_timers(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
 
     async def run_timers(self) -> None:
         """Forever: remove members whose session timed out (trio's clock)."""
