@@ -1,0 +1,207 @@
+"""``python -m fakebroker.bench``: run the workloads against fakebroker and its peers.
+
+Each workload runs ``--repeat`` times; within a repeat every system gets its turn (a freshly
+started process each time), so load on the machine hits all systems alike. The report gives
+medians, fakebroker ÷ each peer, and the targets of issue #6, as a markdown table, with the
+machine and the load average before and after; ``--json`` also writes every raw figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fakebroker.bench import first_record, idle, latency, startup, systems, throughput
+from fakebroker.bench.peers import PeerUnavailable
+from fakebroker.bench.report import Results, table
+
+WORKLOADS = ("start", "throughput", "latency", "first-record", "idle")
+# The issue's names for parts of the throughput workload.
+ALIASES = {"produce": "throughput", "consume": "throughput", "memory": "throughput"}
+ALL_SYSTEMS = (*systems.BROKERS, "trio-echo")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    records: int
+    round_trips: int
+    start_rounds: int
+    process_rounds: int
+    first_record_rounds: int
+    idle_settle_s: float
+    idle_window_s: float
+
+
+FULL = Sizes(1_000_000, 2000, 20, 5, 3, 3.0, 10.0)
+QUICK = Sizes(100_000, 300, 5, 2, 1, 2.0, 3.0)
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run_start(name: str, results: Results, sizes: Sizes) -> None:
+    timings = startup.inprocess(name, sizes.start_rounds)
+    if timings is not None:
+        results.add("start_inprocess_ms", name, statistics.median(timings[0]))
+        results.add("stop_inprocess_ms", name, statistics.median(timings[1]))
+    starts, stops = startup.as_process(name, sizes.process_rounds)
+    results.add("start_process_ms", name, statistics.median(starts))
+    results.add("stop_process_ms", name, statistics.median(stops))
+
+
+def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
+    with systems.launch(name) as system:
+        figures = throughput.run(system, sizes.records)
+    if figures.consumed < sizes.records:
+        results.note("throughput", name, f"consumed {figures.consumed:,} of {sizes.records:,} "
+                     "records: the broker had deleted the rest (retention)")
+    results.add("produce_rps", name, figures.produce_rps)
+    results.add("consume_rps", name, figures.consume_rps)
+    results.add("rss_growth_per_byte", name, figures.rss_per_byte)
+    results.add("rss_total_per_byte", name, figures.total_rss_per_byte)
+
+
+def run_latency(name: str, results: Results, sizes: Sizes) -> None:
+    with systems.launch(name) as system:
+        figures = latency.run(system, sizes.round_trips)
+    for kind in ("api_versions", "metadata"):
+        p50, p99 = getattr(figures, kind)
+        results.add(f"{kind}_p50_us", name, p50)
+        results.add(f"{kind}_p99_us", name, p99)
+
+
+def run_first_record(name: str, results: Results, sizes: Sizes) -> None:
+    rounds = sizes.first_record_rounds
+    with systems.launch(name) as system:
+        topic = first_record.seeded_topic(system)
+        times = first_record.confluent(system, topic, rounds)
+        results.add("first_record_confluent_ms", name, statistics.median(times))
+        if name == "librdkafka-mock":
+            results.note("first-record", name, first_record.JAVA_ON_MOCK)
+            return
+        java = first_record.java(system, topic, rounds + 1)
+    results.add("first_record_java_cold_ms", name, java[0])
+    results.add("first_record_java_warm_ms", name, statistics.median(java[1:]))
+
+
+def run_idle(name: str, results: Results, sizes: Sizes) -> None:
+    with systems.launch(name) as system:
+        results.add("idle_cpu_percent", name,
+                    idle.run(system, sizes.idle_settle_s, sizes.idle_window_s))
+
+
+RUNNERS: dict[str, Callable[[str, Results, Sizes], None]] = {
+    "start": run_start,
+    "throughput": run_throughput,
+    "latency": run_latency,
+    "first-record": run_first_record,
+    "idle": run_idle,
+}
+# Which systems each workload measures (the echo server is only a latency floor).
+MEASURES: dict[str, tuple[str, ...]] = {
+    "start": systems.BROKERS,
+    "throughput": systems.BROKERS,
+    "latency": ALL_SYSTEMS,
+    "first-record": systems.BROKERS,
+    "idle": systems.BROKERS,
+}
+
+
+def machine() -> str:
+    """One line: CPU model, cores, memory, OS, Python."""
+    model = platform.processor() or "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    import psutil
+
+    memory = psutil.virtual_memory().total / 2**30
+    return (f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}")
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m fakebroker.bench", description=__doc__)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help=f"comma-separated, of {', '.join(WORKLOADS)} "
+                             f"(or produce, consume, memory); default all")
+    parser.add_argument("--systems", default=",".join(ALL_SYSTEMS),
+                        help=f"comma-separated, of {', '.join(ALL_SYSTEMS)}; default all")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (100k records, one repeat): seconds per workload")
+    parser.add_argument("--repeat", type=int, help="repeats per workload (default 3, quick 1)")
+    parser.add_argument("--json", type=Path, help="also write every raw figure here")
+    args = parser.parse_args(argv)
+    args.workloads = list(dict.fromkeys(ALIASES.get(w, w) for w in args.workloads.split(",")))
+    args.systems = args.systems.split(",")
+    for value, allowed in ((args.workloads, WORKLOADS), (args.systems, ALL_SYSTEMS)):
+        unknown = set(value) - set(allowed)
+        if unknown:
+            parser.error(f"unknown: {', '.join(sorted(unknown))}")
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    return args
+
+
+def main(argv: list[str] | None = None) -> Results:
+    """Run the chosen workloads, print the report, and return every figure."""
+    args = parse(argv)
+    sizes = QUICK if args.quick else FULL
+    results = Results()
+    chosen = list(args.systems)
+    for name in list(chosen):
+        try:
+            systems.prepare(name)
+        except PeerUnavailable as exc:
+            log(f"{name} unavailable: {exc}")
+            results.fail("all", name, str(exc))
+            chosen.remove(name)
+    load_before = os.getloadavg()
+    began = time.time()
+    for workload in args.workloads:
+        for repeat in range(args.repeat):
+            for name in (s for s in chosen if s in MEASURES[workload]):
+                log(f"{workload} #{repeat + 1}: {name}")
+                try:
+                    RUNNERS[workload](name, results, sizes)
+                except Exception as exc:  # a peer that cannot do a workload: report, go on
+                    log(f"{workload}: {name} failed: {exc!r}")
+                    results.fail(workload, name, repr(exc))
+    load_after = os.getloadavg()
+    print(f"machine: {machine()}")
+    print(f"command: python -m fakebroker.bench {' '.join(sys.argv[1:] if argv is None else argv)}")
+    print(f"sizes: {sizes}; repeats: {args.repeat}; took {time.time() - began:.0f} s")
+    print("load average (1, 5, 15 min): before "
+          f"{' '.join(f'{x:.2f}' for x in load_before)}, after "
+          f"{' '.join(f'{x:.2f}' for x in load_after)}")
+    print()
+    print(table(results, chosen))
+    for workload, notes in results.notes.items():
+        for name, text in notes.items():
+            print(f"- {workload}: {name}: {text}")
+    for workload, failures in results.errors.items():
+        for name, reason in failures.items():
+            print(f"- {workload}: {name} failed: {reason}")
+    if args.json is not None:
+        args.json.write_text(json.dumps({
+            "machine": machine(), "sizes": sizes.__dict__, "repeats": args.repeat,
+            "load_before": load_before, "load_after": load_after,
+            "values": results.values, "notes": results.notes, "errors": results.errors,
+        }, indent=1))
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Results of one run: figures per (metric, system), medians, ratios, targets, a table."""
+
+from __future__ import annotations
+
+import operator
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One reported figure. ``higher_is_better`` orients the ratio's reading; ``target``
+    (text) and ``check`` (fakebroker's median, the medians of all systems -> met?) state the
+    goal of issue #6 for fakebroker, if there is one."""
+
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    target: str = ""
+    check: Callable[[float, dict[str, float]], bool] | None = None
+
+
+def _vs(peer: str, factor: float, cmp: Callable[[float, float], bool]):
+    def check(ours: float, medians: dict[str, float]) -> bool:
+        return peer in medians and cmp(ours, factor * medians[peer])
+    return check
+
+
+def _at_most(limit: float):
+    return lambda ours, _medians: ours <= limit
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("start_inprocess_ms", "1. start in-process, until a client connects", "ms", False,
+           "≤ 5 ms", _at_most(5)),
+    Metric("stop_inprocess_ms", "1. stop in-process", "ms", False),
+    Metric("start_process_ms", "1. start as a process, until a client connects", "ms", False),
+    Metric("stop_process_ms", "1. stop a process (SIGTERM until exit)", "ms", False),
+    Metric("produce_rps", "2. produce 100-byte records (confluent-kafka)", "records/s", True,
+           "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
+    Metric("consume_rps", "3. consume them, assign from the beginning", "records/s", True,
+           "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
+    Metric("api_versions_p50_us", "4. ApiVersions v3 round trip p50", "µs", False,
+           "≤ 1.5× echo", _vs("trio-echo", 1.5, operator.le)),
+    Metric("api_versions_p99_us", "4. ApiVersions v3 round trip p99", "µs", False),
+    Metric("metadata_p50_us", "4. Metadata v8 round trip p50", "µs", False,
+           "≤ 1.5× echo", _vs("trio-echo", 1.5, operator.le)),
+    Metric("metadata_p99_us", "4. Metadata v8 round trip p99", "µs", False),
+    Metric("first_record_confluent_ms", "5. first record, confluent-kafka group consumer", "ms",
+           False, "≤ 250 ms", _at_most(250)),
+    Metric("first_record_java_warm_ms", "5. first record, Java group consumer (warm JVM)", "ms",
+           False, "≤ 250 ms", _at_most(250)),
+    Metric("first_record_java_cold_ms", "5. first record, Java (first in a new JVM)", "ms",
+           False),
+    Metric("rss_growth_per_byte", "6. RSS growth over the produce per payload byte", "B/B",
+           False, "≤ 1.2", _at_most(1.2)),
+    Metric("rss_total_per_byte", "6. whole RSS after the produce per payload byte", "B/B",
+           False),
+    Metric("idle_cpu_percent", "7. idle CPU, 50 consumers long-polling", "% of a core",
+           False, "< 5 %", lambda ours, _m: ours < 5),
+)
+
+
+@dataclass
+class Results:
+    """Every figure of a run: values[metric][system] is a list, one per repeat."""
+
+    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)  # workload -> system -> why
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)  # workload -> system -> note
+
+    def add(self, metric: str, system: str, value: float) -> None:
+        self.values.setdefault(metric, {}).setdefault(system, []).append(value)
+
+    def fail(self, workload: str, system: str, reason: str) -> None:
+        self.errors.setdefault(workload, {})[system] = reason
+
+    def note(self, workload: str, system: str, text: str) -> None:
+        self.notes.setdefault(workload, {})[system] = text
+
+    def medians(self, metric: str) -> dict[str, float]:
+        return {s: statistics.median(v) for s, v in self.values.get(metric, {}).items() if v}
+
+
+def _figure(value: float) -> str:
+    if value >= 10000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def table(results: Results, systems: list[str]) -> str:
+    """A markdown table: metric, each system's median, fakebroker ÷ each peer, the target."""
+    peers = [s for s in systems if s != "fakebroker"]
+    head = ["workload", "unit", *systems, *(f"fb ÷ {p}" for p in peers), "target", "met"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for metric in METRICS:
+        medians = results.medians(metric.key)
+        if not medians:
+            continue
+        ours = medians.get("fakebroker")
+        cells = [metric.label, metric.unit + (" ↑" if metric.higher_is_better else " ↓")]
+        cells += [_figure(medians[s]) if s in medians else "—" for s in systems]
+        for peer in peers:
+            ok = ours is not None and medians.get(peer)
+            cells.append(f"{ours / medians[peer]:.2f}×" if ok else "—")
+        met = ""
+        if metric.check is not None and ours is not None:
+            met = "yes" if metric.check(ours, medians) else "**no**"
+        rows.append("| " + " | ".join([*cells, metric.target, met]) + " |")
+    return "\n".join(rows)

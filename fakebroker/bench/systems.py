@@ -1,0 +1,160 @@
+"""The systems under test, each run as its own process on loopback.
+
+Every system is started the same way for every workload: ``launch(name)`` starts its process,
+waits until a TCP client can connect to it and returns a ``Running`` with its bootstrap
+servers and pid (for psutil's RSS and CPU figures). ``Running.stop()`` sends SIGTERM, waits
+(SIGKILL after 5 s) and returns how long the process took to exit. No process outlives the
+``with`` block or the suite.
+
+Systems: ``fakebroker`` (``python -m fakebroker serve``), ``tansu`` (in-memory storage),
+``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv) and
+``trio-echo`` (``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import fakebroker
+from fakebroker.bench import peers
+
+HOST = "127.0.0.1"
+BROKERS = ("fakebroker", "tansu", "librdkafka-mock", "nafka")
+START_TIMEOUT_S = 30.0
+
+
+def free_port() -> int:
+    """A port the OS considers free right now."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def can_connect(host: str, port: int) -> bool:
+    """Whether a TCP connection to ``host:port`` succeeds now."""
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def _fakebroker(port: int) -> list[str]:
+    return [sys.executable, "-m", "fakebroker", "serve", "--port", str(port)]
+
+
+def _tansu(port: int) -> list[str]:
+    url = f"tcp://{HOST}:{port}"
+    return [str(peers.tansu_binary()), "broker", "--storage-engine=memory://tansu/",
+            f"--kafka-listener-url={url}", f"--kafka-advertised-listener-url={url}"]
+
+
+def _nafka(port: int) -> list[str]:
+    driver = Path(__file__).with_name("nafka_driver.py")
+    return [str(peers.nafka_python()), str(driver), "serve", "--port", str(port)]
+
+
+def _mock(_port: int) -> list[str]:
+    return [sys.executable, "-m", "fakebroker.bench.mock"]
+
+
+def _echo(port: int) -> list[str]:
+    return [sys.executable, "-m", "fakebroker.bench.echo", "--port", str(port)]
+
+
+# name -> (argv for a port, whether the process prints its bootstrap instead of taking a port)
+COMMANDS: dict[str, tuple[Callable[[int], list[str]], bool]] = {
+    "fakebroker": (_fakebroker, False),
+    "tansu": (_tansu, False),
+    "librdkafka-mock": (_mock, True),
+    "nafka": (_nafka, False),
+    "trio-echo": (_echo, False),
+}
+
+
+@dataclass
+class Running:
+    """A started system process."""
+
+    name: str
+    bootstrap: str
+    process: subprocess.Popen[bytes]
+    start_s: float  # launch until a TCP client could connect
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> float:
+        """Terminate the process and wait for it; seconds until it exited. Idempotent."""
+        begin = time.perf_counter()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        return time.perf_counter() - begin
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def prepare(name: str) -> None:
+    """Install what ``name`` needs (peers download on first use); PeerUnavailable if it can't."""
+    COMMANDS[name][0](0)
+
+
+def _child_env() -> dict[str, str]:
+    """This environment with the fakebroker being measured first on the import path."""
+    env = dict(os.environ)
+    root = str(Path(fakebroker.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return env
+
+
+def launch(name: str) -> Running:
+    """Start system ``name`` and return once a client can connect to it."""
+    command, prints_bootstrap = COMMANDS[name]
+    port = 0 if prints_bootstrap else free_port()
+    argv = command(port)
+    begin = time.perf_counter()
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE if prints_bootstrap else
+        subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(),
+    )
+    running = Running(name, f"{HOST}:{port}", process, 0.0)
+    try:
+        if prints_bootstrap:
+            assert process.stdout is not None
+            running.bootstrap = process.stdout.readline().decode().strip()
+            if not running.bootstrap:
+                raise RuntimeError(f"{name} exited before printing its bootstrap servers")
+        host, _, port_text = running.bootstrap.split(",")[0].rpartition(":")
+        deadline = begin + START_TIMEOUT_S
+        while not can_connect(host, int(port_text)):
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with {process.returncode} while starting")
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"{name} did not accept connections in {START_TIMEOUT_S} s")
+            time.sleep(0.0005)
+        running.start_s = time.perf_counter() - begin
+    except BaseException:
+        running.stop()
+        raise
+    return running
