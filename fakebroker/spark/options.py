@@ -107,8 +107,8 @@ class SourceOptions:
 
         if "endingoffsets" in opts and streaming:
             raise KafkaOptionError("option 'endingOffsets' is for batch queries only")
-        starting = _offset_spec(opts, "startingoffsets", "latest" if streaming else "earliest")
-        ending = _offset_spec(opts, "endingoffsets", "latest")
+        starting = _offset_spec(opts, "startingOffsets", "latest" if streaming else "earliest")
+        ending = _offset_spec(opts, "endingOffsets", "latest")
         if not streaming:
             _check_batch_bounds(starting, ending)
 
@@ -176,7 +176,7 @@ def _subscription(opts: dict[str, str]) -> Subscription:
 
 
 def _offset_spec(opts: dict[str, str], name: str, default: str) -> OffsetSpec:
-    value = opts.get(name, default).strip()
+    value = opts.get(name.lower(), default).strip()
     if value.lower() in ("earliest", "latest"):
         return value.lower()
     try:
