@@ -12,6 +12,7 @@ Behavior:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -22,15 +23,22 @@ API_KEY = 18
 SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+@functools.cache
+def served_ranges() -> tuple[tuple[int, int, int], ...]:
+    """(api key, min version, max version) of every served API, by key (computed once)."""
     from fakebroker.api import HANDLERS, served_versions
 
-    keys = []
+    ranges = []
     for key in sorted(HANDLERS):
         versions = served_versions(key)
         assert versions is not None
-        keys.append({"api_key": key, "min_version": versions.start,
-                     "max_version": versions.stop - 1})
+        ranges.append((key, versions.start, versions.stop - 1))
+    return tuple(ranges)
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    keys = [{"api_key": key, "min_version": low, "max_version": high}
+            for key, low, high in served_ranges()]
     error = 0
     if ctx.version >= 3 and not (
         SOFTWARE.fullmatch(request.client_software_name or "")

@@ -79,11 +79,29 @@ def read_uvarint(stream: io.BytesIO) -> int:
 
 def write_uvarint(stream: io.BytesIO, value: int) -> None:
     out = bytearray()
+    write_uvarint_into(out, value)
+    stream.write(out)
+
+
+def write_uvarint_into(out: bytearray, value: int) -> None:
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
-    stream.write(out)
+
+
+def read_uvarint_at(data: bytes, pos: int) -> tuple[int, int]:
+    """An unsigned varint at ``pos``: (value, position after it). IndexError if truncated."""
+    result = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 35:
+            raise DecodeError("varint too long")
 
 
 class Uuid(Construct):
@@ -209,45 +227,83 @@ class Message(Construct):
         super().__init__()
         self.fields, self.tagged, self.absent = fields, tagged, absent
         self.tags = {tag: (name, codec) for tag, name, codec, _ in tagged or ()}
+        self._parser: Callable[[bytes, int], tuple[Container, int]] | None = None
+        self._builder: Callable[[Mapping[str, Any], bytearray], None] | None = None
+
+    def parse_from(self, data: bytes, pos: int = 0) -> tuple[Container, int]:
+        """Parse one message from ``data`` at ``pos``: (message, position after it).
+
+        ``DecodeError`` when the bytes are truncated or malformed (``UnicodeDecodeError`` for
+        a string that is not UTF-8).
+        """
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        try:
+            return self.compiled_parser()(data, pos)
+        except (IndexError, struct.error) as exc:
+            raise DecodeError(f"truncated or malformed message: {exc}") from exc
+
+    def build_into(self, obj: Mapping[str, Any], out: bytearray) -> None:
+        """Append ``obj``'s wire bytes to ``out``."""
+        self.compiled_builder()(obj, out)
+
+    def compiled_parser(self) -> Callable[[bytes, int], tuple[Container, int]]:
+        if self._parser is None:
+            self._parser = _compile_parser(self)
+        return self._parser
+
+    def compiled_builder(self) -> Callable[[Mapping[str, Any], bytearray], None]:
+        if self._builder is None:
+            self._builder = _compile_builder(self)
+        return self._builder
 
     def _parse(self, stream, context, path):
-        obj = Container()
-        for name, codec, _ in self.fields:
-            obj[name] = codec._parsereport(stream, context, path)
-        if self.tagged is not None:
-            for _ in range(read_uvarint(stream)):
-                tag = read_uvarint(stream)
-                payload = _read(stream, read_uvarint(stream))
-                if tag in self.tags:
-                    name, codec = self.tags[tag]
-                    obj[name] = codec._parsereport(io.BytesIO(payload), context, path)
-            for _, name, _, default in self.tagged:
-                if name not in obj:
-                    obj[name] = default()
-        for name, default in self.absent:
-            obj[name] = default()
+        start = stream.tell()
+        data = stream.getvalue() if isinstance(stream, io.BytesIO) else stream.read()
+        offset = start if isinstance(stream, io.BytesIO) else 0
+        obj, end = self.parse_from(data, offset)
+        stream.seek(start + end - offset)
         return obj
 
     def _build(self, obj, stream, context, path):
-        get = obj.get
-        for name, codec, default in self.fields:
-            value = get(name)
-            codec._build(default() if value is None and name not in obj else value,
-                         stream, context, path)
-        if self.tagged is not None:
-            present = []
-            for tag, name, codec, default in self.tagged:
-                value = get(name)
-                if value is not None and value != default():
-                    sub = io.BytesIO()
-                    codec._build(value, sub, context, path)
-                    present.append((tag, sub.getvalue()))
-            write_uvarint(stream, len(present))
-            for tag, payload in present:
-                write_uvarint(stream, tag)
-                write_uvarint(stream, len(payload))
-                stream.write(payload)
+        out = bytearray()
+        self.build_into(obj, out)
+        stream.write(out)
         return obj
+
+    def parse_tagged(self, data: bytes, pos: int, obj: Container) -> int:
+        """The tagged-field section at ``pos`` into ``obj`` (unknown tags skipped, missing ones
+        at their defaults); the position after it."""
+        count, pos = read_uvarint_at(data, pos)
+        for _ in range(count):
+            tag, pos = read_uvarint_at(data, pos)
+            size, pos = read_uvarint_at(data, pos)
+            end = pos + size
+            if end > len(data):
+                raise DecodeError(f"tagged field {tag} needs {size} bytes")
+            if tag in self.tags:
+                name, codec = self.tags[tag]
+                obj[name] = codec._parsereport(io.BytesIO(data[pos:end]), None, "(tagged)")
+            pos = end
+        for _, name, _, default in self.tagged or ():
+            if name not in obj:
+                obj[name] = default()
+        return pos
+
+    def build_tagged(self, obj: Mapping[str, Any], out: bytearray) -> None:
+        """The tagged-field section: fields that differ from their default, ascending by tag."""
+        present = []
+        for tag, name, codec, default in self.tagged or ():
+            value = obj.get(name)
+            if value is not None and value != default():
+                sub = io.BytesIO()
+                codec._build(value, sub, None, "(tagged)")
+                present.append((tag, sub.getvalue()))
+        write_uvarint_into(out, len(present))
+        for tag, payload in present:
+            write_uvarint_into(out, tag)
+            write_uvarint_into(out, len(payload))
+            out += payload
 
 
 PRIMITIVE_CODECS: dict[str, Construct] = {
@@ -368,9 +424,246 @@ def data_codec(name: str, version: int) -> Message:
 
 def decode(codec: Construct, data: bytes) -> Container:
     """Parse ``data`` with ``codec``; ``DecodeError`` when it is malformed or too short."""
+    if isinstance(codec, Message):
+        try:
+            return codec.parse_from(data)[0]
+        except UnicodeDecodeError as exc:
+            raise DecodeError(str(exc)) from exc
     stream = io.BytesIO(data)
     try:
         value = codec._parsereport(stream, None, "(message)")
     except (StreamError, struct.error, UnicodeDecodeError) as exc:
         raise DecodeError(str(exc)) from exc
     return value
+
+
+# --- compiled parsers and builders -------------------------------------------------------------
+#
+# Each Message gets a parse and a build function generated as Python source (once, on first
+# use): fixed-size runs of primitive fields are read and written with one precompiled
+# ``struct.Struct``, lengths and counts inline, nested messages through their own compiled
+# functions, on a ``bytes`` buffer and a position instead of a stream. Same wire format and
+# same values as the Construct classes above, which stay the reference for single fields.
+
+_FORMATS = {
+    "bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H",
+    "uint32": "I", "float64": "d",
+}
+_FORMAT_OF = {id(PRIMITIVE_CODECS[kind]): fmt for kind, fmt in _FORMATS.items()}
+_MISSING = object()
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_NULL_INT16 = _I16.pack(-1)
+_NULL_INT32 = _I32.pack(-1)
+
+
+def _uvarint_rest(data: bytes, pos: int, first: int) -> tuple[int, int]:
+    """The rest of an unsigned varint whose first byte ``first`` (>= 0x80) was just read."""
+    result, shift = first & 0x7F, 7
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 35:
+            raise DecodeError("varint too long")
+
+
+def _short(needed: int, left: int) -> DecodeError:
+    return DecodeError(f"needed {needed} bytes, {left} left")
+
+
+def _null(path: str) -> DecodeError:
+    return DecodeError(f"null in a non-nullable field at {path}")
+
+
+class _Source:
+    """Lines of one generated function and the objects it refers to."""
+
+    def __init__(self, header: str):
+        self.lines = [header]
+        self.names: dict[str, Any] = {
+            "Container": Container, "DecodeError": DecodeError, "UUID": uuid.UUID,
+            "ZERO_UUID": ZERO_UUID, "_uvarint_rest": _uvarint_rest, "_short": _short,
+            "_null": _null, "_MISSING": _MISSING, "_pack": struct.pack,
+            "_uvarint_into": write_uvarint_into, "_I16": _I16, "_I32": _I32,
+            "_NULL_INT16": _NULL_INT16, "_NULL_INT32": _NULL_INT32,
+        }
+        self.counter = 0
+
+    def bind(self, value: Any) -> str:
+        self.counter += 1
+        name = f"_k{self.counter}"
+        self.names[name] = value
+        return name
+
+    def temp(self) -> str:
+        self.counter += 1
+        return f"_t{self.counter}"
+
+    def add(self, indent: int, *lines: str) -> None:
+        self.lines.extend(" " * (4 * indent) + line for line in lines)
+
+    def function(self, name: str) -> Callable[..., Any]:
+        exec("\n".join(self.lines), self.names)  # noqa: S102 - source generated above
+        return self.names[name]
+
+
+def _primitive_runs(fields: list[tuple[str, Construct, Default]]):
+    """Fields grouped into runs of fixed-size primitives (format string) and single others."""
+    run: list[tuple[str, Construct, Default]] = []
+    for field in fields:
+        if id(field[1]) in _FORMAT_OF:
+            run.append(field)
+            continue
+        if run:
+            yield "".join(_FORMAT_OF[id(c)] for _, c, _ in run), run
+            run = []
+        yield None, [field]
+    if run:
+        yield "".join(_FORMAT_OF[id(c)] for _, c, _ in run), run
+
+
+def _parse_length(src: _Source, ind: int, var: str, compact: bool, classic: struct.Struct):
+    """Read a compact (uvarint + 1) or classic length into ``var``."""
+    if compact:
+        src.add(ind, f"{var} = data[pos]", "pos += 1",
+                f"if {var} >= 0x80:", f"    {var}, pos = _uvarint_rest(data, pos, {var})",
+                f"{var} -= 1")
+    else:
+        src.add(ind, f"{var} = {src.bind(classic.unpack_from)}(data, pos)[0]",
+                f"pos += {classic.size}")
+
+
+def _emit_parse(src: _Source, codec: Construct, target: str, ind: int, path: str) -> None:
+    """Lines that parse one value of ``codec`` at ``pos`` into ``target`` and advance ``pos``."""
+    fmt = _FORMAT_OF.get(id(codec))
+    if fmt is not None:
+        unpack = struct.Struct(">" + fmt)
+        src.add(ind, f"{target} = {src.bind(unpack.unpack_from)}(data, pos)[0]",
+                f"pos += {unpack.size}")
+    elif isinstance(codec, Uuid):
+        src.add(ind, "if pos + 16 > len(data):", "    raise _short(16, len(data) - pos)",
+                f"{target} = UUID(bytes=data[pos:pos + 16])", "pos += 16")
+    elif isinstance(codec, Sized):
+        n = src.temp()
+        _parse_length(src, ind, n, codec.compact, codec.prefix)
+        src.add(ind, f"if {n} < 0:")
+        src.add(ind + 1, f"{target} = None" if codec.nullable else f"raise _null({path!r})")
+        src.add(ind, "else:", f"    if pos + {n} > len(data):",
+                f"        raise _short({n}, len(data) - pos)",
+                f"    {target} = data[pos:pos + {n}]" + (".decode()" if codec.text else ""),
+                f"    pos += {n}")
+    elif isinstance(codec, Array):
+        n, item = src.temp(), src.temp()
+        _parse_length(src, ind, n, codec.compact, _I32)
+        src.add(ind, f"if {n} < 0:")
+        src.add(ind + 1, f"{target} = None" if codec.nullable
+                else f"raise DecodeError('null array in a non-nullable field at {path}')")
+        src.add(ind, "else:", f"    {target} = []", f"    for _ in range({n}):")
+        _emit_parse(src, codec.element, item, ind + 2, path)
+        src.add(ind + 2, f"{target}.append({item})")
+    elif isinstance(codec, NullableStruct):
+        inner = src.bind(codec.inner.compiled_parser())
+        src.add(ind, "if data[pos] >= 0x80:", f"    {target} = None", "    pos += 1",
+                "else:", f"    {target}, pos = {inner}(data, pos + 1)")
+    elif isinstance(codec, Message):
+        src.add(ind, f"{target}, pos = {src.bind(codec.compiled_parser())}(data, pos)")
+    else:
+        raise TypeError(f"no compiled parser for {codec!r}")
+
+
+def _compile_parser(message: Message) -> Callable[[bytes, int], tuple[Container, int]]:
+    src = _Source("def parse(data, pos):")
+    src.add(1, "o = Container()")
+    for fmt, run in _primitive_runs(message.fields):
+        if fmt is None:
+            name, codec, _ = run[0]
+            value = src.temp()
+            _emit_parse(src, codec, value, 1, name)
+            src.add(1, f"o[{name!r}] = {value}")
+            continue
+        unpack = struct.Struct(">" + fmt)
+        values = [src.temp() for _ in run]
+        src.add(1, f"{', '.join(values)}, = {src.bind(unpack.unpack_from)}(data, pos)",
+                f"pos += {unpack.size}")
+        src.add(1, *(f"o[{name!r}] = {v}" for (name, _, _), v in zip(run, values, strict=True)))
+    if message.tagged == []:  # flexible, no tagged fields of its own: usually one 0 byte
+        src.add(1, "if data[pos]:", f"    pos = {src.bind(message.parse_tagged)}(data, pos, o)",
+                "else:", "    pos += 1")
+    elif message.tagged is not None:
+        src.add(1, f"pos = {src.bind(message.parse_tagged)}(data, pos, o)")
+    for name, default in message.absent:
+        src.add(1, f"o[{name!r}] = {src.bind(default)}()")
+    src.add(1, "return o, pos")
+    return src.function("parse")
+
+
+def _build_length(src: _Source, ind: int, size: str, compact: bool, classic: struct.Struct):
+    if compact:
+        src.add(ind, f"if {size} < 0x7F:", f"    out.append({size} + 1)",
+                "else:", f"    _uvarint_into(out, {size} + 1)")
+    else:
+        src.add(ind, f"out += {src.bind(classic.pack)}({size})")
+
+
+def _emit_build(src: _Source, codec: Construct, value: str, ind: int) -> None:
+    """Lines that append ``value`` encoded by ``codec`` to ``out``."""
+    fmt = _FORMAT_OF.get(id(codec))
+    if fmt is not None:
+        src.add(ind, f"out += {src.bind(struct.Struct('>' + fmt).pack)}({value})")
+    elif isinstance(codec, Uuid):
+        src.add(ind, f"out += ({value} or ZERO_UUID).bytes")
+    elif isinstance(codec, Sized):
+        data = src.temp()
+        null = "b'\\x00'" if codec.compact else ("_NULL_INT16" if codec.text else "_NULL_INT32")
+        src.add(ind, f"if {value} is None:", f"    out += {null}", "else:")
+        src.add(ind + 1, f"{data} = {value}.encode()" if codec.text else f"{data} = {value}")
+        _build_length(src, ind + 1, f"len({data})", codec.compact, codec.prefix)
+        src.add(ind + 1, f"out += {data}")
+    elif isinstance(codec, Array):
+        item = src.temp()
+        null = "b'\\x00'" if codec.compact else "_NULL_INT32"
+        src.add(ind, f"if {value} is None:", f"    out += {null}", "else:")
+        _build_length(src, ind + 1, f"len({value})", codec.compact, _I32)
+        element_fmt = _FORMAT_OF.get(id(codec.element))
+        if element_fmt is not None:
+            src.add(ind + 1, f"out += _pack('>%d{element_fmt}' % len({value}), *{value})")
+        elif isinstance(codec.element, Message):
+            build = src.bind(codec.element.compiled_builder())
+            src.add(ind + 1, f"for {item} in {value}:", f"    {build}({item}, out)")
+        else:
+            src.add(ind + 1, f"for {item} in {value}:")
+            _emit_build(src, codec.element, item, ind + 2)
+    elif isinstance(codec, NullableStruct):
+        build = src.bind(codec.inner.compiled_builder())
+        src.add(ind, f"if {value} is None:", "    out.append(0xFF)", "else:",
+                "    out.append(1)", f"    {build}({value}, out)")
+    elif isinstance(codec, Message):
+        src.add(ind, f"{src.bind(codec.compiled_builder())}({value}, out)")
+    else:
+        raise TypeError(f"no compiled builder for {codec!r}")
+
+
+def _compile_builder(message: Message) -> Callable[[Mapping[str, Any], bytearray], None]:
+    src = _Source("def build(obj, out):")
+    src.add(1, "get = obj.get")
+    for fmt, run in _primitive_runs(message.fields):
+        values = []
+        for name, _, default in run:
+            value = src.temp()
+            values.append(value)
+            src.add(1, f"{value} = get({name!r}, _MISSING)", f"if {value} is _MISSING:",
+                    f"    {value} = {src.bind(default)}()")
+        if fmt is None:
+            _emit_build(src, run[0][1], values[0], 1)
+        else:
+            pack = struct.Struct(">" + fmt).pack
+            src.add(1, f"out += {src.bind(pack)}({', '.join(values)})")
+    if message.tagged == []:
+        src.add(1, "out.append(0)")
+    elif message.tagged is not None:
+        src.add(1, f"{src.bind(message.build_tagged)}(obj, out)")
+    return src.function("build")

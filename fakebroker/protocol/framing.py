@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import io
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,6 @@ from construct import Container
 
 from fakebroker.protocol.codec import (
     DecodeError,
-    decode,
     header_codec,
     request_codec,
     response_codec,
@@ -28,6 +26,7 @@ from fakebroker.protocol.specs import api_spec
 API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")
 _PEEK = struct.Struct(">hhi")
+_HEAD = struct.Struct(">ii")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +56,12 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Container]:
     """
     api_key, version, _ = peek_header(frame)
     body_codec = request_codec(api_key, version)
-    stream = io.BytesIO(frame)
     header_version = 2 if is_flexible(api_key, version) else 1
-    raw = header_codec("RequestHeader", header_version)._parsereport(stream, None, "(header)")
+    raw, pos = header_codec("RequestHeader", header_version).parse_from(frame)
     header = RequestHeader(api_key, version, raw.correlation_id, raw.client_id)
     try:
-        body = body_codec._parsereport(stream, None, "(body)")
-    except (struct.error, UnicodeDecodeError) as exc:
+        body = body_codec.parse_from(frame, pos)[0]
+    except UnicodeDecodeError as exc:
         raise DecodeError(str(exc)) from exc
     return header, body
 
@@ -73,26 +71,28 @@ def encode_request(
 ) -> bytes:
     """A size-prefixed request frame (used by tests and inspection tools)."""
     header_version = 2 if is_flexible(api_key, version) else 1
-    header = header_codec("RequestHeader", header_version).build(
+    out = bytearray(4)
+    header_codec("RequestHeader", header_version).build_into(
         {"request_api_key": api_key, "request_api_version": version,
-         "correlation_id": correlation_id, "client_id": client_id}
+         "correlation_id": correlation_id, "client_id": client_id}, out
     )
-    payload = header + request_codec(api_key, version).build(body)
-    return _SIZE.pack(len(payload)) + payload
+    request_codec(api_key, version).build_into(body, out)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
 
 
 def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
     """A size-prefixed response frame for ``body`` at the request's version."""
     flexible_header = api_key != API_VERSIONS_KEY and is_flexible(api_key, version)
-    head = struct.pack(">i", correlation_id) + (b"\x00" if flexible_header else b"")
-    payload = response_codec(api_key, version).build(body)
-    return _SIZE.pack(len(head) + len(payload)) + head + payload
+    out = bytearray(9 if flexible_header else 8)  # size, correlation id, empty tagged fields
+    _HEAD.pack_into(out, 0, 0, correlation_id)
+    response_codec(api_key, version).build_into(body, out)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
 
 
 def decode_response(api_key: int, version: int, frame: bytes) -> tuple[int, Container]:
     """(correlation id, body) of a response frame without its size prefix."""
     flexible_header = api_key != API_VERSIONS_KEY and is_flexible(api_key, version)
-    stream = io.BytesIO(frame)
-    header = header_codec("ResponseHeader", 1 if flexible_header else 0)
-    correlation_id = header._parsereport(stream, None, "(header)").correlation_id
-    return correlation_id, decode(response_codec(api_key, version), stream.read())
+    header, pos = header_codec("ResponseHeader", 1 if flexible_header else 0).parse_from(frame)
+    return header.correlation_id, response_codec(api_key, version).parse_from(frame, pos)[0]
