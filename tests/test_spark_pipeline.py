@@ -206,3 +206,25 @@ def test_fail_on_data_loss_false_skips_exactly_the_deleted_records(spark, fake_k
     assert sum(run_pipeline(spark, fake_kafka, tmp_path, failOnDataLoss="false")) == 85
 
     assert totals_of(spark, tmp_path) == expected_totals(e for e in produced if e not in deleted)
+
+
+@pytest.mark.fake_kafka(topics={"events": 3})
+def test_log_truncated_while_a_partition_is_read_fails_naming_the_lost_offsets(
+        spark, fake_kafka, tmp_path):
+    produce(fake_kafka.bootstrap_servers, "events", as_records(events(USERS, 300)))
+    assert sum(run_pipeline(spark, fake_kafka, tmp_path)) == 300
+    read_up_to = fake_kafka.offsets("events", 0)[1]
+    produce(fake_kafka.bootstrap_servers, "events", as_records(events(USERS, 90, first=300)))
+    planned_end = fake_kafka.offsets("events", 0)[1]
+    # Partition 0's range is planned, then an unclean election truncates its log while its
+    # first Fetch is held.
+    held = fake_kafka.faults.add(api="Fetch", topic="events", partition=0, delay_ms=1000)
+    query = start_pipeline(spark, fake_kafka, tmp_path)
+    held.wait(1, timeout=60)
+    log_end = fake_kafka.truncate("events", 0, read_up_to + 5)  # whole batches go
+    with pytest.raises(Exception) as failure:
+        query.awaitTermination(120)
+
+    lost_from = max(read_up_to, log_end)
+    assert f"Cannot fetch offsets [{lost_from}, {planned_end}) of events-0" in str(failure.value)
+    assert f"the log now ends at offset {log_end}" in str(failure.value)

@@ -32,7 +32,6 @@ _RETRIABLE = {
     KafkaError._TRANSPORT,
     KafkaError._TIMED_OUT,
     KafkaError._ALL_BROKERS_DOWN,
-    KafkaError._WAIT_COORD,
     KafkaError.LEADER_NOT_AVAILABLE,
     KafkaError.NOT_LEADER_FOR_PARTITION,  # NOT_LEADER_OR_FOLLOWER
     KafkaError.REQUEST_TIMED_OUT,
@@ -66,9 +65,8 @@ class KafkaDataLossError(RuntimeError):
     def __init__(self, topic: str, partition: int, lost: tuple[int, int] | None, why: str):
         self.topic, self.partition, self.lost = topic, partition, lost
         what = f"offsets [{lost[0]}, {lost[1]})" if lost else "all offsets"
-        super().__init__(
-            f"Cannot fetch {what} of {topic}-{partition}: {why}. {DATA_LOSS_ADVICE}"
-        )
+        self.detail = f"Cannot fetch {what} of {topic}-{partition}: {why}."
+        super().__init__(f"{self.detail} {DATA_LOSS_ADVICE}")
 
 
 def report_data_loss(
@@ -78,7 +76,7 @@ def report_data_loss(
     error = KafkaDataLossError(topic, partition, lost, why)
     if options.fail_on_data_loss:
         raise error
-    log.warning("%s Skipped (failOnDataLoss is false).", error.args[0].split(". Some data")[0])
+    log.warning("%s Skipped (failOnDataLoss is false).", error.detail)
 
 
 def client_config(options: SourceOptions) -> dict[str, object]:
@@ -200,7 +198,8 @@ def read_range(
                 elif error.code() == KafkaError._PARTITION_EOF:
                     # Everything below the high watermark has been delivered: offsets below
                     # `end` not seen have no record (compacted, or transaction markers).
-                    if message.offset() >= end:
+                    if message.offset() >= end or _truncated(consumer, options, topic,
+                                                             partition, position, end):
                         position = end
                 elif error.code() == KafkaError._AUTO_OFFSET_RESET:
                     position = _after_out_of_range(consumer, options, topic, partition,
@@ -240,6 +239,22 @@ def _after_out_of_range(
                          f"the log now ends at offset {high}")
         return end
     return position  # in range again (the leader moved): fetch it again
+
+
+def _truncated(
+    consumer: Consumer, options: SourceOptions, topic: str, partition: int, position: int, end: int
+) -> bool:
+    """At the end of the log below ``end``: whether the leader confirms its log now ends
+    before ``end`` (truncated by an unclean leader election), which is reported as data loss
+    of [max(position, log end), end). False if it does not (a new leader catching up)."""
+    _, high = consumer.get_watermark_offsets(
+        TopicPartition(topic, partition), timeout=ADMIN_TIMEOUT_S / 4
+    )
+    if high >= end:
+        return False
+    report_data_loss(options, topic, partition, (max(position, high), end),
+                     f"the log now ends at offset {high}")
+    return True
 
 
 def _row(message: Message, include_headers: bool) -> tuple:
