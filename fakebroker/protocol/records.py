@@ -100,6 +100,7 @@ _V2_CRC_AT = 17
 _V2_ATTRIBUTES_AT = 21  # the CRC covers from here to the end
 _V2_LAST_DELTA_AT = 23
 _V2_MAX_TIMESTAMP_AT = 35
+_V2_OFFSET_EPOCH = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 
 # Legacy: offset, size, crc, magic, attributes; magic 1 adds timestamp. The CRC covers from magic.
 _LEGACY_HEADER = struct.Struct(">qiIbb")
@@ -127,12 +128,24 @@ def assign_offsets(
     """Return ``data`` as it is to be stored: consecutive offsets from ``base_offset``, the leader
     epoch on magic-2 batches, and LogAppendTime stamped when ``log_append_time_ms`` is given.
 
-    Expects input that ``read_batch_headers`` accepted.
+    Expects input that ``read_batch_headers`` accepted. Magic-2 input without LogAppendTime
+    (what every current client sends) is copied once: new 16-byte prefixes spliced around
+    views of the rest.
     """
+    entries = list(_entries(data))
+    if log_append_time_ms is None and all(magic == 2 for _, _, magic in entries):
+        view = memoryview(data)
+        pieces: list[bytes | memoryview] = []
+        next_offset = base_offset
+        for start, end, _ in entries:
+            pieces += (_V2_OFFSET_EPOCH.pack(next_offset, _INT32.unpack_from(data, start + 8)[0],
+                                             leader_epoch), view[start + 16 : end])
+            next_offset += _INT32.unpack_from(data, start + _V2_LAST_DELTA_AT)[0] + 1
+        return b"".join(pieces)
     buf = bytearray(data)
     replacements: list[tuple[int, int, bytes]] = []
     next_offset = base_offset
-    for start, end, magic in _entries(data):
+    for start, end, magic in entries:
         if magic == 2:
             next_offset += _assign_v2(
                 buf, start, end, next_offset, leader_epoch, log_append_time_ms
