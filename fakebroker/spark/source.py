@@ -138,6 +138,7 @@ class _Reading:
         return tasks
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
+        """A task: the rows of its partition's range (kafka.read_range), in offset order."""
         if not isinstance(partition, KafkaInputPartition):
             return iter(())  # Spark's placeholder when a batch read has no task
         return read_range(self.options, partition.topic, partition.partition,
@@ -152,6 +153,12 @@ class KafkaBatchReader(_Reading, DataSourceReader):
         tps = self.kafka.partitions()
         start = self.resolve(self.options.starting, tps, "startingOffsets")
         end = self.resolve(self.options.ending, tps, "endingOffsets")
+        for (topic, partition), until in sorted(end.items()):
+            if until < start[topic, partition]:
+                raise KafkaOptionError(
+                    f"startingOffsets {start[topic, partition]} is after endingOffsets "
+                    f"{until} for {topic}-{partition}"
+                )
         return self.plan(start, end)
 
 
