@@ -62,7 +62,7 @@ def assemble(request: Any, ctx: RequestContext) -> tuple[dict[str, Any], int, bo
                 failed = True
                 if "current_leader" in result:
                     leaders.add(result["current_leader"]["leader_id"])
-            total += len(result["records"])
+            total += result.pop("size")
             partitions.append(result)
         topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id,
                        "partitions": partitions})
@@ -73,8 +73,10 @@ def assemble(request: Any, ctx: RequestContext) -> tuple[dict[str, Any], int, bo
 
 def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, budget: int,
                    first: bool) -> dict[str, Any]:
+    """One partition's answer; its ``size`` entry (bytes of stored records read, taken out by
+    ``assemble``) is not a wire field."""
     result: dict[str, Any] = {"partition_index": wanted.partition, "records": b"",
-                              "high_watermark": -1, "last_stable_offset": -1,
+                              "size": 0, "high_watermark": -1, "last_stable_offset": -1,
                               "log_start_offset": -1, "aborted_transactions": None}
     if topic is None:
         result["error_code"] = error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 13
@@ -104,8 +106,9 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     limit = min(wanted.partition_max_bytes, budget) if ctx.version >= 3 \
         else wanted.partition_max_bytes
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3)
-    records = b"".join(chunks)
-    if ctx.version <= 3 and records:
-        records = down_convert(records, 0 if ctx.version <= 1 else 1)
-    result.update(error_code=0, records=records)
+    if ctx.version <= 3 and chunks:
+        converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
+        result.update(error_code=0, records=converted, size=len(converted))
+    else:  # a list of stored batches: written in a row by the codec, never joined
+        result.update(error_code=0, records=chunks, size=sum(map(len, chunks)))
     return result

@@ -14,7 +14,9 @@ Guarantees:
   UUID, ``None`` for null defaults), so handlers never branch on a field's presence.
 * Building takes any mapping; a missing field is written as its default. A tagged field is
   written only when it differs from its default, ascending by tag, as Kafka brokers do.
-* UUIDs are ``uuid.UUID``; strings are ``str`` (UTF-8); bytes and records are ``bytes``.
+* UUIDs are ``uuid.UUID``; strings are ``str`` (UTF-8); bytes and records are ``bytes``. For
+  building, a bytes or records field also takes a ``list`` of bytes-like chunks, written one
+  after another as one value (a fetch answer's stored batches, without joining them first).
 """
 
 from __future__ import annotations
@@ -616,13 +618,23 @@ def _emit_build(src: _Source, codec: Construct, value: str, ind: int) -> None:
         src.add(ind, f"out += {src.bind(struct.Struct('>' + fmt).pack)}({value})")
     elif isinstance(codec, Uuid):
         src.add(ind, f"out += ({value} or ZERO_UUID).bytes")
-    elif isinstance(codec, Sized):
+    elif isinstance(codec, Sized) and codec.text:
         data = src.temp()
-        null = "b'\\x00'" if codec.compact else ("_NULL_INT16" if codec.text else "_NULL_INT32")
-        src.add(ind, f"if {value} is None:", f"    out += {null}", "else:")
-        src.add(ind + 1, f"{data} = {value}.encode()" if codec.text else f"{data} = {value}")
+        null = "b'\\x00'" if codec.compact else "_NULL_INT16"
+        src.add(ind, f"if {value} is None:", f"    out += {null}", "else:",
+                f"    {data} = {value}.encode()")
         _build_length(src, ind + 1, f"len({data})", codec.compact, codec.prefix)
         src.add(ind + 1, f"out += {data}")
+    elif isinstance(codec, Sized):  # bytes: one bytes-like value, or a list of them in a row
+        chunk = src.temp()
+        null = "b'\\x00'" if codec.compact else "_NULL_INT32"
+        src.add(ind, f"if {value} is None:", f"    out += {null}",
+                f"elif {value}.__class__ is list:")
+        _build_length(src, ind + 1, f"sum(map(len, {value}))", codec.compact, codec.prefix)
+        src.add(ind + 1, f"for {chunk} in {value}:", f"    out += {chunk}")
+        src.add(ind, "else:")
+        _build_length(src, ind + 1, f"len({value})", codec.compact, codec.prefix)
+        src.add(ind + 1, f"out += {value}")
     elif isinstance(codec, Array):
         item = src.temp()
         null = "b'\\x00'" if codec.compact else "_NULL_INT32"

@@ -81,14 +81,15 @@ def encode_request(
     return bytes(out)
 
 
-def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
-    """A size-prefixed response frame for ``body`` at the request's version."""
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytearray:
+    """A size-prefixed response frame for ``body`` at the request's version: a new bytearray
+    the caller owns (not copied into ``bytes``: a fetch answer can be megabytes)."""
     flexible_header = api_key != API_VERSIONS_KEY and is_flexible(api_key, version)
     out = bytearray(9 if flexible_header else 8)  # size, correlation id, empty tagged fields
     _HEAD.pack_into(out, 0, 0, correlation_id)
     response_codec(api_key, version).build_into(body, out)
     _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    return out
 
 
 def decode_response(api_key: int, version: int, frame: bytes) -> tuple[int, Container]:
