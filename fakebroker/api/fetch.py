@@ -67,7 +67,7 @@ def assemble(request: Any, ctx: RequestContext) -> tuple[dict[str, Any], int, bo
         topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id,
                        "partitions": partitions})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": topics,
-            "node_endpoints": node_endpoints(ctx, leaders)}
+            "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
     return body, total, failed
 
 

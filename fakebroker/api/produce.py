@@ -83,7 +83,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             )
         return None
     return {"responses": responses, "throttle_time_ms": 0,
-            "node_endpoints": node_endpoints(ctx, leaders)}
+            "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
 
 
 def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None
