@@ -7,21 +7,20 @@ is what a test that starts a group consumer waits for: the broker's join barrier
 delay and sync, then a fetch.
 
 * confluent-kafka (librdkafka), in this process: ``rounds`` consumers one after another.
-* the Apache Kafka Java client 3.9, through ``FirstRecord.java`` beside this module: all
-  rounds in one JVM, so round 1 is cold (class loading, JIT) and later rounds are warm.
+* the Apache Kafka Java client 3.9, through the project's Java harness
+  (``tests/java/Harness.java first-record``, driven by ``tests.clients.java``): all rounds in
+  one JVM, so round 0 is cold (class loading, interpreted code) and later rounds are warm.
 
-The Java program is the suite's own rather than the test harness's (tests/java/Harness.java):
-``fakebroker.bench`` is part of the package and must not import from ``tests/``, which is not
-installed and changes with the tests' needs; a 40-line program that only does this one thing
-keeps the measurement stable. It is compiled once into the clients cache folder, against the
-jars ``.ci/install-clients`` installs there (run on first use when they are missing).
+The suite uses the harness rather than a Java program of its own: the harness is the project's
+one Java driver, compiled once with a class-data-sharing archive and the JVM flags the tests
+use, and its ``first-record`` output is pinned by a test
+(tests/test_clients_groups_jvm_node.py) as the benchmark's contract. The price is that the
+Java figures need a checkout (``tests/`` is not installed) — as does the jar installer,
+``.ci/install-clients``, run on first use.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -31,17 +30,14 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from fakebroker.bench.clients import QUIET, create_topics, unique
 from fakebroker.bench.systems import Running
 
-SOURCE = Path(__file__).with_name("FirstRecord.java")
 INSTALLER = Path(__file__).resolve().parents[2] / ".ci" / "install-clients"
-REQUIRED_JARS = ("kafka-clients-", "slf4j-api-", "slf4j-simple-", "lz4-java-", "snappy-java-",
-                 "zstd-jni-")
 TIMEOUT_S = 120.0
 JAVA_ON_MOCK = ("Java client not measured: against librdkafka's mock it stops after ApiVersions "
                 "(its FindCoordinator gets no answer) and never joins a group")
 
 
 class JavaUnavailable(RuntimeError):
-    """No JDK or no Kafka client jars, and they could not be installed."""
+    """The Java harness cannot run here (no checkout)."""
 
 
 def seeded_topic(system: Running) -> str:
@@ -76,47 +72,20 @@ def confluent(system: Running, topic: str, rounds: int) -> list[float]:
     return times
 
 
-def _clients_dir() -> Path:
-    default = Path.home() / ".cache" / "fakebroker-clients"
-    return Path(os.environ.get("FAKEBROKER_CLIENTS_DIR") or default)
-
-
-def _jars() -> list[Path]:
-    jars = sorted((_clients_dir() / "java").glob("*.jar"))
-    if all(any(j.name.startswith(p) for j in jars) for p in REQUIRED_JARS):
-        return jars
-    if not INSTALLER.is_file():
-        raise JavaUnavailable("Kafka Java client jars missing and no .ci/install-clients")
-    subprocess.run(["bash", str(INSTALLER)], check=True, capture_output=True)
-    return _jars()
-
-
-def classpath() -> str:
-    """The jars and the compiled program, compiled on first use (keyed by source hash)."""
-    if not shutil.which("javac") or not shutil.which("java"):
-        raise JavaUnavailable("no JDK (java, javac) on PATH")
-    jars = _jars()
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    classes = _clients_dir() / "bench" / f"first-record-{digest}"
-    if not (classes / "FirstRecord.class").is_file():
-        partial = classes.with_name(classes.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir(parents=True)
-        subprocess.run(["javac", "-nowarn", "-d", str(partial), "-cp",
-                        os.pathsep.join(map(str, jars)), str(SOURCE)],
-                       check=True, capture_output=True)
-        shutil.rmtree(classes, ignore_errors=True)
-        partial.rename(classes)
-    return os.pathsep.join([*map(str, jars), str(classes)])
-
-
 def java(system: Running, topic: str, rounds: int) -> list[float]:
-    """Milliseconds to the first record, per round, for Java group consumers in one JVM."""
-    result = subprocess.run(
-        ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath(),
-         "FirstRecord", system.bootstrap, topic, str(rounds)],
-        capture_output=True, text=True, timeout=TIMEOUT_S * rounds + 60,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"FirstRecord failed ({result.returncode}): {result.stderr[-500:]}")
-    return [float(line) for line in result.stdout.split()]
+    """Milliseconds from creating each consumer to its first record, per round, for Java group
+    consumers in one JVM (round 0 cold)."""
+    try:
+        from tests.clients.java import JavaClientsMissing, run_harness
+    except ImportError as exc:
+        raise JavaUnavailable("the Java figures need a checkout (tests/java/Harness.java), "
+                              "run from its root") from exc
+    args = ("--bootstrap", system.bootstrap, "--topic", topic, "--rounds", str(rounds))
+    try:
+        lines = run_harness("first-record", *args, timeout=TIMEOUT_S * rounds + 60)
+    except JavaClientsMissing:
+        if not INSTALLER.is_file():
+            raise
+        subprocess.run(["bash", str(INSTALLER)], check=True, capture_output=True)
+        lines = run_harness("first-record", *args, timeout=TIMEOUT_S * rounds + 60)
+    return [line["createMs"] + line["firstRecordMs"] for line in lines if "round" in line]
