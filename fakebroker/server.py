@@ -4,7 +4,10 @@ Guarantees:
 
 * Each connection's responses go out in request order, while requests are handled
   concurrently (pipelining): a long-polling Fetch does not hold up requests behind it in
-  handling, only in answering, exactly as on a Kafka broker.
+  handling, only in answering, exactly as on a Kafka broker. A request that cannot wait (its
+  handler is a plain function, no fault rule or latency applies) and has no earlier answer
+  pending before it is handled and written by the connection's reader itself: no task, no
+  hand-over to the writer, on the common path of one request at a time.
 * A frame larger than ``max_request_bytes`` (socket.request.max.bytes, 100 MiB by default), an
   unknown API key or version, or bytes that do not parse close only that connection, with the
   reason logged. An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0.
@@ -20,6 +23,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import logging
 import struct
@@ -60,6 +64,10 @@ log = logging.getLogger("fakebroker")
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 MAX_IN_FLIGHT = 256
 _SIZE = struct.Struct(">i")
+_API_KEY = struct.Struct(">h")
+# API key -> whether its handler is a plain function (answers without waiting).
+_PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
+                   for key, handler in HANDLERS.items()}
 
 
 @dataclass
@@ -163,6 +171,15 @@ class BrokerServer:
             try:
                 async for frame in self._frames(stream):
                     reply = Reply(hangup=hangup)
+                    if self._answers_at_once(frame) and _writer_idle(send):
+                        # no answer is pending: answer and write this one from here
+                        await self._answer(frame, reply, peer_host, connection_id)
+                        if reply.close is not None:
+                            self._close(nursery.cancel_scope, reply.close)
+                            return
+                        if reply.frame is not None:
+                            await stream.send_all(reply.frame)
+                        continue
                     await send.send(reply)
                     nursery.start_soon(self._answer, frame, reply, peer_host, connection_id)
                 hangup.set()  # requests read are still handled; hung ones end here
@@ -170,6 +187,15 @@ class BrokerServer:
                 self._close(nursery.cancel_scope, str(exc))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 nursery.cancel_scope.cancel()
+
+    def _answers_at_once(self, frame: bytes) -> bool:
+        """Whether the reader may handle this request itself rather than in a task of its own
+        (when no earlier answer is pending): its API's handler is a plain function (it never
+        waits: everything but Fetch, JoinGroup and SyncGroup) and no fault rule or broker
+        latency can make it wait."""
+        if len(frame) < 2 or self.services.faults.rules or self.broker.latency_ms:
+            return False
+        return _PLAIN_HANDLERS.get(_API_KEY.unpack_from(frame)[0], False)
 
     def _close(self, scope: trio.CancelScope, reason: str) -> None:
         log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
@@ -344,6 +370,12 @@ def _target_text(target: Any) -> str:
     if target.partition is None:
         return str(target.topic)
     return f"{target.topic}/{target.partition}"
+
+
+def _writer_idle(send: trio.MemorySendChannel[Reply]) -> bool:
+    """Whether the connection's writer waits on an empty queue (no answer is pending)."""
+    stats = send.statistics()
+    return stats.current_buffer_used == 0 and stats.tasks_waiting_receive > 0
 
 
 def unsupported_api_versions(correlation_id: int, versions: range) -> bytes:
