@@ -62,9 +62,11 @@ class Member(threading.Thread):
     def _kafka_python(self) -> None:
         from kafka import KafkaConsumer
 
-        consumer = KafkaConsumer(TOPIC, bootstrap_servers=self.kafka.bootstrap_servers,
+        consumer = KafkaConsumer(bootstrap_servers=self.kafka.bootstrap_servers,
                                  group_id=self.group, auto_offset_reset="earliest",
                                  enable_auto_commit=False)
+        consumer.partitions_for_topic(TOPIC)  # see tests/clients/consumers.py: the leader
+        consumer.subscribe([TOPIC])           # must hold the topic's metadata when it assigns
         while not self.stopping.is_set():
             batches = consumer.poll(timeout_ms=200)
             for records in batches.values():

@@ -6,6 +6,8 @@ README.md's cookbook shows these tests as they are (tests/test_readme.py checks 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.clients.consumers import CLIENTS, start_consumer
@@ -24,6 +26,14 @@ def client(request) -> str:
 
 def values(count: int, start: int = 0) -> list[bytes]:
     return [f"v{i}".encode() for i in range(start, start + count)]
+
+
+def wait_until(condition, timeout: float = 15):
+    """The first truthy value of ``condition()`` within ``timeout`` seconds (else the last)."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return result
 
 
 def consumed_values(consumed) -> list[bytes]:
@@ -86,16 +96,19 @@ def test_consumers_rejoin_when_a_heartbeat_says_rebalance(fake_kafka, client):
     consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "rebalancing",
                               **{"heartbeat.interval.ms": 500})
     consumer.wait_for(10)
+    assert wait_until(lambda: fake_kafka.group("rebalancing").state == "Stable")
     generation = fake_kafka.group("rebalancing").generation_id
-    fake_kafka.rebalance("rebalancing")  # the next heartbeat gets REBALANCE_IN_PROGRESS
+    fake_kafka.rebalance("rebalancing")  # the coordinator starts a rebalance, and
+    told = fake_kafka.faults.add(api="Heartbeat", group="rebalancing",  # a heartbeat says so
+                                 error="REBALANCE_IN_PROGRESS")
     produce(fake_kafka.bootstrap_servers, "orders", values(30, start=30))
     consumed = consumer.wait_for_values(values(60))
+    told.wait(1, timeout=15)
+    rejoined = wait_until(lambda: fake_kafka.journal(api="JoinGroup")[-1].seq > fake_kafka.journal(
+        api="Heartbeat", error="REBALANCE_IN_PROGRESS")[0].seq)
     consumer.stop()
     assert set(consumed_values(consumed)) == set(values(60))
-    assert fake_kafka.journal(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
-    assert fake_kafka.journal(api="JoinGroup")[-1].seq > fake_kafka.journal(
-        api="Heartbeat", error="REBALANCE_IN_PROGRESS")[0].seq
-    assert fake_kafka.group("rebalancing").generation_id > generation
+    assert rejoined and fake_kafka.group("rebalancing").generation_id > generation
 
 
 # cookbook: ILLEGAL_GENERATION on commit

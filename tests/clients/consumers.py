@@ -103,9 +103,16 @@ class ThreadConsumer(threading.Thread):
                  "heartbeat.interval.ms": "heartbeat_interval_ms",
                  "fetch.max.wait.ms": "fetch_max_wait_ms"}
         consumer = KafkaConsumer(
-            self.topic, bootstrap_servers=self.bootstrap, group_id=self.group,
+            bootstrap_servers=self.bootstrap, group_id=self.group,
             auto_offset_reset="earliest", enable_auto_commit=False,
             **{names[k]: v for k, v in self.config.items()})
+        # kafka-python 3.0's group leader assigns from the metadata it holds when the join
+        # answer comes; with no rebalance delay that can be before its first Metadata answer,
+        # and it then assigns nothing ("No partition metadata") and does not rejoin. Real
+        # Kafka hides this race behind group.initial.rebalance.delay.ms (3 s): load the
+        # topic's metadata before subscribing.
+        consumer.partitions_for_topic(self.topic)
+        consumer.subscribe([self.topic])
         while not self.stopping.is_set():
             for records in consumer.poll(timeout_ms=100).values():
                 for record in records:
