@@ -15,14 +15,17 @@ Guarantees:
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+from fakebroker.protocol.codec import snake
 from fakebroker.protocol.errors import error_name
+from fakebroker.protocol.specs import api_spec, parse_range
 
 DEFAULT_CAPACITY = 10_000
 
@@ -49,21 +52,58 @@ class JournalEntry:
         return asdict(self)
 
 
-def answer_errors(response: Any) -> list[str]:
-    """Distinct names of the non-zero ``error_code`` fields of an answer, in order."""
-    found: dict[str, None] = {}
-    stack = [response]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            code = item.get("error_code")
-            if code:
-                found[error_name(code)] = None
-            stack.extend(v for v in reversed(list(item.values()))
-                         if isinstance(v, dict | list))
-        elif isinstance(item, list):
-            stack.extend(v for v in reversed(item) if isinstance(v, dict | list))
-    return list(found)
+@dataclass(frozen=True, slots=True)
+class _ErrorPath:
+    """Where a response version's ``error_code`` fields sit: whether this level has one, and
+    the nested fields (name, whether an array, their own path) that lead to more."""
+
+    here: bool
+    below: tuple[tuple[str, bool, _ErrorPath], ...]
+
+
+def _error_path(rows: list[list[Any]], version: int) -> _ErrorPath | None:
+    here, below = False, []
+    for row in rows:
+        if version not in parse_range(row[2]):
+            continue
+        if row[0] == "ErrorCode":
+            here = True
+        elif len(row) > 3 and "fields" in row[3]:
+            child = _error_path(row[3]["fields"], version)
+            if child is not None:
+                below.append((snake(row[0]), row[1].startswith("[]"), child))
+    return _ErrorPath(here, tuple(below)) if here or below else None
+
+
+@functools.cache
+def error_path(api_key: int, version: int) -> _ErrorPath | None:
+    """The ``error_code`` fields of API ``api_key``'s answer at ``version`` (from its spec)."""
+    return _error_path(api_spec(api_key).response["fields"], version)
+
+
+def answer_errors(api_key: int, version: int, response: Mapping[str, Any]) -> list[str]:
+    """Distinct names of the non-zero ``error_code`` fields an answer carries, in the order
+    they are encoded. Only the fields the version has are read (a handler may fill more)."""
+    path = error_path(api_key, version)
+    if path is None:
+        return []
+    found: dict[int, None] = {}
+    _collect(response, path, found)
+    return [error_name(code) for code in found]
+
+
+def _collect(entry: Mapping[str, Any], path: _ErrorPath, found: dict[int, None]) -> None:
+    if path.here and (code := entry.get("error_code")):
+        found[code] = None
+    for name, is_array, child in path.below:
+        value = entry.get(name)
+        if not value:
+            continue
+        if is_array:
+            for item in value:
+                _collect(item, child, found)
+        else:
+            _collect(value, child, found)
 
 
 class Journal:

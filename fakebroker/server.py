@@ -279,7 +279,7 @@ class BrokerServer:
             if response is None:
                 entry.outcome = "no answer"
                 return None
-            entry.errors = answer_errors(response)
+            entry.errors = answer_errors(api_key, version, response)
             return encode_response(api_key, version, correlation_id, response)
         except ConnectionClosed as exc:
             if entry.outcome not in ("dropped", "hung"):

@@ -15,6 +15,7 @@ from fakebroker.faults.placement import (
     inject_errors,
     placement_of,
 )
+from fakebroker.journal import answer_errors
 from fakebroker.protocol.codec import request_codec
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_response
@@ -302,6 +303,23 @@ def test_throttle_sets_throttle_time_and_holds_the_next_answer(fake_kafka):
 
 
 # -- the journal -------------------------------------------------------------------------------
+
+
+def test_the_journal_reads_every_error_field_the_answer_version_carries():
+    """Error codes at every level (top, topic, partition) are read, in encoded order, once
+    each; a field the version does not encode is not reported (Metadata's top-level
+    ErrorCode exists from v13 only)."""
+    answer = {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "topics": [
+        {"error_code": 0, "partitions": [
+            {"error_code": ErrorCode.LEADER_NOT_AVAILABLE},
+            {"error_code": ErrorCode.LEADER_NOT_AVAILABLE}]},
+        {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "partitions": []}]}
+    assert answer_errors(3, 12, answer) == ["LEADER_NOT_AVAILABLE",
+                                            "UNKNOWN_TOPIC_OR_PARTITION"]
+    assert answer_errors(3, 13, answer) == ["CLUSTER_AUTHORIZATION_FAILED",
+                                            "LEADER_NOT_AVAILABLE",
+                                            "UNKNOWN_TOPIC_OR_PARTITION"]
+    assert answer_errors(18, 3, {"error_code": 0, "api_keys": []}) == []
 
 def test_the_journal_records_requests_errors_and_faults(fake_kafka):
     fake_kafka.faults.add(api="Produce", partition=1, error="NOT_LEADER_OR_FOLLOWER")

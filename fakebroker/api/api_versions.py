@@ -24,21 +24,22 @@ SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 @functools.cache
-def served_ranges() -> tuple[tuple[int, int, int], ...]:
-    """(api key, min version, max version) of every served API, by key (computed once)."""
+def api_keys() -> tuple[dict[str, int], ...]:
+    """Every served API with its min and max version, by key: the answer's ``api_keys``
+    (computed once and shared; never changed by a caller)."""
     from fakebroker.api import HANDLERS, served_versions
 
-    ranges = []
+    entries = []
     for key in sorted(HANDLERS):
         versions = served_versions(key)
         assert versions is not None
-        ranges.append((key, versions.start, versions.stop - 1))
-    return tuple(ranges)
+        entries.append({"api_key": key, "min_version": versions.start,
+                        "max_version": versions.stop - 1})
+    return tuple(entries)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    keys = [{"api_key": key, "min_version": low, "max_version": high}
-            for key, low, high in served_ranges()]
+    keys = api_keys()
     error = 0
     if ctx.version >= 3 and not (
         SOFTWARE.fullmatch(request.client_software_name or "")

@@ -36,7 +36,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
@@ -48,9 +48,9 @@ class FaultError(ValueError):
     """A fault rule that cannot be built; the message names the field and what is wrong."""
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One partition (``partition`` set) or one named entry (topic or group) of a request."""
+class Target(NamedTuple):
+    """One partition (``partition`` set) or one named entry (topic or group) of a request
+    (a named tuple: built for every request, so it must be cheap)."""
 
     topic: str | None = None
     topic_id: uuid.UUID | None = None
