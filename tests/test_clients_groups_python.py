@@ -32,6 +32,7 @@ class Member(threading.Thread):
         super().__init__(daemon=True)
         self.kafka, self.client, self.group = kafka, client, group
         self.seen: list[tuple[int, int, bytes]] = []
+        self.refused_commits: list[str] = []  # a commit racing a rebalance is refused
         self.stopping = threading.Event()
         self.error: BaseException | None = None
 
@@ -45,7 +46,7 @@ class Member(threading.Thread):
             self.error = exc
 
     def _confluent(self, extra: dict | None = None) -> None:
-        from confluent_kafka import Consumer
+        from confluent_kafka import Consumer, KafkaException
 
         consumer = Consumer({"bootstrap.servers": self.kafka.bootstrap_servers,
                              "group.id": self.group, "auto.offset.reset": "earliest",
@@ -56,11 +57,15 @@ class Member(threading.Thread):
             if message is None or message.error():
                 continue
             self.seen.append((message.partition(), message.offset(), message.value()))
-            consumer.commit(message, asynchronous=False)
+            try:
+                consumer.commit(message, asynchronous=False)
+            except KafkaException as exc:  # the records come again to the new owner
+                self.refused_commits.append(str(exc))
         consumer.close()
 
     def _kafka_python(self) -> None:
         from kafka import KafkaConsumer
+        from kafka.errors import CommitFailedError
 
         consumer = KafkaConsumer(bootstrap_servers=self.kafka.bootstrap_servers,
                                  group_id=self.group, auto_offset_reset="earliest",
@@ -72,11 +77,15 @@ class Member(threading.Thread):
             for records in batches.values():
                 self.seen += [(r.partition, r.offset, r.value) for r in records]
             if batches:
-                consumer.commit()
+                try:
+                    consumer.commit()
+                except CommitFailedError as exc:
+                    self.refused_commits.append(str(exc))
         consumer.close()
 
     async def _aiokafka(self) -> None:
         from aiokafka import AIOKafkaConsumer
+        from aiokafka.errors import CommitFailedError
 
         consumer = AIOKafkaConsumer(TOPIC, bootstrap_servers=self.kafka.bootstrap_servers,
                                     group_id=self.group, auto_offset_reset="earliest",
@@ -88,7 +97,10 @@ class Member(threading.Thread):
                 for records in batches.values():
                     self.seen += [(r.partition, r.offset, r.value) for r in records]
                 if batches:
-                    await consumer.commit()
+                    try:
+                        await consumer.commit()
+                    except CommitFailedError as exc:
+                        self.refused_commits.append(str(exc))
         finally:
             await consumer.stop()
 
@@ -99,11 +111,26 @@ class Member(threading.Thread):
         assert self.error is None, self.error
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 30, what: str = "") -> None:
+def wait_until(condition: Callable[[], bool], timeout: float = 30, what: str = "",
+               report: Callable[[], str] = str) -> None:
+    """Wait for ``condition``; on timeout fail naming ``what``, with ``report()``."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}; {report()}"
         time.sleep(0.05)
+
+
+def group_report(kafka, group: str, members: list[Member]) -> Callable[[], str]:
+    """The group as the coordinator sees it and each member's failures, for a failure."""
+    def report() -> str:
+        view = kafka.group(group)
+        state = "no group" if view is None else (
+            f"{view.state} gen {view.generation_id}, "
+            + ", ".join(f"{m.member_id}: {m.assignment}" for m in view.members))
+        return f"group {state}; members: " + "; ".join(
+            f"alive={m.is_alive()} error={m.error!r} refused commits={m.refused_commits}"
+            for m in members)
+    return report
 
 
 def stable_with(kafka, group: str, count: int) -> Callable[[], bool]:
@@ -143,21 +170,24 @@ def test_a_three_member_group_consumes_every_record_exactly_once(fake_kafka, cli
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
 def test_members_joining_and_leaving_mid_stream_lose_no_record(fake_kafka, client):
-    first, second = Member(fake_kafka, client, "audit"), Member(fake_kafka, client, "audit")
+    members = [Member(fake_kafka, client, "audit") for _ in range(3)]
+    first, second, third = members
+    report = group_report(fake_kafka, "audit", members)
     first.start()
     second.start()
-    wait_until(stable_with(fake_kafka, "audit", 2), what="a stable 2-member group")
+    wait_until(stable_with(fake_kafka, "audit", 2), what="a stable 2-member group",
+               report=report)
     produce(fake_kafka, 100)
-    third = Member(fake_kafka, client, "audit")
     third.start()  # joins mid-stream
     produce(fake_kafka, 100, start=100)
-    wait_until(stable_with(fake_kafka, "audit", 3), what="the third member to be assigned")
+    wait_until(stable_with(fake_kafka, "audit", 3), what="the third member to be assigned",
+               report=report)
     first.stop()  # leaves mid-stream
     produce(fake_kafka, 100, start=200)
-    wait_until(stable_with(fake_kafka, "audit", 2), what="the group without the first member")
-    members = [first, second, third]
+    wait_until(stable_with(fake_kafka, "audit", 2), what="the group without the first member",
+               report=report)
     wait_until(lambda: {v for m in members for _, _, v in m.seen} >=
-               {f"v{i}".encode() for i in range(300)}, what="every record")
+               {f"v{i}".encode() for i in range(300)}, what="every record", report=report)
     for member in (second, third):
         member.stop()
     for partition in range(PARTITIONS):
