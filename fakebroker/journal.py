@@ -126,7 +126,8 @@ class Journal:
     def record(self, entry: JournalEntry) -> None:
         self.entries.append(entry)
         self.api_versions[(entry.api, entry.version)] += 1
-        self.error_counts.update(entry.errors)
+        if entry.errors:
+            self.error_counts.update(entry.errors)
         if entry.fault:
             self.fault_counts[entry.fault] += 1
         if self.sink is not None:

@@ -7,6 +7,7 @@ either. Every API is served at every version from Kafka 3.9's minimum to the new
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -72,6 +73,7 @@ MODULES = (
 HANDLERS: dict[int, Callable[..., Any]] = {m.API_KEY: m.handle for m in MODULES}
 
 
+@functools.cache
 def served_versions(api_key: int) -> range | None:
     """The versions of ``api_key`` this broker serves, or None if it serves none."""
     if api_key not in HANDLERS:

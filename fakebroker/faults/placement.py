@@ -19,8 +19,9 @@ the errors then overwrite the answer's entries.
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,6 +169,7 @@ TOP_LEVEL_EXTRAS: dict[int, dict[str, Any]] = {
 }
 
 
+@functools.cache
 def placement_of(api_key: int, version: int) -> Placement | None:
     """The entry placement of an API version, or None when errors go at top level."""
     found = None
@@ -198,27 +200,31 @@ def request_targets(api_key: int, version: int, request: Any,
     placement = placement_of(api_key, version)
     if placement is None:
         return []
-    return [target for _, target in _walk(placement.level, request, topic_name, Target())]
+    found: list[Target] = []
+    _collect_targets(placement.level, request, topic_name, _NO_TARGET, found)
+    return found
 
 
-def _walk(level: Level, container: Any, topic_name: TopicResolver, parent: Target
-          ) -> Iterator[tuple[Any, Target]]:
-    entries = container.get(level.request_list) if container is not None else None
-    for entry in entries or ():
+_NO_TARGET = Target()
+
+
+def _collect_targets(level: Level, container: Any, topic_name: TopicResolver, parent: Target,
+                     found: list[Target]) -> None:
+    for entry in container.get(level.request_list) or ():
         target = _target(level, entry, topic_name, parent)
         if level.child is None:
-            yield entry, target
+            found.append(target)
         else:
-            yield from _walk(level.child, entry, topic_name, target)
+            _collect_targets(level.child, entry, topic_name, target, found)
 
 
 def _target(level: Level, entry: Any, topic_name: TopicResolver, parent: Target) -> Target:
-    value = entry if not level.request_key else entry.get(level.request_key)
+    value = entry.get(level.request_key) if level.request_key else entry
     if level.kind == "partition":
         return Target(parent.topic, parent.topic_id, value, parent.group)
     if level.kind == "group":
         return Target(group=value)
-    topic_id = entry.get("topic_id") if isinstance(entry, Mapping) else None
+    topic_id = entry.get("topic_id") if isinstance(entry, dict) else None
     if topic_id is not None and topic_id != ZERO_UUID:
         return Target(topic_name(topic_id) or value or None, topic_id, None, parent.group)
     return Target(value or None, None, None, parent.group)

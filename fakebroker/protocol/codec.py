@@ -659,6 +659,9 @@ def _emit_build(src: _Source, codec: Construct, value: str, ind: int) -> None:
         raise TypeError(f"no compiled builder for {codec!r}")
 
 
+_IMMUTABLE = (int, float, str, bytes, uuid.UUID, type(None))
+
+
 def _compile_builder(message: Message) -> Callable[[Mapping[str, Any], bytearray], None]:
     src = _Source("def build(obj, out):")
     src.add(1, "get = obj.get")
@@ -667,8 +670,12 @@ def _compile_builder(message: Message) -> Callable[[Mapping[str, Any], bytearray
         for name, _, default in run:
             value = src.temp()
             values.append(value)
-            src.add(1, f"{value} = get({name!r}, _MISSING)", f"if {value} is _MISSING:",
-                    f"    {value} = {src.bind(default)}()")
+            constant = default()
+            if isinstance(constant, _IMMUTABLE):  # the same value every time: no call
+                src.add(1, f"{value} = get({name!r}, {src.bind(constant)})")
+            else:
+                src.add(1, f"{value} = get({name!r}, _MISSING)", f"if {value} is _MISSING:",
+                        f"    {value} = {src.bind(default)}()")
         if fmt is None:
             _emit_build(src, run[0][1], values[0], 1)
         else:

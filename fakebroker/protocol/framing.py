@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+import functools
 import struct
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from construct import Container
 
@@ -29,8 +30,9 @@ _PEEK = struct.Struct(">hhi")
 _HEAD = struct.Struct(">ii")
 
 
-@dataclass(frozen=True, slots=True)
-class RequestHeader:
+class RequestHeader(NamedTuple):
+    """The request header fields a handler may need (a named tuple: one per request)."""
+
     api_key: int
     api_version: int
     correlation_id: int
@@ -55,15 +57,27 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Container]:
     that do not parse.
     """
     api_key, version, _ = peek_header(frame)
-    body_codec = request_codec(api_key, version)
-    header_version = 2 if is_flexible(api_key, version) else 1
-    raw, pos = header_codec("RequestHeader", header_version).parse_from(frame)
-    header = RequestHeader(api_key, version, raw.correlation_id, raw.client_id)
     try:
-        body = body_codec.parse_from(frame, pos)[0]
+        return _request_parser(api_key, version)(frame)
+    except (IndexError, struct.error) as exc:
+        raise DecodeError(f"truncated or malformed request: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise DecodeError(str(exc)) from exc
-    return header, body
+
+
+@functools.cache
+def _request_parser(api_key: int, version: int
+                    ) -> Callable[[bytes], tuple[RequestHeader, Container]]:
+    """Header and body parsers of one API version, joined (built once per version)."""
+    header_version = 2 if is_flexible(api_key, version) else 1
+    parse_header = header_codec("RequestHeader", header_version).compiled_parser()
+    parse_body = request_codec(api_key, version).compiled_parser()
+
+    def parse(frame: bytes) -> tuple[RequestHeader, Container]:
+        raw, pos = parse_header(frame, 0)
+        header = RequestHeader(api_key, version, raw["correlation_id"], raw["client_id"])
+        return header, parse_body(frame, pos)[0]
+    return parse
 
 
 def encode_request(
