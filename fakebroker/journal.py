@@ -19,7 +19,7 @@ import functools
 import itertools
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
@@ -106,11 +106,28 @@ def _collect(entry: Mapping[str, Any], path: _ErrorPath, found: dict[int, None])
             _collect(value, child, found)
 
 
+# A recorded entry, kept as a tuple of plain values (JournalEntry's fields in order, targets
+# and errors as tuples): the garbage collector stops tracking such tuples, so a full ring of
+# them costs the broker nothing per request; entries are made again when queried.
+_Stored = tuple[Any, ...]
+
+
+def _stored(entry: JournalEntry) -> _Stored:
+    return (entry.seq, entry.time, entry.broker, entry.connection, entry.client_id,
+            entry.client_host, entry.api, entry.api_key, entry.version, entry.correlation_id,
+            tuple(entry.targets), tuple(entry.errors), entry.elapsed_ms, entry.fault,
+            entry.outcome)
+
+
+def _entry(stored: _Stored) -> JournalEntry:
+    return JournalEntry(*stored[:10], list(stored[10]), list(stored[11]), *stored[12:])
+
+
 class Journal:
     """A bounded, queryable record of requests, with lifetime coverage counts."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY, sink: TextIO | None = None):
-        self.entries: collections.deque[JournalEntry] = collections.deque(maxlen=capacity)
+        self._entries: collections.deque[_Stored] = collections.deque(maxlen=capacity)
         self.sink = sink
         self.api_versions: collections.Counter[tuple[str, int]] = collections.Counter()
         self.error_counts: collections.Counter[str] = collections.Counter()
@@ -124,7 +141,8 @@ class Journal:
                             client_host, api, api_key, version, correlation_id)
 
     def record(self, entry: JournalEntry) -> None:
-        self.entries.append(entry)
+        """Keep ``entry`` (as it is now: later changes to it are not seen)."""
+        self._entries.append(_stored(entry))
         self.api_versions[(entry.api, entry.version)] += 1
         if entry.errors:
             self.error_counts.update(entry.errors)
@@ -142,25 +160,18 @@ class Journal:
         ``broker``, ``client_id``, ``error`` (an error name in the answer), ``faulted``
         (whether a fault applied), ``since`` (entries with ``seq`` above it); the last
         ``limit`` of them."""
-        found = [e for e in self._filter(api, broker, client_id, error, faulted)
-                 if e.seq > since]
-        return found[-limit:] if limit else found
-
-    def _filter(self, api: str | int | None, broker: int | None, client_id: str | None,
-                error: str | None, faulted: bool | None) -> Iterator[JournalEntry]:
-        for entry in list(self.entries):
-            if api is not None and api not in (entry.api, entry.api_key) and not (
-                    isinstance(api, str) and api.lower() == entry.api.lower()):
-                continue
-            if broker is not None and entry.broker != broker:
-                continue
-            if client_id is not None and entry.client_id != client_id:
-                continue
-            if error is not None and error.upper() not in entry.errors:
-                continue
-            if faulted is not None and bool(entry.fault) != faulted:
-                continue
-            yield entry
+        apis = None if api is None else (
+            {api.lower()} if isinstance(api, str) else {api})
+        found = [
+            stored for stored in list(self._entries)
+            if stored[0] > since
+            and (apis is None or stored[7] in apis or stored[6].lower() in apis)
+            and (broker is None or stored[2] == broker)
+            and (client_id is None or stored[4] == client_id)
+            and (error is None or error.upper() in stored[11])
+            and (faulted is None or bool(stored[13]) == faulted)
+        ]
+        return [_entry(stored) for stored in (found[-limit:] if limit else found)]
 
     def coverage(self) -> dict[str, Any]:
         """What the requests since start exercised: ``{"apis": {api: {version: count}},

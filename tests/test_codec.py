@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fakebroker.protocol.codec import (
     ZERO_UUID,
+    FrozenArray,
     decode,
     literal_default,
     request_codec,
@@ -113,6 +114,19 @@ def test_flexible_versions_use_compact_lengths_and_classic_versions_int_prefixes
     # v9: array count 1+1, string length 2+1, element tags, three bools, top-level tags.
     assert metadata_v9.build(body) == b"\x02" + b"\x03ab" + b"\x00" + b"\x01\x00\x00" + b"\x00"
     assert metadata_v9.build({"topics": None})[0] == 0  # a null compact array
+
+
+def test_a_frozen_array_encodes_as_the_same_list_would_once_per_codec():
+    entries = [{"api_key": 0, "min_version": 3, "max_version": 12},
+               {"api_key": 18, "min_version": 0, "max_version": 4}]
+    frozen = FrozenArray(entries)
+    for version in (0, 3):  # a classic and a compact array
+        codec = response_codec(18, version)
+        as_list = codec.build({"api_keys": entries})
+        assert codec.build({"api_keys": frozen}) == as_list
+        entries[0]["max_version"] = 11  # broken promise: shows the bytes are reused
+        assert codec.build({"api_keys": frozen}) == as_list
+        entries[0]["max_version"] = 12
 
 
 def test_request_headers_v1_and_v2_and_the_api_versions_response_header_v0():

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.protocol.codec import FrozenArray
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 18
@@ -24,9 +25,9 @@ SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 @functools.cache
-def api_keys() -> tuple[dict[str, int], ...]:
+def api_keys() -> FrozenArray:
     """Every served API with its min and max version, by key: the answer's ``api_keys``
-    (computed once and shared; never changed by a caller)."""
+    (computed once, encoded once per version, never changed)."""
     from fakebroker.api import HANDLERS, served_versions
 
     entries = []
@@ -35,7 +36,7 @@ def api_keys() -> tuple[dict[str, int], ...]:
         assert versions is not None
         entries.append({"api_key": key, "min_version": versions.start,
                         "max_version": versions.stop - 1})
-    return tuple(entries)
+    return FrozenArray(entries)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -17,6 +17,8 @@ Guarantees:
 * UUIDs are ``uuid.UUID``; strings are ``str`` (UTF-8); bytes and records are ``bytes``. For
   building, a bytes or records field also takes a ``list`` of bytes-like chunks, written one
   after another as one value (a fetch answer's stored batches, without joining them first).
+* An array given as a ``FrozenArray`` (a value that never changes, such as ApiVersions' list of
+  APIs) is encoded once per codec and its bytes reused.
 """
 
 from __future__ import annotations
@@ -104,6 +106,13 @@ def read_uvarint_at(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 35:
             raise DecodeError("varint too long")
+
+
+class FrozenArray(tuple):
+    """An array value its maker promises never to change (nor the entries in it), so each
+    array codec encodes it once and keeps the bytes. Keep one instance alive and reuse it."""
+
+    __slots__ = ()
 
 
 class Uuid(Construct):
@@ -492,6 +501,7 @@ class _Source:
             "_null": _null, "_MISSING": _MISSING, "_pack": struct.pack,
             "_uvarint_into": write_uvarint_into, "_I16": _I16, "_I32": _I32,
             "_NULL_INT16": _NULL_INT16, "_NULL_INT32": _NULL_INT32,
+            "FrozenArray": FrozenArray,
         }
         self.counter = 0
 
@@ -636,19 +646,12 @@ def _emit_build(src: _Source, codec: Construct, value: str, ind: int) -> None:
         _build_length(src, ind + 1, f"len({value})", codec.compact, codec.prefix)
         src.add(ind + 1, f"out += {value}")
     elif isinstance(codec, Array):
-        item = src.temp()
         null = "b'\\x00'" if codec.compact else "_NULL_INT32"
-        src.add(ind, f"if {value} is None:", f"    out += {null}", "else:")
-        _build_length(src, ind + 1, f"len({value})", codec.compact, _I32)
-        element_fmt = _FORMAT_OF.get(id(codec.element))
-        if element_fmt is not None:
-            src.add(ind + 1, f"out += _pack('>%d{element_fmt}' % len({value}), *{value})")
-        elif isinstance(codec.element, Message):
-            build = src.bind(codec.element.compiled_builder())
-            src.add(ind + 1, f"for {item} in {value}:", f"    {build}({item}, out)")
-        else:
-            src.add(ind + 1, f"for {item} in {value}:")
-            _emit_build(src, codec.element, item, ind + 2)
+        frozen = src.bind(_FrozenArrays(codec).encoded)
+        src.add(ind, f"if {value} is None:", f"    out += {null}",
+                f"elif {value}.__class__ is FrozenArray:", f"    out += {frozen}({value})",
+                "else:")
+        _emit_array(src, codec, value, ind + 1)
     elif isinstance(codec, NullableStruct):
         build = src.bind(codec.inner.compiled_builder())
         src.add(ind, f"if {value} is None:", "    out.append(0xFF)", "else:",
@@ -657,6 +660,43 @@ def _emit_build(src: _Source, codec: Construct, value: str, ind: int) -> None:
         src.add(ind, f"{src.bind(codec.compiled_builder())}({value}, out)")
     else:
         raise TypeError(f"no compiled builder for {codec!r}")
+
+
+def _emit_array(src: _Source, codec: Array, value: str, ind: int) -> None:
+    """Lines that append the (non-null) array ``value``: its length, then each element."""
+    item = src.temp()
+    _build_length(src, ind, f"len({value})", codec.compact, _I32)
+    element_fmt = _FORMAT_OF.get(id(codec.element))
+    if element_fmt is not None:
+        src.add(ind, f"out += _pack('>%d{element_fmt}' % len({value}), *{value})")
+    elif isinstance(codec.element, Message):
+        build = src.bind(codec.element.compiled_builder())
+        src.add(ind, f"for {item} in {value}:", f"    {build}({item}, out)")
+    else:
+        src.add(ind, f"for {item} in {value}:")
+        _emit_build(src, codec.element, item, ind + 1)
+
+
+class _FrozenArrays:
+    """The encodings of the ``FrozenArray`` values one array codec was given, each made once
+    (held with the value, so its id stays its own)."""
+
+    def __init__(self, codec: Array):
+        self.codec = codec
+        self.known: dict[int, tuple[FrozenArray, bytes]] = {}
+        self._build: Callable[[FrozenArray, bytearray], None] | None = None
+
+    def encoded(self, value: FrozenArray) -> bytes:
+        known = self.known.get(id(value))
+        if known is None:
+            if self._build is None:
+                src = _Source("def build(value, out):")
+                _emit_array(src, self.codec, "value", 1)
+                self._build = src.function("build")
+            out = bytearray()
+            self._build(value, out)
+            known = self.known[id(value)] = (value, bytes(out))
+        return known[1]
 
 
 _IMMUTABLE = (int, float, str, bytes, uuid.UUID, type(None))

@@ -57,8 +57,10 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Container]:
     that do not parse.
     """
     api_key, version, _ = peek_header(frame)
+    if not isinstance(frame, bytes):
+        frame = bytes(frame)
     try:
-        return _request_parser(api_key, version)(frame)
+        return request_parser(api_key, version)(frame)
     except (IndexError, struct.error) as exc:
         raise DecodeError(f"truncated or malformed request: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -66,9 +68,12 @@ def decode_request(frame: bytes) -> tuple[RequestHeader, Container]:
 
 
 @functools.cache
-def _request_parser(api_key: int, version: int
-                    ) -> Callable[[bytes], tuple[RequestHeader, Container]]:
-    """Header and body parsers of one API version, joined (built once per version)."""
+def request_parser(api_key: int, version: int
+                   ) -> Callable[[bytes], tuple[RequestHeader, Container]]:
+    """Header and body parsers of one API version, joined (built once per version): takes
+    ``bytes``; raises ``IndexError``, ``struct.error``, ``DecodeError`` or
+    ``UnicodeDecodeError`` for bytes that do not parse (``decode_request`` turns them all
+    into ``DecodeError``)."""
     header_version = 2 if is_flexible(api_key, version) else 1
     parse_header = header_codec("RequestHeader", header_version).compiled_parser()
     parse_body = request_codec(api_key, version).compiled_parser()
@@ -98,12 +103,24 @@ def encode_request(
 def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytearray:
     """A size-prefixed response frame for ``body`` at the request's version: a new bytearray
     the caller owns (not copied into ``bytes``: a fetch answer can be megabytes)."""
+    return response_encoder(api_key, version)(correlation_id, body)
+
+
+@functools.cache
+def response_encoder(api_key: int, version: int) -> Callable[[int, Any], bytearray]:
+    """``encode_response`` for one API version, with its header and codec looked up once."""
     flexible_header = api_key != API_VERSIONS_KEY and is_flexible(api_key, version)
-    out = bytearray(9 if flexible_header else 8)  # size, correlation id, empty tagged fields
-    _HEAD.pack_into(out, 0, 0, correlation_id)
-    response_codec(api_key, version).build_into(body, out)
-    _SIZE.pack_into(out, 0, len(out) - 4)
-    return out
+    header_size = 9 if flexible_header else 8  # size, correlation id, empty tagged fields
+    build = response_codec(api_key, version).compiled_builder()
+    pack_head, pack_size = _HEAD.pack_into, _SIZE.pack_into
+
+    def encode(correlation_id: int, body: Any) -> bytearray:
+        out = bytearray(header_size)
+        pack_head(out, 0, 0, correlation_id)
+        build(body, out)
+        pack_size(out, 0, len(out) - 4)
+        return out
+    return encode
 
 
 def decode_response(api_key: int, version: int, frame: bytes) -> tuple[int, Container]:
