@@ -106,6 +106,7 @@ class Cluster:
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
     _append_observers: list[Callable[[], None]] = field(default_factory=list)
+    _topics_by_id: dict[uuid.UUID, Topic] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.consumer_groups.partitions_of = lambda: {
@@ -142,7 +143,13 @@ class Cluster:
     # -- topics ---------------------------------------------------------------------------
 
     def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
-        return next((t for t in self.topics.values() if t.id == topic_id), None)
+        """The live topic with this id (an index, checked against ``topics`` on every use, so
+        it never answers for a deleted or replaced topic)."""
+        topic = self._topics_by_id.get(topic_id)
+        if topic is not None and self.topics.get(topic.name) is topic:
+            return topic
+        self._topics_by_id = {t.id: t for t in self.topics.values()}
+        return self._topics_by_id.get(topic_id)
 
     def partition(self, topic: str, index: int) -> Partition | None:
         t = self.topics.get(topic)
