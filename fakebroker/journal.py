@@ -112,13 +112,6 @@ def _collect(entry: Mapping[str, Any], path: _ErrorPath, found: dict[int, None])
 _Stored = tuple[Any, ...]
 
 
-def _stored(entry: JournalEntry) -> _Stored:
-    return (entry.seq, entry.time, entry.broker, entry.connection, entry.client_id,
-            entry.client_host, entry.api, entry.api_key, entry.version, entry.correlation_id,
-            tuple(entry.targets), tuple(entry.errors), entry.elapsed_ms, entry.fault,
-            entry.outcome)
-
-
 def _entry(stored: _Stored) -> JournalEntry:
     return JournalEntry(*stored[:10], list(stored[10]), list(stored[11]), *stored[12:])
 
@@ -134,22 +127,39 @@ class Journal:
         self.fault_counts: collections.Counter[str] = collections.Counter()
         self._seq = itertools.count(1)
 
+    def begin(self) -> tuple[int, float]:
+        """The sequence number (read order) and wall-clock time of a request just read."""
+        return next(self._seq), time.time()
+
     def start(self, broker: int, connection: int, client_id: str | None, client_host: str,
               api: str, api_key: int, version: int, correlation_id: int) -> JournalEntry:
         """A new entry for a request just read (recorded later by ``record``)."""
-        return JournalEntry(next(self._seq), time.time(), broker, connection, client_id,
-                            client_host, api, api_key, version, correlation_id)
+        return JournalEntry(*self.begin(), broker, connection, client_id, client_host, api,
+                            api_key, version, correlation_id)
 
     def record(self, entry: JournalEntry) -> None:
         """Keep ``entry`` (as it is now: later changes to it are not seen)."""
-        self._entries.append(_stored(entry))
-        self.api_versions[(entry.api, entry.version)] += 1
-        if entry.errors:
-            self.error_counts.update(entry.errors)
-        if entry.fault:
-            self.fault_counts[entry.fault] += 1
+        self.add(entry.seq, entry.time, entry.broker, entry.connection, entry.client_id,
+                 entry.client_host, entry.api, entry.api_key, entry.version,
+                 entry.correlation_id, tuple(entry.targets), tuple(entry.errors),
+                 entry.elapsed_ms, entry.fault, entry.outcome)
+
+    def add(self, seq: int, wall_time: float, broker: int, connection: int,
+            client_id: str | None, client_host: str, api: str, api_key: int, version: int,
+            correlation_id: int, targets: tuple[str, ...], errors: tuple[str, ...],
+            elapsed_ms: float, fault: str | None, outcome: str) -> None:
+        """Keep an entry given field by field (``begin`` gave its ``seq`` and time): what
+        the broker's path for requests that cannot wait uses, with no entry object."""
+        stored = (seq, wall_time, broker, connection, client_id, client_host, api, api_key,
+                  version, correlation_id, targets, errors, elapsed_ms, fault, outcome)
+        self._entries.append(stored)
+        self.api_versions[(api, version)] += 1
+        if errors:
+            self.error_counts.update(errors)
+        if fault:
+            self.fault_counts[fault] += 1
         if self.sink is not None:
-            self.sink.write(json.dumps(entry.as_dict(), default=str) + "\n")
+            self.sink.write(json.dumps(_entry(stored).as_dict(), default=str) + "\n")
             self.sink.flush()
 
     def query(self, api: str | int | None = None, broker: int | None = None,

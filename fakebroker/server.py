@@ -30,7 +30,6 @@ import os
 import struct
 import time
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,28 +188,40 @@ class BrokerServer:
     ) -> None:
         peer_host = "/" + str(link.stream.socket.getpeername()[0])
         connection_id = next(self._connection_ids)
+        buffer = bytearray()
         async with send:
             try:
-                async for frame in self._frames(link.stream):
-                    if link.queued == 0 and self._answers_at_once(frame):
-                        # no answer is pending: answer and write this one from here
-                        reply = Reply()
-                        await self._answer(frame, reply, peer_host, connection_id)
-                        if reply.close is not None:
-                            self._close(nursery.cancel_scope, reply.close)
-                            return
-                        if reply.frame is not None:
-                            await link.write(reply.frame)
-                        continue
-                    reply = Reply(trio.Event(), hangup=link.hangup)
-                    link.queued += 1
-                    await send.send(reply)
-                    nursery.start_soon(self._answer, frame, reply, peer_host, connection_id)
+                while data := await link.stream.receive_some(1 << 20):
+                    buffer += data
+                    while frames := self._whole_frames(buffer):
+                        for frame in frames:
+                            if not await self._take(frame, link, send, nursery, peer_host,
+                                                    connection_id):
+                                return
                 link.hangup.set()  # requests read are still handled; hung ones end here
             except ConnectionClosed as exc:
                 self._close(nursery.cancel_scope, str(exc))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 nursery.cancel_scope.cancel()
+
+    async def _take(self, frame: bytes, link: _Link, send: trio.MemorySendChannel[Reply],
+                    nursery: trio.Nursery, peer_host: str, connection_id: int) -> bool:
+        """Handle one request: at once when it cannot wait and no answer is pending before
+        it, else in a task of its own with its answer queued for the writer. False when the
+        connection is to close."""
+        if link.queued == 0 and self._answers_at_once(frame):
+            answer = self._answer_now(frame, peer_host, connection_id)
+            if answer.close is not None:
+                self._close(nursery.cancel_scope, answer.close)
+                return False
+            if answer.frame is not None:
+                await link.write(answer.frame)
+            return True
+        reply = Reply(trio.Event(), hangup=link.hangup)
+        link.queued += 1
+        await send.send(reply)
+        nursery.start_soon(self._answer, frame, reply, peer_host, connection_id)
+        return True
 
     def _answers_at_once(self, frame: bytes) -> bool:
         """Whether the reader may handle this request itself rather than in a task of its own
@@ -225,25 +236,25 @@ class BrokerServer:
         log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
         scope.cancel()
 
-    async def _frames(self, stream: trio.SocketStream) -> AsyncIterator[bytes]:
-        buffer = bytearray()
-        while True:
-            while len(buffer) >= 4:
-                size = _SIZE.unpack_from(buffer)[0]
-                if size < 0 or size > self.max_request_bytes:
-                    raise ConnectionClosed(
-                        f"frame of {size} bytes is over socket.request.max.bytes "
-                        f"({self.max_request_bytes})"
-                    )
-                if len(buffer) < 4 + size:
-                    break
-                frame = bytes(buffer[4 : 4 + size])
-                del buffer[: 4 + size]
-                yield frame
-            data = await stream.receive_some(1 << 20)
-            if not data:
-                return
-            buffer += data
+    def _whole_frames(self, buffer: bytearray) -> list[bytes]:
+        """The whole request frames (without size prefix) at the start of ``buffer``, taken
+        out of it; a partial frame stays for the next read. ``ConnectionClosed`` when the
+        first frame is over the size limit."""
+        frames = []
+        while len(buffer) >= 4:
+            size = _SIZE.unpack_from(buffer)[0]
+            if size < 0 or size > self.max_request_bytes:
+                if frames:
+                    break  # answered first; the next call refuses it
+                raise ConnectionClosed(
+                    f"frame of {size} bytes is over socket.request.max.bytes "
+                    f"({self.max_request_bytes})"
+                )
+            if len(buffer) < 4 + size:
+                break
+            frames.append(bytes(buffer[4 : 4 + size]))
+            del buffer[: 4 + size]
+        return frames
 
     async def _write_replies(
         self, link: _Link, receive: trio.MemoryReceiveChannel[Reply], scope: trio.CancelScope,
@@ -279,34 +290,38 @@ class BrokerServer:
             if reply.done is not None:
                 reply.done.set()
 
+    def _answer_now(self, frame: bytes, peer_host: str, connection_id: int) -> Reply:
+        """``_answer`` for a request the reader answers itself (see ``_answers_at_once``)."""
+        reply = Reply()
+        try:
+            reply.frame = self.handle_now(frame, peer_host, connection_id)
+        except ConnectionClosed as exc:
+            reply.close = str(exc)
+        except Exception as exc:  # a handler bug must not take the broker down
+            log.exception("broker %d: request failed", self.broker.id)
+            reply.close = f"internal error: {exc!r}"
+        return reply
+
     async def handle_frame(self, frame: bytes, peer_host: str = "", connection_id: int = 0,
                            reply: Reply | None = None) -> bytes | None:
         """One request frame (without size prefix) in, one response frame (or None) out."""
-        api_key, version, correlation_id = peek_header(frame)
-        versions = served_versions(api_key)
-        if versions is None:
-            raise ConnectionClosed(f"unsupported API key {api_key}")
-        if version not in versions:
-            if api_key == API_VERSIONS_KEY and version > versions.stop - 1:
-                return unsupported_api_versions(correlation_id, versions)
-            raise ConnectionClosed(f"unsupported version {version} of API key {api_key}")
-        try:
-            header, request = decode_request(frame)
-        except (DecodeError, struct.error, UnicodeDecodeError, ValueError) as exc:
-            raise ConnectionClosed(
-                f"malformed request (api {api_key} v{version}): {exc}"
-            ) from exc
-        journal = self.services.journal
-        entry = journal.start(self.broker.id, connection_id, header.client_id, peer_host,
-                              api_spec(api_key).name, api_key, version, correlation_id)
+        read = self._decode(frame)
+        if isinstance(read, bytes | bytearray):
+            return read
+        header, request = read
+        entry = self.services.journal.start(
+            self.broker.id, connection_id, header.client_id, peer_host,
+            api_spec(header.api_key).name, header.api_key, header.api_version,
+            header.correlation_id)
         started = time.perf_counter()
         try:
             response = await self._respond(header, request, peer_host, entry, reply)
             if response is None:
                 entry.outcome = "no answer"
                 return None
-            entry.errors = answer_errors(api_key, version, response)
-            return encode_response(api_key, version, correlation_id, response)
+            entry.errors = answer_errors(header.api_key, header.api_version, response)
+            return encode_response(header.api_key, header.api_version, header.correlation_id,
+                                   response)
         except ConnectionClosed as exc:
             if entry.outcome not in ("dropped", "hung"):
                 entry.outcome = f"closed: {exc}"
@@ -317,7 +332,61 @@ class BrokerServer:
             raise
         finally:
             entry.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-            journal.record(entry)
+            self.services.journal.record(entry)
+
+    def handle_now(self, frame: bytes, peer_host: str = "", connection_id: int = 0
+                   ) -> bytes | None:
+        """``handle_frame`` without a coroutine or a journal entry object, for a request
+        that cannot wait: its handler is a plain function and no fault rule or broker latency
+        applies (the caller checks). The same answer and the same journal record."""
+        read = self._decode(frame)
+        if isinstance(read, bytes | bytearray):
+            return read
+        header, request = read
+        journal = self.services.journal
+        seq, wall_time = journal.begin()
+        started = time.perf_counter()
+        api_key, version = header.api_key, header.api_version
+        targets: tuple[str, ...] = ()
+        errors: tuple[str, ...] = ()
+        outcome = "answered"
+        try:
+            targets = tuple(map(_target_text, request_targets(api_key, version, request,
+                                                              self._topic_name)))
+            response = HANDLERS[api_key](request, RequestContext(
+                self.cluster, self.broker, header, self.services.signal.wait, peer_host))
+            if response is None:
+                outcome = "no answer"
+                return None
+            errors = tuple(answer_errors(api_key, version, response))
+            return encode_response(api_key, version, header.correlation_id, response)
+        except ConnectionClosed as exc:
+            outcome = f"closed: {exc}"
+            raise
+        finally:
+            journal.add(seq, wall_time, self.broker.id, connection_id, header.client_id,
+                        peer_host, api_spec(api_key).name, api_key, version,
+                        header.correlation_id, targets, errors,
+                        round((time.perf_counter() - started) * 1000, 3), None, outcome)
+
+    def _decode(self, frame: bytes) -> tuple[RequestHeader, Any] | bytes:
+        """A request's header and body; or its answer already (an ApiVersions request above
+        the served range); ``ConnectionClosed`` for a request that cannot be served or
+        parsed."""
+        api_key, version, correlation_id = peek_header(frame)
+        versions = served_versions(api_key)
+        if versions is None:
+            raise ConnectionClosed(f"unsupported API key {api_key}")
+        if version not in versions:
+            if api_key == API_VERSIONS_KEY and version > versions.stop - 1:
+                return unsupported_api_versions(correlation_id, versions)
+            raise ConnectionClosed(f"unsupported version {version} of API key {api_key}")
+        try:
+            return decode_request(frame)
+        except (DecodeError, struct.error, UnicodeDecodeError, ValueError) as exc:
+            raise ConnectionClosed(
+                f"malformed request (api {api_key} v{version}): {exc}"
+            ) from exc
 
     async def _respond(self, header: RequestHeader, request: Any, peer_host: str,
                        entry: JournalEntry, reply: Reply | None) -> Any:

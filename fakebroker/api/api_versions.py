@@ -39,12 +39,16 @@ def api_keys() -> FrozenArray:
     return FrozenArray(entries)
 
 
+@functools.lru_cache(maxsize=256)
+def valid_software(name: str | None, version: str | None) -> bool:
+    """Whether a client's software name and version are as Kafka requires (a client sends
+    the same pair on every connection, so the answer is kept)."""
+    return bool(SOFTWARE.fullmatch(name or "") and SOFTWARE.fullmatch(version or ""))
+
+
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    keys = api_keys()
     error = 0
-    if ctx.version >= 3 and not (
-        SOFTWARE.fullmatch(request.client_software_name or "")
-        and SOFTWARE.fullmatch(request.client_software_version or "")
-    ):
+    if ctx.version >= 3 and not valid_software(request.client_software_name,
+                                                request.client_software_version):
         error = error_code("INVALID_REQUEST")
-    return {"error_code": error, "api_keys": keys, "throttle_time_ms": 0}
+    return {"error_code": error, "api_keys": api_keys(), "throttle_time_ms": 0}
