@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakebroker.api.common import broker_entries
+from fakebroker.api.common import broker_entries, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
@@ -31,11 +31,11 @@ LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     cluster = ctx.cluster
     live = {b.id for b in cluster.brokers.values() if b.up}
-    wanted = request["topics"]  # item access: cheaper than a Container attribute
+    wanted = request.topics
     if wanted is None or (ctx.version == 0 and not wanted):
         topics = [describe(t, live) for t in cluster.topics.values() if not t.internal]
     else:
-        allow = ctx.version < 4 or request["allow_auto_topic_creation"]
+        allow = ctx.version < 4 or request.allow_auto_topic_creation
         topics = [lookup(entry, allow, ctx, live) for entry in wanted]
     return {
         "throttle_time_ms": 0,
@@ -48,9 +48,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[int]
            ) -> dict[str, Any]:
-    name, topic_id = entry["name"], entry["topic_id"]
+    name, topic_id = entry.name, entry.topic_id
     by_id = topic_id != ZERO_UUID
-    topic = ctx.cluster.topic_by_id(topic_id) if by_id else ctx.cluster.topics.get(name)
+    topic = resolve_topic(ctx, name, topic_id)
     if topic is not None:
         return describe(topic, live)
     if by_id:
