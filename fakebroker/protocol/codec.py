@@ -9,7 +9,8 @@ Guarantees:
 * Classic versions use int16/int32 length prefixes; flexible versions use compact (unsigned
   varint length+1) strings, bytes, records and arrays, and end every struct with a tagged-field
   section.
-* Parsed messages are ``Parsed`` containers: fields read by key or as attributes.
+* Parsed messages are containers: fields read by key or as attributes (``Parsed``, cheap
+  attribute reads, unless the message may carry bytes or records).
 * Parsing fills every field of the message's whole field tree, including fields absent from the
   version and tagged fields not sent, with their defaults (0, ``""``, ``False``, ``[]``, zero
   UUID, ``None`` for null defaults), so handlers never branch on a field's presence.
@@ -113,7 +114,8 @@ class Parsed(Container):
     """A parsed message: a construct ``Container`` that is also its own ``__dict__``, so a
     field read as an attribute (``request.topics``) is a plain instance-dict hit instead of
     Container's ``__getattr__`` fallback (about ten times cheaper). The self-reference makes
-    each parsed message a reference cycle, freed by the garbage collector's next young pass."""
+    each parsed message a reference cycle, freed by the garbage collector's next young pass,
+    so messages that may carry bytes or records (a produced batch) stay plain Containers."""
 
 
 class FrozenArray(tuple):
@@ -504,7 +506,8 @@ class _Source:
     def __init__(self, header: str):
         self.lines = [header]
         self.names: dict[str, Any] = {
-            "Parsed": Parsed, "_self_dict": object.__setattr__, "DecodeError": DecodeError,
+            "Container": Container, "Parsed": Parsed, "_self_dict": object.__setattr__,
+            "DecodeError": DecodeError,
             "UUID": uuid.UUID,
             "ZERO_UUID": ZERO_UUID, "_uvarint_rest": _uvarint_rest, "_short": _short,
             "_null": _null, "_MISSING": _MISSING, "_pack": struct.pack,
@@ -596,9 +599,26 @@ def _emit_parse(src: _Source, codec: Construct, target: str, ind: int, path: str
         raise TypeError(f"no compiled parser for {codec!r}")
 
 
+def _carries_bytes(codec: Construct) -> bool:
+    """Whether a value of ``codec`` may hold bytes or records (a batch can be megabytes)."""
+    if isinstance(codec, Sized):
+        return not codec.text
+    if isinstance(codec, Array):
+        return _carries_bytes(codec.element)
+    if isinstance(codec, NullableStruct):
+        return _carries_bytes(codec.inner)
+    if isinstance(codec, Message):
+        return any(_carries_bytes(c) for _, c, _ in codec.fields) or any(
+            _carries_bytes(c) for _, _, c, _ in codec.tagged or ())
+    return False
+
+
 def _compile_parser(message: Message) -> Callable[[bytes, int], tuple[Container, int]]:
     src = _Source("def parse(data, pos):")
-    src.add(1, "o = Parsed()", "_self_dict(o, '__dict__', o)")
+    if _carries_bytes(message):  # no reference cycle: its bytes go as soon as it does
+        src.add(1, "o = Container()")
+    else:
+        src.add(1, "o = Parsed()", "_self_dict(o, '__dict__', o)")
     for fmt, run in _primitive_runs(message.fields):
         if fmt is None:
             name, codec, _ = run[0]
