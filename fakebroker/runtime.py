@@ -269,6 +269,7 @@ async def open_cluster(
                 nursery.start_soon(server.serve, listener)
             nursery.start_soon(state.groups.run_timers)
             nursery.start_soon(state.consumer_groups.run_timers)
+            nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery)
             finally:

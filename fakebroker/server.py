@@ -23,9 +23,11 @@ Guarantees:
 
 from __future__ import annotations
 
+import heapq
 import inspect
 import itertools
 import logging
+import math
 import os
 import struct
 import time
@@ -71,19 +73,58 @@ _PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
                    for key, handler in HANDLERS.items()}
 
 
-@dataclass
 class AppendSignal:
-    """One trio event per append generation: waiting fetches park on it, appends set it."""
+    """Where waiting fetches park: all woken by the next append, each by its own deadline.
 
-    event: trio.Event = field(default_factory=trio.Event)
+    A wait costs no cancel scope: trio's timeouts are cancellations (an exception raised
+    through the waiter's frames), and nearly every long poll of an idle broker expires. One
+    task, ``run_deadlines`` (``open_cluster`` starts it), wakes the waiters whose deadline
+    passed, earliest first; a wait ends no earlier than its deadline unless an append comes.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[trio.lowlevel.Task, int] = {}  # parked task -> its ticket
+        self._deadlines: list[tuple[float, int, trio.lowlevel.Task]] = []  # a heap
+        self._tickets = itertools.count()
+        self._timer: trio.CancelScope | None = None  # the deadline task's sleep
 
     def fire(self) -> None:
-        self.event.set()
-        self.event = trio.Event()
+        """Wake every waiting fetch (records were appended)."""
+        waiting, self._waiting = self._waiting, {}
+        self._deadlines.clear()
+        for task in waiting:
+            trio.lowlevel.reschedule(task)
 
     async def wait(self, timeout: float) -> None:
-        with trio.move_on_after(timeout):
-            await self.event.wait()
+        """Return at the next ``fire`` or after ``timeout`` seconds, whichever is first."""
+        task = trio.lowlevel.current_task()
+        ticket = next(self._tickets)
+        deadline = trio.current_time() + timeout
+        self._waiting[task] = ticket
+        heapq.heappush(self._deadlines, (deadline, ticket, task))
+        if self._timer is not None and deadline < self._timer.deadline:
+            self._timer.deadline = deadline
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            if self._waiting.get(task) == ticket:
+                del self._waiting[task]
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    async def run_deadlines(self) -> None:
+        """Wake each waiter at its deadline; runs until cancelled."""
+        heap = self._deadlines
+        while True:
+            now = trio.current_time()
+            while heap and heap[0][0] <= now:
+                _, ticket, task = heapq.heappop(heap)
+                if self._waiting.get(task) == ticket:
+                    del self._waiting[task]
+                    trio.lowlevel.reschedule(task)
+            with trio.CancelScope(deadline=heap[0][0] if heap else math.inf) as self._timer:
+                await trio.sleep_forever()
+            self._timer = None
 
 
 @dataclass
