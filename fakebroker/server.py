@@ -37,7 +37,7 @@ from typing import Any
 
 import trio
 
-from fakebroker.api import HANDLERS, served_versions
+from fakebroker.api import CACHEABLE, HANDLERS, served_versions
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.faults.placement import (
     TOP_LEVEL_EXTRAS,
@@ -68,6 +68,9 @@ DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 MAX_IN_FLIGHT = 256
 _SIZE = struct.Struct(">i")
 _API_KEY = struct.Struct(">h")
+_PEEK = struct.Struct(">hhi")  # api key, version, correlation id
+_CORRELATION = struct.Struct(">i")
+MAX_KEPT_ANSWERS = 1024  # per broker; all dropped when full (clients repeat few requests)
 # API key -> whether its handler is a plain function (answers without waiting).
 _PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
                    for key, handler in HANDLERS.items()}
@@ -147,6 +150,17 @@ class Reply:
     hangup: trio.Event | None = None  # set when the peer closed the connection
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """An answer a broker keeps (a ``CACHEABLE`` API's), with what its journal records."""
+
+    frame: bytes  # the whole answer; its correlation id is rewritten per request
+    client_id: str | None
+    api: str
+    targets: tuple[str, ...]
+    errors: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class _Link:
     """One client connection: its stream, and how many answers wait to be written."""
@@ -183,6 +197,10 @@ class BrokerServer:
         self._connection_ids = itertools.count(1)
         self._scope: trio.CancelScope | None = None
         self._listener: trio.SocketListener | None = None
+        # Answers of CACHEABLE APIs by request bytes (correlation id left out), valid for
+        # the cluster generation ``_kept_generation``.
+        self._kept: dict[bytes, _Kept] = {}
+        self._kept_generation = -1
 
     async def serve(self, listener: trio.SocketListener) -> None:
         """Accept and serve connections until ``stop()``; then the listener is closed."""
@@ -379,7 +397,15 @@ class BrokerServer:
                    ) -> bytes | None:
         """``handle_frame`` without a coroutine or a journal entry object, for a request
         that cannot wait: its handler is a plain function and no fault rule or broker latency
-        applies (the caller checks). The same answer and the same journal record."""
+        applies (the caller checks). The same answer and the same journal record. A
+        ``CACHEABLE`` API's answer is kept and given again for the same request bytes until
+        the cluster's metadata changes."""
+        cacheable = _API_KEY.unpack_from(frame)[0] in CACHEABLE
+        if cacheable:
+            kept = self._kept_answer(frame, peer_host, connection_id)
+            if kept is not None:
+                return kept
+        generation = self.cluster.generation
         read = self._decode(frame)
         if isinstance(read, bytes | bytearray):
             return read
@@ -400,7 +426,11 @@ class BrokerServer:
                 outcome = "no answer"
                 return None
             errors = tuple(answer_errors(api_key, version, response))
-            return encode_response(api_key, version, header.correlation_id, response)
+            answer = encode_response(api_key, version, header.correlation_id, response)
+            if cacheable and generation == self.cluster.generation:
+                self._keep(frame, _Kept(bytes(answer), header.client_id,
+                                        api_spec(api_key).name, targets, errors))
+            return answer
         except ConnectionClosed as exc:
             outcome = f"closed: {exc}"
             raise
@@ -409,6 +439,32 @@ class BrokerServer:
                         peer_host, api_spec(api_key).name, api_key, version,
                         header.correlation_id, targets, errors,
                         round((time.perf_counter() - started) * 1000, 3), None, outcome)
+
+    def _kept_answer(self, frame: bytes, peer_host: str, connection_id: int
+                     ) -> bytearray | None:
+        """The kept answer to these request bytes, journaled as answered; None if none."""
+        if self._kept_generation != self.cluster.generation:
+            self._kept.clear()
+            self._kept_generation = self.cluster.generation
+            return None
+        kept = self._kept.get(frame[:4] + frame[8:])
+        if kept is None:
+            return None
+        started = time.perf_counter()
+        api_key, version, correlation_id = _PEEK.unpack_from(frame)
+        answer = bytearray(kept.frame)
+        _CORRELATION.pack_into(answer, 4, correlation_id)
+        journal = self.services.journal
+        seq, wall_time = journal.begin()
+        journal.add(seq, wall_time, self.broker.id, connection_id, kept.client_id, peer_host,
+                    kept.api, api_key, version, correlation_id, kept.targets, kept.errors,
+                    round((time.perf_counter() - started) * 1000, 3), None, "answered")
+        return answer
+
+    def _keep(self, frame: bytes, kept: _Kept) -> None:
+        if len(self._kept) >= MAX_KEPT_ANSWERS:
+            self._kept.clear()
+        self._kept[frame[:4] + frame[8:]] = kept
 
     def _decode(self, frame: bytes) -> tuple[RequestHeader, Any] | bytes:
         """A request's header and body; or its answer already (an ApiVersions request above

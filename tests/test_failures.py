@@ -182,3 +182,49 @@ def test_a_kicked_member_is_told_it_is_unknown_and_the_group_moves_on(fake_kafka
     assert fake_kafka.group("g").state == "Empty" and not fake_kafka.group("g").members
     with pytest.raises(ClusterError, match="no member"):
         fake_kafka.kick_member("g", joined.member_id)
+
+
+def metadata_view(client: WireClient) -> tuple:
+    """Brokers, and each topic's partitions with leader, epoch and ISR, of an all-topics
+    Metadata answer."""
+    response = client.request("Metadata", 12, {"topics": None})
+    return (sorted(b.node_id for b in response.brokers), sorted(
+        (t.name, [(p.partition_index, p.leader_id, p.leader_epoch, sorted(p.isr_nodes))
+                  for p in t.partitions]) for t in response.topics))
+
+
+def admin_request(kafka, api: str, version: int, body: dict) -> None:
+    with WireClient(address(kafka, 1)) as admin:
+        admin.request(api, version, body)
+
+
+# change -> (what comes first, the change)
+CHANGES = {
+    "leader moved": (None, lambda kafka: kafka.move_leader("replicated", 0)),
+    "broker down": (None, lambda kafka: kafka.broker_down(2)),
+    "broker up": (lambda kafka: kafka.broker_down(2), lambda kafka: kafka.broker_up(2)),
+    "unclean election": (None, lambda kafka: kafka.truncate("orders", 0, 0)),
+    "topic created": (None, lambda kafka: kafka.create_topic("fresh", partitions=2)),
+    "partitions added": (None, lambda kafka: admin_request(kafka, "CreatePartitions", 3, {
+        "topics": [{"name": "orders", "count": 3, "assignments": None}],
+        "timeout_ms": 1000})),
+    "topic deleted": (None, lambda kafka: admin_request(kafka, "DeleteTopics", 6, {
+        "topics": [{"name": "orders"}], "timeout_ms": 1000})),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_kept_metadata_answer_is_never_given_after_the_metadata_changed(fake_kafka, change):
+    """A broker gives the same Metadata request its kept answer (journaled like any other)
+    until the cluster changes; the answer after a change is the one a new client gets."""
+    first, make_change = CHANGES[change]
+    if first is not None:
+        first(fake_kafka)
+    with WireClient(address(fake_kafka, 1), client_id="kept") as client:
+        before = metadata_view(client)
+        assert metadata_view(client) == before  # the kept answer
+        make_change(fake_kafka)
+        after = metadata_view(client)
+        with WireClient(address(fake_kafka, 1), client_id="new") as fresh:
+            assert after == metadata_view(fresh) != before
+    assert len(fake_kafka.journal(api="Metadata", client_id="kept")) == 3

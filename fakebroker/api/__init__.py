@@ -71,6 +71,10 @@ MODULES = (
 )
 
 HANDLERS: dict[int, Callable[..., Any]] = {m.API_KEY: m.handle for m in MODULES}
+# APIs whose answer depends only on the request's bytes and the cluster's metadata
+# (``Cluster.generation``): a broker may keep an answer and give it again (module CACHEABLE).
+CACHEABLE: frozenset[int] = frozenset(
+    m.API_KEY for m in MODULES if getattr(m, "CACHEABLE", False))
 
 
 @functools.cache

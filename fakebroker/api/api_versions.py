@@ -8,6 +8,7 @@ Behavior:
   with UNSUPPORTED_VERSION and ApiVersions' own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
+* The answer depends only on the request, so a broker keeps it (``CACHEABLE``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fakebroker.protocol.codec import FrozenArray
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 18
+CACHEABLE = True
 SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -39,16 +41,11 @@ def api_keys() -> FrozenArray:
     return FrozenArray(entries)
 
 
-@functools.lru_cache(maxsize=256)
-def valid_software(name: str | None, version: str | None) -> bool:
-    """Whether a client's software name and version are as Kafka requires (a client sends
-    the same pair on every connection, so the answer is kept)."""
-    return bool(SOFTWARE.fullmatch(name or "") and SOFTWARE.fullmatch(version or ""))
-
-
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     error = 0
-    if ctx.version >= 3 and not valid_software(request.client_software_name,
-                                                request.client_software_version):
+    if ctx.version >= 3 and not (
+        SOFTWARE.fullmatch(request.client_software_name or "")
+        and SOFTWARE.fullmatch(request.client_software_version or "")
+    ):
         error = error_code("INVALID_REQUEST")
     return {"error_code": error, "api_keys": api_keys(), "throttle_time_ms": 0}

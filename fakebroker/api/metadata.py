@@ -12,6 +12,8 @@ Behavior:
 * Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
   leader epoch, replicas and ISR (live replicas only); down replicas are offline.
 * v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
+* The answer depends only on the request and the cluster's metadata, so a broker keeps it
+  until the metadata changes (``CACHEABLE``; a topic created by the request is such a change).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import ClusterError, Topic
 
 API_KEY = 3
+CACHEABLE = True
 LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
 
 

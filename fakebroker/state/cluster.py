@@ -107,16 +107,24 @@ class Cluster:
     _topic_seq: itertools.count = field(default_factory=itertools.count)
     _append_observers: list[Callable[[], None]] = field(default_factory=list)
     _topics_by_id: dict[uuid.UUID, Topic] = field(default_factory=dict)
+    # Bumped by every change to what Metadata reports: brokers (and whether they are up),
+    # topics, partitions and their leaders, epochs, replicas and ISR (``changed``).
+    generation: int = 0
 
     def __post_init__(self) -> None:
         self.consumer_groups.partitions_of = lambda: {
             name: len(t.partitions) for name, t in self.topics.items()}
+
+    def changed(self) -> None:
+        """Note a change to the metadata (answers kept for the old state are dropped)."""
+        self.generation += 1
 
     # -- brokers --------------------------------------------------------------------------
 
     def add_broker(self, host: str, port: int, rack: str | None = None) -> Broker:
         broker = Broker(len(self.brokers) + 1, host, port, rack)
         self.brokers[broker.id] = broker
+        self.changed()
         return broker
 
     @property
@@ -209,6 +217,7 @@ class Cluster:
             replicas = (assignments or {}).get(index) or self._spread(start + index, factor)
             topic.partitions.append(Partition(name, index, replicas[0], replicas, list(replicas)))
         self.topics[name] = topic
+        self.changed()
         return topic
 
     def create_partitions(
@@ -243,11 +252,13 @@ class Cluster:
                 assignments[index - current] if assignments else self._spread(start + index, factor)
             )
             topic.partitions.append(Partition(name, index, replicas[0], replicas, list(replicas)))
+        self.changed()
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topics.pop(name, None)
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
+        self.changed()
         return topic
 
     def _spread(self, start: int, factor: int) -> list[int]:

@@ -64,6 +64,7 @@ def move_leader(cluster: Cluster, topic: str, index: int, broker: int | None = N
         partition.replicas = [broker if r == partition.leader else r for r in partition.replicas]
         partition.isr = [broker if r == partition.leader else r for r in partition.isr]
     elect(partition, broker)
+    cluster.changed()
     return broker
 
 
@@ -84,6 +85,7 @@ def broker_down(cluster: Cluster, broker_id: int) -> list[Partition]:
     if sum(b.up for b in cluster.brokers.values()) == 1:
         raise ClusterError("INVALID_REQUEST", "the last live broker cannot go down")
     cluster.brokers[broker_id].up = False
+    cluster.changed()
     offline = []
     for topic in cluster.topics.values():
         for partition in topic.partitions:
@@ -113,6 +115,7 @@ def broker_up(cluster: Cluster, broker_id: int) -> None:
     if broker.up:
         raise ClusterError("INVALID_REQUEST", f"broker {broker_id} is up")
     broker.up = True
+    cluster.changed()
     for topic in cluster.topics.values():
         for partition in topic.partitions:
             if broker_id not in partition.replicas:
@@ -159,4 +162,5 @@ def truncate(cluster: Cluster, topic: str, index: int, offset: int) -> int:
             f"{topic}/{index}")
     log.truncate_to(offset)
     elect(partition, partition.leader)
+    cluster.changed()
     return log.log_end_offset
