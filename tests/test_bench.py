@@ -12,7 +12,7 @@ def test_quick_start_and_latency_workloads_run(capsys):
                     "--systems", "fakebroker,trio-echo"])
     assert not results.errors
     for metric in ("start_inprocess_ms", "start_process_ms", "api_versions_p50_us",
-                   "metadata_p99_us"):
+                   "metadata_p99_us", "metadata_new_p50_us"):
         assert results.medians(metric)["fakebroker"] > 0
     assert results.medians("api_versions_p50_us")["trio-echo"] > 0
     assert "| 4. ApiVersions v3 round trip p50 |" in capsys.readouterr().out

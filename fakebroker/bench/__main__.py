@@ -74,7 +74,7 @@ def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
 def run_latency(name: str, results: Results, sizes: Sizes) -> None:
     with systems.launch(name) as system:
         figures = latency.run(system, sizes.round_trips)
-    for kind in ("api_versions", "metadata"):
+    for kind in ("api_versions", "metadata", "metadata_new"):
         p50, p99 = getattr(figures, kind)
         results.add(f"{kind}_p50_us", name, p50)
         results.add(f"{kind}_p99_us", name, p99)

@@ -5,6 +5,10 @@ answer, and only then sends the next: ApiVersions v3 (what every modern client s
 and Metadata v8 for one existing topic (the newest Metadata version nafka serves; every peer
 serves it). The trio echo server gets the same frames and echoes them, which is the floor of a
 Python server: a round trip with no framing, parsing or handling at all.
+
+A broker may keep the answer to a request it saw before (fakebroker does, for ApiVersions and
+Metadata, until the metadata changes), so Metadata is also timed with every request new: the
+same request from a different client id each time, which no kept answer fits.
 """
 
 from __future__ import annotations
@@ -28,15 +32,20 @@ class RoundTrips:
 
     api_versions: tuple[float, float]
     metadata: tuple[float, float]
+    metadata_new: tuple[float, float]  # a different client id each time
 
 
 def request_frames(topic: str) -> dict[str, bytes]:
     """The two request frames, size prefix included."""
     api_versions = encode_request(*API_VERSIONS, 1, "bench", {
         "client_software_name": "fakebroker-bench", "client_software_version": "0.1"})
-    metadata = encode_request(*METADATA, 2, "bench", {
+    return {"api_versions": api_versions, "metadata": metadata_frame(topic, "bench")}
+
+
+def metadata_frame(topic: str, client_id: str) -> bytes:
+    """The Metadata v8 request frame for ``topic`` from ``client_id``."""
+    return encode_request(*METADATA, 2, client_id, {
         "topics": [{"name": topic}], "allow_auto_topic_creation": False})
-    return {"api_versions": api_versions, "metadata": metadata}
 
 
 def _receive_exactly(sock: socket.socket, view: memoryview) -> None:
@@ -47,15 +56,18 @@ def _receive_exactly(sock: socket.socket, view: memoryview) -> None:
         view = view[n:]
 
 
-def round_trips(sock: socket.socket, frame: bytes, count: int, check: bool) -> list[float]:
-    """``count`` sequential round trips of ``frame``; microseconds each. With ``check`` the
-    answer must carry the request's correlation id."""
-    correlation = frame[8:12]
+def round_trips(sock: socket.socket, frames: bytes | list[bytes], count: int, check: bool
+                ) -> list[float]:
+    """``count`` sequential round trips of ``frames`` (one frame, or a list taken in turn);
+    microseconds each. With ``check`` the answer must carry the request's correlation id."""
+    sequence = [frames] if isinstance(frames, bytes) else frames
     size = bytearray(4)
     body = bytearray(1 << 16)
     times: list[float] = []
     clock = time.perf_counter_ns
-    for _ in range(count):
+    for n in range(count):
+        frame = sequence[n % len(sequence)]
+        correlation = frame[8:12]
         begin = clock()
         sock.sendall(frame)
         _receive_exactly(sock, memoryview(size))
@@ -81,12 +93,18 @@ def run(system: Running, count: int, warmup: int = 200) -> RoundTrips:
     topic = unique("latency")
     if is_broker:
         create_topics(system, [topic])
-    frames = request_frames(topic)
+    frames: dict[str, bytes | list[bytes]] = dict(request_frames(topic))
+    frames["metadata_new"] = [metadata_frame(topic, f"bench-{n:06d}")
+                              for n in range(warmup + count)]
     host, _, port = system.bootstrap.split(",")[0].rpartition(":")
     with socket.create_connection((host, int(port))) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         results = {}
         for kind, frame in frames.items():
-            round_trips(sock, frame, warmup, is_broker)
+            if isinstance(frame, list):  # the warm-up takes the first, the timing the rest
+                round_trips(sock, frame[:warmup], warmup, is_broker)
+                frame = frame[warmup:]
+            else:
+                round_trips(sock, frame, warmup, is_broker)
             results[kind] = percentiles(round_trips(sock, frame, count, is_broker))
-    return RoundTrips(results["api_versions"], results["metadata"])
+    return RoundTrips(results["api_versions"], results["metadata"], results["metadata_new"])

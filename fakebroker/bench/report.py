@@ -48,6 +48,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("metadata_p50_us", "4. Metadata v8 round trip p50", "µs", False,
            "≤ 1.5× echo", _vs("trio-echo", 1.5, operator.le)),
     Metric("metadata_p99_us", "4. Metadata v8 round trip p99", "µs", False),
+    Metric("metadata_new_p50_us", "4. Metadata v8, every request new, p50", "µs", False),
+    Metric("metadata_new_p99_us", "4. Metadata v8, every request new, p99", "µs", False),
     Metric("first_record_confluent_ms", "5. first record, confluent-kafka group consumer", "ms",
            False, "≤ 250 ms", _at_most(250)),
     Metric("first_record_java_warm_ms", "5. first record, Java group consumer (warm JVM)", "ms",
