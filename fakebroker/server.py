@@ -68,7 +68,6 @@ DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 MAX_IN_FLIGHT = 256
 _SIZE = struct.Struct(">i")
 _API_KEY = struct.Struct(">h")
-_PEEK = struct.Struct(">hhi")  # api key, version, correlation id
 _CORRELATION = struct.Struct(">i")
 MAX_KEPT_ANSWERS = 1024  # per broker; all dropped when full (clients repeat few requests)
 # API key -> whether its handler is a plain function (answers without waiting).
@@ -156,7 +155,6 @@ class _Kept:
 
     frame: bytes  # the whole answer; its correlation id is rewritten per request
     client_id: str | None
-    api: str
     targets: tuple[str, ...]
     errors: tuple[str, ...]
 
@@ -340,11 +338,8 @@ class BrokerServer:
                       connection_id: int = 0) -> None:
         try:
             reply.frame = await self.handle_frame(frame, peer_host, connection_id, reply)
-        except ConnectionClosed as exc:
-            reply.close = str(exc)
         except Exception as exc:  # a handler bug must not take the broker down
-            log.exception("broker %d: request failed", self.broker.id)
-            reply.close = f"internal error: {exc!r}"
+            reply.close = self._closing_reason(exc)
         finally:
             if reply.done is not None:
                 reply.done.set()
@@ -354,12 +349,17 @@ class BrokerServer:
         reply = Reply()
         try:
             reply.frame = self.handle_now(frame, peer_host, connection_id)
-        except ConnectionClosed as exc:
-            reply.close = str(exc)
         except Exception as exc:  # a handler bug must not take the broker down
-            log.exception("broker %d: request failed", self.broker.id)
-            reply.close = f"internal error: {exc!r}"
+            reply.close = self._closing_reason(exc)
         return reply
+
+    def _closing_reason(self, exc: Exception) -> str:
+        """Why the connection closes after handling a request raised ``exc`` (a bug is
+        logged with its traceback)."""
+        if isinstance(exc, ConnectionClosed):
+            return str(exc)
+        log.exception("broker %d: request failed", self.broker.id, exc_info=exc)
+        return f"internal error: {exc!r}"
 
     async def handle_frame(self, frame: bytes, peer_host: str = "", connection_id: int = 0,
                            reply: Reply | None = None) -> bytes | None:
@@ -400,9 +400,9 @@ class BrokerServer:
         applies (the caller checks). The same answer and the same journal record. A
         ``CACHEABLE`` API's answer is kept and given again for the same request bytes until
         the cluster's metadata changes."""
-        cacheable = _API_KEY.unpack_from(frame)[0] in CACHEABLE
-        if cacheable:
-            kept = self._kept_answer(frame, peer_host, connection_id)
+        key = _kept_key(frame) if _API_KEY.unpack_from(frame)[0] in CACHEABLE else None
+        if key is not None:
+            kept = self._kept_answer(key, frame, peer_host, connection_id)
             if kept is not None:
                 return kept
         generation = self.cluster.generation
@@ -427,9 +427,8 @@ class BrokerServer:
                 return None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
-            if cacheable and generation == self.cluster.generation:
-                self._keep(frame, _Kept(bytes(answer), header.client_id,
-                                        api_spec(api_key).name, targets, errors))
+            if key is not None and generation == self.cluster.generation:
+                self._keep(key, _Kept(bytes(answer), header.client_id, targets, errors))
             return answer
         except ConnectionClosed as exc:
             outcome = f"closed: {exc}"
@@ -440,31 +439,32 @@ class BrokerServer:
                         header.correlation_id, targets, errors,
                         round((time.perf_counter() - started) * 1000, 3), None, outcome)
 
-    def _kept_answer(self, frame: bytes, peer_host: str, connection_id: int
+    def _kept_answer(self, key: bytes, frame: bytes, peer_host: str, connection_id: int
                      ) -> bytearray | None:
-        """The kept answer to these request bytes, journaled as answered; None if none."""
+        """The kept answer to this request, journaled as answered; None if none."""
         if self._kept_generation != self.cluster.generation:
             self._kept.clear()
             self._kept_generation = self.cluster.generation
             return None
-        kept = self._kept.get(frame[:4] + frame[8:])
+        kept = self._kept.get(key)
         if kept is None:
             return None
         started = time.perf_counter()
-        api_key, version, correlation_id = _PEEK.unpack_from(frame)
+        api_key, version, correlation_id = peek_header(frame)
         answer = bytearray(kept.frame)
         _CORRELATION.pack_into(answer, 4, correlation_id)
         journal = self.services.journal
         seq, wall_time = journal.begin()
         journal.add(seq, wall_time, self.broker.id, connection_id, kept.client_id, peer_host,
-                    kept.api, api_key, version, correlation_id, kept.targets, kept.errors,
+                    api_spec(api_key).name, api_key, version, correlation_id, kept.targets,
+                    kept.errors,
                     round((time.perf_counter() - started) * 1000, 3), None, "answered")
         return answer
 
-    def _keep(self, frame: bytes, kept: _Kept) -> None:
+    def _keep(self, key: bytes, kept: _Kept) -> None:
         if len(self._kept) >= MAX_KEPT_ANSWERS:
             self._kept.clear()
-        self._kept[frame[:4] + frame[8:]] = kept
+        self._kept[key] = kept
 
     def _decode(self, frame: bytes) -> tuple[RequestHeader, Any] | bytes:
         """A request's header and body; or its answer already (an ApiVersions request above
@@ -554,6 +554,11 @@ async def _call(api_key: int, request: Any, context: RequestContext) -> Any:
     if not _PLAIN_HANDLERS[api_key]:
         response = await response
     return response
+
+
+def _kept_key(frame: bytes) -> bytes:
+    """A request's bytes without its correlation id: what a kept answer is found by."""
+    return frame[:4] + frame[8:]
 
 
 def _target_text(target: Any) -> str:
