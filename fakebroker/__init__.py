@@ -8,5 +8,6 @@ from fakebroker.protocol.records import Record
 from fakebroker.runtime import FakeCluster, open_cluster
 from fakebroker.state.cluster import ClusterError
 from fakebroker.sync import FakeKafka
+from fakebroker.version import __version__
 
-__all__ = ["ClusterError", "FakeCluster", "FakeKafka", "Record", "open_cluster"]
+__all__ = ["ClusterError", "FakeCluster", "FakeKafka", "Record", "__version__", "open_cluster"]
