@@ -3,10 +3,15 @@
 
 When every broker listens, ``serve`` prints ``bootstrap.servers=HOST:PORT,...`` (and
 ``control_url=...`` with ``--control-port``) on stdout and, with ``--ready-file``, writes JSON
-``{"bootstrap_servers": ..., "brokers": [{"id", "host", "port"}], "cluster_id": ...,
-"control_url": ...}`` (written to a temporary name, then renamed, so a reader never sees half).
-A ``--scenario`` file is checked whole before anything starts; its timeline starts when the
-cluster is ready.
+``{"bootstrap_servers": ..., "brokers": [{"id", "host", "port"}], "listen_host": ...,
+"cluster_id": ..., "control_url": ..., "pid": ...}`` (written to a temporary name, then
+renamed, so a reader never sees half). Brokers are listed at their advertised host.
+
+Every ``serve`` flag may also come from an environment variable named after it
+(``--advertised-host`` from ``FAKEBROKER_ADVERTISED_HOST``, ``--topic`` from
+``FAKEBROKER_TOPICS=orders:3,audit:1``); a flag given on the command line wins. A bad value,
+from a flag, a variable or a scenario file, a port in use or a file that cannot be read ends
+the command with one line on stderr and exit status 2, before anything starts.
 """
 
 from __future__ import annotations
@@ -17,68 +22,160 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import trio
-
-from fakebroker.control import ctl
-from fakebroker.control.http import serve_control
-from fakebroker.control.scenario import (
-    Scenario,
-    ScenarioError,
-    install_faults,
-    load_scenario,
-    run_timeline,
+from fakebroker.options import (
+    CLUSTER_SETTINGS,
+    ENV_PREFIX,
+    OptionError,
+    Setting,
+    parse_int,
+    parse_topic,
+    parse_topics,
 )
-from fakebroker.runtime import FakeCluster, listen, open_cluster
-from fakebroker.state.cluster import ClusterError
+from fakebroker.version import __version__
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
+if TYPE_CHECKING:
+    from fakebroker.control.scenario import Scenario
+    from fakebroker.runtime import FakeCluster
+
+USAGE_ERROR = 2
 
 
-def topic_arg(text: str) -> tuple[str, int]:
-    """``name`` or ``name:partitions``."""
-    name, _, partitions = text.partition(":")
+@dataclass(frozen=True, slots=True)
+class ServeOption:
+    """A flag of ``serve`` that is not a cluster setting, with its environment variable."""
+
+    name: str
+    parse: Callable[[str], Any]
+    help: str
+    env_name: str | None = None
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + (self.env_name or self.name).upper()
+
+    def from_text(self, text: str) -> Any:
+        try:
+            return self.parse(text)
+        except ValueError as exc:
+            raise OptionError(f"{self.name}: {exc}") from None
+
+
+def _port_or_zero(text: str) -> int:
+    port = parse_int(text)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"expected a port from 0 to 65535, got {port}")
+    return port
+
+
+SERVE_OPTIONS: dict[str, ServeOption] = {o.name: o for o in (
+    ServeOption("control_port", _port_or_zero,
+                "serve the HTTP control API on this port (0 = any free port)", metavar="PORT"),
+    ServeOption("journal", Path, "append every request to FILE as a JSON line", metavar="FILE"),
+    ServeOption("scenario", Path, "brokers, topics, faults and a timeline of actions",
+                metavar="FILE.toml"),
+    ServeOption("ready_file", Path, "write connection details here as JSON", metavar="FILE"),
+    ServeOption("log_level", str, "Python logging level (default WARNING)", metavar="LEVEL"),
+)}
+TOPICS_ENV = ENV_PREFIX + "TOPICS"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit status 2), never a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _flag_type(option: Setting | ServeOption) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            return option.from_text(text)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(str(exc).partition(": ")[2]) from None
+    convert.__name__ = option.name  # argparse names the type in its messages
+    return convert
+
+
+def _topic_flag(text: str) -> tuple[str, int]:
     try:
-        return name, int(partitions) if partitions else 1
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected NAME or NAME:PARTITIONS, got {text!r}"
-        ) from None
+        return parse_topic(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="fakebroker", description=__doc__.splitlines()[0])
-    commands = top.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run a fake Kafka cluster until interrupted")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on and advertise")
-    serve.add_argument("--port", type=int, default=0,
-                       help="first broker's port; brokers use consecutive ports (0 = any free)")
-    serve.add_argument("--brokers", type=int, help="number of brokers (default 1)")
-    serve.add_argument("--topic", action="append", default=[], type=topic_arg,
-                       metavar="NAME[:PARTITIONS]", help="create a topic (repeatable)")
+    top = _Parser(prog="fakebroker", description=__doc__.splitlines()[0])
+    top.add_argument("--version", action="version", version=f"fakebroker {__version__}")
+    commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    serve = commands.add_parser(
+        "serve", help="run a fake Kafka cluster until interrupted",
+        description="Run a fake Kafka cluster until SIGINT or SIGTERM. Every flag may also be "
+                    "given by the environment variable shown beside it; the flag wins.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    for setting in CLUSTER_SETTINGS.values():
+        if setting.name in ("max_request_bytes", "journal_capacity"):
+            continue  # Python-only settings: no reason to change them from a shell
+        serve.add_argument(setting.flag, type=_flag_type(setting), metavar=setting.metavar,
+                           help=f"{setting.help} [{setting.env}]")
     serve.add_argument("--no-auto-create-topics", dest="auto_create_topics",
                        action="store_false", default=None,
-                       help="refuse unknown topics instead of creating")
-    serve.add_argument("--default-partitions", type=int,
-                       help="partitions of auto-created topics (num.partitions, default 1)")
-    serve.add_argument("--cluster-id", help="the cluster id (default fakebroker-cluster)")
-    serve.add_argument("--seed", type=int, help="seed of probabilistic faults (reproducible)")
-    serve.add_argument("--control-port", type=int,
-                       help="serve the HTTP control API on HOST:PORT (0 = any free port)")
-    serve.add_argument("--journal", type=Path, metavar="FILE",
-                       help="append every request to FILE as a JSON line")
-    serve.add_argument("--scenario", type=Path, metavar="FILE.toml",
-                       help="brokers, topics, faults and a timeline of actions")
-    serve.add_argument("--ready-file", type=Path, help="write connection details here as JSON")
-    serve.add_argument("--log-level", default="WARNING", help="Python logging level")
+                       help="same as --auto-create-topics false")
+    serve.add_argument("--topic", action="append", type=_topic_flag, metavar="NAME[:PARTITIONS]",
+                       help=f"create a topic (repeatable) [{TOPICS_ENV}=a:3,b:1]")
+    for option in SERVE_OPTIONS.values():
+        serve.add_argument(option.flag, type=_flag_type(option), metavar=option.metavar,
+                           help=f"{option.help} [{option.env}]")
+    from fakebroker.control import ctl
+
     ctl.add_parser(commands)
     return top
+
+
+def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Namespace:
+    """Fill every serve option not given as a flag from its environment variable.
+    ``OptionError`` names the variable of a bad value."""
+    for option in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values()):
+        if getattr(args, option.name, None) is None and option.env in environ:
+            try:
+                setattr(args, option.name, option.from_text(environ[option.env]))
+            except OptionError as exc:
+                raise OptionError(f"{option.env}: {exc}") from None
+    if args.topic is None:
+        try:
+            args.topic = list(parse_topics(environ.get(TOPICS_ENV, "")).items())
+        except ValueError as exc:
+            raise OptionError(f"{TOPICS_ENV}: {exc}") from None
+    return args
+
+
+def cluster_options(args: argparse.Namespace, scenario: Scenario) -> dict[str, Any]:
+    """open_cluster's options: the scenario's, overridden by flags (or variables) given."""
+    options: dict[str, Any] = dict(scenario.cluster)
+    for name in CLUSTER_SETTINGS:
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
+    options["topics"] = {**scenario.topics, **dict(args.topic)}
+    return options
 
 
 def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) -> None:
     details = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],
+        "listen_host": cluster.settings.host,
         "cluster_id": cluster.state.cluster_id,
         "control_url": control_url,
         "pid": os.getpid(),
@@ -88,29 +185,26 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) 
     temporary.replace(path)
 
 
-def cluster_options(args: argparse.Namespace, scenario: Scenario) -> dict[str, Any]:
-    """open_cluster's options: the scenario's, overridden by flags given explicitly."""
-    options: dict[str, Any] = {"brokers": 1, **scenario.cluster}
-    for name in ("brokers", "auto_create_topics", "default_partitions", "cluster_id", "seed"):
-        if getattr(args, name) is not None:
-            options[name] = getattr(args, name)
-    options["topics"] = {**scenario.topics, **dict(args.topic)}
-    return options
-
-
 async def serve(args: argparse.Namespace, scenario: Scenario) -> None:
+    import trio
+
+    from fakebroker.control.scenario import install_faults, run_timeline
+    from fakebroker.runtime import listen, open_cluster
+
     journal = args.journal.open("a", encoding="utf-8") if args.journal else None
     try:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with open_cluster(**cluster_options(args, scenario), host=args.host,
-                                    port=args.port, journal_sink=journal) as cluster, \
+            async with open_cluster(**cluster_options(args, scenario),
+                                    journal_sink=journal) as cluster, \
                     trio.open_nursery() as nursery:
                 install_faults(cluster, scenario)
                 control_url = None
                 if args.control_port is not None:
-                    listener = await listen(args.host, args.control_port)
+                    from fakebroker.control.http import serve_control
+
+                    listener = await listen(cluster.settings.host, args.control_port)
                     control_port = listener.socket.getsockname()[1]
-                    control_url = f"http://{args.host}:{control_port}"
+                    control_url = f"http://{cluster.settings.advertised}:{control_port}"
                     nursery.start_soon(serve_control, cluster, listener)
                 if args.ready_file:
                     write_ready_file(args.ready_file, cluster, control_url)
@@ -128,23 +222,56 @@ async def serve(args: argparse.Namespace, scenario: Scenario) -> None:
         args.ready_file.unlink(missing_ok=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _one_line(exc: BaseException) -> str:
+    """A start-up failure as one line (the first of a group's, which trio may wrap)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    error = getattr(exc, "error", None)  # ClusterError: Kafka's error name first
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{error}: {text}" if error else text
+
+
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "ctl":
+        from fakebroker.control import ctl
+
         return ctl.run(args)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return run_serve(args, os.environ if environ is None else environ)
+
+
+def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """``fakebroker serve``: 0 after a clean stop, 2 (one line on stderr) when it cannot
+    start."""
+    import trio
+
+    from fakebroker.control.scenario import Scenario, ScenarioError, load_scenario
+    from fakebroker.state.cluster import ClusterError
+
     try:
+        resolve(args, environ)
+        level = (args.log_level or "WARNING").upper()
+        if not isinstance(logging.getLevelName(level), int):
+            raise OptionError(f"log_level: unknown level {args.log_level!r}")
         scenario = load_scenario(args.scenario) if args.scenario else Scenario()
-    except ScenarioError as exc:
-        print(f"fakebroker: {exc}", file=sys.stderr)
-        return 2
+    except (OptionError, ScenarioError) as exc:
+        return _refuse(exc)
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         trio.run(serve, args, scenario)
-    except OSError as exc:
-        print(f"fakebroker: {exc}", file=sys.stderr)
-        return 1
-    except ClusterError as exc:
-        print(f"fakebroker: {exc.error}: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, ClusterError, OptionError) as exc:
+        return _refuse(exc)
+    except BaseExceptionGroup as group:
+        leaf = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, OSError | ClusterError | OptionError):
+            return _refuse(leaf)
+        raise
     return 0
+
+
+def _refuse(exc: BaseException) -> int:
+    print(f"fakebroker: {_one_line(exc)}", file=sys.stderr)
+    return USAGE_ERROR
+

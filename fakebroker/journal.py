@@ -23,11 +23,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+from fakebroker.options import ClusterSettings
 from fakebroker.protocol.codec import snake
 from fakebroker.protocol.errors import error_name
 from fakebroker.protocol.specs import api_spec, parse_range
 
-DEFAULT_CAPACITY = 10_000
+DEFAULT_CAPACITY = ClusterSettings.journal_capacity
 
 
 @dataclass(slots=True)

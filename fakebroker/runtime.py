@@ -25,9 +25,10 @@ if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
 from fakebroker.faults.rules import FaultRegistry, FaultRule
-from fakebroker.journal import DEFAULT_CAPACITY, Journal, JournalEntry
+from fakebroker.journal import Journal, JournalEntry
+from fakebroker.options import ClusterSettings
 from fakebroker.protocol.records import Record, decode_records
-from fakebroker.server import DEFAULT_MAX_REQUEST_BYTES, BrokerServer, Services
+from fakebroker.server import BrokerServer, Services
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
@@ -54,8 +55,9 @@ class FakeCluster:
     """A running fake cluster, used from its trio thread."""
 
     def __init__(self, state: Cluster, servers: list[BrokerServer], services: Services,
-                 nursery: trio.Nursery):
+                 nursery: trio.Nursery, settings: ClusterSettings):
         self.state = state
+        self.settings = settings
         self.servers = servers
         self.services = services
         self._nursery = nursery
@@ -146,7 +148,7 @@ class FakeCluster:
         state = self.state.brokers.get(broker)
         if state is None or state.up:
             failures.broker_up(self.state, broker)  # raises the right ClusterError
-        listener = await listen(server.broker.host, server.broker.port)
+        listener = await listen(self.settings.host, server.broker.port)
         failures.broker_up(self.state, broker)
         self._nursery.start_soon(server.serve, listener)
         self._wake()
@@ -213,7 +215,10 @@ def topic_args(spec: TopicSpec) -> dict[str, Any]:
 
 async def listen(host: str, port: int) -> trio.SocketListener:
     """One listening socket on ``host:port`` (0 = OS-assigned)."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    try:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
     for extra in listeners[1:]:
         await extra.aclose()
     return listeners[0]
@@ -224,44 +229,38 @@ async def open_cluster(
     brokers: int = 1,
     topics: Mapping[str, TopicSpec] | None = None,
     *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    auto_create_topics: bool = True,
-    default_partitions: int = 1,
-    cluster_id: str = "fakebroker-cluster",
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-    group_initial_rebalance_delay_ms: int = 0,
-    group_min_session_timeout_ms: int = 6000,
-    seed: int | None = None,
-    journal_capacity: int = DEFAULT_CAPACITY,
     journal_sink: TextIO | None = None,
+    **options: Any,
 ) -> AsyncIterator[FakeCluster]:
     """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec).
 
-    ``seed`` seeds the generator of probabilistic faults (reproducible chaos); the journal
-    keeps the last ``journal_capacity`` requests and writes each as a JSON line to
+    ``options`` are the cluster settings of ``fakebroker.options.ClusterSettings`` (``host``
+    to bind, ``advertised_host`` to give clients, ``port``, ``auto_create_topics``, ``seed``
+    for probabilistic faults, ``journal_capacity`` ...): an unknown name is a ``TypeError``, a
+    bad value an ``OptionError``. The journal writes each request as a JSON line to
     ``journal_sink`` when one is given."""
-    if brokers < 1:
-        raise ValueError("a cluster needs at least one broker")
-    state = Cluster(cluster_id=cluster_id, auto_create_topics=auto_create_topics,
-                    default_partitions=default_partitions)
-    state.groups.initial_rebalance_delay_ms = group_initial_rebalance_delay_ms
-    state.groups.min_session_timeout_ms = group_min_session_timeout_ms
-    services = Services(faults=FaultRegistry(seed),
-                        journal=Journal(journal_capacity, journal_sink))
+    settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
+    state = Cluster(cluster_id=settings.cluster_id,
+                    auto_create_topics=settings.auto_create_topics,
+                    default_partitions=settings.default_partitions)
+    state.groups.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
+    state.groups.min_session_timeout_ms = settings.group_min_session_timeout_ms
+    services = Services(faults=FaultRegistry(settings.seed),
+                        journal=Journal(settings.journal_capacity, journal_sink))
     state.on_append(services.signal.fire)
     listeners: list[trio.SocketListener] = []
     try:
-        for index in range(brokers):
-            listeners.append(await listen(host, port + index if port else 0))
-            state.add_broker(host, listeners[-1].socket.getsockname()[1])
+        for index in range(settings.brokers):
+            port = settings.port + index if settings.port else 0
+            listeners.append(await listen(settings.host, port))
+            state.add_broker(settings.advertised, listeners[-1].socket.getsockname()[1])
         for name, spec in (topics or {}).items():
             state.create_topic(name, **topic_args(spec))
     except BaseException:
         for listener in listeners:
             await listener.aclose()
         raise
-    servers = [BrokerServer(state, broker, services, max_request_bytes)
+    servers = [BrokerServer(state, broker, services, settings.max_request_bytes)
                for broker in state.brokers.values()]
     try:
         async with trio.open_nursery() as nursery:
@@ -271,7 +270,7 @@ async def open_cluster(
             nursery.start_soon(state.consumer_groups.run_timers)
             nursery.start_soon(services.signal.run_deadlines)
             try:
-                yield FakeCluster(state, servers, services, nursery)
+                yield FakeCluster(state, servers, services, nursery, settings)
             finally:
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:

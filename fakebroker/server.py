@@ -50,6 +50,7 @@ from fakebroker.faults.placement import (
 )
 from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView
 from fakebroker.journal import Journal, JournalEntry, answer_errors
+from fakebroker.options import ClusterSettings
 from fakebroker.protocol.codec import DecodeError
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import (
@@ -64,11 +65,12 @@ from fakebroker.state.cluster import Broker, Cluster
 
 log = logging.getLogger("fakebroker")
 
-DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
+DEFAULT_MAX_REQUEST_BYTES = ClusterSettings.max_request_bytes
 MAX_IN_FLIGHT = 256
 _SIZE = struct.Struct(">i")
 _API_KEY = struct.Struct(">h")
 _CORRELATION = struct.Struct(">i")
+_HEADER_PEEK = 8  # api key, api version, correlation id: the least a request can be
 MAX_KEPT_ANSWERS = 1024  # per broker; all dropped when full (clients repeat few requests)
 # API key -> whether its handler is a plain function (answers without waiting).
 _PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
@@ -285,7 +287,7 @@ class BrokerServer:
         (when no earlier answer is pending): its API's handler is a plain function (it never
         waits: everything but Fetch, JoinGroup and SyncGroup) and no fault rule or broker
         latency can make it wait."""
-        if len(frame) < 2 or self.services.faults.rules or self.broker.latency_ms:
+        if len(frame) < _HEADER_PEEK or self.services.faults.rules or self.broker.latency_ms:
             return False
         return _PLAIN_HANDLERS.get(_API_KEY.unpack_from(frame)[0], False)
 
@@ -470,7 +472,10 @@ class BrokerServer:
         """A request's header and body; or its answer already (an ApiVersions request above
         the served range); ``ConnectionClosed`` for a request that cannot be served or
         parsed."""
-        api_key, version, correlation_id = peek_header(frame)
+        try:
+            api_key, version, correlation_id = peek_header(frame)
+        except DecodeError as exc:
+            raise ConnectionClosed(f"malformed request ({len(frame)} bytes): {exc}") from None
         versions = served_versions(api_key)
         if versions is None:
             raise ConnectionClosed(f"unsupported API key {api_key}")

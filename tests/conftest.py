@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,12 +14,15 @@ from pathlib import Path
 import pytest
 
 
-def start_served(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
-    """Run ``python -m fakebroker serve ARGS --ready-file ...``; wait for the ready file."""
+def start_served(tmp_path: Path, *args: str, env: dict[str, str] | None = None
+                 ) -> tuple[subprocess.Popen, dict]:
+    """Run ``python -m fakebroker serve ARGS --ready-file ...`` (with ``env`` added to the
+    environment); wait for the ready file."""
     ready = tmp_path / "ready.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "fakebroker", "serve", "--ready-file", str(ready), *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(env or {})},
     )
     deadline = time.monotonic() + 20
     while not ready.exists():

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
 import sys
+import time
+from importlib.metadata import version
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
 from tests.conftest import start_served, stop_served
 
@@ -70,4 +76,131 @@ def test_a_port_in_use_is_a_clear_error(tmp_path):
         port = taken.getsockname()[1]
         result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--port", str(port)],
                                 capture_output=True, text=True, timeout=30)
-    assert result.returncode == 1 and "fakebroker:" in result.stderr
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"fakebroker: [Errno 98] cannot listen on 127.0.0.1:{port}: Address already in use"]
+
+
+def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
+    """Run ``fakebroker serve ARGS``, which must refuse to start: exit status 2 and one line
+    on stderr, which is returned."""
+    result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", *args],
+                            capture_output=True, text=True, timeout=30,
+                            env={**os.environ, **(env or {})})
+    assert result.returncode == 2, result
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, result
+    return result.stderr.strip()
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--brokers", "0"], "--brokers: expected a whole number >= 1, got 0"),
+    (["--brokers", "two"], "--brokers: expected a whole number, got 'two'"),
+    (["--topic", "a:x"], "--topic: expected NAME or NAME:PARTITIONS, got 'a:x'"),
+    (["--topic", "a:0"], "--topic: expected NAME or NAME:PARTITIONS (partitions >= 1)"),
+    (["--port", "70000"], "--port: expected a port from 0 to 65535, got 70000"),
+    (["--auto-create-topics", "maybe"], "expected true or false, got 'maybe'"),
+    (["--host", "0.0.0.0"], "binding '0.0.0.0' needs an advertised_host"),
+    (["--advertised-host", "0.0.0.0"], "cannot advertise the non-routable meta-address"),
+    (["--scenario", "/nonexistent/scenario.toml"], "No such file or directory"),
+    (["--log-level", "chatty"], "log_level: unknown level 'chatty'"),
+    (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+])
+def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
+    assert says in serve_refuses(*args)
+
+
+@pytest.mark.parametrize("variable,value,says", [
+    ("FAKEBROKER_BROKERS", "0", "FAKEBROKER_BROKERS: brokers: expected a whole number >= 1"),
+    ("FAKEBROKER_TOPICS", "orders:3,audit:x", "FAKEBROKER_TOPICS: expected NAME or NAME:PART"),
+    ("FAKEBROKER_AUTO_CREATE_TOPICS", "perhaps", "FAKEBROKER_AUTO_CREATE_TOPICS: auto_create"),
+    ("FAKEBROKER_CONTROL_PORT", "http", "FAKEBROKER_CONTROL_PORT: control_port: expected"),
+    ("FAKEBROKER_SEED", "1.5", "FAKEBROKER_SEED: seed: expected a whole number, got '1.5'"),
+])
+def test_a_bad_environment_value_ends_serve_with_one_line_naming_the_variable(variable, value,
+                                                                               says):
+    assert says in serve_refuses(env={variable: value})
+
+
+def test_an_unreadable_scenario_file_is_one_line(tmp_path):
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text("[cluster]\nbrokers = 2\n")
+    scenario.chmod(0)
+    if os.access(scenario, os.R_OK):  # root reads any file: make it unreadable another way
+        scenario.unlink()
+        scenario.mkdir()
+    assert str(scenario) in serve_refuses("--scenario", str(scenario))
+
+
+def test_every_serve_flag_is_read_from_the_environment_and_a_flag_wins(tmp_path):
+    process, details = start_served(tmp_path, "--cluster-id", "from-flag", env={
+        "FAKEBROKER_BROKERS": "2", "FAKEBROKER_TOPICS": "orders:3,audit:1",
+        "FAKEBROKER_CLUSTER_ID": "from-environment", "FAKEBROKER_CONTROL_PORT": "0",
+        "FAKEBROKER_AUTO_CREATE_TOPICS": "false"})
+    try:
+        assert details["cluster_id"] == "from-flag"
+        assert [b["id"] for b in details["brokers"]] == [1, 2]
+        assert details["control_url"].startswith("http://127.0.0.1:")
+        consumer = KafkaConsumer(bootstrap_servers=details["bootstrap_servers"])
+        assert not consumer.partitions_for_topic("not-created")  # asked for, not created
+        consumer.close()
+        admin = KafkaAdminClient(bootstrap_servers=details["bootstrap_servers"])
+        try:
+            assert sorted(admin.list_topics()) == ["audit", "orders"]
+            assert len(admin.describe_topics(["orders"])[0]["partitions"]) == 3
+        finally:
+            admin.close()
+    finally:
+        assert stop_served(process) == 0
+
+
+def test_serve_help_lists_every_flag_with_its_environment_variable():
+    result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--help"],
+                            capture_output=True, text=True, timeout=30)
+    for variable in ("FAKEBROKER_BROKERS", "FAKEBROKER_HOST", "FAKEBROKER_ADVERTISED_HOST",
+                     "FAKEBROKER_PORT", "FAKEBROKER_TOPICS", "FAKEBROKER_CONTROL_PORT",
+                     "FAKEBROKER_JOURNAL", "FAKEBROKER_SCENARIO", "FAKEBROKER_READY_FILE",
+                     "FAKEBROKER_LOG_LEVEL", "FAKEBROKER_SEED"):
+        assert variable in " ".join(result.stdout.split()), variable
+
+
+def test_fakebroker_version_names_the_installed_release():
+    result = subprocess.run([sys.executable, "-m", "fakebroker", "--version"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.stdout.strip() == f"fakebroker {version('fakebroker')}"
+
+
+def test_brokers_bound_to_every_interface_are_reached_at_the_advertised_address(tmp_path):
+    """Bind 0.0.0.0, advertise 127.0.0.2: a client bootstraps there and reaches every
+    broker at the advertised address (as in a CI service container or for Spark
+    executors on other machines)."""
+    process, details = start_served(tmp_path, "--host", "0.0.0.0", "--advertised-host",
+                                    "127.0.0.2", "--brokers", "3", "--topic", "orders:3")
+    try:
+        assert details["listen_host"] == "0.0.0.0"
+        assert {b["host"] for b in details["brokers"]} == {"127.0.0.2"}
+        producer = Producer({"bootstrap.servers": details["bootstrap_servers"]})
+        for i in range(30):
+            producer.produce("orders", str(i).encode(), partition=i % 3)
+        assert producer.flush(15) == 0
+        consumer = Consumer({"bootstrap.servers": details["bootstrap_servers"],
+                             "group.id": "advertised", "auto.offset.reset": "earliest"})
+        consumer.subscribe(["orders"])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < 30 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        consumer.close()
+        assert sorted(values, key=int) == [str(i).encode() for i in range(30)]
+        leaders = {int(line.split()[1]) for line in _served_leaders(details)}
+        assert leaders == {1, 2, 3}
+    finally:
+        assert stop_served(process) == 0
+
+
+def _served_leaders(details: dict) -> list[str]:
+    """``partition LEADER`` of every partition of orders, as Metadata gives them."""
+    admin = AdminClient({"bootstrap.servers": details["bootstrap_servers"]})
+    topic = admin.list_topics(timeout=10).topics["orders"]
+    return [f"{p} {topic.partitions[p].leader}" for p in sorted(topic.partitions)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import struct
 import threading
 import time
@@ -274,6 +275,21 @@ def test_an_unknown_api_closes_only_that_connection(fake_kafka):
         client.sock.sendall(struct.pack(">i", len(header)) + header)
         assert client.is_closed_by_peer()
         assert other.request("Metadata", 12, {"topics": None}).brokers
+
+
+@pytest.mark.parametrize("frame", [b"", b"\x00\x03", b"\x00\x03\x00\x0c\x00"],
+                         ids=["zero length", "api key only", "half a header"])
+def test_a_frame_shorter_than_a_header_closes_only_that_connection_with_one_warning(
+        fake_kafka, caplog, frame):
+    address = fake_kafka.bootstrap_servers.split(",")[0]
+    with caplog.at_level(logging.WARNING, logger="fakebroker"), \
+            WireClient(address) as other, WireClient(address) as client:
+        client.sock.sendall(struct.pack(">i", len(frame)) + frame)
+        assert client.is_closed_by_peer()
+        assert other.request("Metadata", 12, {"topics": None}).brokers
+    closing = [r for r in caplog.records if r.name == "fakebroker"]
+    assert [(r.levelname, r.exc_info) for r in closing] == [("WARNING", None)]
+    assert "malformed request" in closing[0].getMessage()
 
 
 def test_a_frame_over_the_size_limit_closes_the_connection(fake_kafka_factory):

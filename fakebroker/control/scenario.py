@@ -2,7 +2,7 @@
 
 ::
 
-    [cluster]            # any option of open_cluster: brokers, seed, auto_create_topics, ...
+    [cluster]            # any cluster setting (fakebroker.options): brokers, seed, ...
     brokers = 3
     seed = 7
 
@@ -46,14 +46,11 @@ else:
 
 from fakebroker.control.actions import ACTIONS, ActionError, check_parameters, run_action
 from fakebroker.faults.rules import FaultError, FaultRule
+from fakebroker.options import CLUSTER_SETTINGS, OptionError
 from fakebroker.runtime import FakeCluster
 from fakebroker.state.cluster import ClusterError
 
 log = logging.getLogger("fakebroker.scenario")
-CLUSTER_OPTIONS = {"brokers": int, "seed": int, "auto_create_topics": bool,
-                   "default_partitions": int, "cluster_id": str,
-                   "group_initial_rebalance_delay_ms": int,
-                   "group_min_session_timeout_ms": int}
 
 TOPIC_FIELDS = {"partitions", "replication_factor", "configs"}
 
@@ -92,13 +89,14 @@ def parse_scenario(data: dict[str, Any], where: str = "scenario") -> Scenario:
         raise ScenarioError(f"{where}: unknown table(s) {', '.join(sorted(unknown))}")
     scenario = Scenario()
     for name, value in data.get("cluster", {}).items():
-        kind = CLUSTER_OPTIONS.get(name)
-        if kind is None:
+        setting = CLUSTER_SETTINGS.get(name)
+        if setting is None:
             raise ScenarioError(f"{where}: [cluster] has no option {name!r}; options: "
-                                f"{', '.join(CLUSTER_OPTIONS)}")
-        if not isinstance(value, kind):
-            raise ScenarioError(f"{where}: [cluster] {name} must be {kind.__name__}")
-        scenario.cluster[name] = value
+                                f"{', '.join(CLUSTER_SETTINGS)}")
+        try:
+            scenario.cluster[name] = setting.checked(value)
+        except OptionError as exc:
+            raise ScenarioError(f"{where}: [cluster] {exc}") from None
     for name, spec in data.get("topics", {}).items():
         if not isinstance(spec, int | dict) or isinstance(spec, bool):
             raise ScenarioError(f"{where}: [topics] {name} must be a partition count or a "

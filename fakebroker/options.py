@@ -1,0 +1,213 @@
+"""Every setting of a fake cluster and of ``fakebroker serve``, declared once.
+
+A setting is declared here with its Python name, type, default, help text and (where Kafka has
+one) the Kafka broker config it stands for. From that one declaration come:
+
+* the keyword arguments ``open_cluster``, ``FakeKafka`` and the ``fake_kafka`` marker take
+  (``ClusterSettings.from_kwargs``: an unknown name is a ``TypeError``, a bad value an
+  ``OptionError``),
+* the ``[cluster]`` table of a scenario file (same names, same checks),
+* the ``fakebroker serve`` flags (``--advertised-host``) and their environment variables
+  (``FAKEBROKER_ADVERTISED_HOST``): a flag given on the command line wins over its variable,
+  and a variable over the default.
+
+Guarantee: a value that reaches a running cluster has passed its setting's check, so a bad
+value is refused with one line naming the setting, before anything starts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+ENV_PREFIX = "FAKEBROKER_"
+
+
+class OptionError(ValueError):
+    """A setting with a value it cannot take; the message names the setting and the value."""
+
+
+def parse_bool(text: str) -> bool:
+    """``true``/``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``), any case."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def parse_int(text: str) -> int:
+    """A whole number, in decimal."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected a whole number, got {text!r}") from None
+
+
+def parse_topic(text: str) -> tuple[str, int]:
+    """``name`` or ``name:partitions`` (partitions >= 1)."""
+    name, _, partitions = text.strip().partition(":")
+    try:
+        count = int(partitions) if partitions else 1
+    except ValueError:
+        raise ValueError(f"expected NAME or NAME:PARTITIONS, got {text!r}") from None
+    if not name or count < 1:
+        raise ValueError(f"expected NAME or NAME:PARTITIONS (partitions >= 1), got {text!r}")
+    return name, count
+
+
+def parse_topics(text: str) -> dict[str, int]:
+    """A comma-separated list of ``name[:partitions]`` (the environment's form of --topic)."""
+    return dict(parse_topic(part) for part in text.split(",") if part.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting: its name, how text becomes its value, its check and its help."""
+
+    name: str
+    parse: Callable[[str], Any]
+    help: str
+    check: Callable[[Any], str | None] = lambda _value: None  # a complaint, or None
+    kafka: str | None = None  # the Kafka broker config it stands for
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+    def from_text(self, text: str) -> Any:
+        """The value of ``text`` (from a flag or the environment), checked."""
+        try:
+            value = self.parse(text)
+        except ValueError as exc:
+            raise OptionError(f"{self.name}: {exc}") from None
+        return self.checked(value)
+
+    def checked(self, value: Any) -> Any:
+        complaint = self.check(value)
+        if complaint is not None:
+            raise OptionError(f"{self.name}: {complaint}, got {value!r}")
+        return value
+
+
+def _at_least(low: int) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        return None if whole and value >= low else f"expected a whole number >= {low}"
+    return check
+
+
+def _port(value: Any) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 65535
+    return None if ok else "expected a port from 0 to 65535"
+
+
+def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+    return lambda v: None if v is None else check(v)
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) and value else "expected a non-empty string"
+
+
+def _flag(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "expected true or false"
+
+
+def _advertisable(value: Any) -> str | None:
+    if _text(value):
+        return _text(value)
+    try:
+        if ipaddress.ip_address(value).is_unspecified:
+            return "cannot advertise the non-routable meta-address (clients cannot reach it)"
+    except ValueError:
+        pass  # a host name
+    return None
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """The settings of one fake cluster, with Kafka's defaults where Kafka has one."""
+
+    brokers: int = 1
+    host: str = "127.0.0.1"
+    advertised_host: str | None = None
+    port: int = 0
+    auto_create_topics: bool = True
+    default_partitions: int = 1
+    cluster_id: str = "fakebroker-cluster"
+    max_request_bytes: int = 100 * 1024 * 1024
+    group_initial_rebalance_delay_ms: int = 0
+    group_min_session_timeout_ms: int = 6000
+    seed: int | None = None
+    journal_capacity: int = 10_000
+
+    @classmethod
+    def from_kwargs(cls, options: Mapping[str, Any]) -> ClusterSettings:
+        """Settings from keyword arguments; every value checked (``OptionError``), an unknown
+        name refused (``TypeError``, as a function's signature would)."""
+        unknown = sorted(set(options) - set(CLUSTER_SETTINGS))
+        if unknown:
+            raise TypeError(f"unknown cluster option(s): {', '.join(unknown)} "
+                            f"(known: {', '.join(CLUSTER_SETTINGS)})")
+        for name, value in options.items():
+            CLUSTER_SETTINGS[name].checked(value)
+        settings = cls(**options)
+        if settings.advertised_host is None and _advertisable(settings.host) is not None:
+            raise OptionError(f"host: binding {settings.host!r} needs an advertised_host "
+                              "(the name or address clients use to reach the brokers)")
+        return settings
+
+    @property
+    def advertised(self) -> str:
+        """The host name or address the brokers give clients (Metadata, FindCoordinator)."""
+        return self.advertised_host or self.host
+
+    def kafka_configs(self) -> dict[str, str]:
+        """The Kafka broker configs these settings stand for, as DescribeConfigs reports."""
+        values = {name: getattr(self, name) for name in CLUSTER_SETTINGS}
+        return {s.kafka: _kafka_text(values[s.name]) for s in CLUSTER_SETTINGS.values()
+                if s.kafka is not None}
+
+
+def _kafka_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("brokers", parse_int, "number of brokers", _at_least(1), metavar="N"),
+    Setting("host", str, "address every broker listens on (0.0.0.0: all interfaces)", _text),
+    Setting("advertised_host", str,
+            "host name or address the brokers give clients (default: --host)",
+            _optional(_advertisable)),
+    Setting("port", parse_int, "first broker's port; brokers use consecutive ports (0 = any free)",
+            _port),
+    Setting("auto_create_topics", parse_bool,
+            "create unknown topics a client asks for (false: refuse them)", _flag,
+            kafka="auto.create.topics.enable", metavar="true|false"),
+    Setting("default_partitions", parse_int, "partitions of auto-created topics", _at_least(1),
+            kafka="num.partitions", metavar="N"),
+    Setting("cluster_id", str, "the cluster id", _text),
+    Setting("max_request_bytes", parse_int, "largest request frame accepted", _at_least(1),
+            kafka="socket.request.max.bytes", metavar="BYTES"),
+    Setting("group_initial_rebalance_delay_ms", parse_int,
+            "how long a new classic group waits for more members", _at_least(0),
+            kafka="group.initial.rebalance.delay.ms", metavar="MS"),
+    Setting("group_min_session_timeout_ms", parse_int, "smallest session timeout a member may ask",
+            _at_least(0), kafka="group.min.session.timeout.ms", metavar="MS"),
+    Setting("seed", parse_int, "seed of probabilistic faults (reproducible chaos)",
+            _optional(lambda v: None if isinstance(v, int) else "expected a whole number"),
+            metavar="N"),
+    Setting("journal_capacity", parse_int, "how many requests the journal keeps", _at_least(1),
+            metavar="N"),
+)}
+
+assert list(CLUSTER_SETTINGS) == [f.name for f in fields(ClusterSettings)]
