@@ -1,4 +1,5 @@
-"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker."""
+"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker; and
+which fakebroker the suite tests (CI: the installed wheel, never the source tree)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,33 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import fakebroker
+
+ROOT = Path(__file__).resolve().parents[1]
+# Where ``python -m fakebroker`` subprocesses run: outside the checkout, so they use the
+# installed fakebroker, not the source tree's.
+OUTSIDE = tempfile.gettempdir()
+
+
+def pytest_report_header() -> str:
+    return f"fakebroker {fakebroker.__version__} from {Path(fakebroker.__file__).parent}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With FAKEBROKER_EXPECT_INSTALLED set (CI), refuse to test the source tree: the suite
+    must run on the installed wheel, so a file missing from it fails here."""
+    imported = Path(fakebroker.__file__).resolve()
+    if os.environ.get("FAKEBROKER_EXPECT_INSTALLED") and imported.is_relative_to(ROOT):
+        raise pytest.UsageError(f"fakebroker was imported from the checkout ({imported}), "
+                                "not from the installed wheel: run `pytest`, not "
+                                "`python -m pytest`")
 
 
 def start_served(tmp_path: Path, *args: str, env: dict[str, str] | None = None
@@ -22,7 +45,7 @@ def start_served(tmp_path: Path, *args: str, env: dict[str, str] | None = None
     process = subprocess.Popen(
         [sys.executable, "-m", "fakebroker", "serve", "--ready-file", str(ready), *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **(env or {})}, cwd=tmp_path,  # the installed fakebroker
     )
     deadline = time.monotonic() + 20
     while not ready.exists():

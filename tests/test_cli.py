@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
-from tests.conftest import start_served, stop_served
+from tests.conftest import OUTSIDE, start_served, stop_served
 
 
 def free_port_run(count: int) -> int:
@@ -65,7 +65,7 @@ def test_serve_uses_consecutive_ports_from_port(tmp_path):
 
 def test_python_dash_m_fakebroker_has_the_same_commands():
     result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--help"],
-                            capture_output=True, text=True, timeout=30)
+                            capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
     assert result.returncode == 0 and "--ready-file" in result.stdout
 
 
@@ -75,7 +75,7 @@ def test_a_port_in_use_is_a_clear_error(tmp_path):
         taken.listen()
         port = taken.getsockname()[1]
         result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--port", str(port)],
-                                capture_output=True, text=True, timeout=30)
+                                capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"fakebroker: [Errno 98] cannot listen on 127.0.0.1:{port}: Address already in use"]
@@ -85,7 +85,7 @@ def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
     """Run ``fakebroker serve ARGS``, which must refuse to start: exit status 2 and one line
     on stderr, which is returned."""
     result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", *args],
-                            capture_output=True, text=True, timeout=30,
+                            capture_output=True, text=True, timeout=30, cwd=OUTSIDE,
                             env={**os.environ, **(env or {})})
     assert result.returncode == 2, result
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, result
@@ -155,7 +155,7 @@ def test_every_serve_flag_is_read_from_the_environment_and_a_flag_wins(tmp_path)
 
 def test_serve_help_lists_every_flag_with_its_environment_variable():
     result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--help"],
-                            capture_output=True, text=True, timeout=30)
+                            capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
     for variable in ("FAKEBROKER_BROKERS", "FAKEBROKER_HOST", "FAKEBROKER_ADVERTISED_HOST",
                      "FAKEBROKER_PORT", "FAKEBROKER_TOPICS", "FAKEBROKER_CONTROL_PORT",
                      "FAKEBROKER_JOURNAL", "FAKEBROKER_SCENARIO", "FAKEBROKER_READY_FILE",
@@ -165,7 +165,7 @@ def test_serve_help_lists_every_flag_with_its_environment_variable():
 
 def test_fakebroker_version_names_the_installed_release():
     result = subprocess.run([sys.executable, "-m", "fakebroker", "--version"],
-                            capture_output=True, text=True, timeout=30)
+                            capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
     assert result.stdout.strip() == f"fakebroker {version('fakebroker')}"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from fakebroker.control.ctl import ControlCallError, call
 from fakebroker.protocol.errors import ErrorCode
-from tests.conftest import start_served, stop_served
+from tests.conftest import OUTSIDE, start_served, stop_served
 from tests.test_wire_versions import batch, produce_body
 from tests.wire import WireClient
 
@@ -33,7 +33,7 @@ def served(tmp_path: Path):
 def ctl(details: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "fakebroker", "ctl", "--ready-file", str(details["ready_file"]),
-         *args], capture_output=True, text=True, timeout=30)
+         *args], capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
 
 
 def produce_to_leader(details: dict, topic: str, partition: int, value: bytes) -> int:
@@ -200,6 +200,7 @@ def test_a_bad_scenario_is_refused_before_anything_starts(tmp_path, text, messag
     scenario = tmp_path / "bad.toml"
     scenario.write_text(text)
     result = subprocess.run([sys.executable, "-m", "fakebroker", "serve", "--scenario",
-                             str(scenario)], capture_output=True, text=True, timeout=30)
+                             str(scenario)], capture_output=True, text=True, timeout=30,
+                            cwd=OUTSIDE)
     assert result.returncode == 2
     assert message in result.stderr and "bad.toml" in result.stderr

@@ -46,6 +46,33 @@ def test_the_plugin_is_registered_for_any_project(pytester):
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+def test_under_pytest_xdist_each_worker_runs_its_own_clusters_on_its_own_ports(pytester):
+    """Eight tests on two xdist workers, each producing to its own fixture's cluster: every
+    test sees only its own record, on ports no other test was given."""
+    seen = pytester.path / "seen.txt"
+    pytester.makepyfile(f"""
+        import os
+        import pytest
+        from kafka import KafkaProducer
+
+        @pytest.mark.parametrize("n", range(8))
+        @pytest.mark.fake_kafka(topics={{"t": 1}})
+        def test_it(fake_kafka, n):
+            producer = KafkaProducer(bootstrap_servers=fake_kafka.bootstrap_servers)
+            producer.send("t", str(n).encode()).get(10)
+            producer.close()
+            assert [r.value for r in fake_kafka.records("t")] == [str(n).encode()]
+            with open({str(seen)!r}, "a") as out:
+                out.write(os.environ["PYTEST_XDIST_WORKER"] + " " +
+                          fake_kafka.bootstrap_servers + "\\n")
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result.assert_outcomes(passed=8)
+    lines = [line.split() for line in seen.read_text().splitlines()]
+    assert {worker for worker, _ in lines} == {"gw0", "gw1"}
+    assert len({address for _, address in lines}) == 8
+
+
 def test_fake_kafka_starts_in_milliseconds_and_stops_cleanly():
     started = time.perf_counter()
     with fakebroker.FakeKafka(topics={"orders": 1}) as kafka:
