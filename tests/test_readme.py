@@ -27,3 +27,26 @@ def test_every_cookbook_scenario_file_is_one_the_tests_run():
     examples = cookbook_blocks("toml")
     assert len(examples) == len(files) == 7
     assert set(examples) == files
+
+
+def test_every_serve_flag_and_its_variable_is_in_the_readme():
+    from fakebroker.cli import parser
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## `fakebroker serve`\n", 1)[1].split("\n## ", 1)[0]
+    serve = next(a for a in parser()._subparsers._group_actions[0].choices.values()
+                 if a.prog.endswith(" serve"))
+    flags = [s for a in serve._actions for s in a.option_strings
+             if s.startswith("--") and s != "--help"]
+    variables = re.findall(r"\[(FAKEBROKER_\w+)", serve.format_help())
+    assert len(flags) > 10 and len(variables) > 10
+    for name in flags + variables:
+        assert f"`{name}" in section, name
+
+
+def test_every_cluster_setting_is_in_the_readme_options_table():
+    from fakebroker.options import CLUSTER_SETTINGS
+
+    readme = (ROOT / "README.md").read_text()
+    for name in CLUSTER_SETTINGS:
+        assert f"| `{name}` |" in readme, name
