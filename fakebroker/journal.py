@@ -47,7 +47,9 @@ class JournalEntry:
     errors: list[str] = field(default_factory=list)  # distinct error names in the answer
     elapsed_ms: float = 0.0
     fault: str | None = None  # the rules applied, e.g. "#1 NOT_LEADER_OR_FOLLOWER"
-    outcome: str = "answered"  # answered | no answer | dropped | hung | closed: <reason>
+    # answered | no answer | dropped | hung | closed: <reason> |
+    # cancelled: connection closed
+    outcome: str = "answered"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,25 +134,13 @@ class Journal:
         """The sequence number (read order) and wall-clock time of a request just read."""
         return next(self._seq), time.time()
 
-    def start(self, broker: int, connection: int, client_id: str | None, client_host: str,
-              api: str, api_key: int, version: int, correlation_id: int) -> JournalEntry:
-        """A new entry for a request just read (recorded later by ``record``)."""
-        return JournalEntry(*self.begin(), broker, connection, client_id, client_host, api,
-                            api_key, version, correlation_id)
-
-    def record(self, entry: JournalEntry) -> None:
-        """Keep ``entry`` (as it is now: later changes to it are not seen)."""
-        self.add(entry.seq, entry.time, entry.broker, entry.connection, entry.client_id,
-                 entry.client_host, entry.api, entry.api_key, entry.version,
-                 entry.correlation_id, tuple(entry.targets), tuple(entry.errors),
-                 entry.elapsed_ms, entry.fault, entry.outcome)
-
     def add(self, seq: int, wall_time: float, broker: int, connection: int,
             client_id: str | None, client_host: str, api: str, api_key: int, version: int,
             correlation_id: int, targets: tuple[str, ...], errors: tuple[str, ...],
             elapsed_ms: float, fault: str | None, outcome: str) -> None:
-        """Keep an entry given field by field (``begin`` gave its ``seq`` and time): what
-        the broker's path for requests that cannot wait uses, with no entry object."""
+        """Keep an entry given field by field (``begin`` gave its ``seq`` and time, when the
+        request was read), without an entry object: the broker's request path records every
+        request this way (``fakebroker.pipeline``)."""
         stored = (seq, wall_time, broker, connection, client_id, client_host, api, api_key,
                   version, correlation_id, targets, errors, elapsed_ms, fault, outcome)
         self._entries.append(stored)

@@ -1,22 +1,27 @@
 """The trio side: a listener per broker, connections, in-order answers, waking fetches.
 
+I/O only: what a request gets — its decoding, faults, handler, answer and journal entry — is
+the pipeline's business (``fakebroker.pipeline``); the server reads frames, hands each to its
+broker's pipeline and does what the outcome says.
+
 Guarantees:
 
 * Each connection's responses go out in request order, while requests are handled
   concurrently (pipelining): a long-polling Fetch does not hold up requests behind it in
-  handling, only in answering, exactly as on a Kafka broker. A request that cannot wait (its
-  handler is a plain function, no fault rule or latency applies) and has no earlier answer
-  pending before it is handled and written by the connection's reader itself: no task, no
-  hand-over to the writer, on the common path of one request at a time.
-* A frame larger than ``max_request_bytes`` (socket.request.max.bytes, 100 MiB by default), an
-  unknown API key or version, or bytes that do not parse close only that connection, with the
-  reason logged. An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0.
+  handling, only in answering, exactly as on a Kafka broker. A request that cannot wait
+  (``Pipeline.answer_now`` answers it) and has no earlier answer pending before it is handled
+  and written by the connection's reader itself: no task, no hand-over to the writer, on the
+  common path of one request at a time.
+* A frame larger than ``max_request_bytes`` (socket.request.max.bytes, 100 MiB by default),
+  and every request the pipeline closes the connection for (an unknown API key or version,
+  bytes that do not parse, a fault's drop, a handler's bug), close only that connection,
+  with one warning line naming the reason.
 * Requests that need no answer (Produce with acks=0) get none.
+* A throttled answer (a fault's ``throttle_ms``) mutes the connection: its next answers wait
+  that long after it (KIP-219).
+* When the peer closes its side, requests already read are still handled, and hung or held
+  ones end (``Peer.gone``).
 * An idle broker parks every waiting fetch on one trio event; appends wake them.
-* Fault rules (``fakebroker.faults``) apply at one seam, between decoding a request and its
-  handler and between the handler and encoding its answer, so every API gets them; the
-  broker's latency delays every request before it is handled.
-* Every request read is recorded in the journal when it ends (``fakebroker.journal``).
 * ``stop()`` closes the listener and every connection (a broker going down); ``serve`` may
   then be started again on the same port.
 """
@@ -24,57 +29,25 @@ Guarantees:
 from __future__ import annotations
 
 import heapq
-import inspect
 import itertools
 import logging
 import math
 import os
-import struct
-import time
-import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
-from fakebroker.api import CACHEABLE, HANDLERS, served_versions
-from fakebroker.api.context import ConnectionClosed, RequestContext
-from fakebroker.faults.placement import (
-    TOP_LEVEL_EXTRAS,
-    filter_request,
-    inject_errors,
-    layout_errors,
-    request_groups,
-    request_targets,
-    request_transactional_ids,
-)
-from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView
-from fakebroker.journal import Journal, JournalEntry, answer_errors
+from fakebroker.faults.rules import FaultRegistry
+from fakebroker.journal import Journal
 from fakebroker.options import ClusterSettings
-from fakebroker.protocol.codec import DecodeError
-from fakebroker.protocol.errors import error_code
-from fakebroker.protocol.framing import (
-    API_VERSIONS_KEY,
-    RequestHeader,
-    decode_request,
-    encode_response,
-    peek_header,
-)
-from fakebroker.protocol.specs import api_spec
+from fakebroker.pipeline import WAIT, Close, Outcome, Peer, Pipeline, Throttled
+from fakebroker.protocol.framing import FrameReader, FrameTooLarge
 from fakebroker.state.cluster import Broker, Cluster
 
 log = logging.getLogger("fakebroker")
 
 DEFAULT_MAX_REQUEST_BYTES = ClusterSettings.max_request_bytes
 MAX_IN_FLIGHT = 256
-_SIZE = struct.Struct(">i")
-_API_KEY = struct.Struct(">h")
-_CORRELATION = struct.Struct(">i")
-_HEADER_PEEK = 8  # api key, api version, correlation id: the least a request can be
-MAX_KEPT_ANSWERS = 1024  # per broker; all dropped when full (clients repeat few requests)
-# API key -> whether its handler is a plain function (answers without waiting).
-_PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
-                   for key, handler in HANDLERS.items()}
 
 
 class AppendSignal:
@@ -142,32 +115,19 @@ class Services:
 
 @dataclass(slots=True)
 class Reply:
-    """The answer slot of one request on one connection, filled when handled."""
+    """The answer slot of a request handled in a task of its own, filled when handled."""
 
-    done: trio.Event | None = None  # set when handled (None: answered by the reader itself)
-    frame: bytes | None = None
-    close: str | None = None
-    throttle_s: float = 0.0  # the connection's next answers wait this long (KIP-219)
-    hangup: trio.Event | None = None  # set when the peer closed the connection
-
-
-@dataclass(frozen=True, slots=True)
-class _Kept:
-    """An answer a broker keeps (a ``CACHEABLE`` API's), with what its journal records."""
-
-    frame: bytes  # the whole answer; its correlation id is rewritten per request
-    client_id: str | None
-    targets: tuple[str, ...]
-    errors: tuple[str, ...]
+    done: trio.Event = field(default_factory=trio.Event)
+    outcome: Outcome = None
 
 
 @dataclass(slots=True)
 class _Link:
-    """One client connection: its stream, and how many answers wait to be written."""
+    """One client connection: its stream, its peer, how many answers wait to be written."""
 
     stream: trio.SocketStream
     fd: int
-    hangup: trio.Event  # set when the peer closed the connection
+    peer: Peer
     queued: int = 0  # answers handed to the writer and not yet written
 
     async def write(self, data: bytes | bytearray) -> None:
@@ -189,18 +149,13 @@ class BrokerServer:
         self, cluster: Cluster, broker: Broker, services: Services,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ):
-        self.cluster = cluster
         self.broker = broker
-        self.services = services
         self.max_request_bytes = max_request_bytes
-        self.connections: set[trio.SocketStream] = set()
+        self.pipeline = Pipeline(cluster, broker, services.faults, services.journal,
+                                 services.signal.wait)
         self._connection_ids = itertools.count(1)
         self._scope: trio.CancelScope | None = None
         self._listener: trio.SocketListener | None = None
-        # Answers of CACHEABLE APIs by request bytes (correlation id left out), valid for
-        # the cluster generation ``_kept_generation``.
-        self._kept: dict[bytes, _Kept] = {}
-        self._kept_generation = -1
 
     async def serve(self, listener: trio.SocketListener) -> None:
         """Accept and serve connections until ``stop()``; then the listener is closed."""
@@ -225,95 +180,64 @@ class BrokerServer:
             self._scope = None
 
     async def connection(self, stream: trio.SocketStream) -> None:
-        """Read frames, handle each in its own task, write answers in order.
+        """Read frames, answer each (in a task of its own when it waits), write answers in
+        order.
 
         No exception leaves the connection's nursery: every way a connection ends (peer gone,
         a reason to close it) is handled inside its task, so one connection cannot disturb
         the listener or any other connection.
         """
-        self.connections.add(stream)
-        link = _Link(stream, stream.socket.fileno(), trio.Event())
-        send, receive = trio.open_memory_channel[Reply](MAX_IN_FLIGHT)
         try:
+            try:
+                host = stream.socket.getpeername()[0]
+            except OSError:  # the peer is gone already
+                return
+            link = _Link(stream, stream.socket.fileno(),
+                         Peer(next(self._connection_ids), f"/{host}"))
+            send, receive = trio.open_memory_channel[Reply](MAX_IN_FLIGHT)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_replies, link, receive, nursery.cancel_scope)
                 await self._read_requests(link, send, nursery)
         finally:
-            self.connections.discard(stream)
             await trio.aclose_forcefully(stream)
 
     async def _read_requests(
         self, link: _Link, send: trio.MemorySendChannel[Reply], nursery: trio.Nursery,
     ) -> None:
-        peer_host = "/" + str(link.stream.socket.getpeername()[0])
-        connection_id = next(self._connection_ids)
-        buffer = bytearray()
+        frames = FrameReader(self.max_request_bytes)
         async with send:
             try:
                 while data := await link.stream.receive_some(1 << 20):
-                    buffer += data
-                    while frames := self._whole_frames(buffer):
-                        for frame in frames:
-                            if not await self._take(frame, link, send, nursery, peer_host,
-                                                    connection_id):
-                                return
-                link.hangup.set()  # requests read are still handled; hung ones end here
-            except ConnectionClosed as exc:
+                    frames.feed(data)
+                    while (frame := frames.next_frame()) is not None:
+                        if not await self._take(frame, link, send, nursery):
+                            return
+                link.peer.gone.set()  # requests read are still handled; hung ones end here
+            except FrameTooLarge as exc:
                 self._close(nursery.cancel_scope, str(exc))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 nursery.cancel_scope.cancel()
 
     async def _take(self, frame: bytes, link: _Link, send: trio.MemorySendChannel[Reply],
-                    nursery: trio.Nursery, peer_host: str, connection_id: int) -> bool:
-        """Handle one request: at once when it cannot wait and no answer is pending before
+                    nursery: trio.Nursery) -> bool:
+        """Answer one request: at once when it cannot wait and no answer is pending before
         it, else in a task of its own with its answer queued for the writer. False when the
         connection is to close."""
-        if link.queued == 0 and self._answers_at_once(frame):
-            answer = self._answer_now(frame, peer_host, connection_id)
-            if answer.close is not None:
-                self._close(nursery.cancel_scope, answer.close)
-                return False
-            if answer.frame is not None:
-                await link.write(answer.frame)
-            return True
-        reply = Reply(trio.Event(), hangup=link.hangup)
+        if link.queued == 0:
+            outcome = self.pipeline.answer_now(frame, link.peer)
+            if outcome is not WAIT:
+                return await self._deliver(outcome, link, nursery.cancel_scope)
+        reply = Reply()
         link.queued += 1
         await send.send(reply)
-        nursery.start_soon(self._answer, frame, reply, peer_host, connection_id)
+        nursery.start_soon(self._answer, frame, reply, link.peer)
         return True
 
-    def _answers_at_once(self, frame: bytes) -> bool:
-        """Whether the reader may handle this request itself rather than in a task of its own
-        (when no earlier answer is pending): its API's handler is a plain function (it never
-        waits: everything but Fetch, JoinGroup and SyncGroup) and no fault rule or broker
-        latency can make it wait."""
-        if len(frame) < _HEADER_PEEK or self.services.faults.rules or self.broker.latency_ms:
-            return False
-        return _PLAIN_HANDLERS.get(_API_KEY.unpack_from(frame)[0], False)
-
-    def _close(self, scope: trio.CancelScope, reason: str) -> None:
-        log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
-        scope.cancel()
-
-    def _whole_frames(self, buffer: bytearray) -> list[bytes]:
-        """The whole request frames (without size prefix) at the start of ``buffer``, taken
-        out of it; a partial frame stays for the next read. ``ConnectionClosed`` when the
-        first frame is over the size limit."""
-        frames = []
-        while len(buffer) >= 4:
-            size = _SIZE.unpack_from(buffer)[0]
-            if size < 0 or size > self.max_request_bytes:
-                if frames:
-                    break  # answered first; the next call refuses it
-                raise ConnectionClosed(
-                    f"frame of {size} bytes is over socket.request.max.bytes "
-                    f"({self.max_request_bytes})"
-                )
-            if len(buffer) < 4 + size:
-                break
-            frames.append(bytes(buffer[4 : 4 + size]))
-            del buffer[: 4 + size]
-        return frames
+    async def _answer(self, frame: bytes, reply: Reply, peer: Peer) -> None:
+        try:
+            reply.outcome = await self.pipeline.answer(frame, peer)
+        finally:
+            reply.done.set()
 
     async def _write_replies(
         self, link: _Link, receive: trio.MemoryReceiveChannel[Reply], scope: trio.CancelScope,
@@ -322,265 +246,29 @@ class BrokerServer:
         async with receive:
             try:
                 async for reply in receive:
-                    assert reply.done is not None
                     await reply.done.wait()
-                    if reply.close is not None:
-                        self._close(scope, reply.close)
+                    if not await self._deliver(reply.outcome, link, scope):
                         return
-                    if reply.frame is not None:
-                        await link.write(reply.frame)
-                    if reply.throttle_s:
-                        await trio.sleep(reply.throttle_s)
                     link.queued -= 1
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 pass
         scope.cancel()
 
-    async def _answer(self, frame: bytes, reply: Reply, peer_host: str,
-                      connection_id: int = 0) -> None:
-        try:
-            reply.frame = await self.handle_frame(frame, peer_host, connection_id, reply)
-        except Exception as exc:  # a handler bug must not take the broker down
-            reply.close = self._closing_reason(exc)
-        finally:
-            if reply.done is not None:
-                reply.done.set()
+    async def _deliver(self, outcome: Outcome, link: _Link, scope: trio.CancelScope) -> bool:
+        """Do what a request's outcome says: write its answer (then mute the connection if
+        throttled), nothing, or close the connection (False)."""
+        if outcome is None:
+            return True
+        if isinstance(outcome, Close):
+            self._close(scope, outcome.reason)
+            return False
+        if isinstance(outcome, Throttled):
+            await link.write(outcome.frame)
+            await trio.sleep(outcome.seconds)
+            return True
+        await link.write(outcome)
+        return True
 
-    def _answer_now(self, frame: bytes, peer_host: str, connection_id: int) -> Reply:
-        """``_answer`` for a request the reader answers itself (see ``_answers_at_once``)."""
-        reply = Reply()
-        try:
-            reply.frame = self.handle_now(frame, peer_host, connection_id)
-        except Exception as exc:  # a handler bug must not take the broker down
-            reply.close = self._closing_reason(exc)
-        return reply
-
-    def _closing_reason(self, exc: Exception) -> str:
-        """Why the connection closes after handling a request raised ``exc`` (a bug is
-        logged with its traceback)."""
-        if isinstance(exc, ConnectionClosed):
-            return str(exc)
-        log.exception("broker %d: request failed", self.broker.id, exc_info=exc)
-        return f"internal error: {exc!r}"
-
-    async def handle_frame(self, frame: bytes, peer_host: str = "", connection_id: int = 0,
-                           reply: Reply | None = None) -> bytes | None:
-        """One request frame (without size prefix) in, one response frame (or None) out."""
-        read = self._decode(frame)
-        if isinstance(read, bytes | bytearray):
-            return read
-        header, request = read
-        entry = self.services.journal.start(
-            self.broker.id, connection_id, header.client_id, peer_host,
-            api_spec(header.api_key).name, header.api_key, header.api_version,
-            header.correlation_id)
-        started = time.perf_counter()
-        try:
-            response = await self._respond(header, request, peer_host, entry, reply)
-            if response is None:
-                entry.outcome = "no answer"
-                return None
-            entry.errors = answer_errors(header.api_key, header.api_version, response)
-            return encode_response(header.api_key, header.api_version, header.correlation_id,
-                                   response)
-        except ConnectionClosed as exc:
-            if entry.outcome not in ("dropped", "hung"):
-                entry.outcome = f"closed: {exc}"
-            raise
-        except trio.Cancelled:
-            if entry.outcome != "hung":
-                entry.outcome = "cancelled: connection closed"
-            raise
-        finally:
-            entry.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-            self.services.journal.record(entry)
-
-    def handle_now(self, frame: bytes, peer_host: str = "", connection_id: int = 0
-                   ) -> bytes | None:
-        """``handle_frame`` without a coroutine or a journal entry object, for a request
-        that cannot wait: its handler is a plain function and no fault rule or broker latency
-        applies (the caller checks). The same answer and the same journal record. A
-        ``CACHEABLE`` API's answer is kept and given again for the same request bytes until
-        the cluster's metadata changes."""
-        key = _kept_key(frame) if _API_KEY.unpack_from(frame)[0] in CACHEABLE else None
-        if key is not None:
-            kept = self._kept_answer(key, frame, peer_host, connection_id)
-            if kept is not None:
-                return kept
-        generation = self.cluster.generation
-        read = self._decode(frame)
-        if isinstance(read, bytes | bytearray):
-            return read
-        header, request = read
-        journal = self.services.journal
-        seq, wall_time = journal.begin()
-        started = time.perf_counter()
-        api_key, version = header.api_key, header.api_version
-        targets: tuple[str, ...] = ()
-        errors: tuple[str, ...] = ()
-        outcome = "answered"
-        try:
-            targets = tuple(map(_target_text, request_targets(api_key, version, request,
-                                                              self._topic_name)))
-            response = HANDLERS[api_key](request, RequestContext(
-                self.cluster, self.broker, header, self.services.signal.wait, peer_host))
-            if response is None:
-                outcome = "no answer"
-                return None
-            errors = tuple(answer_errors(api_key, version, response))
-            answer = encode_response(api_key, version, header.correlation_id, response)
-            if key is not None and generation == self.cluster.generation:
-                self._keep(key, _Kept(bytes(answer), header.client_id, targets, errors))
-            return answer
-        except ConnectionClosed as exc:
-            outcome = f"closed: {exc}"
-            raise
-        finally:
-            journal.add(seq, wall_time, self.broker.id, connection_id, header.client_id,
-                        peer_host, api_spec(api_key).name, api_key, version,
-                        header.correlation_id, targets, errors,
-                        round((time.perf_counter() - started) * 1000, 3), None, outcome)
-
-    def _kept_answer(self, key: bytes, frame: bytes, peer_host: str, connection_id: int
-                     ) -> bytearray | None:
-        """The kept answer to this request, journaled as answered; None if none."""
-        if self._kept_generation != self.cluster.generation:
-            self._kept.clear()
-            self._kept_generation = self.cluster.generation
-            return None
-        kept = self._kept.get(key)
-        if kept is None:
-            return None
-        started = time.perf_counter()
-        api_key, version, correlation_id = peek_header(frame)
-        answer = bytearray(kept.frame)
-        _CORRELATION.pack_into(answer, 4, correlation_id)
-        journal = self.services.journal
-        seq, wall_time = journal.begin()
-        journal.add(seq, wall_time, self.broker.id, connection_id, kept.client_id, peer_host,
-                    api_spec(api_key).name, api_key, version, correlation_id, kept.targets,
-                    kept.errors,
-                    round((time.perf_counter() - started) * 1000, 3), None, "answered")
-        return answer
-
-    def _keep(self, key: bytes, kept: _Kept) -> None:
-        if len(self._kept) >= MAX_KEPT_ANSWERS:
-            self._kept.clear()
-        self._kept[key] = kept
-
-    def _decode(self, frame: bytes) -> tuple[RequestHeader, Any] | bytes:
-        """A request's header and body; or its answer already (an ApiVersions request above
-        the served range); ``ConnectionClosed`` for a request that cannot be served or
-        parsed."""
-        try:
-            api_key, version, correlation_id = peek_header(frame)
-        except DecodeError as exc:
-            raise ConnectionClosed(f"malformed request ({len(frame)} bytes): {exc}") from None
-        versions = served_versions(api_key)
-        if versions is None:
-            raise ConnectionClosed(f"unsupported API key {api_key}")
-        if version not in versions:
-            if api_key == API_VERSIONS_KEY and version > versions.stop - 1:
-                return unsupported_api_versions(correlation_id, versions)
-            raise ConnectionClosed(f"unsupported version {version} of API key {api_key}")
-        try:
-            return decode_request(frame)
-        except (DecodeError, struct.error, UnicodeDecodeError, ValueError) as exc:
-            raise ConnectionClosed(
-                f"malformed request (api {api_key} v{version}): {exc}"
-            ) from exc
-
-    async def _respond(self, header: RequestHeader, request: Any, peer_host: str,
-                       entry: JournalEntry, reply: Reply | None) -> Any:
-        """The answer body after latency and faults; raises ``ConnectionClosed`` to drop."""
-        api_key, version = header.api_key, header.api_version
-        context = RequestContext(self.cluster, self.broker, header,
-                                 self.services.signal.wait, peer_host)
-        targets = request_targets(api_key, version, request, self._topic_name)
-        entry.targets = [_target_text(t) for t in targets]
-        plan: FaultPlan | None = None
-        if self.services.faults.rules:
-            plan = self.services.faults.plan(RequestView(
-                api_key, entry.api, version, self.broker.id, header.client_id, request,
-                targets, request_groups(api_key, request),
-                request_transactional_ids(api_key, request)))
-        delay_ms = self.broker.latency_ms + (plan.delay_ms if plan else 0)
-        if delay_ms:
-            await trio.sleep(delay_ms / 1000)
-        if plan is None:
-            return await _call(api_key, request, context)
-        entry.fault = plan.describe()
-        if plan.hang:
-            entry.outcome = "hung"
-            await (reply.hangup.wait() if reply is not None and reply.hangup is not None
-                   else trio.sleep_forever())
-            raise ConnectionClosed(f"fault {plan.describe()}: the peer left a hung request")
-        if plan.drop and not plan.apply_then:
-            entry.outcome = "dropped"
-            raise ConnectionClosed(f"fault {plan.describe()}: connection dropped")
-        response = await self._faulted_response(api_key, version, request, context, plan,
-                                                targets)
-        if plan.drop:
-            entry.outcome = "dropped"
-            raise ConnectionClosed(f"fault {plan.describe()}: applied, connection dropped")
-        if plan.throttle_ms and response is not None:
-            response["throttle_time_ms"] = plan.throttle_ms
-            if reply is not None:
-                reply.throttle_s = plan.throttle_ms / 1000
-        return response
-
-    async def _faulted_response(self, api_key: int, version: int, request: Any,
-                                context: RequestContext, plan: FaultPlan,
-                                targets: list[Any]) -> Any:
-        if not plan.errors:
-            return await _call(api_key, request, context)
-        layout = layout_errors(plan, api_key, version, targets)
-        if plan.apply_then:
-            response = await _call(api_key, request, context)
-        elif layout.top is not None:
-            response = dict(TOP_LEVEL_EXTRAS.get(api_key, {}))
-            if api_key == 11:  # JoinGroup: the member id comes back as sent
-                response["member_id"] = request.get("member_id", "")
-        else:
-            response = await _call(api_key, filter_request(
-                api_key, version, request, layout, self._topic_name), context)
-        if response is None:  # acks=0: Kafka closes the connection of a failed produce
-            raise ConnectionClosed(f"acks=0 produce failed: fault {plan.describe()}")
-        return inject_errors(api_key, version, request, dict(response), layout,
-                             self._topic_name)
-
-    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
-        topic = self.cluster.topic_by_id(topic_id)
-        return topic.name if topic is not None else None
-
-
-async def _call(api_key: int, request: Any, context: RequestContext) -> Any:
-    response: Any = HANDLERS[api_key](request, context)
-    if not _PLAIN_HANDLERS[api_key]:
-        response = await response
-    return response
-
-
-def _kept_key(frame: bytes) -> bytes:
-    """A request's bytes without its correlation id: what a kept answer is found by."""
-    return frame[:4] + frame[8:]
-
-
-def _target_text(target: Any) -> str:
-    if target.group is not None and target.topic is None:
-        return f"group:{target.group}"
-    if target.partition is None:
-        return str(target.topic)
-    return f"{target.topic}/{target.partition}"
-
-
-def unsupported_api_versions(correlation_id: int, versions: range) -> bytes:
-    """ApiVersions v0 answer for a request above the served range (KIP-511)."""
-    body = {
-        "error_code": error_code("UNSUPPORTED_VERSION"),
-        "api_keys": [
-            {"api_key": API_VERSIONS_KEY, "min_version": versions.start,
-             "max_version": versions.stop - 1}
-        ],
-    }
-    return encode_response(API_VERSIONS_KEY, 0, correlation_id, body)
+    def _close(self, scope: trio.CancelScope, reason: str) -> None:
+        log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
+        scope.cancel()

@@ -8,6 +8,7 @@ import time
 import pytest
 from construct import Container
 
+from fakebroker.api import served_versions
 from fakebroker.faults import FaultError
 from fakebroker.faults.placement import (
     ErrorLayout,
@@ -20,7 +21,6 @@ from fakebroker.protocol.codec import request_codec
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_response
 from fakebroker.protocol.specs import api_spec
-from fakebroker.server import served_versions
 from tests.test_wire_groups import joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
 from tests.wire import WireClient

@@ -1,5 +1,6 @@
-"""Scripted faults: rules that match requests (``rules``) and where their errors go in each
-API's answer (``placement``). The server applies them at one seam for every API."""
+"""Scripted faults: rules that match requests (``rules``), where their errors go in each
+API's answer (``placement``), and the seam that applies them (``seam``): the request pipeline
+takes every request of every API through it with one call."""
 
 from fakebroker.faults.rules import FaultError, FaultRegistry, FaultRule, RequestView, Target
 

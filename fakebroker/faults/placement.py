@@ -410,3 +410,13 @@ def _answer_for(level: Level, entry: Any, answers: list[Any]) -> dict[str, Any]:
     made.update({k: v for k, v in level.defaults.items() if k not in made})
     answers.append(made)
     return made
+
+
+def top_level_answer(api_key: int, request: Any) -> dict[str, Any]:
+    """The answer body of a request faulted at top level, before its ``error_code``: the
+    fields Kafka sets beside such an error (``TOP_LEVEL_EXTRAS``), and for JoinGroup the
+    member id as the request sent it."""
+    answer = dict(TOP_LEVEL_EXTRAS.get(api_key, {}))
+    if api_key == 11:
+        answer["member_id"] = request.get("member_id", "")
+    return answer

@@ -1,0 +1,333 @@
+"""The request path of one broker, with no sockets in it: a request frame in, an outcome out.
+
+The server hands every request frame (without its size prefix) to its broker's ``Pipeline``
+and does what the outcome says; the pipeline decodes the request, takes it through the fault
+seam (``fakebroker.faults.seam``) to its handler, encodes the answer and records the request
+in the journal.
+
+Outcomes (``Outcome``):
+
+* ``bytes`` or ``bytearray``: the answer frame, size prefix included, to write;
+* ``Throttled(frame, seconds)``: the answer frame, after which the connection's next answers
+  wait ``seconds`` (a fault's ``throttle_ms``: Kafka mutes a throttled channel, KIP-219);
+* ``None``: no answer (Produce with acks=0);
+* ``Close(reason)``: close the connection unanswered and log ``reason``: a frame that cannot
+  be served (shorter than a header, an unknown API key or version, bytes that do not parse),
+  a fault's ``drop``, a hung or held request whose peer left, a failed acks=0 Produce, or a
+  handler's bug (logged with its traceback here).
+
+Two ways in:
+
+* ``answer_now(frame, peer)``, a plain function: it answers a request that cannot wait — its
+  handler is a plain function (all but Fetch, JoinGroup and SyncGroup), no fault rule exists
+  and the broker has no latency — without a coroutine; for any other request it returns
+  ``WAIT`` at once, having done nothing.
+* ``await answer(frame, peer)``: any request. It waits where the request does: a long-polling
+  Fetch, a group barrier, the broker's latency, a fault's delay, hold or hang (a hung or held
+  request ends when ``peer.gone`` is set).
+
+Guarantees:
+
+* Every request decoded is recorded in the journal exactly once, when it ends, by one helper
+  (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
+  cancelled because its connection closed). A frame that cannot be decoded is not.
+* An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 (KIP-511).
+* Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
+  its correlation id rewritten, to the same request bytes (correlation id aside) until the
+  cluster's metadata changes (``Cluster.generation``); it is journaled as the answer it
+  repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import logging
+import struct
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import trio
+
+from fakebroker.api import CACHEABLE, HANDLERS, served_versions
+from fakebroker.api.context import ConnectionClosed, RequestContext
+from fakebroker.faults.placement import request_targets
+from fakebroker.faults.rules import FaultRegistry, Target
+from fakebroker.faults.seam import Seam
+from fakebroker.journal import Journal, answer_errors
+from fakebroker.protocol.codec import DecodeError
+from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.framing import (
+    API_VERSIONS_KEY,
+    RequestHeader,
+    decode_request,
+    encode_response,
+    peek_header,
+)
+from fakebroker.protocol.specs import api_spec
+from fakebroker.state.cluster import Broker, Cluster
+
+log = logging.getLogger("fakebroker")
+
+MAX_KEPT_ANSWERS = 1024  # per broker; all dropped when full (clients repeat few requests)
+_API_KEY = struct.Struct(">h")
+_CORRELATION = struct.Struct(">i")
+_HEADER_PEEK = 8  # api key, api version, correlation id: the least a request can be
+# API key -> whether its handler is a plain function (answers without waiting).
+_PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
+                   for key, handler in HANDLERS.items()}
+
+
+class Close(NamedTuple):
+    """Close the connection without answering; ``reason`` is logged."""
+
+    reason: str
+
+
+class Throttled(NamedTuple):
+    """An answer frame after which the connection's next answers wait ``seconds``."""
+
+    frame: bytes | bytearray
+    seconds: float
+
+
+Outcome = bytes | bytearray | Throttled | Close | None
+
+
+class Wait(enum.Enum):
+    """``answer_now``'s word for a request it does not answer: await ``answer`` instead."""
+
+    WAIT = "wait"
+
+
+WAIT = Wait.WAIT
+
+
+@dataclass(slots=True)
+class Peer:
+    """The connection a request came on, as the pipeline needs it."""
+
+    connection_id: int
+    host: str  # "/127.0.0.1": the client's address as Kafka reports it
+    gone: trio.Event = field(default_factory=trio.Event)  # set when the peer closed its side
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A kept answer (a ``CACHEABLE`` API's), with what its journal entries record."""
+
+    frame: bytes  # the whole answer; its correlation id is rewritten per request
+    client_id: str | None
+    targets: tuple[str, ...]
+    errors: tuple[str, ...]
+
+
+class Pipeline:
+    """The request path of one broker of a cluster."""
+
+    def __init__(self, cluster: Cluster, broker: Broker, faults: FaultRegistry,
+                 journal: Journal, wait_for_append: Callable[[float], Awaitable[None]]
+                 ) -> None:
+        self.cluster = cluster
+        self.broker = broker
+        self.faults = faults
+        self.journal = journal
+        self.wait_for_append = wait_for_append
+        # Kept answers by request bytes without the correlation id, valid for the cluster
+        # generation ``_kept_generation``.
+        self._kept: dict[bytes, _Kept] = {}
+        self._kept_generation = -1
+
+    def answer_now(self, frame: bytes, peer: Peer) -> Outcome | Wait:
+        """The outcome of a request that cannot wait; ``WAIT`` for any other request."""
+        if self.faults.rules or self.broker.latency_ms:
+            return WAIT
+        key = None
+        if len(frame) >= _HEADER_PEEK:
+            api_key = _API_KEY.unpack_from(frame)[0]
+            if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
+                return WAIT
+            if api_key in CACHEABLE:
+                key = frame[:4] + frame[8:]
+                if self._kept_generation != self.cluster.generation:
+                    self._kept.clear()
+                    self._kept_generation = self.cluster.generation
+                elif (kept := self._kept.get(key)) is not None:
+                    return self._give_kept(kept, frame, peer)
+        started = time.perf_counter()
+        generation = self.cluster.generation
+        try:
+            read = self._read(frame)
+        except ConnectionClosed as exc:
+            return Close(str(exc))
+        if isinstance(read, bytearray):
+            return read
+        header, request = read
+        api_key, version = header.api_key, header.api_version
+        seq, wall_time = self.journal.begin()
+        targets: tuple[str, ...] = ()
+        errors: tuple[str, ...] = ()
+        outcome = "answered"
+        try:
+            targets = tuple(map(_target_text, request_targets(api_key, version, request,
+                                                              self._topic_name)))
+            response = HANDLERS[api_key](request, self._context(header, peer))
+            if response is None:
+                outcome = "no answer"
+                return None
+            errors = tuple(answer_errors(api_key, version, response))
+            answer = encode_response(api_key, version, header.correlation_id, response)
+            if key is not None and generation == self.cluster.generation:
+                self._keep(key, _Kept(bytes(answer), header.client_id, targets, errors))
+            return answer
+        except Exception as exc:  # a handler's ConnectionClosed, or a bug
+            reason = self._closing_reason(exc)
+            outcome = f"closed: {reason}"
+            return Close(reason)
+        finally:
+            self._journal(seq, wall_time, started, peer, api_key, version,
+                          header.correlation_id, header.client_id, targets, errors, None,
+                          outcome)
+
+    async def answer(self, frame: bytes, peer: Peer) -> Outcome:
+        """The outcome of any request, once it is handled."""
+        started = time.perf_counter()
+        try:
+            read = self._read(frame)
+        except ConnectionClosed as exc:
+            return Close(str(exc))
+        if isinstance(read, bytearray):
+            return read
+        header, request = read
+        api_key, version = header.api_key, header.api_version
+        seq, wall_time = self.journal.begin()
+        seam = Seam(self.faults, self._topic_name, peer.gone)
+        targets: tuple[str, ...] = ()
+        errors: tuple[str, ...] = ()
+        outcome = "answered"
+        try:
+            found = request_targets(api_key, version, request, self._topic_name)
+            targets = tuple(map(_target_text, found))
+            if self.broker.latency_ms:
+                await trio.sleep(self.broker.latency_ms / 1000)
+            response = await seam.respond(
+                api_key, version, self.broker.id, header.client_id, request, found,
+                functools.partial(_handle, self._context(header, peer)))
+            if response is None:
+                outcome = "no answer"
+                return None
+            errors = tuple(answer_errors(api_key, version, response))
+            answer = encode_response(api_key, version, header.correlation_id, response)
+            return Throttled(answer, seam.throttle_ms / 1000) if seam.throttle_ms else answer
+        except trio.Cancelled:
+            outcome = seam.outcome or "cancelled: connection closed"
+            raise
+        except Exception as exc:  # ConnectionClosed (a fault's or a handler's), or a bug
+            reason = self._closing_reason(exc)
+            outcome = seam.outcome or f"closed: {reason}"
+            return Close(reason)
+        finally:
+            self._journal(seq, wall_time, started, peer, api_key, version,
+                          header.correlation_id, header.client_id, targets, errors,
+                          seam.fault, outcome)
+
+    # -- the steps ------------------------------------------------------------------------
+
+    def _read(self, frame: bytes) -> tuple[RequestHeader, Any] | bytearray:
+        """A request's header and body; or its answer already (an ApiVersions request above
+        the served range); ``ConnectionClosed`` for a request that cannot be served or
+        parsed."""
+        try:
+            api_key, version, correlation_id = peek_header(frame)
+        except DecodeError as exc:
+            raise ConnectionClosed(f"malformed request ({len(frame)} bytes): {exc}") from None
+        versions = served_versions(api_key)
+        if versions is None:
+            raise ConnectionClosed(f"unsupported API key {api_key}")
+        if version not in versions:
+            if api_key == API_VERSIONS_KEY and version > versions.stop - 1:
+                return unsupported_api_versions(correlation_id, versions)
+            raise ConnectionClosed(f"unsupported version {version} of API key {api_key}")
+        try:
+            return decode_request(frame)
+        except (DecodeError, struct.error, UnicodeDecodeError, ValueError) as exc:
+            raise ConnectionClosed(
+                f"malformed request (api {api_key} v{version}): {exc}"
+            ) from exc
+
+    def _context(self, header: RequestHeader, peer: Peer) -> RequestContext:
+        return RequestContext(self.cluster, self.broker, header, self.wait_for_append,
+                              peer.host)
+
+    def _give_kept(self, kept: _Kept, frame: bytes, peer: Peer) -> bytearray:
+        """A kept answer to this request, its correlation id rewritten."""
+        started = time.perf_counter()
+        api_key, version, correlation_id = peek_header(frame)
+        answer = bytearray(kept.frame)
+        _CORRELATION.pack_into(answer, 4, correlation_id)
+        seq, wall_time = self.journal.begin()
+        self._journal(seq, wall_time, started, peer, api_key, version, correlation_id,
+                      kept.client_id, kept.targets, kept.errors, None, "answered")
+        return answer
+
+    def _keep(self, key: bytes, kept: _Kept) -> None:
+        if len(self._kept) >= MAX_KEPT_ANSWERS:
+            self._kept.clear()
+        self._kept[key] = kept
+
+    def _journal(self, seq: int, wall_time: float, started: float, peer: Peer,
+                 api_key: int, version: int, correlation_id: int, client_id: str | None,
+                 targets: tuple[str, ...], errors: tuple[str, ...], fault: str | None,
+                 outcome: str) -> None:
+        """Record a request that ended: the one journal write of every path (``seq`` and
+        ``wall_time`` from ``Journal.begin`` when it was read, ``started`` from
+        ``time.perf_counter``)."""
+        self.journal.add(seq, wall_time, self.broker.id, peer.connection_id, client_id,
+                         peer.host, api_spec(api_key).name, api_key, version, correlation_id,
+                         targets, errors, round((time.perf_counter() - started) * 1000, 3),
+                         fault, outcome)
+
+    def _closing_reason(self, exc: Exception) -> str:
+        """Why the connection closes after handling a request raised ``exc`` (a bug is
+        logged with its traceback)."""
+        if isinstance(exc, ConnectionClosed):
+            return str(exc)
+        log.exception("broker %d: request failed", self.broker.id, exc_info=exc)
+        return f"internal error: {exc!r}"
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
+        topic = self.cluster.topic_by_id(topic_id)
+        return topic.name if topic is not None else None
+
+
+async def _handle(context: RequestContext, request: Any) -> Any:
+    """Run the request's handler on ``request``: its answer body (awaited if it waits)."""
+    api_key = context.header.api_key
+    response: Any = HANDLERS[api_key](request, context)
+    if not _PLAIN_HANDLERS[api_key]:
+        response = await response
+    return response
+
+
+def _target_text(target: Target) -> str:
+    if target.group is not None and target.topic is None:
+        return f"group:{target.group}"
+    if target.partition is None:
+        return str(target.topic)
+    return f"{target.topic}/{target.partition}"
+
+
+def unsupported_api_versions(correlation_id: int, versions: range) -> bytearray:
+    """ApiVersions v0 answer for a request above the served range (KIP-511)."""
+    body = {
+        "error_code": error_code("UNSUPPORTED_VERSION"),
+        "api_keys": [
+            {"api_key": API_VERSIONS_KEY, "min_version": versions.start,
+             "max_version": versions.stop - 1}
+        ],
+    }
+    return encode_response(API_VERSIONS_KEY, 0, correlation_id, body)

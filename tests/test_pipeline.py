@@ -1,0 +1,192 @@
+"""The request path without sockets: a request frame in, an outcome out, and one journal entry
+per request, whichever way it went."""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from fakebroker.api import HANDLERS
+from fakebroker.faults.rules import FaultRegistry
+from fakebroker.journal import Journal
+from fakebroker.pipeline import WAIT, Close, Peer, Pipeline, Throttled
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.framing import decode_response, encode_request
+from fakebroker.state.cluster import Cluster
+from tests.test_wire_versions import batch, fetch_body, produce_body
+from tests.wire import api_key
+
+METADATA = {"topics": [{"name": "orders"}], "allow_auto_topic_creation": False}
+
+
+def a_pipeline() -> Pipeline:
+    """A one-broker cluster's pipeline, whose fetches wait on the clock alone."""
+    cluster = Cluster()
+    broker = cluster.add_broker("127.0.0.1", 9092)
+    cluster.create_topic("orders", 2)
+    return Pipeline(cluster, broker, FaultRegistry(seed=1), Journal(), trio.sleep)
+
+
+def frame(api: str, version: int, body: Any, correlation_id: int = 1) -> bytes:
+    """A request frame without its size prefix, as the server hands it over."""
+    return encode_request(api_key(api), version, correlation_id, "tester", body)[4:]
+
+
+def decoded(api: str, version: int, answer: Any) -> tuple[int, Any]:
+    assert isinstance(answer, bytes | bytearray), answer
+    return decode_response(api_key(api), version, bytes(answer[4:]))
+
+
+def journal_rows(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    return [(e.api, e.correlation_id, e.targets, e.errors, e.fault, e.outcome)
+            for e in pipeline.journal.query()]
+
+
+def test_a_request_that_cannot_wait_is_answered_at_once_and_journaled():
+    pipeline = a_pipeline()
+    answer = pipeline.answer_now(frame("Metadata", 12, METADATA, correlation_id=7),
+                                 Peer(3, "/10.0.0.9"))
+    correlation_id, response = decoded("Metadata", 12, answer)
+    assert correlation_id == 7 and [t.name for t in response.topics] == ["orders"]
+    [entry] = pipeline.journal.query()
+    assert (entry.api, entry.version, entry.correlation_id, entry.client_id, entry.connection,
+            entry.client_host, entry.targets, entry.outcome) == (
+        "Metadata", 12, 7, "tester", 3, "/10.0.0.9", ["orders"], "answered")
+
+
+def test_answer_now_leaves_a_request_that_may_wait_untouched():
+    pipeline = a_pipeline()
+    peer = Peer(1, "/127.0.0.1")
+    assert pipeline.answer_now(frame("Fetch", 12, fetch_body("orders", 0, 0)), peer) is WAIT
+    rule = pipeline.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER")
+    assert pipeline.answer_now(frame("Metadata", 12, METADATA), peer) is WAIT
+    rule.remove()
+    pipeline.broker.latency_ms = 5
+    assert pipeline.answer_now(frame("Metadata", 12, METADATA), peer) is WAIT
+    assert pipeline.journal.query() == [] and rule.hits == 0
+
+
+def test_a_repeated_request_gets_the_kept_answer_journaled_as_the_first():
+    pipeline = a_pipeline()
+    peer = Peer(1, "/127.0.0.1")
+    first = pipeline.answer_now(frame("Metadata", 12, METADATA, correlation_id=1), peer)
+    again = pipeline.answer_now(frame("Metadata", 12, METADATA, correlation_id=2), peer)
+    assert decoded("Metadata", 12, again) == (2, decoded("Metadata", 12, first)[1])
+    assert journal_rows(pipeline) == [("Metadata", 1, ["orders"], [], None, "answered"),
+                                      ("Metadata", 2, ["orders"], [], None, "answered")]
+
+
+@pytest.mark.parametrize("request_frame, reason", [
+    (b"\x00\x03\x00", "malformed request (3 bytes)"),
+    (struct.pack(">hhih", 999, 0, 1, -1), "unsupported API key 999"),
+    (struct.pack(">hhih", 3, 99, 1, -1), "unsupported version 99 of API key 3"),
+    (struct.pack(">hhih", 3, 12, 1, 40) + b"short", "malformed request (api 3 v12)"),
+], ids=["shorter than a header", "unknown API", "unknown version", "bytes that do not parse"])
+def test_a_request_that_cannot_be_served_closes_its_connection_unjournaled(request_frame,
+                                                                          reason):
+    pipeline = a_pipeline()
+    outcome = pipeline.answer_now(request_frame, Peer(1, "/127.0.0.1"))
+    assert isinstance(outcome, Close) and outcome.reason.startswith(reason)
+    assert pipeline.journal.query() == []
+
+
+def test_an_acks_0_produce_has_no_answer_and_a_failed_one_closes_the_connection():
+    pipeline = a_pipeline()
+    peer = Peer(1, "/127.0.0.1")
+    quiet = produce_body("orders", 0, batch([b"quiet"]), acks=0)
+    assert pipeline.answer_now(frame("Produce", 9, quiet), peer) is None
+    failed = produce_body("nope", 0, batch([b"x"]), acks=0)
+    pipeline.cluster.auto_create_topics = False
+    outcome = pipeline.answer_now(frame("Produce", 9, failed, correlation_id=2), peer)
+    assert isinstance(outcome, Close) and "acks=0" in outcome.reason
+    assert [e.outcome for e in pipeline.journal.query()] == [
+        "no answer", f"closed: {outcome.reason}"]
+
+
+def test_a_handler_bug_closes_the_connection_logged_with_its_traceback(monkeypatch, caplog):
+    def broken(request: Any, context: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(HANDLERS, api_key("Metadata"), broken)
+    pipeline = a_pipeline()
+    with caplog.at_level(logging.ERROR, logger="fakebroker"):
+        outcome = pipeline.answer_now(frame("Metadata", 12, METADATA), Peer(1, "/127.0.0.1"))
+    assert outcome == Close("internal error: RuntimeError('a bug')")
+    assert [r.exc_info[0] for r in caplog.records] == [RuntimeError]
+    assert journal_rows(pipeline)[0][-1] == "closed: internal error: RuntimeError('a bug')"
+
+
+def run(test: Any) -> None:
+    trio.run(test, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_a_request_that_waits_is_answered_when_its_handler_is_done():
+    pipeline = a_pipeline()
+
+    async def test() -> None:
+        started = trio.current_time()
+        answer = await pipeline.answer(frame("Fetch", 12, fetch_body(
+            "orders", 0, 0, max_wait_ms=500)), Peer(1, "/127.0.0.1"))
+        assert trio.current_time() - started == pytest.approx(0.5)
+        assert decoded("Fetch", 12, answer)[1].responses[0].partitions[0].error_code == 0
+
+    run(test)
+    assert journal_rows(pipeline) == [("Fetch", 1, ["orders/0"], [], None, "answered")]
+
+
+def test_faults_are_applied_on_the_way_and_journaled():
+    pipeline = a_pipeline()
+    pipeline.faults.add(api="Metadata", topic="orders", error="LEADER_NOT_AVAILABLE",
+                        throttle_ms=400)
+
+    async def test() -> None:
+        outcome = await pipeline.answer(frame("Metadata", 12, METADATA), Peer(1, "/x"))
+        assert isinstance(outcome, Throttled) and outcome.seconds == 0.4
+        response = decoded("Metadata", 12, outcome.frame)[1]
+        assert response.topics[0].error_code == ErrorCode.LEADER_NOT_AVAILABLE
+        assert response.throttle_time_ms == 400
+
+    run(test)
+    assert journal_rows(pipeline) == [
+        ("Metadata", 1, ["orders"], ["LEADER_NOT_AVAILABLE"],
+         "#1 LEADER_NOT_AVAILABLE+throttle_ms=400", "answered")]
+
+
+def test_a_hung_request_ends_when_its_peer_leaves():
+    pipeline = a_pipeline()
+    pipeline.faults.add(api="Metadata", hang=True)
+    peer = Peer(1, "/127.0.0.1")
+
+    async def test() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(leave, peer, 60)
+            outcome = await pipeline.answer(frame("Metadata", 12, METADATA), peer)
+            assert trio.current_time() == pytest.approx(60)
+            assert isinstance(outcome, Close) and "the peer left a hung request" in \
+                outcome.reason
+
+    run(test)
+    assert journal_rows(pipeline) == [("Metadata", 1, ["orders"], [], "#1 hang", "hung")]
+
+
+async def leave(peer: Peer, after_s: float) -> None:
+    """The peer closes its side after ``after_s`` seconds."""
+    await trio.sleep(after_s)
+    peer.gone.set()
+
+
+def test_a_request_cancelled_with_its_connection_is_journaled_so():
+    pipeline = a_pipeline()
+
+    async def test() -> None:
+        with trio.move_on_after(1):
+            await pipeline.answer(frame("Fetch", 12, fetch_body(
+                "orders", 0, 0, max_wait_ms=5000)), Peer(1, "/127.0.0.1"))
+
+    run(test)
+    assert journal_rows(pipeline)[0][-1] == "cancelled: connection closed"
