@@ -3,8 +3,8 @@
 Guarantees:
 
 * Every request that reaches a handler (and every one that closed its connection instead) is
-  recorded once, when it ends — answered, left unanswered (acks=0), dropped, hung until its
-  connection closed, or refused — with its broker, connection, client id, API and version,
+  recorded once, when it ends — answered, left unanswered (acks=0), dropped, hung or held
+  until its connection closed, or refused — with its broker, connection, client id, API and version,
   correlation id, the error codes of its answer, elapsed time, and the faults applied.
 * The journal keeps the last ``capacity`` entries (a ring buffer); coverage counts (which
   API/version pairs, error codes and faults were seen) cover every request since start.
@@ -47,7 +47,7 @@ class JournalEntry:
     errors: list[str] = field(default_factory=list)  # distinct error names in the answer
     elapsed_ms: float = 0.0
     fault: str | None = None  # the rules applied, e.g. "#1 NOT_LEADER_OR_FOLLOWER"
-    # answered | no answer | dropped | hung | closed: <reason> |
+    # answered | no answer | dropped | hung | held | closed: <reason> |
     # cancelled: connection closed
     outcome: str = "answered"
 

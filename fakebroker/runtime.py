@@ -65,7 +65,8 @@ class FakeCluster:
     @property
     def faults(self) -> FaultRegistry:
         """The fault rules: ``faults.add(api="Fetch", error="NOT_LEADER_OR_FOLLOWER")`` returns
-        a rule with ``.hits``, ``await .wait(n, timeout)`` and ``.remove()``."""
+        a rule with ``.hits``, ``await .wait(n, timeout)``, ``.held``, ``.release(n)`` and
+        ``.remove()``."""
         return self.services.faults
 
     def add_fault(self, **fields: Any) -> FaultRule:

@@ -22,7 +22,8 @@ T = TypeVar("T")
 
 
 class FaultHandle:
-    """A fault rule seen from another thread: ``hits``, ``wait(n, timeout)``, ``remove()``."""
+    """A fault rule seen from another thread: ``hits``, ``wait(n, timeout)``, ``held``,
+    ``release(n)``, ``remove()``."""
 
     def __init__(self, kafka: FakeKafka, rule: FaultRule):
         self._kafka = kafka
@@ -42,8 +43,18 @@ class FaultHandle:
         ``timeout`` seconds); returns the hit count."""
         return self._kafka.call_async(self.rule.wait, hits, timeout)
 
+    @property
+    def held(self) -> int:
+        """How many requests the rule (a ``hold`` rule) holds now."""
+        return self._kafka.call(lambda: self.rule.held)
+
+    def release(self, count: int | None = None) -> int:
+        """Let the ``count`` oldest held requests go on (all when None); returns how many
+        were let go."""
+        return self._kafka.call(self.rule.release, count)
+
     def remove(self) -> None:
-        """Stop applying the rule."""
+        """Stop applying the rule (and release what it holds)."""
         self._kafka.call(self.rule.remove)
 
     def describe(self) -> dict[str, Any]:

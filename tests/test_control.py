@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import subprocess
 import sys
@@ -139,6 +140,32 @@ def test_ctl_wraps_each_call_for_shell_scripts(served):
     assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
 
 
+def test_a_held_produce_is_released_over_http_and_with_ctl(served):
+    url = served["control_url"]
+    added = ctl(served, "fault", "add", "--api", "Produce", "--hold", "--count", "2")
+    assert added.returncode == 0, added.stderr
+    rule = json.loads(added.stdout)
+    assert (rule["hold"], rule["held"]) == (True, 0)
+    fault_id = str(rule["id"])
+    with concurrent.futures.ThreadPoolExecutor() as pool:
+        first = pool.submit(produce_to_leader, served, "orders", 0, b"first")
+        waited = ctl(served, "fault", "wait", fault_id, "--hits", "1", "--timeout", "10")
+        assert json.loads(waited.stdout)["held"] == 1
+        released = call(url, "POST", f"/faults/{fault_id}/release")
+        assert (released["released"], released["held"]) == (1, 0)
+        assert first.result(timeout=10) == 0
+        second = pool.submit(produce_to_leader, served, "orders", 0, b"second")
+        assert ctl(served, "fault", "wait", fault_id, "--hits", "2").returncode == 0
+        out = ctl(served, "fault", "release", fault_id, "--count", "1")
+        assert out.returncode == 0 and json.loads(out.stdout)["released"] == 1
+        assert second.result(timeout=10) == 0
+    with pytest.raises(ControlCallError) as unknown:
+        call(url, "POST", "/faults/99/release")
+    assert unknown.value.status == 404
+    journal = call(url, "GET", "/journal?api=Produce")
+    assert [(e["fault"], e["outcome"]) for e in journal] == [("#1 hold", "answered")] * 2
+
+
 def test_the_journal_file_gets_a_json_line_per_request(served):
     produce_to_leader(served, "orders", 0, b"logged")
     deadline = time.monotonic() + 5
@@ -189,12 +216,53 @@ partition = 1
         stop_served(process)
 
 
+def test_a_scenario_holds_produces_until_its_timeline_releases_them(tmp_path):
+    scenario = tmp_path / "held.toml"
+    scenario.write_text("""
+[topics]
+orders = 1
+
+[[faults]]
+api = "Produce"
+hold = true
+
+[[faults]]
+api = "Metadata"
+respond = { cluster_id = "from-the-scenario", topics = [] }
+
+[[timeline]]
+at_ms = 3000
+action = "release-fault"
+fault = 1
+""")
+    process, details = start_served(tmp_path, "--scenario", str(scenario),
+                                    "--control-port", "0")
+    try:
+        url = details["control_url"]
+        with WireClient(details["bootstrap_servers"], timeout=30) as client:
+            produced = client.request("Produce", 9, produce_body("orders", 0, batch([b"h"])))
+            metadata = client.request("Metadata", 12, {"topics": None})
+        assert produced.responses[0].partition_responses[0].error_code == 0
+        assert metadata.cluster_id == "from-the-scenario"
+        assert [(f["hits"], f.get("held")) for f in call(url, "GET", "/faults")] == [
+            (1, 0), (1, None)]
+        assert [(e["api"], e["fault"]) for e in call(url, "GET", "/journal?faulted=true")] == [
+            ("Produce", "#1 hold"), ("Metadata", "#2 respond")]
+    finally:
+        stop_served(process)
+
+
 @pytest.mark.parametrize("text, message", [
     ("[clutser]\nbrokers = 2\n", "unknown table(s) clutser"),
     ("[[faults]]\napi = 'Fetch'\n", "[[faults]] #1: a fault needs an action"),
     ("[[timeline]]\nat_ms = 5\naction = 'explode'\n", "action must be one of"),
     ("[[timeline]]\nat_ms = 5\naction = 'truncate'\ntopic = 'a'\n", "offset is required"),
     ("[topics]\norders = { partitons = 3 }\n", "unknown field(s) partitons"),
+    ("[[faults]]\napi = 'Metadata'\nrespond = { brokers = 'x' }\n",
+     "[[faults]] #1: respond: not a Metadata v0 answer"),
+    ("[[faults]]\napi = 'Produce'\nerror = 6\n[[timeline]]\nat_ms = 5\n"
+     "action = 'release-fault'\nfault = 1\n",
+     "[[timeline]] #1: release-fault: rule 1 is not a hold rule added before it"),
 ])
 def test_a_bad_scenario_is_refused_before_anything_starts(tmp_path, text, message):
     scenario = tmp_path / "bad.toml"

@@ -9,7 +9,7 @@ import pytest
 from construct import Container
 
 from fakebroker.api import served_versions
-from fakebroker.faults import FaultError
+from fakebroker.faults import FaultError, RequestView
 from fakebroker.faults.placement import (
     ErrorLayout,
     has_top_level_error,
@@ -21,7 +21,7 @@ from fakebroker.protocol.codec import request_codec
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_response
 from fakebroker.protocol.specs import api_spec
-from tests.test_wire_groups import joined_member
+from tests.test_wire_groups import join_body, joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
 from tests.wire import WireClient
 
@@ -131,6 +131,15 @@ def test_an_error_of_a_request_wide_api_is_its_top_level_error(fake_kafka):
         assert beat.error_code == 0
 
 
+def test_a_join_group_error_answer_carries_the_member_id_as_sent(fake_kafka):
+    fake_kafka.faults.add(api="JoinGroup", error="COORDINATOR_LOAD_IN_PROGRESS")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("JoinGroup", 9, join_body("member-1"))
+    assert (answer.error_code, answer.member_id, answer.generation_id) == (
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "member-1", -1)
+    assert fake_kafka.group("g") is None  # the handler did not run
+
+
 def test_metadata_errors_land_on_the_named_topic(fake_kafka):
     fake_kafka.create_topic("other")
     fake_kafka.faults.add(api="Metadata", topic="orders", error="LEADER_NOT_AVAILABLE")
@@ -170,6 +179,133 @@ def test_every_served_api_version_can_carry_an_injected_error(api_key):
                                      encode_response(api_key, version, 7, response)[4:])
         if layout.top is not None and placement_of(api_key, version) is None:
             assert decoded.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+# -- whole answers: respond -------------------------------------------------------------------
+
+LEADER_ELSEWHERE = {  # orders/0 led by broker 7, which the cluster does not have
+    "brokers": [{"node_id": 1, "host": "127.0.0.1", "port": 9092},
+                {"node_id": 7, "host": "elsewhere", "port": 9097}],
+    "cluster_id": "scripted", "controller_id": 1,
+    "topics": [{"name": "orders", "partitions": [
+        {"partition_index": 0, "leader_id": 7, "leader_epoch": 9, "replica_nodes": [7, 1],
+         "isr_nodes": [7]}]}]}
+METADATA_ORDERS = {"topics": [{"name": "orders"}], "allow_auto_topic_creation": False}
+
+
+def test_respond_gives_a_metadata_answer_with_a_leader_no_error_could_express(fake_kafka):
+    fake_kafka.faults.add(api="Metadata", respond=LEADER_ELSEWHERE)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        scripted = client.request("Metadata", 12, METADATA_ORDERS)
+        real = client.request("Metadata", 12, METADATA_ORDERS)
+    assert [(b.node_id, b.host, b.port) for b in scripted.brokers] == [
+        (1, "127.0.0.1", 9092), (7, "elsewhere", 9097)]
+    [partition] = scripted.topics[0].partitions
+    assert (partition.leader_id, partition.leader_epoch, partition.replica_nodes) == (
+        7, 9, [7, 1])
+    assert scripted.cluster_id == "scripted"
+    assert real.topics[0].partitions[0].leader_id == 1  # count 1: the broker's own answer
+    assert [e.fault for e in fake_kafka.journal(api="Metadata")] == ["#1 respond", None]
+
+
+def test_respond_from_python_builds_each_answer_from_the_request(fake_kafka):
+    def committed_at_42(view: RequestView) -> dict:
+        return {"topics": [{"name": topic.name, "partitions": [
+            {"partition_index": index, "committed_offset": 42}
+            for index in topic.partition_indexes]} for topic in view.request.topics]}
+
+    rule = fake_kafka.faults.add(api="OffsetFetch", versions=(1, 7), respond=committed_at_42)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("OffsetFetch", 7, {"group_id": "solo", "topics": [
+            {"name": "orders", "partition_indexes": [1, 0]}]})
+    assert [(p.partition_index, p.committed_offset) for p in answer.topics[0].partitions] == [
+        (1, 42), (0, 42)]
+    assert fake_kafka.committed("solo", "orders", 0) is None
+    assert rule.describe()["respond"] == "committed_at_42"
+
+
+def test_apply_then_respond_applies_the_request_and_answers_the_given_body(fake_kafka):
+    fake_kafka.faults.add(api="Produce", apply_then=True, respond={"responses": [
+        {"name": "orders", "partition_responses": [{"index": 0, "base_offset": 1000}]}]})
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("Produce", 9, produce_body("orders", 0, batch([b"v"])))
+    assert answer.responses[0].partition_responses[0].base_offset == 1000
+    assert [(r.offset, r.value) for r in fake_kafka.records("orders", 0)] == [(0, b"v")]
+
+
+# -- holding requests: hold ------------------------------------------------------------------
+
+def test_hold_parks_a_produce_until_released_and_the_client_then_gets_its_ack(fake_kafka):
+    from confluent_kafka import Producer
+
+    held = fake_kafka.faults.add(api="Produce", hold=True)
+    producer = Producer({"bootstrap.servers": fake_kafka.bootstrap_servers, "linger.ms": 0})
+    acks: list[tuple[object, int]] = []
+    producer.produce("orders", b"held", partition=0,
+                     on_delivery=lambda error, message: acks.append((error, message.offset())))
+    assert held.wait(1, timeout=10) == 1  # the Produce is held from here on
+    producer.poll(0.5)
+    assert (acks, held.held, fake_kafka.offsets("orders", 0)) == ([], 1, (0, 0))
+    assert held.release() == 1
+    assert producer.flush(10) == 0
+    assert acks == [(None, 0)]
+    [entry] = fake_kafka.journal(api="Produce")
+    assert (entry.fault, entry.outcome) == ("#1 hold", "answered")
+    assert entry.elapsed_ms >= 500
+
+
+def test_a_held_request_released_after_the_client_timed_out_is_answered_late_in_order(
+        fake_kafka):
+    held = fake_kafka.faults.add(api="Produce", hold=True)
+    with WireClient(fake_kafka.bootstrap_servers, timeout=0.3) as client:
+        client.send("Produce", 9, produce_body("orders", 0, batch([b"late"])))
+        client.send("ApiVersions", 3, {"client_software_name": "w",
+                                       "client_software_version": "1"})
+        held.wait(1, timeout=10)
+        with pytest.raises(socket.timeout):
+            client.receive_frame()
+        assert held.release() == 1
+        client.sock.settimeout(10)
+        correlation_id, answer = client.receive("Produce", 9)
+        assert (correlation_id, answer.responses[0].partition_responses[0].error_code) == (1, 0)
+        assert client.receive("ApiVersions", 3)[0] == 2
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"late"]
+
+
+def test_a_held_produce_ends_unapplied_when_its_client_gives_up_and_retries(fake_kafka):
+    from confluent_kafka import Producer
+
+    held = fake_kafka.faults.add(api="Produce", hold=True)
+    producer = Producer({"bootstrap.servers": fake_kafka.bootstrap_servers, "linger.ms": 0,
+                         "enable.idempotence": True, "socket.timeout.ms": 1000})
+    producer.produce("orders", b"once", partition=0)
+    assert held.wait(1, timeout=10) == 1
+    assert producer.flush(30) == 0  # timed out, dropped the connection, retried: acked
+    deadline = time.monotonic() + 10
+    while held.held:  # the broker sees the dropped connection on its own time
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert held.release() == 0
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"once"]
+    first, retry = sorted(fake_kafka.journal(api="Produce"), key=lambda e: e.seq)
+    assert (first.fault, first.outcome) == ("#1 hold", "held")
+    assert (retry.fault, retry.outcome, retry.errors) == (None, "answered", [])
+
+
+def test_release_lets_the_oldest_go_first_and_removing_the_rule_releases_the_rest(fake_kafka):
+    held = fake_kafka.faults.add(api="Metadata", hold=True, count=None)
+    address = fake_kafka.bootstrap_servers
+    with WireClient(address, client_id="first") as first, \
+            WireClient(address, client_id="second") as second:
+        first.send("Metadata", 12, METADATA_ORDERS)
+        held.wait(1, timeout=10)
+        second.send("Metadata", 12, METADATA_ORDERS)
+        held.wait(2, timeout=10)
+        assert held.release(1) == 1
+        assert first.receive("Metadata", 12)[1].topics[0].name == "orders"
+        assert held.held == 1
+        held.remove()
+        assert second.receive("Metadata", 12)[1].topics[0].name == "orders"
 
 
 # -- matching and counting ---------------------------------------------------------------------
@@ -231,10 +367,16 @@ def test_a_fault_handle_waits_for_hits(fake_kafka):
     ({"error": "NOT_AN_ERROR"}, "unknown Kafka error"),
     ({"api": "Fetch"}, "needs an action"),
     ({"error": 6, "drop": True}, "cannot be combined"),
-    ({"apply_then": True, "delay_ms": 5}, "apply_then needs error or drop"),
+    ({"apply_then": True, "delay_ms": 5}, "apply_then needs error, respond or drop"),
     ({"error": 6, "probability": 0}, "probability"),
     ({"error": 6, "count": 0}, "count"),
     ({"error": 6, "colour": "red"}, "unknown fault field"),
+    ({"hold": True, "hang": True}, "hold and hang cannot be combined"),
+    ({"respond": {"topics": []}}, "respond: needs api"),
+    ({"api": "Metadata", "respond": [1]}, "respond: .* is not a mapping"),
+    ({"api": "Metadata", "respond": {"brokers": [{"node_id": "one"}]}},
+     "respond: not a Metadata v0 answer"),
+    ({"api": "Metadata", "respond": {}, "error": 6}, "respond and error cannot be combined"),
 ])
 def test_a_bad_rule_is_refused_naming_the_field(fake_kafka, fields, message):
     with pytest.raises(FaultError, match=message):

@@ -174,6 +174,33 @@ def test_a_hung_request_ends_when_its_peer_leaves():
     assert journal_rows(pipeline) == [("Metadata", 1, ["orders"], [], "#1 hang", "hung")]
 
 
+def test_a_held_request_goes_on_when_released_and_ends_if_its_peer_leaves_first():
+    pipeline = a_pipeline()
+    rule = pipeline.faults.add(api="Metadata", hold=True, count=2)
+    stays, leaves = Peer(1, "/127.0.0.1"), Peer(2, "/127.0.0.1")
+    outcomes = {}
+
+    async def send(peer: Peer) -> None:
+        outcomes[peer.connection_id] = await pipeline.answer(frame("Metadata", 12, METADATA),
+                                                             peer)
+
+    async def test() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send, stays)
+            nursery.start_soon(send, leaves)
+            await rule.wait(2)
+            assert rule.held == 2 and outcomes == {}
+            leaves.gone.set()
+            await trio.sleep(1)
+            assert rule.held == 1 and isinstance(outcomes[2], Close)
+            assert rule.release() == 1
+        assert decoded("Metadata", 12, outcomes[1])[1].topics[0].name == "orders"
+
+    run(test)
+    assert sorted(e.outcome for e in pipeline.journal.query()) == ["answered", "held"]
+    assert {e.fault for e in pipeline.journal.query()} == {"#1 hold"}
+
+
 async def leave(peer: Peer, after_s: float) -> None:
     """The peer closes its side after ``after_s`` seconds."""
     await trio.sleep(after_s)

@@ -14,6 +14,7 @@ truncate           topic, partition (0), offset
 rebalance          group
 kick-member        group, member_id
 set-latency        broker, ms
+release-fault      fault (a rule's id), count (optional: all held when left out)
 fault              the fields of a fault rule (adds it; for scenario timelines)
 =================  ==========================================================
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from fakebroker.faults.rules import FaultRule
 from fakebroker.runtime import FakeCluster
 
 
@@ -42,6 +44,7 @@ PARAMETERS: dict[str, dict[str, tuple[type, Any]]] = {
     "rebalance": {"group": (str, _REQUIRED)},
     "kick-member": {"group": (str, _REQUIRED), "member_id": (str, _REQUIRED)},
     "set-latency": {"broker": (int, _REQUIRED), "ms": (int, _REQUIRED)},
+    "release-fault": {"fault": (int, _REQUIRED), "count": (int, None)},
 }
 ACTIONS = tuple(PARAMETERS) + ("fault",)
 
@@ -88,9 +91,18 @@ async def run_action(cluster: FakeCluster, name: str, given: Mapping[str, Any]
         "rebalance": lambda: cluster.rebalance(p["group"]),
         "kick-member": lambda: cluster.kick_member(p["group"], p["member_id"]),
         "set-latency": lambda: cluster.set_latency(p["broker"], p["ms"]),
+        "release-fault": lambda: {"fault": p["fault"], "released": _rule(
+            cluster, p["fault"]).release(p["count"])},
         "fault": lambda: cluster.faults.add_data(p).describe(),
     }
     result = calls[name]()
     if isinstance(result, Awaitable):
         result = await result
     return {"action": name, **(result or {})}
+
+
+def _rule(cluster: FakeCluster, fault_id: int) -> FaultRule:
+    try:
+        return cluster.faults.get(fault_id)
+    except KeyError:
+        raise ActionError(f"no fault {fault_id}") from None

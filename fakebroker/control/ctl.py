@@ -82,15 +82,17 @@ FAULT_OPTIONS: dict[str, type] = {
 
 
 def _fault_parsers(calls: Any) -> None:
-    fault = calls.add_parser("fault", help="fault rules: add, list, show, remove, clear, wait")
+    fault = calls.add_parser("fault", help="fault rules: add, list, show, remove, clear, wait, "
+                                           "release")
     verbs = fault.add_subparsers(dest="verb", required=True)
     add = verbs.add_parser("add", help="POST /faults; prints the rule with its id")
     for name, kind in FAULT_OPTIONS.items():
         add.add_argument(f"--{name}", type=kind)
     add.add_argument("--versions", metavar="LOW[-HIGH]", help="API version range")
     add.add_argument("--forever", action="store_true", help="count = until removed")
-    for flag in ("drop", "hang", "apply-then"):
+    for flag in ("drop", "hang", "hold", "apply-then"):
         add.add_argument(f"--{flag}", action="store_true")
+    add.add_argument("--respond", metavar="JSON", help="the whole answer, a JSON object")
     add.add_argument("--json", help="the rule as a JSON object instead of options")
     verbs.add_parser("list", help="GET /faults")
     for verb in ("show", "remove"):
@@ -100,11 +102,15 @@ def _fault_parsers(calls: Any) -> None:
     wait.add_argument("id", type=int)
     wait.add_argument("--hits", type=int, default=1)
     wait.add_argument("--timeout", type=float, default=30.0)
+    release = verbs.add_parser("release", help="POST /faults/ID/release: let held requests "
+                                               "go on")
+    release.add_argument("id", type=int)
+    release.add_argument("--count", type=int, help="the N oldest (default: all)")
 
 
 def fault_body(args: argparse.Namespace) -> dict[str, Any]:
     if args.json:
-        return json.loads(args.json)
+        return _json_option("--json", args.json)
     body: dict[str, Any] = {}
     for name in FAULT_OPTIONS:
         value = getattr(args, name.replace("-", "_"))
@@ -117,10 +123,20 @@ def fault_body(args: argparse.Namespace) -> dict[str, Any]:
         body["versions"] = [int(low), int(high or low)]
     if args.forever:
         body["count"] = None
-    for flag in ("drop", "hang", "apply_then"):
+    for flag in ("drop", "hang", "hold", "apply_then"):
         if getattr(args, flag):
             body[flag] = True
+    if args.respond:
+        body["respond"] = _json_option("--respond", args.respond)
     return body
+
+
+def _json_option(flag: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        print(f"fakebroker ctl: {flag} is not JSON: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def control_url(args: argparse.Namespace) -> str:
@@ -184,6 +200,9 @@ def _dispatch(url: str, args: argparse.Namespace) -> Any:
         return call(url, "GET", f"/faults/{args.id}")
     if verb == "remove":
         return call(url, "DELETE", f"/faults/{args.id}")
+    if verb == "release":
+        body = None if args.count is None else {"count": args.count}
+        return call(url, "POST", f"/faults/{args.id}/release", body)
     deadline = time.monotonic() + args.timeout
     while True:
         rule = call(url, "GET", f"/faults/{args.id}")

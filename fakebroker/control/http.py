@@ -2,21 +2,24 @@
 
 Routes (JSON bodies and answers):
 
-=====================  =====================================================================
-GET /health            ``{"status": "ok"}``
-GET /cluster           brokers (up, latency), topics with partitions (leader, epoch, replicas,
-                       ISR, log start, high watermark), groups
-POST /topics           ``{"name", "partitions", "replication_factor", "configs"}`` -> 201
-POST /faults           a fault rule's fields -> 201 the rule (with its ``id``)
-GET /faults            every rule, with ``hits`` and ``active``
-GET /faults/{id}       one rule (404 if unknown)
-DELETE /faults/{id}    remove one rule; ``DELETE /faults`` removes every rule
-POST /actions/{name}   move-leader, move-coordinator, broker-down, broker-up, delete-records,
-                       truncate, rebalance, set-latency (see ``fakebroker.control.actions``)
-GET /journal           journal entries; query: api, broker, client_id, error, faulted, since,
-                       limit
-GET /coverage          API versions, error codes and faults seen since start
-=====================  =====================================================================
+==========================  ================================================================
+GET /health                 ``{"status": "ok"}``
+GET /cluster                brokers (up, latency), topics with partitions (leader, epoch,
+                            replicas, ISR, log start, high watermark), groups
+POST /topics                ``{"name", "partitions", "replication_factor", "configs"}`` -> 201
+POST /faults                a fault rule's fields -> 201 the rule (with its ``id``)
+GET /faults                 every rule, with ``hits`` and ``active`` (``held`` for hold rules)
+GET /faults/{id}            one rule (404 if unknown)
+DELETE /faults/{id}         remove one rule, releasing what it holds (``DELETE /faults``: all)
+POST /faults/{id}/release   let what a ``hold`` rule holds go on: ``{"count": n}`` the n
+                            oldest, no body all; answers the rule with ``released``
+POST /actions/{name}        move-leader, move-coordinator, broker-down, broker-up,
+                            delete-records, truncate, rebalance, kick-member, set-latency,
+                            release-fault (see ``fakebroker.control.actions``)
+GET /journal                journal entries; query: api, broker, client_id, error, faulted,
+                            since, limit
+GET /coverage               API versions, error codes and faults seen since start
+==========================  ================================================================
 
 Guarantees: bad input (unparsable JSON, an unknown field, a bad value, an operation the
 cluster refuses) gets 400 with ``{"error": ..., "message": ...}`` and changes nothing; an
@@ -99,6 +102,10 @@ class ControlApi:
             fault_id = _fault_id(parts[1])
             routes[tuple(parts)] = {"GET": lambda: self.fault(fault_id).describe(),
                                     "DELETE": lambda: self.remove_fault(fault_id)}
+        if len(parts) == 3 and parts[0] == "faults" and parts[2] == "release":
+            fault_id = _fault_id(parts[1])
+            routes[tuple(parts)] = {"POST": lambda: self.release_fault(
+                fault_id, _json(body) if body.strip() else {})}
         if len(parts) == 2 and parts[0] == "actions":
             routes[tuple(parts)] = {"POST": lambda: run_action(
                 self.cluster, parts[1], _json(body) if body.strip() else {})}
@@ -116,7 +123,7 @@ class ControlApi:
             raise HttpError(400, "BAD_REQUEST", str(exc)) from None
         except ClusterError as exc:
             raise HttpError(400, exc.error, str(exc)) from None
-        status = 201 if method == "POST" and parts[0] in ("topics", "faults") else 200
+        status = 201 if method == "POST" and parts in (["topics"], ["faults"]) else 200
         return status, result
 
     def create_topic(self, data: Any) -> dict[str, Any]:
@@ -148,6 +155,13 @@ class ControlApi:
         rule = self.fault(fault_id)
         rule.remove()
         return rule.describe()
+
+    def release_fault(self, fault_id: int, data: Any) -> dict[str, Any]:
+        rule = self.fault(fault_id)
+        if not isinstance(data, dict) or set(data) - {"count"}:
+            raise ActionError('a release takes {"count": n} or nothing')
+        released = rule.release(data.get("count"))
+        return {**rule.describe(), "released": released}
 
     def clear_faults(self) -> dict[str, Any]:
         removed = len(list(self.cluster.faults))

@@ -17,16 +17,31 @@
     error = "NOT_LEADER_OR_FOLLOWER"
     count = 2
 
+    [[faults]]           # rule 2: Produce requests are held ...
+    api = "Produce"
+    hold = true
+    count = 3
+
     [[timeline]]         # actions at a time after the cluster is ready
     at_ms = 2000
     action = "move-leader"
     topic = "orders"
     partition = 0
 
+    [[timeline]]         # ... until 3 s after ready
+    at_ms = 3000
+    action = "release-fault"
+    fault = 2
+
+Rules are numbered from 1 as they are added: the ``[[faults]]`` in file order, then the
+timeline's ``fault`` actions in time order; ``release-fault`` names a hold rule by number and
+lets go of what it holds at that time.
+
 Guarantees: the whole file is checked before anything starts (unknown tables or fields, bad
-values, unknown actions or fault fields are errors naming the place); timeline actions run in
-``at_ms`` order on the cluster's trio thread; an action the cluster refuses at its time is
-logged and the timeline goes on.
+values, unknown actions or fault fields, a ``release-fault`` of a rule that is not a hold rule
+added before it, are errors naming the place); timeline actions run in ``at_ms`` order on the
+cluster's trio thread; an action the cluster refuses at its time is logged and the timeline
+goes on.
 """
 
 from __future__ import annotations
@@ -130,8 +145,25 @@ def parse_scenario(data: dict[str, Any], where: str = "scenario") -> Scenario:
         except (FaultError, ActionError) as exc:
             raise ScenarioError(f"{where}: [[timeline]] #{index}: {exc}") from None
         scenario.timeline.append(Step(at_ms, action, step))
+    _check_releases(scenario, where)
     scenario.timeline.sort(key=lambda s: s.at_ms)
     return scenario
+
+
+def _check_releases(scenario: Scenario, where: str) -> None:
+    """Every ``release-fault`` step names a hold rule added before it runs."""
+    holds = {number for number, fault in enumerate(scenario.faults, 1) if fault.get("hold")}
+    added = len(scenario.faults)
+    for index, step in sorted(enumerate(scenario.timeline, 1), key=lambda p: p[1].at_ms):
+        if step.action == "fault":
+            added += 1
+            if step.parameters.get("hold"):
+                holds.add(added)
+        elif step.action == "release-fault" and step.parameters["fault"] not in holds:
+            raise ScenarioError(
+                f"{where}: [[timeline]] #{index}: release-fault: rule {step.parameters['fault']}"
+                " is not a hold rule added before it (rules are numbered from 1: [[faults]] "
+                "in file order, then timeline faults in time order)")
 
 
 def install_faults(cluster: FakeCluster, scenario: Scenario) -> None:

@@ -16,17 +16,25 @@ Actions:
   partition-scoped APIs, per entry (topic, group) for entry-scoped ones, else at top level;
   ``delay_ms`` (the request waits before it is handled, so the answer is late; answers on a
   connection stay in order); ``drop`` (close the connection without answering); ``hang``
-  (never answer); ``throttle_ms`` (``throttle_time_ms`` in the answer, and the connection's
-  next answers wait that long, as a Kafka broker mutes a throttled channel); ``apply_then``
-  (with ``error`` or ``drop``: the request is applied first — records appended, offsets
-  stored — and then answered with the error or dropped: the lost acknowledgement).
+  (never answer); ``hold`` (park the request until the test releases it with
+  ``rule.release()``, then go on with the rule's other actions: a test lines up a race);
+  ``respond`` (the whole answer body: a mapping of the answer's fields at the request's
+  version, fields left out taking their defaults, or from Python a callable taking the
+  ``RequestView`` and returning one; for shapes ``error`` cannot express); ``throttle_ms``
+  (``throttle_time_ms`` in the answer, and the connection's next answers wait that long, as a
+  Kafka broker mutes a throttled channel); ``apply_then`` (with ``error``, ``respond`` or
+  ``drop``: the request is applied first — records appended, offsets stored — and then
+  answered with the error or the given answer, or dropped: the lost acknowledgement).
   Without ``apply_then`` a faulted request changes nothing: a faulted Produce appends
   nothing, a faulted OffsetCommit stores nothing.
 
 Guarantees: a rule's ``hits`` counts the requests it was applied to; rules apply in the order
 they were added; when several rules match one request their delays add up, the first
-``drop``/``hang`` wins over errors, and for each partition or entry the first rule that names
-an error for it decides it.
+``drop``/``hang`` wins over ``respond`` and errors, the first ``respond`` wins over errors, and
+for each partition or entry the first rule that names an error for it decides it. A request
+a ``hold`` rule matched is held from the moment its hit is counted (so ``await rule.wait(n)``
+returning means the n-th one is held) until ``release`` lets it go, the rule is removed, or
+its connection closes (then it ends unanswered and unapplied, as a hung request does).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from typing import Any, NamedTuple
 import trio
 
 from fakebroker.protocol.errors import error_code, error_name
+from fakebroker.protocol.framing import encode_response
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
 
@@ -80,7 +89,8 @@ class RequestView:
 MATCH_FIELDS = ("api", "versions", "broker", "client_id", "topic", "partition", "group",
                 "transactional_id")
 COUNT_FIELDS = ("count", "after", "probability")
-ACTION_FIELDS = ("error", "delay_ms", "drop", "hang", "throttle_ms", "apply_then")
+ACTION_FIELDS = ("error", "delay_ms", "drop", "hang", "hold", "respond", "throttle_ms",
+                 "apply_then")
 DATA_FIELDS = frozenset(MATCH_FIELDS + COUNT_FIELDS + ACTION_FIELDS)
 
 
@@ -120,12 +130,15 @@ class FaultRule:
     delay_ms: int = 0
     drop: bool = False
     hang: bool = False
+    hold: bool = False
+    respond: Mapping[str, Any] | Callable[[RequestView], Mapping[str, Any]] | None = None
     throttle_ms: int = 0
     apply_then: bool = False
     hits: int = 0
     seen: int = 0
     removed: bool = False
     _hit: trio.Event = field(default_factory=trio.Event, repr=False)
+    _held: list[Hold] = field(default_factory=list, repr=False)  # oldest first
 
     # -- building -------------------------------------------------------------------------
 
@@ -167,11 +180,13 @@ class FaultRule:
                 raise FaultError("error: NONE (0) is not an error")
         rule.delay_ms = _int("delay_ms", fields.get("delay_ms", 0), minimum=0)
         rule.throttle_ms = _int("throttle_ms", fields.get("throttle_ms", 0), minimum=0)
-        for name in ("drop", "hang", "apply_then"):
+        for name in ("drop", "hang", "hold", "apply_then"):
             value = fields.get(name, False)
             if not isinstance(value, bool):
                 raise FaultError(f"{name}: {value!r} is not true or false")
             setattr(rule, name, value)
+        if fields.get("respond") is not None:
+            rule.respond = rule._checked_answer(fields["respond"])
         rule._check_actions()
         return rule
 
@@ -184,19 +199,43 @@ class FaultRule:
             raise FaultError("when: predicates can only be given from Python")
         return cls.build(rule_id, **dict(data))
 
+    def _checked_answer(self, respond: Any) -> Any:
+        """``respond`` if it can be an answer: a callable, or a mapping that encodes as the
+        rule's API's answer at every version the rule matches."""
+        if callable(respond):
+            return respond
+        if not isinstance(respond, Mapping):
+            raise FaultError(f"respond: {respond!r} is not a mapping of answer fields (or, "
+                             "from Python, a callable taking a RequestView)")
+        if self.api is None:
+            raise FaultError("respond: needs api (an answer is of one API)")
+        spec = api_spec(self.api)
+        low, high = self.versions or (spec.min_version, spec.max_stable_version)
+        for version in range(max(low, spec.min_version), min(high, spec.max_stable_version) + 1):
+            try:
+                encode_response(self.api, version, 0, respond)
+            except Exception as exc:  # what the codec refuses, named with the version
+                raise FaultError(f"respond: not a {spec.name} v{version} answer: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        return respond
+
     def _check_actions(self) -> None:
         exclusive = [name for name in ("drop", "hang") if getattr(self, name)]
+        if self.respond is not None:
+            exclusive.append("respond")
         if self.error is not None:
             exclusive.append("error")
         if len(exclusive) > 1:
             raise FaultError(f"{' and '.join(exclusive)} cannot be combined in one rule")
+        if self.hang and self.hold:
+            raise FaultError("hold and hang cannot be combined in one rule")
         if self.hang and self.apply_then:
-            raise FaultError("apply_then needs error or drop, not hang")
+            raise FaultError("apply_then needs error, respond or drop, not hang")
         if self.apply_then and not exclusive:
-            raise FaultError("apply_then needs error or drop")
-        if not exclusive and not self.delay_ms and not self.throttle_ms:
-            raise FaultError("a fault needs an action: error, delay_ms, drop, hang or "
-                             "throttle_ms")
+            raise FaultError("apply_then needs error, respond or drop")
+        if not exclusive and not self.delay_ms and not self.throttle_ms and not self.hold:
+            raise FaultError("a fault needs an action: error, respond, delay_ms, drop, hang, "
+                             "hold or throttle_ms")
 
     # -- what it is -----------------------------------------------------------------------
 
@@ -219,21 +258,30 @@ class FaultRule:
         data.update(count=self.count, after=self.after, probability=self.probability)
         if self.error is not None:
             data["error"] = error_name(self.error)
+        if self.respond is not None:
+            data["respond"] = (getattr(self.respond, "__name__", "answer")
+                               if callable(self.respond) else self.respond)
         for name in ("delay_ms", "throttle_ms"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
-        for name in ("drop", "hang", "apply_then"):
+        for name in ("drop", "hang", "hold", "apply_then"):
             if getattr(self, name):
                 data[name] = True
         data.update(hits=self.hits, active=self.active)
+        if self.hold:
+            data["held"] = self.held
         return data
 
     def action_name(self) -> str:
         parts = []
+        if self.hold:
+            parts.append("hold")
         if self.apply_then:
             parts.append("apply_then")
         if self.error is not None:
             parts.append(error_name(self.error))
+        if self.respond is not None:
+            parts.append("respond")
         parts += [name for name in ("drop", "hang") if getattr(self, name)]
         if self.delay_ms:
             parts.append(f"delay_ms={self.delay_ms}")
@@ -280,8 +328,31 @@ class FaultRule:
         return True
 
     def remove(self) -> None:
-        """Stop applying the rule (its registry forgets it on the next request)."""
+        """Stop applying the rule (its registry forgets it on the next request) and release
+        what it holds."""
         self.removed = True
+        self.release()
+
+    # -- holding --------------------------------------------------------------------------
+
+    @property
+    def held(self) -> int:
+        """How many requests the rule holds now."""
+        return len(self._held)
+
+    def release(self, count: int | None = None) -> int:
+        """Let the ``count`` oldest held requests go on (all of them when None); returns how
+        many were let go (fewer than ``count`` when fewer are held)."""
+        n = len(self._held) if count is None else _int("count", count, minimum=0)
+        released, self._held = self._held[:n], self._held[n:]
+        for hold in released:
+            hold.release()
+        return len(released)
+
+    def _hold(self) -> Hold:
+        hold = Hold(self)
+        self._held.append(hold)
+        return hold
 
     # -- waiting --------------------------------------------------------------------------
 
@@ -301,6 +372,33 @@ class FaultRule:
                            f"within {timeout} s")
 
 
+class Hold:
+    """One request a ``hold`` rule holds, from the hit that counted it until the rule
+    releases it (``FaultRule.release``) or the request stops waiting (``forget``)."""
+
+    __slots__ = ("rule", "_released")
+
+    def __init__(self, rule: FaultRule) -> None:
+        self.rule = rule
+        self._released = trio.CancelScope()  # cancelled by ``release``: ends the wait
+
+    def release(self) -> None:
+        self._released.cancel()
+
+    async def wait(self, peer_gone: trio.Event) -> bool:
+        """Wait until released (True; at once if it already was) or until ``peer_gone`` is
+        set (False)."""
+        with self._released:
+            await peer_gone.wait()
+        return self._released.cancel_called
+
+    def forget(self) -> None:
+        """The request no longer waits (released, its peer gone, or cancelled): the rule
+        stops counting it as held."""
+        if self in self.rule._held:
+            self.rule._held.remove(self)
+
+
 @dataclass(slots=True)
 class FaultPlan:
     """What the matching rules do to one request."""
@@ -310,6 +408,8 @@ class FaultPlan:
     throttle_ms: int = 0
     drop: bool = False
     hang: bool = False
+    holds: list[Hold] = field(default_factory=list)  # one per matching hold rule
+    respond: Mapping[str, Any] | Callable[[RequestView], Mapping[str, Any]] | None = None
     apply_then: bool = False
     # Errors: for the whole request (``None`` key) or per target.
     whole_error: int | None = None
@@ -350,13 +450,13 @@ class FaultRegistry:
 
     def remove(self, rule_id: int) -> FaultRule:
         rule = self.get(rule_id)
-        rule.removed = True
+        rule.remove()
         del self.rules[rule_id]
         return rule
 
     def clear(self) -> None:
         for rule in self.rules.values():
-            rule.removed = True
+            rule.remove()
         self.rules.clear()
 
     def __iter__(self) -> Iterator[FaultRule]:
@@ -388,6 +488,10 @@ class FaultRegistry:
             plan.apply_then = plan.apply_then or rule.apply_then
             plan.drop = plan.drop or rule.drop
             plan.hang = plan.hang or rule.hang
+            if rule.hold:
+                plan.holds.append(rule._hold())
+            if plan.respond is None:
+                plan.respond = rule.respond
             if rule.error is not None:
                 if covered:
                     for target in covered:

@@ -4,14 +4,15 @@
 partitions or entries it names, and a way to run its handler; it returns the answer body,
 after the rules that match the request did what they do, in this order:
 
-1. ``delay_ms``: wait that long;
-2. ``hang``: wait until the peer leaves, never answering; or ``drop`` (without
+1. ``hold``: wait until the rule releases the request (or its peer leaves: it ends there);
+2. ``delay_ms``: wait that long;
+3. ``hang``: wait until the peer leaves, never answering; or ``drop`` (without
    ``apply_then``): close the connection;
-3. the answer: the handler's, with the rules' errors placed where Kafka puts them
-   (``placement``: faulted entries taken out of the request first, so nothing is applied for
-   them; the handler not run at all for an error at top level); with ``apply_then`` the
-   whole request is handled first;
-4. ``drop`` with ``apply_then``: close the connection after the request was applied;
+4. the answer: the rule's ``respond`` body; or the handler's answer with the rules' errors
+   placed where Kafka puts them (``placement``: faulted entries taken out of the request
+   first, so nothing is applied for them; the handler not run at all for an error at top
+   level); with ``apply_then`` the whole request is handled first;
+5. ``drop`` with ``apply_then``: close the connection after the request was applied;
    ``throttle_ms``: ``throttle_time_ms`` in the answer, and ``throttle_ms`` set here for the
    connection to mute its next answers.
 
@@ -46,8 +47,8 @@ class Seam:
 
     Its attributes say what the rules did, as far as they got (also when the request was
     cancelled part way, because its connection closed): ``fault`` describes the rules applied
-    (``"#1 delay_ms=50, #2 NOT_LEADER_OR_FOLLOWER"``; None if none matched), ``outcome`` how
-    the request ended when a rule ended it unanswered (``hung`` or ``dropped``), and
+    (``"#1 hold, #2 NOT_LEADER_OR_FOLLOWER"``; None if none matched), ``outcome`` how the
+    request ended when a rule ended it unanswered (``held``, ``hung`` or ``dropped``), and
     ``throttle_ms`` how long the connection's next answers wait.
     """
 
@@ -66,7 +67,7 @@ class Seam:
                       request: Any, targets: list[Target], handle: Handle) -> Any:
         """The answer body (None: no answer) to ``request``, through the rules it matches.
         Raises ``ConnectionClosed`` when the connection is to close unanswered: dropped,
-        hung until the peer left, or an acks=0 Produce that failed."""
+        hung or held until the peer left, or an acks=0 Produce that failed."""
         if not self.faults.rules:
             return await handle(request)
         view = RequestView(api_key, api_spec(api_key).name, version, broker, client_id,
@@ -76,6 +77,8 @@ class Seam:
         if plan is None:
             return await handle(request)
         self.fault = plan.describe()
+        if plan.holds:
+            await self._held(plan)
         if plan.delay_ms:
             await trio.sleep(plan.delay_ms / 1000)
         if plan.hang:
@@ -93,9 +96,26 @@ class Seam:
             response["throttle_time_ms"] = self.throttle_ms = plan.throttle_ms
         return response
 
+    async def _held(self, plan: FaultPlan) -> None:
+        """Wait until every rule holding the request released it; ``ConnectionClosed`` when
+        the peer left first."""
+        self.outcome = "held"
+        try:
+            for hold in plan.holds:
+                if not await hold.wait(self.peer_gone):
+                    raise ConnectionClosed(f"fault {self.fault}: the peer left a held request")
+        finally:
+            for hold in plan.holds:
+                hold.forget()
+        self.outcome = None
+
     async def _answer(self, plan: FaultPlan, view: RequestView, targets: list[Target],
                       handle: Handle) -> Any:
         api_key, version, request = view.api_key, view.version, view.request
+        if plan.respond is not None:
+            if plan.apply_then:
+                await handle(request)
+            return dict(plan.respond(view) if callable(plan.respond) else plan.respond)
         if not plan.errors:
             return await handle(request)
         layout = layout_errors(plan, api_key, version, targets)
