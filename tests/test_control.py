@@ -204,3 +204,18 @@ def test_a_bad_scenario_is_refused_before_anything_starts(tmp_path, text, messag
                             cwd=OUTSIDE)
     assert result.returncode == 2
     assert message in result.stderr and "bad.toml" in result.stderr
+
+
+def test_ctl_names_what_is_missing_when_the_broker_serves_no_control_api(tmp_path):
+    process, details = start_served(tmp_path)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "ctl", "--ready-file",
+             str(tmp_path / "ready.json"), "cluster"],
+            capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
+    finally:
+        stop_served(process)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"fakebroker ctl: {tmp_path / 'ready.json'}: the broker was started without "
+        "--control-port, so it serves no control API"]
