@@ -240,9 +240,7 @@ async def open_cluster(
     bad value an ``OptionError``. The journal writes each request as a JSON line to
     ``journal_sink`` when one is given."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
-    state = Cluster(cluster_id=settings.cluster_id,
-                    auto_create_topics=settings.auto_create_topics,
-                    default_partitions=settings.default_partitions)
+    state = Cluster(cluster_id=settings.cluster_id, settings=settings)
     state.groups.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
     state.groups.min_session_timeout_ms = settings.group_min_session_timeout_ms
     services = Services(faults=FaultRegistry(settings.seed),

@@ -53,7 +53,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             continue
         count = len(topic.partitions) if topic.partitions else (
             wanted.num_partitions if wanted.num_partitions > 0
-            else len(wanted.assignments) or ctx.cluster.default_partitions)
+            else len(wanted.assignments) or ctx.cluster.settings.default_partitions)
         factor = (len(topic.partitions[0].replicas) if topic.partitions
                   else wanted.replication_factor if wanted.replication_factor > 0
                   else ctx.cluster.default_replication_factor)

@@ -59,7 +59,7 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
     if by_id:
         return {"error_code": error_code("UNKNOWN_TOPIC_ID"), "name": None,
                 "topic_id": topic_id}
-    if allow_auto_create and ctx.cluster.auto_create_topics:
+    if allow_auto_create and ctx.cluster.settings.auto_create_topics:
         try:
             return describe(ctx.cluster.create_topic(name), live)
         except ClusterError as exc:
