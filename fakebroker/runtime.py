@@ -26,6 +26,7 @@ if sys.version_info < (3, 11):
 
 from fakebroker.faults.rules import FaultRegistry, FaultRule
 from fakebroker.journal import Journal, JournalEntry
+from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import BrokerServer, Services
@@ -122,19 +123,22 @@ class FakeCluster:
 
     # -- natural failures -----------------------------------------------------------------
 
-    def move_leader(self, topic: str, partition: int, broker: int | None = None) -> int:
+    @operation("leader")
+    def move_leader(self, topic: str, partition: int = 0, broker: int | None = None) -> int:
         """Move a partition's leader (default: the next live broker); the leader epoch bumps
         and the old leader answers NOT_LEADER_OR_FOLLOWER. Returns the new leader."""
         leader = failures.move_leader(self.state, topic, partition, broker)
         self._wake()
         return leader
 
+    @operation("coordinator")
     def move_coordinator(self, group: str, broker: int | None = None) -> int:
         """Move a group's (or transactional id's) coordinator; returns the new one."""
         coordinator = failures.move_coordinator(self.state, group, broker)
         self._wake()
         return coordinator
 
+    @operation()
     def broker_down(self, broker: int) -> None:
         """Take a broker down: its listener closes, its connections drop, leadership moves
         to live in-sync replicas (partitions with none go offline), Metadata omits it."""
@@ -142,6 +146,7 @@ class FakeCluster:
         self.servers[broker - 1].stop()
         self._wake()
 
+    @operation()
     async def broker_up(self, broker: int) -> None:
         """Bring a broker back on its old port; it leads its offline partitions again."""
         server = self.servers[broker - 1]
@@ -153,18 +158,21 @@ class FakeCluster:
         self._nursery.start_soon(server.serve, listener)
         self._wake()
 
-    def delete_records(self, topic: str, partition: int, before: int = -1) -> int:
+    @operation("log_start_offset")
+    def delete_records(self, topic: str, partition: int = 0, before: int = -1) -> int:
         """Advance a partition's log start to ``before`` (-1: its end); returns it."""
         start = failures.delete_records(self.state, topic, partition, before)
         self._wake()
         return start
 
+    @operation("log_end_offset")
     def truncate(self, topic: str, partition: int, offset: int) -> int:
         """Unclean leader election: drop records at or after ``offset``; returns the end."""
         end = failures.truncate(self.state, topic, partition, offset)
         self._wake()
         return end
 
+    @operation()
     def rebalance(self, group: str) -> None:
         """Start a rebalance of a classic group now; members learn it from their next
         heartbeat (REBALANCE_IN_PROGRESS)."""
@@ -176,6 +184,7 @@ class FakeCluster:
             raise ClusterError("GROUP_ID_NOT_FOUND", f"no group {group}")
         self.state.groups.force_rebalance(group)
 
+    @operation()
     def kick_member(self, group: str, member_id: str) -> None:
         """Expire a member's session now (classic or KIP-848 group): the group rebalances
         without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
@@ -188,6 +197,7 @@ class FakeCluster:
         except (GroupError, ConsumerGroupError) as exc:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
+    @operation()
     def set_latency(self, broker: int, ms: int) -> None:
         """Every request to ``broker`` waits ``ms`` milliseconds before it is handled."""
         if broker not in self.state.brokers:
