@@ -1,4 +1,5 @@
-"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker."""
+"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker; the
+Java client versions (``java_client``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.clients.java import CLIENT_VERSIONS as JAVA_CLIENT_VERSIONS
 
 
 def start_served(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
@@ -44,3 +47,11 @@ def served_cluster(tmp_path: Path) -> Iterator[str]:
     process, details = start_served(tmp_path, "--brokers", "2", "--topic", "served:3")
     yield details["bootstrap_servers"]
     stop_served(process)
+
+
+@pytest.fixture(params=JAVA_CLIENT_VERSIONS, ids=lambda v: f"java-{v}")
+def java_client(request: pytest.FixtureRequest) -> str:
+    """Runs the test once per Apache Kafka Java client version (tests/clients/java.py):
+    pass it on as ``client_version=``."""
+    return request.param
+
