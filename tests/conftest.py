@@ -1,5 +1,5 @@
 """Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker; the
-Java client versions (``java_client``)."""
+Java client versions (``java_client``); a real Kafka broker (``real_kafka``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.clients.java import CLIENT_VERSIONS as JAVA_CLIENT_VERSIONS
+from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
 
 
 def start_served(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
@@ -55,3 +56,11 @@ def java_client(request: pytest.FixtureRequest) -> str:
     pass it on as ``client_version=``."""
     return request.param
 
+
+@pytest.fixture(scope="session")
+def real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
+    """A real Apache Kafka 4.4.0 broker (single-node KRaft) for the session: the oracle
+    (tests/real_kafka.py). Skips when not installed, but fails under CI=true."""
+    require_real_kafka()
+    with start_real_kafka(tmp_path_factory.mktemp("real-kafka")) as kafka:
+        yield kafka
