@@ -1,8 +1,9 @@
-// Drives the real Apache Kafka Java client (3.9.1) for fakebroker's tests.
+// Drives the real Apache Kafka Java client (3.9.1 and 4.4.0) for fakebroker's tests.
 //
-// Single file, no build tool: compiled with javac against the jars that
-// .ci/install-clients puts in ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java/,
-// run by tests/clients/java.py.
+// Single file, no build tool: compiled with javac against the jars of each client version that
+// .ci/install-kafka puts in ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java-<version>/,
+// run by tests/clients/java.py. It uses only APIs both versions have (e.g. poll(Duration);
+// KafkaConsumer.close(Duration), deprecated in 4.x, as close(CloseOptions) is not in 3.9).
 //
 // Usage: java -cp <jars>:<harness jar or classes> Harness <subcommand> [--option value ...] [--flag] [key=value ...]
 //   bare key=value arguments are client properties (e.g. compression.type=zstd, linger.ms=0);
