@@ -98,7 +98,6 @@ class Cluster:
     auto_create_topics: bool = True
     default_partitions: int = 1
     default_replication_factor: int = 1
-    message_max_bytes: int = 1048588
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
     groups: GroupCoordinator = field(default_factory=GroupCoordinator)
     consumer_groups: ConsumerGroupCoordinator = field(default_factory=ConsumerGroupCoordinator)
