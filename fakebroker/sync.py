@@ -16,7 +16,7 @@ from fakebroker.faults.rules import FaultRule
 from fakebroker.journal import JournalEntry
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
-from fakebroker.state.inspect import GroupView
+from fakebroker.state.views import GroupView
 
 T = TypeVar("T")
 

@@ -1,8 +1,11 @@
-"""Decoding the consumer protocol's subscription and assignment bytes, for inspection.
+"""Snapshots of groups as tests see them (``GroupView``), and the consumer protocol's
+subscription and assignment bytes decoded for them.
 
-Both start with an int16 version followed by the ConsumerProtocolSubscription /
-ConsumerProtocolAssignment data message at that version (newer versions than the schema
-knows are read as the newest, which readers must tolerate by Kafka's rules).
+Views are frozen copies: later changes to the group do not show in a view already taken.
+Subscription and assignment bytes both start with an int16 version followed by the
+ConsumerProtocolSubscription / ConsumerProtocolAssignment data message at that version (newer
+versions than the schema knows are read as the newest, which readers must tolerate by Kafka's
+rules); bytes that do not parse read as no topics / no partitions.
 """
 
 from __future__ import annotations
