@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from fakebroker.protocol.codec import DecodeError, data_codec, decode
+from fakebroker.protocol.codec import DecodeError, data_codec
 from fakebroker.protocol.specs import data_spec, parse_range
 
 
@@ -23,7 +23,7 @@ def _decode(name: str, data: bytes):
     version = struct.unpack_from(">h", data)[0]
     newest = max(parse_range(data_spec(name)["versions"]))
     try:
-        return decode(data_codec(name, min(max(version, 0), newest)), data[2:])
+        return data_codec(name, min(max(version, 0), newest)).parse(data[2:])
     except (DecodeError, struct.error, KeyError):
         return None
 
