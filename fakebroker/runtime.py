@@ -34,7 +34,7 @@ from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import GroupError
-from fakebroker.state.inspect import GroupView, consumer_group_view, group_view
+from fakebroker.state.views import GroupView, consumer_group_view, group_view
 
 TopicSpec = int | Mapping[str, Any]
 

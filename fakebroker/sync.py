@@ -17,7 +17,7 @@ from fakebroker.journal import JournalEntry
 from fakebroker.operations import OnClusterThread
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
-from fakebroker.state.inspect import GroupView
+from fakebroker.state.views import GroupView
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.groups import Group
-from fakebroker.state.inspect import subscribed_topics
+from fakebroker.state.views import subscribed_topics
 
 API_KEY = 47
 

@@ -66,7 +66,6 @@ class Level:
 @dataclass(frozen=True)
 class Placement:
     level: Level
-    mutating: bool = False
     top_errors: frozenset[str] = frozenset()
     # Request fields set when some of its partitions were taken out (Fetch: answer at once).
     when_filtered: dict[str, Any] = field(default_factory=dict)
@@ -91,7 +90,7 @@ def _groups(request_list: str, response_list: str, response_key: str = "group_id
 
 _PRODUCE = Placement(_topics("topic_data", "responses", "name", _partitions(
     "partition_data", "partition_responses", "index", "index", base_offset=-1,
-    log_append_time_ms=-1, log_start_offset=-1, record_errors=[])), mutating=True)
+    log_append_time_ms=-1, log_start_offset=-1, record_errors=[])))
 _FETCH = Placement(
     _topics("topics", "responses", "topic", _partitions(
         "partitions", "partitions", "partition", "partition_index", high_watermark=-1,
@@ -104,10 +103,9 @@ _LIST_OFFSETS = Placement(_topics("topics", "topics", "name", _partitions(
 _OFFSET_FOR_LEADER_EPOCH = Placement(_topics("topics", "topics", "topic", _partitions(
     "partitions", "partitions", "partition", "partition", leader_epoch=-1, end_offset=-1)))
 _DELETE_RECORDS = Placement(_topics("topics", "topics", "name", _partitions(
-    "partitions", "partitions", "partition_index", "partition_index", low_watermark=-1)),
-    mutating=True)
+    "partitions", "partitions", "partition_index", "partition_index", low_watermark=-1)))
 _OFFSET_COMMIT = Placement(_topics("topics", "topics", "name", _partitions(
-    "partitions", "partitions", "partition_index", "partition_index")), mutating=True)
+    "partitions", "partitions", "partition_index", "partition_index")))
 _OFFSET_FETCH_TOPICS = _topics("topics", "topics", "name", _partitions(
     "partition_indexes", "partitions", "", "partition_index", committed_offset=-1,
     committed_leader_epoch=-1, metadata=""))
@@ -117,16 +115,15 @@ _OFFSET_FETCH_GROUPS = Placement(
           copy=(("group_id", "group_id"),), defaults={"topics": []}),
     top_errors=GROUP_ERRORS)
 _OFFSET_DELETE = Placement(_topics("topics", "topics", "name", _partitions(
-    "partitions", "partitions", "partition_index", "partition_index")), mutating=True,
+    "partitions", "partitions", "partition_index", "partition_index")),
     top_errors=GROUP_ERRORS)
 _METADATA = Placement(_topics("topics", "topics", "name", None, partitions=[],
                               is_internal=False))
 _CREATE_TOPICS = Placement(_topics("topics", "topics", "name", None, num_partitions=-1,
-                                   replication_factor=-1, configs=None), mutating=True)
-_DELETE_TOPICS_NAMES = Placement(Level("topic_names", "responses", "", "name", "topic"),
-                                 mutating=True)
-_DELETE_TOPICS = Placement(_topics("topics", "responses", "name", None), mutating=True)
-_CREATE_PARTITIONS = Placement(_topics("topics", "results", "name", None), mutating=True)
+                                   replication_factor=-1, configs=None))
+_DELETE_TOPICS_NAMES = Placement(Level("topic_names", "responses", "", "name", "topic"))
+_DELETE_TOPICS = Placement(_topics("topics", "responses", "name", None))
+_CREATE_PARTITIONS = Placement(_topics("topics", "results", "name", None))
 _DESCRIBE_CONFIGS = Placement(Level(
     "resources", "results", "resource_name", "resource_name", "topic",
     copy=(("resource_name", "resource_name"), ("resource_type", "resource_type")),
@@ -135,7 +132,7 @@ _FIND_COORDINATOR = Placement(_groups("coordinator_keys", "coordinators", "key",
                                       host="", port=-1))
 _DESCRIBE_GROUPS = Placement(_groups("groups", "groups", group_state="", protocol_type="",
                                      protocol_data="", members=[]))
-_DELETE_GROUPS = Placement(_groups("groups_names", "results"), mutating=True)
+_DELETE_GROUPS = Placement(_groups("groups_names", "results"))
 _CONSUMER_GROUP_DESCRIBE = Placement(_groups("group_ids", "groups", group_state="",
                                              group_epoch=0, assignment_epoch=0,
                                              assignor_name="", members=[]))

@@ -100,7 +100,6 @@ class Cluster:
     # these very values.
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
-    message_max_bytes: int = 1048588
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
     groups: GroupCoordinator = field(default_factory=GroupCoordinator)
     consumer_groups: ConsumerGroupCoordinator = field(default_factory=ConsumerGroupCoordinator)
