@@ -29,7 +29,7 @@ from fakebroker.journal import Journal, JournalEntry
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.records import Record, decode_records
-from fakebroker.server import BrokerServer, Services
+from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
@@ -140,8 +140,9 @@ class FakeCluster:
 
     @operation()
     def broker_down(self, broker: int) -> None:
-        """Take a broker down: its listener closes, its connections drop, leadership moves
-        to live in-sync replicas (partitions with none go offline), Metadata omits it."""
+        """Take a broker down: it stops listening (a client connecting is refused; on Linux
+        its port stays reserved for it), its connections drop, leadership moves to live
+        in-sync replicas (partitions with none go offline), Metadata omits it."""
         failures.broker_down(self.state, broker)
         self.servers[broker - 1].stop()
         self._wake()
@@ -153,9 +154,8 @@ class FakeCluster:
         state = self.state.brokers.get(broker)
         if state is None or state.up:
             failures.broker_up(self.state, broker)  # raises the right ClusterError
-        listener = await listen(self.settings.host, server.broker.port)
+        await server.resume()
         failures.broker_up(self.state, broker)
-        self._nursery.start_soon(server.serve, listener)
         self._wake()
 
     @operation("log_start_offset")
@@ -224,14 +224,13 @@ def topic_args(spec: TopicSpec) -> dict[str, Any]:
 
 
 async def listen(host: str, port: int) -> trio.SocketListener:
-    """One listening socket on ``host:port`` (0 = OS-assigned)."""
+    """One listening socket on ``host:port`` (0 = OS-assigned), on ``host``'s first address;
+    a broker serving it keeps its port while it is down (see ``open_listener``). An address
+    that cannot be listened on is an ``OSError`` naming it."""
     try:
-        listeners = await trio.open_tcp_listeners(port, host=host)
+        return await open_listener(host, port)
     except OSError as exc:
         raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    for extra in listeners[1:]:
-        await extra.aclose()
-    return listeners[0]
 
 
 @contextlib.asynccontextmanager
@@ -273,7 +272,7 @@ async def open_cluster(
     try:
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
-                nursery.start_soon(server.serve, listener)
+                await nursery.start(server.serve, listener)
             nursery.start_soon(state.groups.run_timers)
             nursery.start_soon(state.consumer_groups.run_timers)
             nursery.start_soon(services.signal.run_deadlines)

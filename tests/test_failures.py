@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import socket
 import time
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.server import KEEPS_PORT_WHILE_DOWN
 from fakebroker.state.cluster import ClusterError
 from tests.test_faults import produce
 from tests.test_wire_groups import joined_member
@@ -101,6 +103,31 @@ def test_a_broker_back_up_serves_again_on_its_port(fake_kafka):
         assert produce(client) == 0
     with pytest.raises(ClusterError, match="is up"):
         fake_kafka.broker_up(broker)
+
+
+@pytest.mark.skipif(not KEEPS_PORT_WHILE_DOWN, reason="a downed broker keeps its port on Linux")
+def test_a_downed_broker_keeps_its_port_and_refuses_connections_until_it_is_up(fake_kafka):
+    """No other socket can take a downed broker's port, so it comes up on it again; meanwhile
+    a client connecting is refused at once."""
+    broker = leader(fake_kafka, "orders")
+    host, port = address(fake_kafka, broker).rsplit(":", 1)
+    fake_kafka.broker_down(broker)
+    for option in ("SO_REUSEADDR", "SO_REUSEPORT", None):
+        with socket.socket() as other:
+            if option is not None:
+                other.setsockopt(socket.SOL_SOCKET, getattr(socket, option), 1)
+            with pytest.raises(OSError) as taken:
+                other.bind((host, int(port)))
+            assert taken.value.errno == errno.EADDRINUSE, option
+    started = time.monotonic()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((host, int(port)), timeout=5).close()
+    assert time.monotonic() - started < 1
+    fake_kafka.broker_up(broker)
+    with WireClient(address(fake_kafka, broker)) as client:
+        _, partition = metadata_partition(client, "orders")
+        assert (partition.error_code, partition.leader_id) == (0, broker)
+        assert produce(client) == 0
 
 
 def test_deleted_records_put_consumers_out_of_range(fake_kafka):
