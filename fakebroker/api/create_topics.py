@@ -20,10 +20,14 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import ClusterError
 
 API_KEY = 19
+# A topic's answer before it is created (and beside an error).
+NOT_CREATED = {"num_partitions": -1, "replication_factor": -1, "configs": None}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_CREATED))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -13,10 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 21
 HIGH_WATERMARK = -1
+# Beside a partition's error: no low watermark.
+NOT_DELETED = {"low_watermark": -1}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
+    "partitions", "partitions", "partition_index", error_fields=NOT_DELETED)))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

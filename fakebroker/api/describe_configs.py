@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
@@ -27,6 +28,10 @@ from fakebroker.state.configs import (
 
 API_KEY = 32
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+NO_CONFIGS = {"configs": ()}  # a resource's answer before its configs (and beside an error)
+# Resources (topics, brokers) are matched by a rule's topic, as topics.
+ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
+                                      echoed=("resource_type",), error_fields=NO_CONFIGS))
 
 
 def topic_config_entries(

@@ -13,10 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.groups import GroupState
 
 API_KEY = 15
+# Beside a group's error: nothing described.
+UNDESCRIBED = {"group_state": "", "protocol_type": "", "protocol_data": "", "members": ()}
+ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIBED))
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:

@@ -12,10 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Keys, Placement, by_version, per_group
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 10
 GROUP, TRANSACTION = 0, 1
+NO_COORDINATOR = {"node_id": -1, "host": "", "port": -1}  # beside an error
+ERROR_PLACEMENT = Placement(
+    by_version({0: None,  # v0-3 (one key): at the top level
+                4: per_group("coordinator_keys", "coordinators", "key",
+                             error_fields=NO_COORDINATOR)}),
+    top_fields=NO_COORDINATOR,
+    keys=Keys(("key", "coordinator_keys"), "key_type", groups=GROUP,
+              transactional_ids=TRANSACTION))
 
 
 def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:

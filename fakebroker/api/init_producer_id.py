@@ -15,10 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.producers import SequenceError
 
 API_KEY = 22
+NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error
+ERROR_PLACEMENT = Placement(top_fields=NO_PRODUCER)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

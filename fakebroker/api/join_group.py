@@ -20,10 +20,14 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.groups import GroupError
 
 API_KEY = 11
+NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
+# An error answer repeats the member id as sent.
+ERROR_PLACEMENT = Placement(top_fields=NOT_JOINED, echoed=("member_id",))
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

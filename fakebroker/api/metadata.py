@@ -22,6 +22,7 @@ from typing import Any
 
 from fakebroker.api.common import broker_entries, resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import ClusterError, Topic
@@ -29,6 +30,9 @@ from fakebroker.state.cluster import ClusterError, Topic
 API_KEY = 3
 CACHEABLE = True
 LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
+# Beside a topic's error: no partitions.
+NOT_DESCRIBED = {"is_internal": False, "partitions": ()}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_DESCRIBED))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

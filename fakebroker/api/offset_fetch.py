@@ -15,11 +15,30 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import (
+    GROUP_ERRORS,
+    Placement,
+    by_version,
+    per_group,
+    per_partition,
+    per_topic,
+)
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import ConsumerGroupError
 
 API_KEY = 9
+# A partition's answer without a committed offset (and beside an error).
+NOT_COMMITTED = {"committed_offset": -1, "committed_leader_epoch": -1, "metadata": ""}
+NO_TOPICS = {"topics": ()}  # beside a group's error (v8+)
+# The partition indexes of each topic (the request's entries are indexes); from v8 in groups.
+TOPICS = per_topic("topics", "topics", partitions=per_partition(
+    "partition_indexes", "partitions", "", "partition_index", error_fields=NOT_COMMITTED))
+ERROR_PLACEMENT = Placement(
+    by_version({0: TOPICS,
+                8: per_group("groups", "groups", key="group_id", topics=TOPICS,
+                             error_fields=NO_TOPICS)}),
+    request_errors=GROUP_ERRORS)
 
 
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int

@@ -25,6 +25,7 @@ from typing import Any
 
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,
@@ -38,6 +39,11 @@ from fakebroker.state.producers import SequenceError
 
 API_KEY = 0
 ZSTD = 4
+# Beside a partition's error: nothing was appended.
+NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
+                "record_errors": ()}
+ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
+    "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 
 
 class PartitionError(Exception):
