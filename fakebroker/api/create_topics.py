@@ -34,8 +34,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
     results = []
     for wanted in request.topics:
-        result: dict[str, Any] = {"name": wanted.name, "num_partitions": -1,
-                                  "replication_factor": -1, "configs": None}
+        result: dict[str, Any] = dict(NOT_CREATED, name=wanted.name)
         if counts[wanted.name] > 1:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Create topics request from client contains "

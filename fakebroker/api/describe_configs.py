@@ -68,9 +68,9 @@ def broker_config_entries(names: list[str] | None) -> list[dict[str, Any]]:
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
     for resource in request.resources:
-        result: dict[str, Any] = {"resource_type": resource.resource_type,
-                                  "resource_name": resource.resource_name,
-                                  "error_code": 0, "error_message": None, "configs": []}
+        result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
+                                      resource_name=resource.resource_name, error_code=0,
+                                      error_message=None)
         names = resource.configuration_keys
         if resource.resource_type == TOPIC:
             topic = ctx.cluster.topics.get(resource.resource_name)

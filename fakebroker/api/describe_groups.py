@@ -25,8 +25,7 @@ ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIB
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
-        return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
-                "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.group(group_id)
     if group is None or group_id in ctx.cluster.consumer_groups.groups:
         why = "is not a classic group" if group_id in ctx.cluster.consumer_groups.groups \

@@ -89,9 +89,7 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
                    first: bool) -> dict[str, Any]:
     """One partition's answer; its ``size`` entry (bytes of stored records read, taken out by
     ``assemble``) is not a wire field."""
-    result: dict[str, Any] = {"partition_index": wanted.partition, "records": b"",
-                              "size": 0, "high_watermark": -1, "last_stable_offset": -1,
-                              "log_start_offset": -1, "aborted_transactions": None}
+    result: dict[str, Any] = dict(NO_RECORDS, partition_index=wanted.partition, size=0)
     if topic is None:
         result["error_code"] = error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 13
                                           else "UNKNOWN_TOPIC_OR_PARTITION")

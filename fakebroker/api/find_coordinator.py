@@ -29,12 +29,12 @@ ERROR_PLACEMENT = Placement(
 
 def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     if key_type not in (GROUP, TRANSACTION) or not key:
-        return {"key": key, "error_code": error_code("INVALID_REQUEST"), "node_id": -1,
-                "host": "", "port": -1, "error_message": "Invalid coordinator key"}
+        return dict(NO_COORDINATOR, key=key, error_code=error_code("INVALID_REQUEST"),
+                    error_message="Invalid coordinator key")
     broker = ctx.cluster.brokers[ctx.cluster.coordinator_of(key)]
     if not broker.up:
-        return {"key": key, "error_code": error_code("COORDINATOR_NOT_AVAILABLE"),
-                "node_id": -1, "host": "", "port": -1, "error_message": None}
+        return dict(NO_COORDINATOR, key=key, error_code=error_code("COORDINATOR_NOT_AVAILABLE"),
+                    error_message=None)
     return {"key": key, "error_code": 0, "node_id": broker.id, "host": broker.host,
             "port": broker.port, "error_message": None}
 

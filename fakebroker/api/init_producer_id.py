@@ -30,7 +30,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.transactional_id, request.producer_id, request.producer_epoch
         )
     except SequenceError as exc:
-        return {"throttle_time_ms": 0, "error_code": error_code(exc.error),
-                "producer_id": -1, "producer_epoch": -1}
+        return dict(NO_PRODUCER, throttle_time_ms=0, error_code=error_code(exc.error))
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
             "producer_epoch": epoch}

@@ -39,8 +39,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 def lookup(ctx: RequestContext, topic: Any, wanted: Any) -> dict[str, Any]:
-    result: dict[str, Any] = {"partition_index": wanted.partition_index, "timestamp": -1,
-                              "offset": -1, "leader_epoch": -1, "old_style_offsets": []}
+    result: dict[str, Any] = dict(NOT_FOUND, partition_index=wanted.partition_index)
     partition = (topic.partitions[wanted.partition_index]
                  if topic is not None and 0 <= wanted.partition_index < len(topic.partitions)
                  else None)

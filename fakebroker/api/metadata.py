@@ -61,14 +61,14 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
     if topic is not None:
         return describe(topic, live)
     if by_id:
-        return {"error_code": error_code("UNKNOWN_TOPIC_ID"), "name": None,
-                "topic_id": topic_id}
+        return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_ID"), name=None,
+                    topic_id=topic_id)
     if allow_auto_create and ctx.cluster.auto_create_topics:
         try:
             return describe(ctx.cluster.create_topic(name), live)
         except ClusterError as exc:
-            return {"error_code": error_code(exc.error), "name": name}
-    return {"error_code": error_code("UNKNOWN_TOPIC_OR_PARTITION"), "name": name}
+            return dict(NOT_DESCRIBED, error_code=error_code(exc.error), name=name)
+    return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)
 
 
 def describe(topic: Topic, live: set[int]) -> dict[str, Any]:

@@ -63,14 +63,13 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
     for name, topic_id, indexes in requested:
         partitions = []
         for index in indexes:
+            partition = dict(NOT_COMMITTED, partition_index=index, error_code=error)
             committed = offsets.get((name, index))
-            partitions.append({
-                "partition_index": index,
-                "committed_offset": committed.offset if committed else -1,
-                "committed_leader_epoch": committed.leader_epoch if committed else -1,
-                "metadata": (committed.metadata or "") if committed else "",
-                "error_code": error,
-            })
+            if committed:
+                partition.update(committed_offset=committed.offset,
+                                 committed_leader_epoch=committed.leader_epoch,
+                                 metadata=committed.metadata or "")
+            partitions.append(partition)
         topic = ctx.cluster.topics.get(name)
         answer.append({"name": name,
                        "topic_id": topic_id or (topic.id if topic else ZERO_UUID),
@@ -89,9 +88,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                                                 g.member_epoch)
                 except ConsumerGroupError as exc:
                     error = error_code(exc.error)
-            groups.append({"group_id": g.group_id, "error_code": error,
-                           "topics": [] if error else partitions_of(ctx, g.group_id,
-                                                                    g.topics, 0)})
+            group = dict(NO_TOPICS, group_id=g.group_id, error_code=error)
+            if not error:
+                group["topics"] = partitions_of(ctx, g.group_id, g.topics, 0)
+            groups.append(group)
         return {"throttle_time_ms": 0, "groups": groups}
     error = 0 if ctx.is_coordinator(request.group_id) else error_code("NOT_COORDINATOR")
     if error and ctx.version >= 2:

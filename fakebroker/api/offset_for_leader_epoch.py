@@ -37,10 +37,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             error = ctx.leader_check(partition)
             if partition is not None and not error:
                 error = ctx.epoch_check(partition, p.current_leader_epoch)
-            epoch, end = (-1, -1)
+            result = dict(UNDEFINED_EPOCH, error_code=error, partition=p.partition)
             if not error and partition is not None:
                 epoch, end = partition.log.epoch_end_offset(p.leader_epoch)
-            results.append({"error_code": error, "partition": p.partition,
-                            "leader_epoch": epoch, "end_offset": end})
+                result.update(leader_epoch=epoch, end_offset=end)
+            results.append(result)
         topics.append({"topic": wanted.topic, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}

@@ -69,7 +69,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
                 result.update(append(ctx, topic, data.index, data.records))
                 appended = True
             except PartitionError as exc:
-                result.update(error_code=exc.code, base_offset=-1, error_message=exc.message)
+                result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message)
                 partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
                     topic.partitions) else None
                 if exc.code == error_code("NOT_LEADER_OR_FOLLOWER") and partition is not None:
