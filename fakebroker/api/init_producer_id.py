@@ -1,6 +1,6 @@
 """InitProducerId (key 22): producer ids and epochs for idempotent producers.
 
-Versions: 0-5 (3.9), 6 (4.x, latest unstable: not advertised). Flexible from v2.
+Versions: 0-5 (3.9; 4.x adds v6, unstable, which it does not serve). Flexible from v2.
 
 Behavior:
 * No transactional id and no producer id: a new producer id at epoch 0.
