@@ -9,6 +9,7 @@ import uuid
 import pytest
 from construct import Container
 
+from fakebroker.api import served_versions
 from fakebroker.faults import FaultError
 from fakebroker.faults.placement import (
     ErrorLayout,
@@ -24,7 +25,6 @@ from fakebroker.protocol.codec import request_codec, snake
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_response
 from fakebroker.protocol.specs import api_spec, parse_range
-from fakebroker.server import served_versions
 from tests.test_wire_groups import joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
 from tests.wire import WireClient
