@@ -9,7 +9,7 @@ import uuid
 import pytest
 from construct import Container
 
-from fakebroker.api import served_versions
+from fakebroker.api import heartbeat, init_producer_id, join_group, served_versions
 from fakebroker.faults import FaultError
 from fakebroker.faults.placement import (
     ErrorLayout,
@@ -164,10 +164,11 @@ def test_find_coordinator_errors_go_at_top_level_to_v3_and_per_key_from_v4(fake_
 
 def test_a_top_level_error_answer_carries_the_fields_its_api_declares():
     join = Container(member_id="m-1", group_id="g")
-    assert top_level_answer(11, join) == {"generation_id": -1, "leader": "", "members": (),
-                                          "member_id": "m-1"}
-    assert top_level_answer(22, Container()) == {"producer_id": -1, "producer_epoch": -1}
-    assert top_level_answer(12, join) == {}
+    assert top_level_answer(join_group.API_KEY, join) == {
+        "generation_id": -1, "leader": "", "members": (), "member_id": "m-1"}
+    assert top_level_answer(init_producer_id.API_KEY, Container()) == {
+        "producer_id": -1, "producer_epoch": -1}
+    assert top_level_answer(heartbeat.API_KEY, join) == {}
 
 
 def test_an_error_of_a_request_wide_api_is_its_top_level_error(fake_kafka):
