@@ -22,12 +22,15 @@ from typing import Any
 
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import CommittedOffset, Group, GroupError
 
 API_KEY = 8
 MAX_METADATA_BYTES = 4096
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
+    "partitions", "partitions", "partition_index")))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
