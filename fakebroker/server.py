@@ -231,7 +231,12 @@ class BrokerServer:
                 with trio.CancelScope() as self._scope:
                     async with trio.open_nursery() as nursery:
                         while True:
-                            stream = await listener.accept()
+                            try:
+                                stream = await listener.accept()
+                            except (OSError, trio.ClosedResourceError):
+                                if self._down is None:
+                                    raise
+                                break  # stopped with this accept already scheduled
                             nursery.start_soon(self.connection, stream)
         finally:
             self._scope = None
