@@ -26,14 +26,15 @@ if sys.version_info < (3, 11):
 
 from fakebroker.faults.rules import FaultRegistry, FaultRule
 from fakebroker.journal import Journal, JournalEntry
+from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.records import Record, decode_records
-from fakebroker.server import BrokerServer, Services
+from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import GroupError
-from fakebroker.state.inspect import GroupView, consumer_group_view, group_view
+from fakebroker.state.views import GroupView, consumer_group_view, group_view
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -123,49 +124,56 @@ class FakeCluster:
 
     # -- natural failures -----------------------------------------------------------------
 
-    def move_leader(self, topic: str, partition: int, broker: int | None = None) -> int:
+    @operation("leader")
+    def move_leader(self, topic: str, partition: int = 0, broker: int | None = None) -> int:
         """Move a partition's leader (default: the next live broker); the leader epoch bumps
         and the old leader answers NOT_LEADER_OR_FOLLOWER. Returns the new leader."""
         leader = failures.move_leader(self.state, topic, partition, broker)
         self._wake()
         return leader
 
+    @operation("coordinator")
     def move_coordinator(self, group: str, broker: int | None = None) -> int:
         """Move a group's (or transactional id's) coordinator; returns the new one."""
         coordinator = failures.move_coordinator(self.state, group, broker)
         self._wake()
         return coordinator
 
+    @operation()
     def broker_down(self, broker: int) -> None:
-        """Take a broker down: its listener closes, its connections drop, leadership moves
-        to live in-sync replicas (partitions with none go offline), Metadata omits it."""
+        """Take a broker down: it stops listening (a client connecting is refused; on Linux
+        its port stays reserved for it), its connections drop, leadership moves to live
+        in-sync replicas (partitions with none go offline), Metadata omits it."""
         failures.broker_down(self.state, broker)
         self.servers[broker - 1].stop()
         self._wake()
 
+    @operation()
     async def broker_up(self, broker: int) -> None:
         """Bring a broker back on its old port; it leads its offline partitions again."""
         server = self.servers[broker - 1]
         state = self.state.brokers.get(broker)
         if state is None or state.up:
             failures.broker_up(self.state, broker)  # raises the right ClusterError
-        listener = await listen(self.settings.host, server.broker.port)
+        await server.resume()
         failures.broker_up(self.state, broker)
-        self._nursery.start_soon(server.serve, listener)
         self._wake()
 
-    def delete_records(self, topic: str, partition: int, before: int = -1) -> int:
+    @operation("log_start_offset")
+    def delete_records(self, topic: str, partition: int = 0, before: int = -1) -> int:
         """Advance a partition's log start to ``before`` (-1: its end); returns it."""
         start = failures.delete_records(self.state, topic, partition, before)
         self._wake()
         return start
 
+    @operation("log_end_offset")
     def truncate(self, topic: str, partition: int, offset: int) -> int:
         """Unclean leader election: drop records at or after ``offset``; returns the end."""
         end = failures.truncate(self.state, topic, partition, offset)
         self._wake()
         return end
 
+    @operation()
     def rebalance(self, group: str) -> None:
         """Start a rebalance of a classic group now; members learn it from their next
         heartbeat (REBALANCE_IN_PROGRESS)."""
@@ -177,6 +185,7 @@ class FakeCluster:
             raise ClusterError("GROUP_ID_NOT_FOUND", f"no group {group}")
         self.state.groups.force_rebalance(group)
 
+    @operation()
     def kick_member(self, group: str, member_id: str) -> None:
         """Expire a member's session now (classic or KIP-848 group): the group rebalances
         without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
@@ -189,6 +198,7 @@ class FakeCluster:
         except (GroupError, ConsumerGroupError) as exc:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
+    @operation()
     def set_latency(self, broker: int, ms: int) -> None:
         """Every request to ``broker`` waits ``ms`` milliseconds before it is handled."""
         if broker not in self.state.brokers:
@@ -196,6 +206,16 @@ class FakeCluster:
         if ms < 0:
             raise ClusterError("INVALID_REQUEST", "latency must be >= 0 ms")
         self.state.brokers[broker].latency_ms = ms
+
+    @operation("released")
+    def release_fault(self, fault: int, count: int | None = None) -> int:
+        """Let the ``count`` oldest requests hold rule ``fault`` holds go on (all of them
+        when None); returns how many were let go. The same as the rule's ``release``."""
+        try:
+            rule = self.services.faults.get(fault)
+        except KeyError:
+            raise ClusterError("INVALID_REQUEST", f"no fault {fault}") from None
+        return rule.release(count)
 
     def _wake(self) -> None:
         self.services.signal.fire()
@@ -215,14 +235,13 @@ def topic_args(spec: TopicSpec) -> dict[str, Any]:
 
 
 async def listen(host: str, port: int) -> trio.SocketListener:
-    """One listening socket on ``host:port`` (0 = OS-assigned)."""
+    """One listening socket on ``host:port`` (0 = OS-assigned), on ``host``'s first address;
+    a broker serving it keeps its port while it is down (see ``open_listener``). An address
+    that cannot be listened on is an ``OSError`` naming it."""
     try:
-        listeners = await trio.open_tcp_listeners(port, host=host)
+        return await open_listener(host, port)
     except OSError as exc:
         raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    for extra in listeners[1:]:
-        await extra.aclose()
-    return listeners[0]
 
 
 @contextlib.asynccontextmanager
@@ -241,9 +260,7 @@ async def open_cluster(
     bad value an ``OptionError``. The journal writes each request as a JSON line to
     ``journal_sink`` when one is given."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
-    state = Cluster(cluster_id=settings.cluster_id,
-                    auto_create_topics=settings.auto_create_topics,
-                    default_partitions=settings.default_partitions)
+    state = Cluster(cluster_id=settings.cluster_id, settings=settings)
     state.groups.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
     state.groups.min_session_timeout_ms = settings.group_min_session_timeout_ms
     services = Services(faults=FaultRegistry(settings.seed),
@@ -266,7 +283,7 @@ async def open_cluster(
     try:
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
-                nursery.start_soon(server.serve, listener)
+                await nursery.start(server.serve, listener)
             nursery.start_soon(state.groups.run_timers)
             nursery.start_soon(state.consumer_groups.run_timers)
             nursery.start_soon(services.signal.run_deadlines)

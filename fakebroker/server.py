@@ -22,8 +22,10 @@ Guarantees:
 * When the peer closes its side, requests already read are still handled, and hung or held
   ones end (``Peer.gone``).
 * An idle broker parks every waiting fetch on one trio event; appends wake them.
-* ``stop()`` closes the listener and every connection (a broker going down); ``serve`` may
-  then be started again on the same port.
+* ``stop()`` takes the broker down: it stops listening at once (a client connecting is
+  refused) and drops every connection. On Linux its port stays bound to it while it is down,
+  so no other socket, of this process or another, can take the port; ``resume()`` listens on
+  the same port again.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import itertools
 import logging
 import math
 import os
+import socket
+import sys
 from dataclasses import dataclass, field
 
 import trio
@@ -48,6 +52,11 @@ log = logging.getLogger("fakebroker")
 
 DEFAULT_MAX_REQUEST_BYTES = ClusterSettings.max_request_bytes
 MAX_IN_FLIGHT = 256
+BACKLOG = 0xFFFF  # as trio's open_tcp_listeners: the system's maximum
+# Linux stops a listening socket listening when it is shut down, and keeps its port bound if
+# the port was bound explicitly (not as 0); without SO_REUSEADDR no other socket may then bind
+# it. Elsewhere a broker going down closes its socket and binds its port again to come up.
+KEEPS_PORT_WHILE_DOWN = sys.platform.startswith("linux")
 
 
 class AppendSignal:
@@ -155,29 +164,82 @@ class BrokerServer:
                                  services.signal.wait)
         self._connection_ids = itertools.count(1)
         self._scope: trio.CancelScope | None = None
-        self._listener: trio.SocketListener | None = None
+        self._listener: trio.SocketListener | None = None  # set by serve()
+        self._down: trio.Event | None = None  # while down: set when it comes up again
 
-    async def serve(self, listener: trio.SocketListener) -> None:
-        """Accept and serve connections until ``stop()``; then the listener is closed."""
+    async def serve(self, listener: trio.SocketListener, *,
+                    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Accept and serve connections on ``listener`` (from ``open_listener``) until
+        cancelled, then close it; nothing is accepted while the broker is down (from
+        ``stop()`` to ``resume()``). Started (``nursery.start``) once ``stop()`` can reach
+        the listener."""
         self._listener = listener
-        with trio.CancelScope() as self._scope:
-            try:
-                async with trio.open_nursery() as nursery:
-                    while True:
-                        stream = await listener.accept()
-                        nursery.start_soon(self.connection, stream)
-            finally:
-                await trio.aclose_forcefully(listener)
+        if self._down is not None:  # taken down before it started serving
+            self._stop_listening(listener)
+        task_status.started()
+        try:
+            while True:
+                if self._down is not None:
+                    await self._down.wait()
+                    continue
+                listener = self._listener  # a new one after resume() where no port is kept
+                with trio.CancelScope() as self._scope:
+                    async with trio.open_nursery() as nursery:
+                        while True:
+                            try:
+                                stream = await listener.accept()
+                            except (OSError, trio.ClosedResourceError):
+                                if self._down is None:
+                                    raise
+                                break  # stopped with this accept already scheduled
+                            nursery.start_soon(self.connection, stream)
+        finally:
+            self._scope = None
+            await trio.aclose_forcefully(self._listener)
 
     def stop(self) -> None:
-        """Close the listener (at once: new connections are refused when this returns) and
-        drop every connection, without answering what is pending."""
-        if self._listener is not None:
-            self._listener.socket.close()
-            self._listener = None
+        """Take the broker down: stop listening at once (new connections are refused when
+        this returns) and drop every connection, without answering what is pending.
+
+        On Linux the port stays bound to this broker while it is down, so no other socket can
+        take it and ``resume()`` listens on it again without a race."""
+        if self._down is not None:
+            return
+        self._down = trio.Event()
         if self._scope is not None:
-            self._scope.cancel()
-            self._scope = None
+            self._scope.cancel()  # before the socket changes: the accept ends cancelled
+        if self._listener is not None:
+            self._stop_listening(self._listener)
+
+    async def resume(self) -> None:
+        """Bring the broker back up after ``stop()``: it listens on its port again when this
+        returns."""
+        if self._down is None:
+            return
+        if self._listener is not None:
+            if KEEPS_PORT_WHILE_DOWN:
+                sock = self._listener.socket
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.listen(BACKLOG)
+                if sock.getsockname()[1] != self.broker.port:  # a port not bound explicitly
+                    raise RuntimeError(f"broker {self.broker.id} lost its port "
+                                       f"{self.broker.port}: serve a listener from "
+                                       "open_listener")
+            else:
+                self._listener = await open_listener(self.broker.host, self.broker.port)
+        down, self._down = self._down, None
+        down.set()
+
+    @staticmethod
+    def _stop_listening(listener: trio.SocketListener) -> None:
+        """No longer listen on ``listener``'s port; on Linux keep it bound, and to this
+        socket alone (connections still waiting to be accepted are reset)."""
+        sock = listener.socket
+        if KEEPS_PORT_WHILE_DOWN:
+            sock.shutdown(socket.SHUT_RDWR)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 0)
+        else:
+            sock.close()
 
     async def connection(self, stream: trio.SocketStream) -> None:
         """Read frames, answer each (in a task of its own when it waits), write answers in
@@ -272,3 +334,42 @@ class BrokerServer:
     def _close(self, scope: trio.CancelScope, reason: str) -> None:
         log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
         scope.cancel()
+
+
+async def open_listener(host: str, port: int) -> trio.SocketListener:
+    """A socket listening on ``host``'s first address and ``port`` (0: a free port the OS
+    picks), with SO_REUSEADDR as trio's listeners.
+
+    On Linux the port is bound explicitly even when the OS picks it, so that it stays bound
+    when ``BrokerServer.stop`` has the socket stop listening: a first socket takes a free
+    port, and holds it until the listening socket is bound to it too (Linux lets two sockets
+    with SO_REUSEADDR bind one port while neither listens), so no other can take it between.
+    """
+    (family, type_, proto, _, address), *_ = await trio.socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    holder = None
+    sock = _listening_socket(family, type_, proto)
+    try:
+        if port == 0 and KEEPS_PORT_WHILE_DOWN:
+            holder = _listening_socket(family, type_, proto)
+            await holder.bind(address)
+            address = (address[0], holder.getsockname()[1], *address[2:])
+        await sock.bind(address)
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        if holder is not None:
+            holder.close()
+    return trio.SocketListener(sock)
+
+
+def _listening_socket(family: int, type_: int, proto: int) -> trio.socket.SocketType:
+    """A socket to listen on, set up as trio's ``open_tcp_listeners`` sets its own."""
+    sock = trio.socket.socket(family, type_, proto)
+    if sys.platform != "win32":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6:
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    return sock

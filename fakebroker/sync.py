@@ -14,9 +14,10 @@ import trio
 
 from fakebroker.faults.rules import FaultRule
 from fakebroker.journal import JournalEntry
+from fakebroker.operations import OnClusterThread
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
-from fakebroker.state.inspect import GroupView
+from fakebroker.state.views import GroupView
 
 T = TypeVar("T")
 
@@ -214,40 +215,15 @@ class FakeKafka:
         """API versions, error codes and faults exercised since start."""
         return self.call(self.cluster.coverage)
 
-    # -- natural failures -----------------------------------------------------------------
+    # -- the cluster's operations (natural failures, releasing held requests), on its thread -
 
-    def move_leader(self, topic: str, partition: int, broker: int | None = None) -> int:
-        """Move a partition's leader (epoch bump); returns the new leader."""
-        return self.call(self.cluster.move_leader, topic, partition, broker)
-
-    def move_coordinator(self, group: str, broker: int | None = None) -> int:
-        """Move a group's coordinator; returns the new one."""
-        return self.call(self.cluster.move_coordinator, group, broker)
-
-    def broker_down(self, broker: int) -> None:
-        """Close a broker's listener and connections; leaders move or go offline."""
-        self.call(self.cluster.broker_down, broker)
-
-    def broker_up(self, broker: int) -> None:
-        """Bring a broker back on its port."""
-        self.call_async(self.cluster.broker_up, broker)
-
-    def delete_records(self, topic: str, partition: int, before: int = -1) -> int:
-        """Advance the log start to ``before`` (-1: the end); returns the new log start."""
-        return self.call(self.cluster.delete_records, topic, partition, before)
-
-    def truncate(self, topic: str, partition: int, offset: int) -> int:
-        """Drop records at or after ``offset`` (unclean election); returns the new end."""
-        return self.call(self.cluster.truncate, topic, partition, offset)
-
-    def rebalance(self, group: str) -> None:
-        """Force a classic group to rebalance."""
-        self.call(self.cluster.rebalance, group)
-
-    def kick_member(self, group: str, member_id: str) -> None:
-        """Expire a group member's session now; the group rebalances without it."""
-        self.call(self.cluster.kick_member, group, member_id)
-
-    def set_latency(self, broker: int, ms: int) -> None:
-        """Delay every request to ``broker`` by ``ms`` milliseconds."""
-        self.call(self.cluster.set_latency, broker, ms)
+    move_leader = OnClusterThread(FakeCluster.move_leader)
+    move_coordinator = OnClusterThread(FakeCluster.move_coordinator)
+    broker_down = OnClusterThread(FakeCluster.broker_down)
+    broker_up = OnClusterThread(FakeCluster.broker_up)
+    delete_records = OnClusterThread(FakeCluster.delete_records)
+    truncate = OnClusterThread(FakeCluster.truncate)
+    rebalance = OnClusterThread(FakeCluster.rebalance)
+    kick_member = OnClusterThread(FakeCluster.kick_member)
+    set_latency = OnClusterThread(FakeCluster.set_latency)
+    release_fault = OnClusterThread(FakeCluster.release_fault)

@@ -1,5 +1,6 @@
-"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker; and
-which fakebroker the suite tests (CI: the installed wheel, never the source tree)."""
+"""Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker; the
+Java client versions (``java_client``); a real Kafka broker (``real_kafka``); and which
+fakebroker the suite tests (CI: the installed wheel, never the source tree)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 import fakebroker
+from tests.clients.java import CLIENT_VERSIONS as JAVA_CLIENT_VERSIONS
+from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where ``python -m fakebroker`` subprocesses run: outside the checkout, so they use the
@@ -71,3 +74,19 @@ def served_cluster(tmp_path: Path) -> Iterator[str]:
     process, details = start_served(tmp_path, "--brokers", "2", "--topic", "served:3")
     yield details["bootstrap_servers"]
     stop_served(process)
+
+
+@pytest.fixture(params=JAVA_CLIENT_VERSIONS, ids=lambda v: f"java-{v}")
+def java_client(request: pytest.FixtureRequest) -> str:
+    """Runs the test once per Apache Kafka Java client version (tests/clients/java.py):
+    pass it on as ``client_version=``."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
+    """A real Apache Kafka 4.4.0 broker (single-node KRaft) for the session: the oracle
+    (tests/real_kafka.py). Skips when not installed, but fails under CI=true."""
+    require_real_kafka()
+    with start_real_kafka(tmp_path_factory.mktemp("real-kafka")) as kafka:
+        yield kafka

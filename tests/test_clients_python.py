@@ -207,3 +207,22 @@ def test_leaders_spread_over_brokers_and_clients_follow_them(fake_kafka):
         seen = round_trip(fake_kafka, "spread", tag)
         assert_exactly_once(seen, tag)
         assert {s.partition for s in seen} == set(range(6))
+
+
+@pytest.mark.parametrize("settings,expected", [
+    ({}, {"auto.create.topics.enable": "true", "num.partitions": "1",
+          "group.initial.rebalance.delay.ms": "0"}),
+    ({"auto_create_topics": False, "default_partitions": 4,
+      "group_initial_rebalance_delay_ms": 250},
+     {"auto.create.topics.enable": "false", "num.partitions": "4",
+      "group.initial.rebalance.delay.ms": "250"}),
+])
+def test_describe_configs_reports_the_configuration_the_cluster_runs_with(fake_kafka_factory,
+                                                                         settings, expected):
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    kafka = fake_kafka_factory(**settings)
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    resource = ConfigResource(ResourceType.BROKER, "1")
+    configs = admin.describe_configs([resource])[resource].result(timeout=10)
+    assert {name: configs[name].value for name in expected} == expected

@@ -90,7 +90,7 @@ def test_faults_are_added_applied_counted_and_removed(served):
     ("POST", "/faults", {"api": "Nope", "error": "NOT_LEADER_OR_FOLLOWER"}, "unknown Kafka API"),
     ("POST", "/faults", {"topic": "orders"}, "needs an action"),
     ("POST", "/faults", ["not", "an", "object"], "object of fields"),
-    ("POST", "/actions/truncate", {"topic": "orders"}, "offset is required"),
+    ("POST", "/actions/truncate", {"topic": "orders", "partition": 0}, "offset is required"),
     ("POST", "/actions/move-leader", {"topic": "orders", "partition": "zero"},
      "partition must be int"),
     ("POST", "/actions/broker-down", {"broker": 9}, "no broker 9"),
@@ -135,7 +135,7 @@ def test_ctl_wraps_each_call_for_shell_scripts(served):
     assert ctl(served, "fault", "remove", str(fault_id)).returncode == 0
     moved = ctl(served, "action", "move-leader", "--topic", "orders", "--partition", "1")
     assert moved.returncode == 0 and "leader" in json.loads(moved.stdout)
-    refused = ctl(served, "action", "truncate", "--topic", "orders")
+    refused = ctl(served, "action", "truncate", "--topic", "orders", "--partition", "0")
     assert refused.returncode == 1 and "offset is required" in refused.stderr
     assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
 
@@ -256,7 +256,8 @@ fault = 1
     ("[clutser]\nbrokers = 2\n", "unknown table(s) clutser"),
     ("[[faults]]\napi = 'Fetch'\n", "[[faults]] #1: a fault needs an action"),
     ("[[timeline]]\nat_ms = 5\naction = 'explode'\n", "action must be one of"),
-    ("[[timeline]]\nat_ms = 5\naction = 'truncate'\ntopic = 'a'\n", "offset is required"),
+    ("[[timeline]]\nat_ms = 5\naction = 'truncate'\ntopic = 'a'\npartition = 0\n",
+     "offset is required"),
     ("[topics]\norders = { partitons = 3 }\n", "unknown field(s) partitons"),
     ("[[faults]]\napi = 'Metadata'\nrespond = { brokers = 'x' }\n",
      "[[faults]] #1: respond: not a Metadata v0 answer"),
@@ -272,3 +273,34 @@ def test_a_bad_scenario_is_refused_before_anything_starts(tmp_path, text, messag
                             cwd=OUTSIDE)
     assert result.returncode == 2
     assert message in result.stderr and "bad.toml" in result.stderr
+
+
+def test_ctl_names_what_is_missing_when_the_broker_serves_no_control_api(tmp_path):
+    process, details = start_served(tmp_path)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "ctl", "--ready-file",
+             str(tmp_path / "ready.json"), "cluster"],
+            capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
+    finally:
+        stop_served(process)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"fakebroker ctl: {tmp_path / 'ready.json'}: the broker was started without "
+        "--control-port, so it serves no control API"]
+
+
+def test_every_cluster_operation_is_a_fakekafka_method_an_action_and_a_ctl_command(
+        fake_kafka):
+    from fakebroker.control.actions import ACTIONS
+    from fakebroker.operations import OPERATIONS
+
+    assert len(OPERATIONS) >= 9
+    for name, declared in OPERATIONS.items():
+        method = getattr(fake_kafka, declared.method)
+        assert callable(method) and method.__doc__, name
+        assert name in ACTIONS
+    result = subprocess.run([sys.executable, "-m", "fakebroker", "ctl", "action", "--help"],
+                            capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
+    for name in OPERATIONS:
+        assert name in result.stdout

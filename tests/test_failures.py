@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import socket
+import struct
 import time
 
 import pytest
+import trio
+import trio.testing
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.framing import decode_response, encode_request
+from fakebroker.runtime import open_cluster
+from fakebroker.server import KEEPS_PORT_WHILE_DOWN
 from fakebroker.state.cluster import ClusterError
 from tests.test_faults import produce
 from tests.test_wire_groups import joined_member
@@ -101,6 +108,65 @@ def test_a_broker_back_up_serves_again_on_its_port(fake_kafka):
         assert produce(client) == 0
     with pytest.raises(ClusterError, match="is up"):
         fake_kafka.broker_up(broker)
+
+
+@pytest.mark.skipif(not KEEPS_PORT_WHILE_DOWN, reason="a downed broker keeps its port on Linux")
+def test_a_downed_broker_keeps_its_port_and_refuses_connections_until_it_is_up(fake_kafka):
+    """No other socket can take a downed broker's port, so it comes up on it again; meanwhile
+    a client connecting is refused at once."""
+    broker = leader(fake_kafka, "orders")
+    host, port = address(fake_kafka, broker).rsplit(":", 1)
+    fake_kafka.broker_down(broker)
+    for option in ("SO_REUSEADDR", "SO_REUSEPORT", None):
+        with socket.socket() as other:
+            if option is not None:
+                other.setsockopt(socket.SOL_SOCKET, getattr(socket, option), 1)
+            with pytest.raises(OSError) as taken:
+                other.bind((host, int(port)))
+            assert taken.value.errno == errno.EADDRINUSE, option
+    started = time.monotonic()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((host, int(port)), timeout=5).close()
+    assert time.monotonic() - started < 1
+    fake_kafka.broker_up(broker)
+    with WireClient(address(fake_kafka, broker)) as client:
+        _, partition = metadata_partition(client, "orders")
+        assert (partition.error_code, partition.leader_id) == (0, broker)
+        assert produce(client) == 0
+
+
+def test_a_broker_going_down_while_it_accepts_a_connection_closes_it_and_serves_on():
+    """The connection is closed, the broker does not fail, and it serves again once up: also
+    when its accept is already scheduled, in the same trio batch as the broker_down (the
+    accept then finds the socket no longer listening)."""
+    def closed_by_peer(sock: socket.socket) -> bool:
+        sock.setblocking(False)
+        try:
+            return sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+    async def main() -> None:
+        async with open_cluster(brokers=2) as cluster:
+            broker = cluster.state.brokers[1]
+            for _ in range(20):
+                await trio.testing.wait_all_tasks_blocked()  # the broker waits to accept
+                with socket.create_connection((broker.host, broker.port)) as late:
+                    await trio.lowlevel.checkpoint()  # the broker's accept may now be scheduled
+                    cluster.broker_down(1)
+                    await trio.testing.wait_all_tasks_blocked()
+                    assert closed_by_peer(late)
+                await cluster.broker_up(1)
+            stream = await trio.open_tcp_stream(broker.host, broker.port)
+            async with stream:
+                await stream.send_all(encode_request(3, 12, 7, "late", {"topics": None}))
+                answer = b""
+                while len(answer) < 4 or len(answer) < 4 + struct.unpack(">i", answer[:4])[0]:
+                    answer += await stream.receive_some()
+            correlation_id, metadata = decode_response(3, 12, answer[4:])
+            assert correlation_id == 7 and sorted(b.node_id for b in metadata.brokers) == [1, 2]
+
+    trio.run(main)
 
 
 def test_deleted_records_put_consumers_out_of_range(fake_kafka):

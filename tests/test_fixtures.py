@@ -110,3 +110,31 @@ def test_sync_facade_reads_records_and_offsets(fake_kafka):
     with pytest.raises(fakebroker.ClusterError) as exists:
         fake_kafka.create_topic("orders")
     assert exists.value.error == "TOPIC_ALREADY_EXISTS"
+
+
+@pytest.mark.fake_kafka(host="0.0.0.0", advertised_host="127.0.0.3", brokers=2,
+                        topics={"orders": 2})
+def test_the_marker_binds_one_address_and_advertises_another(fake_kafka):
+    assert {b.host for b in fake_kafka.brokers} == {"127.0.0.3"}
+    for broker in fake_kafka.brokers:  # every broker answers at the advertised address
+        with WireClient(f"{broker.host}:{broker.port}") as client:
+            metadata = client.request("Metadata", 12, {"topics": None})
+        assert {(b.host, b.port) for b in metadata.brokers} == {
+            (b.host, b.port) for b in fake_kafka.brokers}
+
+
+@pytest.mark.parametrize("options,says", [
+    ({"brokers": 0}, "brokers: expected a whole number >= 1, got 0"),
+    ({"host": "0.0.0.0"}, "needs an advertised_host"),
+    ({"port": -1}, "port: expected a port from 0 to 65535"),
+])
+def test_a_bad_cluster_option_is_refused_naming_it(options, says):
+    from fakebroker.options import OptionError
+
+    with pytest.raises(OptionError, match=says):
+        fakebroker.FakeKafka(**options).start()
+
+
+def test_an_unknown_cluster_option_is_a_type_error():
+    with pytest.raises(TypeError, match="unknown cluster option.*brokerz"):
+        fakebroker.FakeKafka(brokerz=3).start()

@@ -280,3 +280,30 @@ def test_kip848_groups_under_the_classic_admin_apis(fake_kafka):
         deleted = client.request("DeleteGroups", 2, {"groups_names": ["g848"]}).results[0]
         assert deleted.error_code == 0
     assert fake_kafka.group("g848") is None and fake_kafka.committed("g848", "orders", 0) is None
+
+
+def test_a_commit_from_outside_a_kip848_group_is_accepted_only_while_it_has_no_member(
+        fake_kafka):
+    """Kafka's ConsumerGroup.validateOffsetCommit: generation -1 (an admin client, a consumer
+    that assigns itself partitions) may commit only to an empty consumer group."""
+    def commit(client: WireClient, member_id: str, epoch: int, offset: int) -> int:
+        response = client.request("OffsetCommit", 9, {
+            "group_id": "g848", "generation_id_or_member_epoch": epoch, "member_id": member_id,
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": offset}]}]})
+        return response.topics[0].partitions[0].error_code
+
+    with WireClient(coordinator(fake_kafka, "g848")) as client:
+        joined = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": "m1", "member_epoch": 0, "rebalance_timeout_ms": 1000,
+            "subscribed_topic_names": ["orders"], "topic_partitions": []})
+        assert joined.error_code == 0 and joined.member_epoch == 1
+        assert commit(client, "", -1, 5) == ErrorCode.UNKNOWN_MEMBER_ID
+        assert commit(client, "m1", -1, 5) == ErrorCode.STALE_MEMBER_EPOCH
+        assert fake_kafka.committed("g848", "orders", 0) is None
+        left = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": "m1", "member_epoch": -1})
+        assert left.error_code == 0 and fake_kafka.group("g848").state == "Empty"
+        assert commit(client, "", -1, 5) == 0
+        assert commit(client, "m1", -1, 6) == 0  # the member id is not looked at
+    assert fake_kafka.committed("g848", "orders", 0) == 6

@@ -5,8 +5,10 @@ Versions: 0-4 (3.9; 4.x keeps 1-4). Flexible from v4.
 Behavior:
 * Topic resources (type 2): every topic config Kafka 3.9 lists, explicitly set ones with source
   TOPIC_CONFIG, the rest DEFAULT_CONFIG; unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
-* Broker resources (type 4): the broker configs this fake honours, for this broker's id or
-  "" (cluster default); another id: INVALID_REQUEST. Broker loggers (type 8): none.
+* Broker resources (type 4): the broker configs this fake honours, with the values the
+  cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
+  auto-creation), for this broker's id or "" (cluster default); another id: INVALID_REQUEST.
+  Broker loggers (type 8): none.
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked; v3+ config
   types (and no documentation text).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
@@ -27,6 +30,10 @@ from fakebroker.state.configs import (
 
 API_KEY = 32
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+NO_CONFIGS = {"configs": ()}  # a resource's answer before its configs (and beside an error)
+# Resources (topics, brokers) are matched by a rule's topic, as topics.
+ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
+                                      echoed=("resource_type",), error_fields=NO_CONFIGS))
 
 
 def topic_config_entries(
@@ -51,9 +58,13 @@ def topic_config_entries(
     return entries
 
 
-def broker_config_entries(names: list[str] | None) -> list[dict[str, Any]]:
+def broker_config_entries(names: list[str] | None, running: dict[str, str]
+                          ) -> list[dict[str, Any]]:
+    """The broker configs, filtered by ``names``: ``running`` values (the cluster's
+    settings) where the cluster has one, Kafka's defaults otherwise."""
     return [
-        {"name": d.name, "value": d.default, "read_only": True, "is_default": False,
+        {"name": d.name, "value": running.get(d.name, d.default), "read_only": True,
+         "is_default": False,
          "config_source": STATIC_BROKER_CONFIG, "is_sensitive": d.sensitive,
          "config_type": d.type, "documentation": None, "synonyms": []}
         for d in BROKER_DEFAULTS.values() if names is None or d.name in names
@@ -63,9 +74,9 @@ def broker_config_entries(names: list[str] | None) -> list[dict[str, Any]]:
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
     for resource in request.resources:
-        result: dict[str, Any] = {"resource_type": resource.resource_type,
-                                  "resource_name": resource.resource_name,
-                                  "error_code": 0, "error_message": None, "configs": []}
+        result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
+                                      resource_name=resource.resource_name, error_code=0,
+                                      error_message=None)
         names = resource.configuration_keys
         if resource.resource_type == TOPIC:
             topic = ctx.cluster.topics.get(resource.resource_name)
@@ -81,7 +92,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                               error_message="Unexpected broker id, expected "
                                             f"{ctx.broker.id} or empty string")
             else:
-                result["configs"] = broker_config_entries(names)
+                result["configs"] = broker_config_entries(
+                    names, ctx.cluster.settings.kafka_configs())
         elif resource.resource_type != BROKER_LOGGER:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")

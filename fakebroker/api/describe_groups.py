@@ -13,16 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.groups import GroupState
 
 API_KEY = 15
+# Beside a group's error: nothing described.
+UNDESCRIBED = {"group_state": "", "protocol_type": "", "protocol_data": "", "members": ()}
+ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIBED))
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
-        return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
-                "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.group(group_id)
     if group is None or group_id in ctx.cluster.consumer_groups.groups:
         why = "is not a classic group" if group_id in ctx.cluster.consumer_groups.groups \

@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.groups import GroupError
 
 API_KEY = 12
+ERROR_PLACEMENT = TOP_LEVEL
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -10,7 +10,9 @@ Behavior:
 * Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) and
   OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the rest are stored.
 * A KIP-848 consumer group member commits with its member epoch: STALE_MEMBER_EPOCH for
-  another epoch, UNKNOWN_MEMBER_ID for an unknown member.
+  another epoch, UNKNOWN_MEMBER_ID for an unknown member. A commit with a negative epoch is
+  accepted only while the consumer group has no member; while it has members, one without a
+  member id gets UNKNOWN_MEMBER_ID (Kafka's ConsumerGroup.validateOffsetCommit).
 * Group-level errors (NOT_COORDINATOR, INVALID_GROUP_ID, ...) are given on every partition.
 """
 
@@ -20,12 +22,15 @@ from typing import Any
 
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import CommittedOffset, Group, GroupError
 
 API_KEY = 8
 MAX_METADATA_BYTES = 4096
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
+    "partitions", "partitions", "partition_index")))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -58,8 +63,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def validate(ctx: RequestContext, request: Any) -> Group:
     """The group to store into, after Kafka's generation / member-epoch checks."""
-    if request.group_id in ctx.cluster.consumer_groups.groups and request.member_id:
-        ctx.cluster.consumer_groups.validate_commit(
+    if request.group_id in ctx.cluster.consumer_groups.groups:
+        ctx.cluster.consumer_groups.validate_offset_commit(
             request.group_id, request.member_id, request.generation_id_or_member_epoch)
         group = ctx.cluster.groups.group(request.group_id, create=True)
         assert group is not None

@@ -139,19 +139,36 @@ def _json_option(flag: str, text: str) -> Any:
         raise SystemExit(2) from None
 
 
+class NoBroker(Exception):
+    """No control URL can be had from the command line, the ready file or the environment."""
+
+
 def control_url(args: argparse.Namespace) -> str:
+    """The control API's URL: ``--url``, else the ready file's ``control_url``, else
+    ``$FAKEBROKER_CONTROL_URL``; ``NoBroker`` says why there is none."""
     if args.url:
         return args.url
     if args.ready_file:
-        return json.loads(args.ready_file.read_text())["control_url"]
+        try:
+            url = json.loads(args.ready_file.read_text()).get("control_url")
+        except (OSError, ValueError) as exc:
+            raise NoBroker(f"cannot read the ready file {args.ready_file}: {exc}") from None
+        if not url:
+            raise NoBroker(f"{args.ready_file}: the broker was started without --control-port, "
+                           "so it serves no control API")
+        return url
     url = os.environ.get("FAKEBROKER_CONTROL_URL")
     if not url:
-        raise SystemExit("fakebroker ctl: give --url, --ready-file or $FAKEBROKER_CONTROL_URL")
+        raise NoBroker("give --url, --ready-file or $FAKEBROKER_CONTROL_URL")
     return url
 
 
 def run(args: argparse.Namespace) -> int:
-    url = control_url(args)
+    try:
+        url = control_url(args)
+    except NoBroker as exc:
+        print(f"fakebroker ctl: {exc}", file=sys.stderr)
+        return 2
     try:
         answer = _dispatch(url, args)
     except ControlCallError as exc:

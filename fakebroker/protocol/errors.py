@@ -14,8 +14,6 @@ ErrorCode = enum.IntEnum(  # type: ignore[misc]
     "ErrorCode", [(name, code) for code, name, _ in error_table()]
 )
 
-RETRIABLE = frozenset(code for code, _, retriable in error_table() if retriable)
-
 
 def error_code(error: int | str) -> int:
     """A Kafka error given by name (any case) or code, as its code; ``ValueError`` if unknown."""

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from fakebroker.options import ClusterSettings
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
 from fakebroker.state.consumer_groups import ConsumerGroupCoordinator
 from fakebroker.state.groups import GroupCoordinator
@@ -95,10 +96,10 @@ class Cluster:
     cluster_id: str = "fakebroker-cluster"
     brokers: dict[int, Broker] = field(default_factory=dict)
     topics: dict[str, Topic] = field(default_factory=dict)
-    auto_create_topics: bool = True
-    default_partitions: int = 1
+    # How the cluster was started (auto-creation, num.partitions ...): DescribeConfigs reports
+    # these very values.
+    settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
-    message_max_bytes: int = 1048588
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
     groups: GroupCoordinator = field(default_factory=GroupCoordinator)
     consumer_groups: ConsumerGroupCoordinator = field(default_factory=ConsumerGroupCoordinator)
@@ -178,7 +179,7 @@ class Cluster:
         check_topic_name(name)
         if name in self.topics:
             raise ClusterError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
-        count = self.default_partitions if partitions in (None, -1) else partitions
+        count = self.settings.default_partitions if partitions in (None, -1) else partitions
         factor = (
             self.default_replication_factor if replication_factor in (None, -1)
             else replication_factor

@@ -65,19 +65,23 @@ TOPIC_DEFAULTS: dict[str, ConfigDef] = {
     )
 }
 
+# Broker configs DescribeConfigs reports. A default of None: the value is the running
+# cluster's setting (``ClusterSettings.kafka_configs``), so the broker reports the
+# configuration it really runs with.
 BROKER_DEFAULTS: dict[str, ConfigDef] = {
     d.name: d
     for d in (
-        ConfigDef("auto.create.topics.enable", "true", BOOLEAN),
+        ConfigDef("auto.create.topics.enable", None, BOOLEAN),
         ConfigDef("default.replication.factor", "1", INT),
-        ConfigDef("num.partitions", "1", INT),
+        ConfigDef("num.partitions", None, INT),
         ConfigDef("message.max.bytes", "1048588", INT),
-        ConfigDef("socket.request.max.bytes", "104857600", INT),
+        ConfigDef("socket.request.max.bytes", None, INT),
         ConfigDef("log.message.timestamp.type", "CreateTime", STRING),
         ConfigDef("min.insync.replicas", "1", INT),
         ConfigDef("offsets.topic.replication.factor", "1", SHORT),
         ConfigDef("transaction.state.log.replication.factor", "1", SHORT),
-        ConfigDef("group.initial.rebalance.delay.ms", "0", INT),
+        ConfigDef("group.initial.rebalance.delay.ms", None, INT),
+        ConfigDef("group.min.session.timeout.ms", None, INT),
     )
 }
 

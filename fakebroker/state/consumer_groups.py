@@ -467,12 +467,25 @@ class ConsumerGroupCoordinator:
         return group.members.get(member_id) if group is not None else None
 
     def validate_commit(self, group_id: str, member_id: str, member_epoch: int) -> None:
-        """OffsetCommit/OffsetFetch checks of a consumer-group member (-1: none to check)."""
+        """OffsetCommit/OffsetFetch checks of a consumer-group member: UNKNOWN_MEMBER_ID for
+        a member the group does not have, STALE_MEMBER_EPOCH for another epoch than its own."""
         member = self.member(group_id, member_id)
         if member is None:
             raise ConsumerGroupError("UNKNOWN_MEMBER_ID")
         if member_epoch != member.epoch:
             raise ConsumerGroupError("STALE_MEMBER_EPOCH")
+
+    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int
+                               ) -> None:
+        """An OffsetCommit to the consumer group ``group_id``, as Kafka's
+        ConsumerGroup.validateOffsetCommit: a negative epoch (an admin client, a consumer that
+        assigns itself partitions) may commit while the group has no member, whatever its
+        member id; otherwise the commit is a member's (see ``validate_commit``), so one
+        without a member id gets UNKNOWN_MEMBER_ID."""
+        group = self.groups.get(group_id)
+        if group is not None and member_epoch < 0 and not group.members:
+            return
+        self.validate_commit(group_id, member_id, member_epoch)
 
     def expire(self, now: float) -> None:
         """Remove every member whose session, or time to revoke, ran out at ``now``."""

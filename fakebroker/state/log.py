@@ -38,7 +38,6 @@ class PartitionLog:
     base_offsets: list[int] = field(default_factory=list)  # parallel to batches, for bisect
     log_start_offset: int = 0
     log_end_offset: int = 0
-    size_bytes: int = 0
     # (leader epoch, first offset written in it), ascending: OffsetForLeaderEpoch's facts.
     epochs: list[tuple[int, int]] = field(default_factory=list)
 
@@ -56,7 +55,6 @@ class PartitionLog:
         )
         self.base_offsets.append(base)
         self.log_end_offset = base + record_count
-        self.size_bytes += len(data)
 
     def read(self, offset: int, max_bytes: int, at_least_one: bool = True) -> list[bytes]:
         """Batches holding ``offset`` and after, up to ``max_bytes`` in all.
@@ -93,16 +91,12 @@ class PartitionLog:
         if index > 0 and self.batches[index - 1].last_offset >= offset:
             index -= 1
             offset = self.batches[index].base_offset
-        for batch in self.batches[index:]:
-            self.size_bytes -= len(batch.data)
         del self.batches[index:]
         del self.base_offsets[index:]
         self.log_end_offset = max(offset, self.log_start_offset)
         self.epochs = [(e, o) for e, o in self.epochs if o < self.log_end_offset]
 
     def _drop_head(self, count: int) -> None:
-        for batch in self.batches[:count]:
-            self.size_bytes -= len(batch.data)
         del self.batches[:count]
         del self.base_offsets[:count]
 

@@ -1,22 +1,30 @@
-"""Drive the real Apache Kafka Java client (3.9.1) through tests/java/Harness.java.
+"""Drive the real Apache Kafka Java client (3.9.1 or 4.4.0) through tests/java/Harness.java.
 
-The jars come from ``.ci/install-clients`` (a cache folder outside the repo,
-``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java/``). The harness is compiled
-once into ``<that folder>/harness/<key>/harness.jar`` (key: hash of the source, the jars
-and the JDK), together with a class-data-sharing archive that halves JVM start-up; later
-sessions reuse both.
+The jars come from Maven Central through ``.ci/install-clients`` (``.ci/install-kafka``), one
+cache folder per client version, outside the repo:
+``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java-<version>/``. The harness (one
+source for both versions) is compiled once per version into
+``<that folder>/harness/<key>/harness.jar`` (key: hash of the source, the jars and the JDK),
+together with a class-data-sharing archive that halves JVM start-up; later sessions reuse both.
 
     from tests.clients.java import run_harness, HarnessError
     lines = run_harness("produce", "--bootstrap", addr, "--topic", "t", "--count", "10")
     assert lines[-1] == {"done": 10}
+    run_harness("consume", ..., client_version="4.4.0")  # the newer client
 
     member = start_harness("group-consume", "--bootstrap", addr, "--topic", "t", "--group", "g")
     member.wait_for({"event": "assigned"}, timeout=30)  # a JVM in the background
     lines = member.stop()
 
+Every function takes ``client_version`` (one of CLIENT_VERSIONS); None means
+DEFAULT_CLIENT_VERSION: 3.9.1, the line Spark's Kafka connector uses and the one the tests
+were written against, or ``FAKEBROKER_JAVA_CLIENT`` when set (to run every Java test on 4.4.0).
+The ``java_client`` fixture (tests/conftest.py) runs a test once per version.
+
 See the top of tests/java/Harness.java for the subcommands and their output lines.
-Environment: ``FAKEBROKER_JAVA_OPTS`` (extra JVM options, split on spaces) and
-``FAKEBROKER_JAVA_CDS=0`` (no class-data-sharing archive).
+Environment: ``FAKEBROKER_JAVA_OPTS`` (extra JVM options, split on spaces),
+``FAKEBROKER_JAVA_CDS=0`` (no class-data-sharing archive) and ``FAKEBROKER_JAVA_CLIENT``
+(the default client version).
 """
 
 from __future__ import annotations
@@ -42,6 +50,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 HARNESS_SOURCE = REPO_ROOT / "tests" / "java" / "Harness.java"
 INSTALL_HINT = "run `bash .ci/install-clients` (installs the real Kafka clients in a cache folder)"
 
+# The Java client versions .ci/install-kafka installs (each in <clients dir>/java-<version>/).
+CLIENT_VERSIONS: tuple[str, ...] = ("3.9.1", "4.4.0")
+DEFAULT_CLIENT_VERSION = os.environ.get("FAKEBROKER_JAVA_CLIENT") or "3.9.1"
+
 # Fast JVM start for short-lived client runs.
 JVM_FLAGS: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto")
 # JVM warnings (e.g. about the CDS archive) go to stdout by default: keep stdout pure JSON.
@@ -51,7 +63,7 @@ NETWORK_DEBUG: tuple[str, ...] = (
     "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=debug",
 )
 
-# File-name prefixes of the jars .ci/install-clients puts in <clients dir>/java/.
+# File-name prefixes of the jars .ci/install-kafka puts in <clients dir>/java-<version>/.
 REQUIRED_JARS: tuple[str, ...] = (
     "kafka-clients-",
     "slf4j-api-",
@@ -121,27 +133,42 @@ def _java_tool(name: str) -> str:
     return found
 
 
-def _jars() -> list[Path]:
-    java_dir = clients_dir() / "java"
-    jars = sorted(java_dir.glob("*.jar"))
+def _version(client_version: str | None) -> str:
+    version = client_version or DEFAULT_CLIENT_VERSION
+    if version not in CLIENT_VERSIONS:
+        raise ValueError(f"no Java client {version!r}: one of {', '.join(CLIENT_VERSIONS)}")
+    return version
+
+
+def java_dir(client_version: str | None = None) -> Path:
+    """Where .ci/install-kafka puts that client version's jars."""
+    return clients_dir() / f"java-{_version(client_version)}"
+
+
+def _jars(client_version: str | None = None) -> list[Path]:
+    version = _version(client_version)
+    folder = java_dir(version)
+    jars = sorted(folder.glob("*.jar"))
     missing = [p for p in REQUIRED_JARS if not any(j.name.startswith(p) for j in jars)]
-    if missing or not (java_dir / ".stamp").is_file():
+    if not any(j.name == f"kafka-clients-{version}.jar" for j in jars):
+        missing.insert(0, f"kafka-clients-{version}.jar")
+    if missing or not (folder / ".stamp").is_file():
         what = ", ".join(missing) or "incomplete install"
         raise JavaClientsMissing(
-            f"Kafka Java client jars missing in {java_dir} ({what}): {INSTALL_HINT}"
+            f"Kafka Java client {version} jars missing in {folder} ({what}): {INSTALL_HINT}"
         )
     return jars
 
 
-def java_classpath() -> str:
+def java_classpath(client_version: str | None = None) -> str:
     """The Kafka client jars (and slf4j binding) as a class path; raises JavaClientsMissing."""
-    return os.pathsep.join(str(j) for j in _jars())
+    return os.pathsep.join(str(j) for j in _jars(client_version))
 
 
-def java_available() -> bool:
+def java_available(client_version: str | None = None) -> bool:
     """True when the jars and a JDK are there (for pytest skip conditions)."""
     try:
-        _jars()
+        _jars(client_version)
         _java_tool("java")
         _java_tool("javac")
     except JavaClientsMissing:
@@ -160,10 +187,12 @@ def _cache_key(jars: Sequence[Path]) -> str:
 
 
 @functools.cache
-def _compiled() -> tuple[Path, Path | None]:
-    """(harness.jar, CDS archive or None), built at most once per key, reused across sessions."""
-    jars = _jars()
-    base = clients_dir() / "harness"
+def _compiled(version: str) -> tuple[Path, Path | None]:
+    """(harness.jar, CDS archive or None) for that client version, built at most once per key,
+    reused across sessions; each version's builds live beside its jars (a re-install of that
+    version drops them)."""
+    jars = _jars(version)
+    base = java_dir(version) / "harness"
     base.mkdir(parents=True, exist_ok=True)
     final = base / _cache_key(jars)
     jar = final / "harness.jar"
@@ -257,10 +286,12 @@ def _make_cds_archive(jars: Sequence[Path], jar: Path, jsa: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def compile_harness() -> Path:
-    """Compile tests/java/Harness.java (once per source/jars/JDK); returns the harness jar."""
+def compile_harness(client_version: str | None = None) -> Path:
+    """Compile tests/java/Harness.java against a client version (once per source/jars/JDK);
+    returns the harness jar."""
+    version = _version(client_version)
     with _compile_lock:
-        return _compiled()[0]
+        return _compiled(version)[0]
 
 
 def _tail(data: bytes | str | None, max_lines: int = 60, max_chars: int = 8000) -> str:
@@ -293,23 +324,32 @@ class HarnessResult:
     seconds: float  # wall time of the JVM, start-up included
 
 
-def _harness_command(subcommand: str, args: Sequence[str], jvm_args: Sequence[str]) -> list[str]:
+def _harness_command(
+    subcommand: str, args: Sequence[str], jvm_args: Sequence[str], client_version: str | None
+) -> list[str]:
+    version = _version(client_version)
     with _compile_lock:
-        jar, jsa = _compiled()
+        jar, jsa = _compiled(version)
     cmd = [_java_tool("java"), *JVM_FLAGS, *JVM_LOG_FLAGS]
     if jsa is not None:
         cmd.append(f"-XX:SharedArchiveFile={jsa}")
     cmd += [*jvm_args, *os.environ.get("FAKEBROKER_JAVA_OPTS", "").split()]
-    cmd += ["-cp", os.pathsep.join([java_classpath(), str(jar)]), "Harness", subcommand, *args]
+    cmd += ["-cp", os.pathsep.join([java_classpath(version), str(jar)]), "Harness", subcommand,
+            *args]
     return cmd
 
 
-def start_harness(subcommand: str, *args: str, jvm_args: Sequence[str] = ()) -> GroupMember:
+def start_harness(
+    subcommand: str,
+    *args: str,
+    jvm_args: Sequence[str] = (),
+    client_version: str | None = None,
+) -> GroupMember:
     """Start ``Harness <subcommand> <args>`` in the background, e.g. a ``group-consume`` member;
     returns its handle (tests/clients/process.py): wait_for(...), stop(), kill(), lines()...
     The harness stops on "stop" or end of file on stdin (GroupMember.stop())."""
-    cmd = _harness_command(subcommand, args, jvm_args)
-    name = f"java {subcommand}"
+    cmd = _harness_command(subcommand, args, jvm_args, client_version)
+    name = f"java {_version(client_version)} {subcommand}"
     if "--instance-id" in args:
         name += f" {args[args.index('--instance-id') + 1]}"
     return GroupMember(cmd, name=name)
@@ -320,14 +360,17 @@ def run_harness(
     *args: str,
     timeout: float = 60,
     jvm_args: Sequence[str] = (),
+    client_version: str | None = None,
 ) -> list[dict]:
     """Run ``java ... Harness <subcommand> <args>`` and return its JSON lines.
 
     Raises HarnessError on a non-zero exit (the harness's {"error": ...} line is error_obj),
     when the JVM is still running after ``timeout`` seconds (it is killed), or on output that is
-    not JSON lines. jvm_args: extra JVM options, e.g. NETWORK_DEBUG.
+    not JSON lines. jvm_args: extra JVM options, e.g. NETWORK_DEBUG. client_version: one of
+    CLIENT_VERSIONS (None: DEFAULT_CLIENT_VERSION).
     """
-    return run_harness_full(subcommand, *args, timeout=timeout, jvm_args=jvm_args).lines
+    return run_harness_full(subcommand, *args, timeout=timeout, jvm_args=jvm_args,
+                            client_version=client_version).lines
 
 
 def run_harness_full(
@@ -335,9 +378,10 @@ def run_harness_full(
     *args: str,
     timeout: float = 60,
     jvm_args: Sequence[str] = (),
+    client_version: str | None = None,
 ) -> HarnessResult:
     """As run_harness, but also returns stderr (e.g. the NETWORK_DEBUG logs) and the time taken."""
-    cmd = _harness_command(subcommand, args, jvm_args)
+    cmd = _harness_command(subcommand, args, jvm_args, client_version)
     started = time.monotonic()
     try:
         res = subprocess.run(cmd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)

@@ -1,8 +1,9 @@
-// Drives the real Apache Kafka Java client (3.9.1) for fakebroker's tests.
+// Drives the real Apache Kafka Java client (3.9.1 and 4.4.0) for fakebroker's tests.
 //
-// Single file, no build tool: compiled with javac against the jars that
-// .ci/install-clients puts in ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java/,
-// run by tests/clients/java.py.
+// Single file, no build tool: compiled with javac against the jars of each client version that
+// .ci/install-kafka puts in ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/java-<version>/,
+// run by tests/clients/java.py. It uses only APIs both versions have (e.g. poll(Duration);
+// KafkaConsumer.close(Duration), deprecated in 4.x, as close(CloseOptions) is not in 3.9).
 //
 // Usage: java -cp <jars>:<harness jar or classes> Harness <subcommand> [--option value ...] [--flag] [key=value ...]
 //   bare key=value arguments are client properties (e.g. compression.type=zstd, linger.ms=0);
@@ -48,7 +49,7 @@
 //   admin-list-topics    --bootstrap B [--internal] -> {"topics":[...]}
 //   group-consume        --bootstrap B (--topic T | --pattern REGEX) --group G [--instance-id I]
 //                        [--protocol classic|consumer] [--max-records N] [--idle-exit-ms MS]
-//                        [--commit sync|async|auto]
+//                        [--commit sync|async|auto] [--report-positions]
 //       a group member: group.id=G, group.protocol (default classic), group.instance.id=I (static
 //       member), auto.offset.reset=earliest, enable.auto.commit only with --commit auto (these are
 //       defaults: bare props win); subscribe([T]) or subscribe(Pattern.compile(REGEX)) and poll
@@ -63,7 +64,10 @@
 //          classic assignors, the change with cooperative ones and group.protocol=consumer);
 //          a record line per record; {"event":"committed","offsets":{"<partition>":next offset}}
 //          or {"event":"commit-failed","offsets":{..},"error","message"} (the member goes on:
-//          the partitions' next owner reads those records again); then {"done":count}
+//          the partitions' next owner reads those records again); then {"done":count}.
+//          With --report-positions, after each assigned callback, once every partition it owns
+//          has a fetch position (its committed offset, or auto.offset.reset's): {"event":
+//          "positioned","positions":{"<partition>":offset}} (checked after each poll).
 //   first-record         --bootstrap B --topic T [--rounds N] [--protocol classic|consumer]
 //                        [--group-prefix P]
 //       time to first record, cold then warm: in this one JVM, N (default 5) group consumers one
@@ -107,6 +111,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -339,7 +344,7 @@ public final class Harness {
 
     static void groupConsume(Args a) throws Exception {
         a.allow("bootstrap", "topic", "pattern", "group", "instance-id", "protocol", "max-records", "idle-exit-ms",
-                "commit");
+                "commit", "report-positions");
         if (a.has("topic") == a.has("pattern")) {
             throw new IllegalArgumentException("give one of --topic and --pattern");
         }
@@ -360,6 +365,8 @@ public final class Harness {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong lastActivity = new AtomicLong(); // nanoTime of the last assignment or record
         boolean[] assigned = {false};
+        boolean reportPositions = a.flag("report-positions");
+        boolean[] positioned = {true}; // the positions after the latest assigned callback were printed
         long n = 0;
         try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, defaults), CLOSE_TIMEOUT)) {
             KafkaConsumer<byte[], byte[]> consumer = c.client;
@@ -367,6 +374,7 @@ public final class Harness {
             emit(obj("event", "subscribed")); // the start of "time to first record"
             ConsumerRebalanceListener listener = printingListener(consumer, () -> {
                 assigned[0] = true;
+                positioned[0] = !reportPositions;
                 lastActivity.set(System.nanoTime());
             });
             if (a.has("pattern")) {
@@ -396,9 +404,34 @@ public final class Harness {
                     rewindToUnprinted(consumer, records, offsets);
                     commit(consumer, commit, offsets);
                 }
+                if (!positioned[0]) {
+                    try {
+                        positioned[0] = emitPositionsIfKnown(consumer);
+                    } catch (WakeupException e) {
+                        break; // "stop" on stdin
+                    }
+                }
             }
         }
         emit(obj("done", n));
+    }
+
+    /**
+     * Prints {"event":"positioned","positions":{..}} if every assigned partition has a fetch
+     * position; returns whether it did. A partition without one times out at once (the
+     * consumer's own poll() would fetch its committed offset anyway).
+     */
+    static boolean emitPositionsIfKnown(KafkaConsumer<?, ?> consumer) {
+        Map<String, Object> positions = new TreeMap<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            try {
+                positions.put(String.valueOf(tp.partition()), consumer.position(tp, Duration.ZERO));
+            } catch (TimeoutException e) {
+                return false;
+            }
+        }
+        emit(obj("event", "positioned", "positions", positions));
+        return true;
     }
 
     static void firstRecord(Args a) throws Exception {
@@ -921,7 +954,7 @@ public final class Harness {
     // ------------------------------------------------------------------ arguments
 
     static final class Args {
-        static final Set<String> FLAGS = Set.of("headers", "internal");
+        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions");
         final Map<String, List<String>> opts = new LinkedHashMap<>();
         final Properties props = new Properties();
 

@@ -1,8 +1,11 @@
-"""Decoding the consumer protocol's subscription and assignment bytes, for inspection.
+"""Snapshots of groups as tests see them (``GroupView``), and the consumer protocol's
+subscription and assignment bytes decoded for them.
 
-Both start with an int16 version followed by the ConsumerProtocolSubscription /
-ConsumerProtocolAssignment data message at that version (newer versions than the schema
-knows are read as the newest, which readers must tolerate by Kafka's rules).
+Views are frozen copies: later changes to the group do not show in a view already taken.
+Subscription and assignment bytes both start with an int16 version followed by the
+ConsumerProtocolSubscription / ConsumerProtocolAssignment data message at that version (newer
+versions than the schema knows are read as the newest, which readers must tolerate by Kafka's
+rules); bytes that do not parse read as no topics / no partitions.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from fakebroker.protocol.codec import DecodeError, data_codec, decode
+from fakebroker.protocol.codec import DecodeError, data_codec
 from fakebroker.protocol.specs import data_spec, parse_range
 
 
@@ -20,7 +23,7 @@ def _decode(name: str, data: bytes):
     version = struct.unpack_from(">h", data)[0]
     newest = max(parse_range(data_spec(name)["versions"]))
     try:
-        return decode(data_codec(name, min(max(version, 0), newest)), data[2:])
+        return data_codec(name, min(max(version, 0), newest)).parse(data[2:])
     except (DecodeError, struct.error, KeyError):
         return None
 
