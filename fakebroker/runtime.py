@@ -117,8 +117,7 @@ class FakeCluster:
 
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset ``group_id`` committed for a partition, or None."""
-        group = self.state.groups.group(group_id)
-        found = group.offsets.get((topic, partition)) if group is not None else None
+        found = self.state.offsets.get(group_id, topic, partition)
         return found.offset if found is not None else None
 
     # -- natural failures -----------------------------------------------------------------

@@ -28,6 +28,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         else:
             try:
                 delete(ctx, group_id)
+                ctx.cluster.offsets.delete_group(group_id)
             except (GroupError, ConsumerGroupError) as exc:
                 code = error_code(exc.error)
         results.append({"group_id": group_id, "error_code": code})
@@ -35,7 +36,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 def delete(ctx: RequestContext, group_id: str) -> None:
-    """Delete a group; a KIP-848 group's offsets live in a classic record of its id."""
+    """Delete a group (its committed offsets are the caller's to delete)."""
     if group_id not in ctx.cluster.consumer_groups.groups:
         ctx.cluster.groups.delete(group_id)
         return

@@ -25,8 +25,7 @@ API_KEY = 9
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
                   ) -> list[dict[str, Any]]:
     """Answers per topic for ``topics`` (None = all committed) of ``group_id``."""
-    group = ctx.cluster.groups.group(group_id)
-    offsets = group.offsets if group is not None else {}
+    offsets = ctx.cluster.offsets.of_group(group_id)
     if topics is None:
         wanted: dict[str, list[int]] = {}
         for name, index in sorted(offsets):

@@ -25,6 +25,7 @@ from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validat
 from fakebroker.state.consumer_groups import ConsumerGroupCoordinator
 from fakebroker.state.groups import GroupCoordinator
 from fakebroker.state.log import PartitionLog
+from fakebroker.state.offsets import OffsetStore
 from fakebroker.state.producers import ProducerRegistry
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -103,6 +104,7 @@ class Cluster:
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
     groups: GroupCoordinator = field(default_factory=GroupCoordinator)
     consumer_groups: ConsumerGroupCoordinator = field(default_factory=ConsumerGroupCoordinator)
+    offsets: OffsetStore = field(default_factory=OffsetStore)  # of groups of both kinds
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)

@@ -1,4 +1,5 @@
-"""Classic consumer groups: members, generations, rebalances and committed offsets.
+"""Classic consumer groups: members, generations and rebalances (committed offsets are kept
+in the cluster's one offset store, ``fakebroker.state.offsets``).
 
 The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoordinator):
 
@@ -50,14 +51,6 @@ class GroupError(Exception):
 
 
 @dataclass(slots=True)
-class CommittedOffset:
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-    commit_timestamp: int
-
-
-@dataclass(slots=True)
 class Member:
     member_id: str
     instance_id: str | None
@@ -97,7 +90,6 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending: dict[str, float] = field(default_factory=dict)  # MEMBER_ID_REQUIRED ids -> expiry
     static: dict[str, str] = field(default_factory=dict)  # instance id -> member id
-    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     rebalance_deadline: float | None = None
     delay_until: float | None = None  # initial rebalance delay of a group that was empty
     sync_waiters: dict[str, SyncWaiter] = field(default_factory=dict)
@@ -441,21 +433,21 @@ class GroupCoordinator:
     # -- offsets --------------------------------------------------------------------------
 
     def validate_commit(self, group_id: str, generation_id: int, member_id: str,
-                        instance_id: str | None) -> Group:
-        """The group an OffsetCommit may write to, or ``GroupError`` as Kafka answers."""
+                        instance_id: str | None) -> None:
+        """Whether an OffsetCommit may store its offsets, or ``GroupError`` as Kafka answers;
+        a commit from outside the group creates it Empty if needed."""
         if not group_id:
             raise GroupError("INVALID_GROUP_ID")
         group = self.group(group_id, create=True)
         assert group is not None
         if generation_id < 0 and not member_id and group.state is GroupState.EMPTY:
-            return group  # a commit from outside the group (admin, assign-only consumer)
+            return  # a commit from outside the group (admin, assign-only consumer)
         _, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
             raise GroupError("ILLEGAL_GENERATION")
         if group.state is GroupState.COMPLETING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
         member.touch(trio.current_time())
-        return group
 
     def delete(self, group_id: str) -> None:
         group = self.group(group_id)
