@@ -6,7 +6,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from fakebroker.state.groups import GroupCoordinator, GroupError
+from fakebroker.state.classic_groups import ClassicGroupCoordinator, GroupError
 
 PROTOCOLS = [("range", b"meta")]
 
@@ -15,14 +15,15 @@ def run(test) -> None:
     trio.run(test, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
-async def join(coordinator: GroupCoordinator, member_id: str = "", instance: str | None = None,
-               session_ms: int = 10_000, rebalance_ms: int = 30_000) -> dict:
+async def join(coordinator: ClassicGroupCoordinator, member_id: str = "",
+               instance: str | None = None, session_ms: int = 10_000,
+               rebalance_ms: int = 30_000) -> dict:
     return await coordinator.join("g", member_id, instance, "client", "/127.0.0.1", session_ms,
                                   rebalance_ms, "consumer", PROTOCOLS,
                                   require_known_member_id=False)
 
 
-async def stable_group_of_two(coordinator: GroupCoordinator, nursery) -> tuple[str, str]:
+async def stable_group_of_two(coordinator: ClassicGroupCoordinator, nursery) -> tuple[str, str]:
     """Two members in generation 2 (the second join rebalanced the first), group Stable."""
     first = (await join(coordinator))["member_id"]
     answers: list[dict] = []
@@ -42,7 +43,7 @@ async def stable_group_of_two(coordinator: GroupCoordinator, nursery) -> tuple[s
 
 def test_session_timeout_removes_a_silent_member_and_rebalances_the_rest():
     async def main():
-        coordinator = GroupCoordinator()
+        coordinator = ClassicGroupCoordinator()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(coordinator.run_timers)
             first, second = await stable_group_of_two(coordinator, nursery)
@@ -68,7 +69,7 @@ def test_session_timeout_removes_a_silent_member_and_rebalances_the_rest():
 
 def test_members_that_do_not_rejoin_within_the_rebalance_timeout_are_removed():
     async def main():
-        coordinator = GroupCoordinator()
+        coordinator = ClassicGroupCoordinator()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(coordinator.run_timers)
             first, second = await stable_group_of_two(coordinator, nursery)
@@ -96,7 +97,7 @@ def test_members_that_do_not_rejoin_within_the_rebalance_timeout_are_removed():
 
 def test_a_member_id_handed_out_with_member_id_required_expires():
     async def main():
-        coordinator = GroupCoordinator()
+        coordinator = ClassicGroupCoordinator()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(coordinator.run_timers)
             answer = await coordinator.join("g", "", None, "c", "/h", 10_000, 30_000, "consumer",
@@ -112,7 +113,7 @@ def test_a_member_id_handed_out_with_member_id_required_expires():
 
 def test_the_initial_rebalance_delay_holds_the_first_join():
     async def main():
-        coordinator = GroupCoordinator(initial_rebalance_delay_ms=3000)
+        coordinator = ClassicGroupCoordinator(initial_rebalance_delay_ms=3000)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(coordinator.run_timers)
             started = trio.current_time()

@@ -1,7 +1,10 @@
-"""Groups of both kinds, classic and KIP-848, and their committed offsets: one offset store
-keyed by group id, topic and partition, whatever protocol the group runs."""
+"""Groups of both kinds, classic and KIP-848: a group id is of one kind at a time, an empty
+group gives way to the other protocol's, and one offset store keeps committed offsets by group
+id, topic and partition, whatever protocol the group runs."""
 
 from __future__ import annotations
+
+import struct
 
 import pytest
 
@@ -9,6 +12,21 @@ from fakebroker.protocol.errors import ErrorCode
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
+
+
+def classic_join(client: WireClient, group: str):
+    """A classic member joins ``group`` alone (JoinGroup v3: no MEMBER_ID_REQUIRED round)."""
+    metadata = struct.pack(">hih", 0, 1, 6) + b"orders" + struct.pack(">i", -1)
+    return client.request("JoinGroup", 3, {
+        "group_id": group, "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000,
+        "member_id": "", "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": metadata}]})
+
+
+def listed(client: WireClient) -> list[tuple[str, str, str]]:
+    """ListGroups v5: (group id, type, state) of every group."""
+    return [(g.group_id, g.group_type, g.group_state)
+            for g in client.request("ListGroups", 5, {}).groups]
 
 
 def consumer_join(client: WireClient, group: str, member_id: str = "m1") -> int:
@@ -62,3 +80,48 @@ def test_a_kip848_members_commits_are_fetched_and_go_with_the_group(fake_kafka):
             0].error_code == 0
         assert fetch(client, "g848") == []
     assert fake_kafka.committed("g848", "orders", 0) is None
+
+
+def test_an_empty_classic_group_gives_way_to_a_kip848_group_and_its_offsets_stay(fake_kafka):
+    """As Kafka 4.4 answers (maybeDeleteEmptyClassicGroup): a commit from outside any group
+    makes an Empty classic group; a KIP-848 member joining replaces it."""
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert commit(client, "g", 3) == 0
+        assert listed(client) == [("g", "classic", "Empty")]
+        consumer_join(client, "g")
+        assert listed(client) == [("g", "consumer", "Stable")]
+        assert fetch(client, "g") == [("orders", 0, 3, "m")]
+    assert fake_kafka.group("g").protocol_type == "consumer"
+
+
+def test_an_empty_kip848_group_gives_way_to_a_classic_group_and_its_offsets_stay(fake_kafka):
+    """As Kafka 4.4 answers (maybeDeleteEmptyConsumerGroup)."""
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        epoch = consumer_join(client, "g")
+        assert commit(client, "g", 4, epoch, "m1") == 0
+        client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g", "member_id": "m1", "member_epoch": -1})
+        assert listed(client) == [("g", "consumer", "Empty")]
+        joined = classic_join(client, "g")
+        assert (joined.error_code, joined.generation_id) == (0, 1)
+        assert listed(client) == [("g", "classic", "CompletingRebalance")]
+        assert fetch(client, "g") == [("orders", 0, 4, "m")]
+
+
+def test_a_group_with_members_keeps_its_kind(fake_kafka):
+    """The fake runs no group of mixed protocols. Kafka 4.4 converts a classic group online for
+    a KIP-848 member, and lets a classic member into a consumer group; the fake answers as
+    Kafka does when its group.consumer.migration.policy forbids that (GROUP_ID_NOT_FOUND), and
+    INCONSISTENT_GROUP_PROTOCOL to the JoinGroup."""
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        assert classic_join(client, "classic").error_code == 0
+        refused = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "classic", "member_id": "m1", "member_epoch": 0,
+            "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
+            "topic_partitions": []})
+        assert (refused.error_code, refused.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, "Group classic is not a consumer group")
+        consumer_join(client, "kip848")
+        assert classic_join(client, "kip848").error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        assert listed(client) == [("classic", "classic", "CompletingRebalance"),
+                                  ("kip848", "consumer", "Stable")]

@@ -26,7 +26,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
         return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
                 "group_state": "", "assignor_name": "", "members": []}
-    group = ctx.cluster.consumer_groups.groups.get(group_id)
+    group = ctx.cluster.groups.consumer_group(group_id)
     if group is None:
         return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),
                 "error_message": f"Group {group_id} not found.", "group_state": "Dead",

@@ -21,7 +21,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupError
+from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 11
 
@@ -34,7 +34,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer
     try:
-        result = await ctx.cluster.groups.join(
+        result = await ctx.cluster.groups.classic.join(
             request.group_id, request.member_id, request.group_instance_id,
             ctx.header.client_id or "", ctx.client_host, request.session_timeout_ms,
             request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,

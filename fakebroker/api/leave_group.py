@@ -13,7 +13,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupError
+from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 13
 
@@ -26,7 +26,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
     for member_id, instance_id in leaving:
         try:
-            ctx.cluster.groups.leave(request.group_id, member_id, instance_id)
+            ctx.cluster.groups.classic.leave(request.group_id, member_id, instance_id)
             code = 0
         except GroupError as exc:
             code = exc.code

@@ -23,8 +23,8 @@ from typing import Any
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.classic_groups import GroupError
 from fakebroker.state.consumer_groups import ConsumerGroupError
-from fakebroker.state.groups import GroupError
 from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
 API_KEY = 8
@@ -37,7 +37,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         group_error = error_code("NOT_COORDINATOR")
     else:
         try:
-            validate(ctx, request)
+            ctx.cluster.groups.validate_offset_commit(
+                request.group_id, request.generation_id_or_member_epoch, request.member_id,
+                request.group_instance_id)
         except (GroupError, ConsumerGroupError) as exc:
             group_error = error_code(exc.error)
     now = ctx.now_ms()
@@ -56,19 +58,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, now)
             results.append({"partition_index": p.partition_index, "error_code": code})
         topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
-    ctx.cluster.offsets.commit(request.group_id, accepted)
+    ctx.cluster.groups.offsets.commit(request.group_id, accepted)
     return {"throttle_time_ms": 0, "topics": topics}
-
-
-def validate(ctx: RequestContext, request: Any) -> None:
-    """Kafka's generation / member-epoch checks of the commit."""
-    if request.group_id in ctx.cluster.consumer_groups.groups:
-        ctx.cluster.consumer_groups.validate_offset_commit(
-            request.group_id, request.member_id, request.generation_id_or_member_epoch)
-        return
-    ctx.cluster.groups.validate_commit(
-        request.group_id, request.generation_id_or_member_epoch, request.member_id,
-        request.group_instance_id)
 
 
 def partition_error(ctx: RequestContext, topic: Any, partition: Any) -> int:

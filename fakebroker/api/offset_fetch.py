@@ -25,7 +25,7 @@ API_KEY = 9
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
                   ) -> list[dict[str, Any]]:
     """Answers per topic for ``topics`` (None = all committed) of ``group_id``."""
-    offsets = ctx.cluster.offsets.of_group(group_id)
+    offsets = ctx.cluster.groups.offsets.of_group(group_id)
     if topics is None:
         wanted: dict[str, list[int]] = {}
         for name, index in sorted(offsets):
@@ -65,7 +65,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             error = 0 if ctx.is_coordinator(g.group_id) else error_code("NOT_COORDINATOR")
             if not error and g.member_id and g.member_epoch >= 0:
                 try:
-                    ctx.cluster.consumer_groups.validate_commit(g.group_id, g.member_id,
+                    ctx.cluster.groups.consumer.validate_commit(g.group_id, g.member_id,
                                                                 g.member_epoch)
                 except ConsumerGroupError as exc:
                     error = error_code(exc.error)

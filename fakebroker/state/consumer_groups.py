@@ -255,6 +255,9 @@ class ConsumerGroupCoordinator:
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    # Whether a new group may take this id (the registry of both kinds decides; see
+    # ``fakebroker.state.groups``).
+    claim: Callable[[str], bool] = lambda group_id: True
     _changed: trio.Event = field(default_factory=trio.Event)
 
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
@@ -273,6 +276,9 @@ class ConsumerGroupCoordinator:
             if hb.member_epoch != JOIN:
                 raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
                                          f"Consumer group {hb.group_id} not found.")
+            if not self.claim(hb.group_id):
+                raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+                                         f"Group {hb.group_id} is not a consumer group")
             group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
         if hb.member_epoch == JOIN:
             member, bump = self._join(group, hb)

@@ -3,7 +3,8 @@
 Guarantees:
 
 * An offset is kept by group id, topic and partition, whatever protocol the group runs: no
-  group record is needed to hold it. It goes only by ``delete`` (OffsetDelete) or
+  group record is needed to hold it. It stays while the group id changes kind (an empty group
+  giving way to one of the other protocol) and goes only by ``delete`` (OffsetDelete) or
   ``delete_group`` (DeleteGroups).
 * ``commit`` stores a batch of offsets at once, each replacing the one before for its
   partition; what ``get`` and ``of_group`` answer is what was committed last.
