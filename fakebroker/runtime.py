@@ -36,6 +36,7 @@ from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import GroupKind
 from fakebroker.state.views import GroupView, consumer_group_view, group_view
+from fakebroker.timers import run_group_timers
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -184,14 +185,14 @@ class FakeCluster:
                                "coordinator reconciles, it has no rebalance to force")
         if kind is None:
             raise ClusterError("GROUP_ID_NOT_FOUND", f"no group {group}")
-        self.state.groups.classic.force_rebalance(group)
+        self.state.groups.classic.force_rebalance(group, trio.current_time())
 
     @operation()
     def kick_member(self, group: str, member_id: str) -> None:
         """Expire a member's session now (classic or KIP-848 group): the group rebalances
         without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
         try:
-            self.state.groups.expire_member(group, member_id)
+            self.state.groups.expire_member(group, member_id, trio.current_time())
         except (GroupError, ConsumerGroupError) as exc:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
@@ -271,8 +272,7 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 await nursery.start(server.serve, listener)
-            nursery.start_soon(state.groups.classic.run_timers)
-            nursery.start_soon(state.groups.consumer.run_timers)
+            nursery.start_soon(run_group_timers, state.groups)
             nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings)

@@ -1,17 +1,117 @@
-"""Groups of both kinds, classic and KIP-848: a group id is of one kind at a time, an empty
-group gives way to the other protocol's, and one offset store keeps committed offsets by group
-id, topic and partition, whatever protocol the group runs."""
+"""Groups of both kinds, classic and KIP-848: both coordinators take the clock and answer at
+once or with a ``Pending``, one timer drives both, a group id is of one kind at a time (an
+empty group gives way to the other protocol's), and one offset store keeps committed offsets by
+group id, topic and partition, whatever protocol the group runs."""
 
 from __future__ import annotations
 
 import struct
 
 import pytest
+import trio
+import trio.testing
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.state.classic_groups import GroupError
+from fakebroker.state.consumer_groups import Heartbeat
+from fakebroker.state.groups import Groups
+from fakebroker.state.pending import Pending
+from fakebroker.timers import run_group_timers
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
+
+
+PROTOCOLS = [("range", b"meta")]
+
+
+def join(groups: Groups, member_id: str, now: float, session_ms: int = 10_000):
+    """A classic JoinGroup to group g (v3-style: no MEMBER_ID_REQUIRED round)."""
+    return groups.classic.join("g", member_id, None, "c", "/h", session_ms, 30_000, "consumer",
+                               PROTOCOLS, require_known_member_id=False, now=now)
+
+
+def test_a_pending_answer_is_settled_once_and_calls_back_in_order():
+    pending: Pending[int] = Pending()
+    called: list[str] = []
+    pending.on_settled(lambda: called.append("first"))
+    pending.on_settled(lambda: called.append("second"))
+    pending.resolve(7)
+    pending.on_settled(lambda: called.append("late"))
+    assert (pending.result(), called) == (7, ["first", "second", "late"])
+    with pytest.raises(RuntimeError):
+        pending.fail(ValueError())
+
+
+def test_a_join_at_the_barrier_waits_as_a_pending_answer_until_the_rebalance_timeout():
+    """No trio here: the coordinator is told the time, and answers the waiting join when the
+    rebalance timeout (30 s) has passed without the other member rejoining."""
+    groups = Groups()
+    first = join(groups, "", now=0.0)
+    assert first["generation_id"] == 1  # alone: the barrier closes at once
+    assert groups.classic.sync("g", 1, first["member_id"], None, None, None, {}, 0.0) == b""
+    second = join(groups, "", now=1.0)
+    assert isinstance(second, Pending) and not second.settled
+    for now in (9.0, 18.0, 27.0):  # the first member heartbeats (its session stays alive)
+        with pytest.raises(GroupError, match="REBALANCE_IN_PROGRESS"):
+            groups.classic.heartbeat("g", 1, first["member_id"], None, now)
+    assert groups.next_deadline() == 31.0
+    groups.expire(30.999)
+    assert not second.settled
+    groups.expire(31.0)
+    answer = second.result()
+    assert (answer["generation_id"], [m["member_id"] for m in answer["members"]]) == (
+        2, [answer["member_id"]])
+    assert first["member_id"] not in groups.classic_group("g").members
+
+
+def test_a_follower_sync_waits_for_the_leader_or_fails_when_a_rebalance_starts():
+    groups = Groups()
+    leader = join(groups, "", now=0.0)["member_id"]
+    follower_join = join(groups, "", now=0.0)
+    leader_join = join(groups, leader, now=0.0)  # the leader rejoins: generation 2
+    follower = follower_join.result()["member_id"]
+    assert leader_join["generation_id"] == 2
+    waiting = groups.classic.sync("g", 2, follower, None, None, None, {}, 0.0)
+    assert isinstance(waiting, Pending) and not waiting.settled
+    groups.classic.sync("g", 2, leader, None, None, None, {follower: b"f"}, 0.0)
+    assert waiting.result() == b"f"
+    groups.classic.force_rebalance("g", 1.0)
+    join(groups, follower, now=1.0)
+    assert join(groups, leader, now=1.0)["generation_id"] == 3
+    waiting = groups.classic.sync("g", 3, follower, None, None, None, {}, 1.0)
+    assert isinstance(waiting, Pending) and not waiting.settled
+    groups.classic.force_rebalance("g", 2.0)  # before the leader's SyncGroup
+    with pytest.raises(GroupError, match="REBALANCE_IN_PROGRESS"):
+        waiting.result()
+
+
+def test_one_timer_expires_classic_and_kip848_members_on_trios_clock():
+    """``run_group_timers`` drives both coordinators, and each tells it of its new deadlines:
+    a KIP-848 member's 45 s session, then a classic member's 10 s one, end on time under
+    MockClock, without real sleeping (the timer sleeps for good in between)."""
+    async def main():
+        groups = Groups()
+        start = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_group_timers, groups)
+            await trio.sleep_until(start + 1)
+            groups.consumer.heartbeat(Heartbeat(
+                "k", "m1", 0, rebalance_timeout_ms=300_000, subscribed_topic_names=["orders"],
+                owned={}), trio.current_time())  # its session ends at 46
+            await trio.sleep_until(start + 45.999)
+            assert "m1" in groups.consumer_group("k").members
+            await trio.sleep_until(start + 46.001)
+            assert "m1" not in groups.consumer_group("k").members
+            await trio.sleep_until(start + 50)
+            classic = join(groups, "", now=trio.current_time())["member_id"]  # ends at 60
+            await trio.sleep_until(start + 59.999)
+            assert classic in groups.classic_group("g").members
+            await trio.sleep_until(start + 60.001)
+            assert classic not in groups.classic_group("g").members
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 def classic_join(client: WireClient, group: str):

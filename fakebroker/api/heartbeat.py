@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
@@ -23,7 +25,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": error_code("NOT_COORDINATOR")}
     try:
         ctx.cluster.groups.classic.heartbeat(request.group_id, request.generation_id,
-                                             request.member_id, request.group_instance_id)
+                                             request.member_id, request.group_instance_id,
+                                             trio.current_time())
     except GroupError as exc:
         return {"throttle_time_ms": 0, "error_code": exc.code}
     return {"throttle_time_ms": 0, "error_code": 0}

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
+from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
@@ -34,13 +37,13 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer
     try:
-        result = await ctx.cluster.groups.classic.join(
+        result = await answer_of(ctx.cluster.groups.classic.join(
             request.group_id, request.member_id, request.group_instance_id,
             ctx.header.client_id or "", ctx.client_host, request.session_timeout_ms,
             request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,
             request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
-            require_known_member_id=ctx.version >= 4,
-        )
+            require_known_member_id=ctx.version >= 4, now=trio.current_time(),
+        ))
     except GroupError as exc:
         answer["error_code"] = exc.code
         return answer

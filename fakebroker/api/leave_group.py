@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
@@ -26,7 +28,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
     for member_id, instance_id in leaving:
         try:
-            ctx.cluster.groups.classic.leave(request.group_id, member_id, instance_id)
+            ctx.cluster.groups.classic.leave(request.group_id, member_id, instance_id,
+                                             trio.current_time())
             code = 0
         except GroupError as exc:
             code = exc.code

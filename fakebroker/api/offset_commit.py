@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
@@ -39,7 +41,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         try:
             ctx.cluster.groups.validate_offset_commit(
                 request.group_id, request.generation_id_or_member_epoch, request.member_id,
-                request.group_instance_id)
+                request.group_instance_id, trio.current_time())
         except (GroupError, ConsumerGroupError) as exc:
             group_error = error_code(exc.error)
     now = ctx.now_ms()

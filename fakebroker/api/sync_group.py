@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
+from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
@@ -27,11 +30,11 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return answer
     groups = ctx.cluster.groups
     try:
-        assignment = await groups.classic.sync(
+        assignment = await answer_of(groups.classic.sync(
             request.group_id, request.generation_id, request.member_id,
             request.group_instance_id, request.protocol_type, request.protocol_name,
-            {a.member_id: a.assignment for a in request.assignments},
-        )
+            {a.member_id: a.assignment for a in request.assignments}, trio.current_time(),
+        ))
     except GroupError as exc:
         answer["error_code"] = exc.code
         return answer

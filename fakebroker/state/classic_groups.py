@@ -1,6 +1,5 @@
 """Classic consumer groups: members, generations and rebalances (JoinGroup, SyncGroup,
-Heartbeat, LeaveGroup; committed offsets are kept in the cluster's one offset store,
-``fakebroker.state.offsets``).
+Heartbeat, LeaveGroup).
 
 The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoordinator):
 
@@ -16,8 +15,13 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
   member id and the old one's assignment without a rebalance when the group's selected
   protocol stays the same; a stale member id for the instance gets FENCED_INSTANCE_ID.
 
-Waiting uses trio: joins and followers' syncs park on events; ``run_timers`` drives the
-session and rebalance timeouts on trio's clock (so MockClock tests need no real sleeping).
+Like the KIP-848 coordinator it takes the clock and never waits: every operation takes
+``now`` (seconds on the caller's clock) and answers at once, or — a JoinGroup at the barrier,
+a follower's SyncGroup before the leader's — returns a ``Pending`` that the coordinator settles
+when the barrier closes, a timeout passes or the member goes. ``next_deadline`` says when the
+next timeout is due, ``expire(now)`` applies those due; ``deadlines_changed`` is called when a
+deadline earlier than the last ``next_deadline`` may have appeared. Committed offsets are not
+kept here but in the cluster's one offset store (``fakebroker.state.offsets``).
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import trio
-
 from fakebroker.protocol.errors import error_code
 from fakebroker.state import views
+from fakebroker.state.pending import Pending
+
+JoinAnswer = dict[str, Any]  # JoinGroup response fields
 
 
 class GroupState(enum.Enum):
@@ -63,22 +68,14 @@ class Member:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     assignment: bytes = b""
-    deadline: float = 0.0  # trio time when the session expires
-    joined: trio.Event | None = None  # set when this member's pending join is answered
-    join_answer: dict[str, Any] | None = None
+    deadline: float = 0.0  # when the session expires (the caller's clock)
+    joining: Pending[JoinAnswer] | None = None  # its JoinGroup, waiting at the barrier
 
     def metadata_for(self, protocol: str) -> bytes:
         return next(meta for name, meta in self.protocols if name == protocol)
 
     def touch(self, now: float) -> None:
         self.deadline = now + self.session_timeout_ms / 1000
-
-
-@dataclass(slots=True)
-class SyncWaiter:
-    done: trio.Event = field(default_factory=trio.Event)
-    error: str | None = None  # the Kafka error name the waiting SyncGroup gets instead
-    assignment: bytes = b""
 
 
 @dataclass
@@ -94,10 +91,10 @@ class ClassicGroup:
     static: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     rebalance_deadline: float | None = None
     delay_until: float | None = None  # initial rebalance delay of a group that was empty
-    sync_waiters: dict[str, SyncWaiter] = field(default_factory=dict)
+    syncing: dict[str, Pending[bytes]] = field(default_factory=dict)  # followers' SyncGroups
 
     def all_rejoined(self) -> bool:
-        return all(m.joined is not None for m in self.members.values())
+        return all(m.joining is not None for m in self.members.values())
 
 
 @dataclass
@@ -109,9 +106,9 @@ class ClassicGroupCoordinator:
     max_session_timeout_ms: int = 1_800_000
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
     # Whether a new group may take this id (the registry of both kinds decides; see
-    # ``fakebroker.state.groups``).
+    # ``fakebroker.state.groups``), and who to tell that a deadline may have come earlier.
     claim: Callable[[str], bool] = lambda group_id: True
-    _changed: trio.Event = field(default_factory=trio.Event)
+    deadlines_changed: Callable[[], None] = lambda: None
 
     # -- bookkeeping ----------------------------------------------------------------------
 
@@ -128,18 +125,16 @@ class ClassicGroupCoordinator:
             found = self.groups[group_id] = ClassicGroup(group_id)
         return found
 
-    def _wake_timers(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
     # -- JoinGroup ------------------------------------------------------------------------
 
-    async def join(
+    def join(
         self, group_id: str, member_id: str, instance_id: str | None, client_id: str,
         client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
         protocol_type: str, protocols: list[tuple[str, bytes]], require_known_member_id: bool,
-    ) -> dict[str, Any]:
-        """Handle a JoinGroup; returns the response fields (waits for the rebalance)."""
+        now: float,
+    ) -> JoinAnswer | Pending[JoinAnswer]:
+        """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
+        waits at the barrier. Raises ``GroupError`` for the errors answered at once."""
         if not group_id:
             raise GroupError("INVALID_GROUP_ID")
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
@@ -151,18 +146,17 @@ class ClassicGroupCoordinator:
                 protocol_type != group.protocol_type
                 or not self._candidates(group, [n for n, _ in protocols]))):
             raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
-        now = trio.current_time()
         rebalance_timeout_ms = rebalance_timeout_ms if rebalance_timeout_ms > 0 \
             else session_timeout_ms
         if not member_id:
-            return await self._join_new(group, instance_id, client_id, client_host,
-                                        session_timeout_ms, rebalance_timeout_ms, protocol_type,
-                                        protocols, require_known_member_id, now)
+            return self._join_new(group, instance_id, client_id, client_host,
+                                  session_timeout_ms, rebalance_timeout_ms, protocol_type,
+                                  protocols, require_known_member_id, now)
         if member_id in group.pending:
             del group.pending[member_id]
             member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
                             rebalance_timeout_ms, protocol_type, protocols)
-            return await self._add_and_rebalance(group, member, now)
+            return self._add_and_rebalance(group, member, now)
         member = group.members.get(member_id)
         if instance_id is not None and group.static.get(instance_id, member_id) != member_id:
             raise GroupError("FENCED_INSTANCE_ID")
@@ -174,35 +168,33 @@ class ClassicGroupCoordinator:
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.touch(now)
         if group.state is GroupState.PREPARING_REBALANCE:
-            return await self._await_join(group, member)
+            return self._await_join(group, member, now)
         if group.state is not GroupState.EMPTY and not changed and (
                 group.state is GroupState.COMPLETING_REBALANCE
                 or member_id != group.leader_id):
             return self._join_answer(group, member)
         self._prepare_rebalance(group, now)
-        return await self._await_join(group, member)
+        return self._await_join(group, member, now)
 
-    async def _join_new(
+    def _join_new(
         self, group: ClassicGroup, instance_id: str | None, client_id: str, client_host: str,
         session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
         protocols: list[tuple[str, bytes]], require_known_member_id: bool, now: float,
-    ) -> dict[str, Any]:
+    ) -> JoinAnswer | Pending[JoinAnswer]:
         prefix = instance_id or client_id
         member_id = f"{prefix}-{uuid.uuid4()}"
         member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
                         rebalance_timeout_ms, protocol_type, protocols)
         if instance_id is not None and instance_id in group.static:
-            return await self._replace_static(group, group.static[instance_id], member, now)
+            return self._replace_static(group, group.static[instance_id], member, now)
         if require_known_member_id and instance_id is None:
             group.pending[member_id] = now + session_timeout_ms / 1000
-            self._wake_timers()
-            answer = self._empty_answer(member_id)
-            answer["error_code"] = error_code("MEMBER_ID_REQUIRED")
-            return answer
-        return await self._add_and_rebalance(group, member, now)
+            self.deadlines_changed()
+            return self._error_answer(member_id, "MEMBER_ID_REQUIRED")
+        return self._add_and_rebalance(group, member, now)
 
-    async def _replace_static(self, group: ClassicGroup, old_id: str, member: Member, now: float
-                              ) -> dict[str, Any]:
+    def _replace_static(self, group: ClassicGroup, old_id: str, member: Member, now: float
+                        ) -> JoinAnswer | Pending[JoinAnswer]:
         """A static member came back with a new member id (e.g. after a restart)."""
         old = group.members.pop(old_id)
         member.assignment = old.assignment
@@ -216,12 +208,12 @@ class ClassicGroupCoordinator:
                 self._select_protocol(group) == group.protocol_name:
             return self._join_answer(group, member)  # as Kafka: no rebalance needed
         if group.state is GroupState.PREPARING_REBALANCE:
-            return await self._await_join(group, member)
+            return self._await_join(group, member, now)
         self._prepare_rebalance(group, now)
-        return await self._await_join(group, member)
+        return self._await_join(group, member, now)
 
-    async def _add_and_rebalance(self, group: ClassicGroup, member: Member, now: float
-                                 ) -> dict[str, Any]:
+    def _add_and_rebalance(self, group: ClassicGroup, member: Member, now: float
+                           ) -> JoinAnswer | Pending[JoinAnswer]:
         if not group.members:
             group.protocol_type = member.protocol_type
         group.members[member.member_id] = member
@@ -230,39 +222,36 @@ class ClassicGroupCoordinator:
         member.touch(now)
         if group.state is not GroupState.PREPARING_REBALANCE:
             self._prepare_rebalance(group, now)
-        return await self._await_join(group, member)
+        return self._await_join(group, member, now)
 
-    async def _await_join(self, group: ClassicGroup, member: Member) -> dict[str, Any]:
-        member.joined = trio.Event()
-        member.join_answer = None
-        event = member.joined
-        self._maybe_complete_join(group)
-        await event.wait()
-        assert member.join_answer is not None
-        return member.join_answer
+    def _await_join(self, group: ClassicGroup, member: Member, now: float
+                    ) -> JoinAnswer | Pending[JoinAnswer]:
+        """The member waits at the barrier, which this join may close."""
+        joining = member.joining = Pending()
+        self._maybe_complete_join(group, now)
+        return joining.result() if joining.settled else joining
 
     def _prepare_rebalance(self, group: ClassicGroup, now: float) -> None:
         was_empty = group.state is GroupState.EMPTY
-        for waiter in group.sync_waiters.values():
-            waiter.error = "REBALANCE_IN_PROGRESS"
-            waiter.done.set()
-        group.sync_waiters.clear()
+        for syncing in group.syncing.values():
+            syncing.fail(GroupError("REBALANCE_IN_PROGRESS"))
+        group.syncing.clear()
         group.state = GroupState.PREPARING_REBALANCE
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         group.rebalance_deadline = now + timeout / 1000
         group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
                              if was_empty and self.initial_rebalance_delay_ms > 0 else None)
-        self._wake_timers()
+        self.deadlines_changed()
 
-    def _maybe_complete_join(self, group: ClassicGroup) -> None:
+    def _maybe_complete_join(self, group: ClassicGroup, now: float) -> None:
         if group.state is not GroupState.PREPARING_REBALANCE or group.delay_until is not None:
             return
         if group.all_rejoined():
-            self._complete_join(group)
+            self._complete_join(group, now)
 
-    def _complete_join(self, group: ClassicGroup) -> None:
+    def _complete_join(self, group: ClassicGroup, now: float) -> None:
         """Close the join barrier: drop members that did not rejoin, start a generation."""
-        for member_id in [m for m, member in group.members.items() if member.joined is None]:
+        for member_id in [m for m, member in group.members.items() if member.joining is None]:
             self._remove(group, member_id)
         group.rebalance_deadline = group.delay_until = None
         group.generation_id += 1
@@ -274,14 +263,12 @@ class ClassicGroupCoordinator:
         group.protocol_name = self._select_protocol(group)
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
-        now = trio.current_time()
         for member in group.members.values():
-            member.join_answer = self._join_answer(group, member)
             member.touch(now)
-            assert member.joined is not None
-            member.joined.set()
-            member.joined = None
-        self._wake_timers()
+            assert member.joining is not None
+            joining, member.joining = member.joining, None
+            joining.resolve(self._join_answer(group, member))
+        self.deadlines_changed()
 
     def _candidates(self, group: ClassicGroup, extra: list[str] | None = None) -> set[str]:
         sets = [{n for n, _ in m.protocols} for m in group.members.values()]
@@ -297,7 +284,7 @@ class ClassicGroupCoordinator:
                         for m in group.members.values())
         return max(sorted(candidates), key=lambda name: votes[name])
 
-    def _join_answer(self, group: ClassicGroup, member: Member) -> dict[str, Any]:
+    def _join_answer(self, group: ClassicGroup, member: Member) -> JoinAnswer:
         is_leader = member.member_id == group.leader_id
         members = [{"member_id": m.member_id, "group_instance_id": m.instance_id,
                     "metadata": m.metadata_for(group.protocol_name or "")}
@@ -308,45 +295,38 @@ class ClassicGroupCoordinator:
                 "member_id": member.member_id, "members": members}
 
     @staticmethod
-    def _empty_answer(member_id: str) -> dict[str, Any]:
-        return {"error_code": 0, "generation_id": -1, "protocol_type": None,
+    def _error_answer(member_id: str, error: str) -> JoinAnswer:
+        return {"error_code": error_code(error), "generation_id": -1, "protocol_type": None,
                 "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
-
-    def _error_answer(self, member_id: str, error: str) -> dict[str, Any]:
-        answer = self._empty_answer(member_id)
-        answer["error_code"] = error_code(error)
-        return answer
 
     # -- SyncGroup ------------------------------------------------------------------------
 
-    async def sync(self, group_id: str, generation_id: int, member_id: str,
-                   instance_id: str | None, protocol_type: str | None,
-                   protocol_name: str | None, assignments: dict[str, bytes]) -> bytes:
-        """Handle a SyncGroup; returns this member's assignment (followers wait for it)."""
+    def sync(self, group_id: str, generation_id: int, member_id: str,
+             instance_id: str | None, protocol_type: str | None, protocol_name: str | None,
+             assignments: dict[str, bytes], now: float) -> bytes | Pending[bytes]:
+        """Handle a SyncGroup: this member's assignment, or — a follower before the leader
+        synced — a ``Pending`` of it. Raises (or fails the ``Pending`` with) ``GroupError``."""
         group, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
             raise GroupError("ILLEGAL_GENERATION")
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
                 protocol_name is not None and protocol_name != group.protocol_name):
             raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
-        member.touch(trio.current_time())
+        member.touch(now)
         if group.state is GroupState.PREPARING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
         if group.state is GroupState.STABLE:
             return member.assignment
-        waiter = group.sync_waiters[member_id] = SyncWaiter()
-        if member_id == group.leader_id:
-            for m in group.members.values():
-                m.assignment = assignments.get(m.member_id, b"")
-            group.state = GroupState.STABLE
-            for waiting_id, waiting in group.sync_waiters.items():
-                waiting.assignment = group.members[waiting_id].assignment
-                waiting.done.set()
-            group.sync_waiters.clear()
-        await waiter.done.wait()
-        if waiter.error is not None:
-            raise GroupError(waiter.error)
-        return waiter.assignment
+        if member_id != group.leader_id:
+            syncing = group.syncing[member_id] = Pending()
+            return syncing
+        for m in group.members.values():
+            m.assignment = assignments.get(m.member_id, b"")
+        group.state = GroupState.STABLE
+        for syncing_id, syncing in group.syncing.items():
+            syncing.resolve(group.members[syncing_id].assignment)
+        group.syncing.clear()
+        return member.assignment
 
     def _member(self, group_id: str, member_id: str, instance_id: str | None
                 ) -> tuple[ClassicGroup, Member]:
@@ -364,15 +344,15 @@ class ClassicGroupCoordinator:
     # -- Heartbeat, LeaveGroup ------------------------------------------------------------
 
     def heartbeat(self, group_id: str, generation_id: int, member_id: str,
-                  instance_id: str | None) -> None:
+                  instance_id: str | None, now: float) -> None:
         group, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
             raise GroupError("ILLEGAL_GENERATION")
-        member.touch(trio.current_time())
+        member.touch(now)
         if group.state is GroupState.PREPARING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
 
-    def leave(self, group_id: str, member_id: str, instance_id: str | None) -> None:
+    def leave(self, group_id: str, member_id: str, instance_id: str | None, now: float) -> None:
         """One member leaves (by member id, or by instance id for static members)."""
         group = self.group(group_id)
         if group is None:
@@ -389,16 +369,16 @@ class ClassicGroupCoordinator:
             return
         if member_id not in group.members:
             raise GroupError("UNKNOWN_MEMBER_ID")
-        self._remove_and_rebalance(group, member_id)
+        self._remove_and_rebalance(group, member_id, now)
 
-    def expire_member(self, group_id: str, member_id: str) -> None:
+    def expire_member(self, group_id: str, member_id: str, now: float) -> None:
         """Remove a member now, as if its session had timed out: the group rebalances and the
         member's next request gets UNKNOWN_MEMBER_ID, so it rejoins with a new member id."""
         group = self.group(group_id)
         if group is None or member_id not in group.members:
             raise GroupError("UNKNOWN_MEMBER_ID")
-        self._remove_and_rebalance(group, member_id)
-        self._wake_timers()
+        self._remove_and_rebalance(group, member_id, now)
+        self.deadlines_changed()
 
     def _remove(self, group: ClassicGroup, member_id: str) -> None:
         member = group.members.pop(member_id)
@@ -408,20 +388,17 @@ class ClassicGroupCoordinator:
 
     def _release(self, group: ClassicGroup, member: Member, join_error: str, sync_error: str
                  ) -> None:
-        """Answer a departed member's pending JoinGroup and SyncGroup with errors."""
-        if member.joined is not None and member.join_answer is None:
-            member.join_answer = self._error_answer(member.member_id, join_error)
-            member.joined.set()
-        waiter = group.sync_waiters.pop(member.member_id, None)
-        if waiter is not None:
-            waiter.error = sync_error
-            waiter.done.set()
+        """Answer a departed member's waiting JoinGroup and SyncGroup with errors."""
+        if member.joining is not None:
+            member.joining.resolve(self._error_answer(member.member_id, join_error))
+        syncing = group.syncing.pop(member.member_id, None)
+        if syncing is not None:
+            syncing.fail(GroupError(sync_error))
 
-    def _remove_and_rebalance(self, group: ClassicGroup, member_id: str) -> None:
+    def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now: float) -> None:
         self._remove(group, member_id)
-        now = trio.current_time()
         if group.state is GroupState.PREPARING_REBALANCE:
-            self._maybe_complete_join(group)
+            self._maybe_complete_join(group, now)
         elif not group.members:
             group.state = GroupState.EMPTY
             group.generation_id += 1
@@ -429,17 +406,17 @@ class ClassicGroupCoordinator:
         else:
             self._prepare_rebalance(group, now)
 
-    def force_rebalance(self, group_id: str) -> None:
+    def force_rebalance(self, group_id: str, now: float) -> None:
         """Start a rebalance now (members learn it from their next heartbeat)."""
         group = self.group(group_id)
         if group is not None and group.members and \
                 group.state is not GroupState.PREPARING_REBALANCE:
-            self._prepare_rebalance(group, trio.current_time())
+            self._prepare_rebalance(group, now)
 
     # -- offsets, deletion ----------------------------------------------------------------
 
     def validate_commit(self, group_id: str, generation_id: int, member_id: str,
-                        instance_id: str | None) -> None:
+                        instance_id: str | None, now: float) -> None:
         """Whether an OffsetCommit may store its offsets, or ``GroupError`` as Kafka answers;
         a commit from outside the group creates it Empty if needed."""
         if not group_id:
@@ -452,7 +429,7 @@ class ClassicGroupCoordinator:
             raise GroupError("ILLEGAL_GENERATION")
         if group.state is GroupState.COMPLETING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
-        member.touch(trio.current_time())
+        member.touch(now)
 
     def subscribed_topics(self, group_id: str) -> set[str]:
         """The topics the members of a ``consumer``-protocol group subscribe to, read from their
@@ -478,7 +455,7 @@ class ClassicGroupCoordinator:
         deadlines = [float("inf")]
         for group in self.groups.values():
             deadlines += list(group.pending.values())
-            deadlines += [m.deadline for m in group.members.values() if m.joined is None]
+            deadlines += [m.deadline for m in group.members.values() if m.joining is None]
             if group.rebalance_deadline is not None:
                 deadlines.append(group.rebalance_deadline)
             if group.delay_until is not None:
@@ -493,17 +470,10 @@ class ClassicGroupCoordinator:
                     del group.pending[member_id]
             if group.delay_until is not None and group.delay_until <= now:
                 group.delay_until = None
-                self._maybe_complete_join(group)
+                self._maybe_complete_join(group, now)
             if group.rebalance_deadline is not None and group.rebalance_deadline <= now:
-                self._complete_join(group)
+                self._complete_join(group, now)
             for member_id, member in list(group.members.items()):
-                if member.joined is None and member.deadline <= now \
+                if member.joining is None and member.deadline <= now \
                         and member_id in group.members:
-                    self._remove_and_rebalance(group, member_id)
-
-    async def run_timers(self) -> None:
-        """Forever: sleep until the next timeout (or a change), then apply what is due."""
-        while True:
-            with trio.move_on_at(self.next_deadline()):
-                await self._changed.wait()
-            self.expire(trio.current_time())
+                    self._remove_and_rebalance(group, member_id, now)

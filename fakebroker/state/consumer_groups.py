@@ -29,6 +29,12 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
 * A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed,
   a temporarily departed static member too; so is a member that has not revoked the partitions
   it must give up within its rebalance timeout (the client's max.poll.interval.ms).
+
+The coordinator takes the clock and never waits: a heartbeat takes ``now`` (seconds on the
+caller's clock); ``next_deadline`` says when the next member expires, ``expire(now)`` removes
+those due, and ``deadlines_changed`` is called when a deadline earlier than the last
+``next_deadline`` may have appeared. Committed offsets are not kept here but in the cluster's one
+offset store (``fakebroker.state.offsets``).
 """
 
 from __future__ import annotations
@@ -37,8 +43,6 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-
-import trio
 
 Assignment = dict[str, set[int]]  # topic name -> partitions
 
@@ -83,7 +87,7 @@ class ConsumerMember:
     assigned: Assignment = field(default_factory=dict)
     revoking: Assignment = field(default_factory=dict)
     sent: Assignment | None = None  # what the member was last told it owns
-    deadline: float = 0.0  # its session ends then (trio time)
+    deadline: float = 0.0  # its session ends then (the caller's clock)
     rebalance_timeout_ms: int = 300_000
     revoke_deadline: float | None = None  # it must have revoked by then
 
@@ -256,9 +260,9 @@ class ConsumerGroupCoordinator:
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     # Whether a new group may take this id (the registry of both kinds decides; see
-    # ``fakebroker.state.groups``).
+    # ``fakebroker.state.groups``), and who to tell that a deadline may have come earlier.
     claim: Callable[[str], bool] = lambda group_id: True
-    _changed: trio.Event = field(default_factory=trio.Event)
+    deadlines_changed: Callable[[], None] = lambda: None
 
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
         """One ConsumerGroupHeartbeat: (the member, the assignment to send or None).
@@ -306,7 +310,7 @@ class ConsumerGroupCoordinator:
             member.revoke_deadline = None
         elif member.revoke_deadline is None:
             member.revoke_deadline = now + member.rebalance_timeout_ms / 1000
-            self._wake_timers()
+            self.deadlines_changed()
         return member, assignment
 
     def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
@@ -333,7 +337,7 @@ class ConsumerGroupCoordinator:
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)
         group.members[member_id] = member
-        self._wake_timers()  # a new session deadline
+        self.deadlines_changed()  # a new session deadline
         return member, group.group_epoch == 0
 
     def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
@@ -504,14 +508,3 @@ class ConsumerGroupCoordinator:
         return min((min(m.deadline, m.revoke_deadline or m.deadline)
                     for g in self.groups.values() for m in g.members.values()),
                    default=float("inf"))
-
-    def _wake_timers(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    async def run_timers(self) -> None:
-        """Forever: remove members whose session timed out (trio's clock)."""
-        while True:
-            with trio.move_on_at(self.next_deadline()):
-                await self._changed.wait()
-            self.expire(trio.current_time())

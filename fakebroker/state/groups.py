@@ -16,12 +16,16 @@ Guarantees:
 * Committed offsets of both kinds live in one store, ``offsets``, by group id: no group record
   holds them. OffsetCommit checks go to the group's own kind; DeleteGroups takes the offsets
   with the group.
+* Time comes in, answers (or ``Pending`` answers) come out: operations take ``now``,
+  ``next_deadline`` is the earliest timeout of either kind and ``expire(now)`` applies every one
+  due, so one timer drives both (``fakebroker.timers``). ``watch_deadlines`` names who to call
+  when a deadline earlier than the last ``next_deadline`` may have appeared.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinator
 from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator
@@ -41,8 +45,11 @@ class Groups:
         self.classic = classic or ClassicGroupCoordinator()
         self.consumer = consumer or ConsumerGroupCoordinator()
         self.offsets = OffsetStore()
+        self._deadline_watchers: list[Callable[[], None]] = []
         self.classic.claim = self._claim_for_classic
         self.consumer.claim = self._claim_for_consumer
+        self.classic.deadlines_changed = self.consumer.deadlines_changed = \
+            self._deadlines_changed
 
     # -- which kind -----------------------------------------------------------------------
 
@@ -82,7 +89,7 @@ class Groups:
     # -- what every kind is asked ---------------------------------------------------------
 
     def validate_offset_commit(self, group_id: str, generation_or_epoch: int, member_id: str,
-                               instance_id: str | None) -> None:
+                               instance_id: str | None, now: float) -> None:
         """Whether an OffsetCommit may store its offsets, checked by the group's kind (a
         generation for a classic group, a member epoch for a consumer group); raises
         ``GroupError`` or ``ConsumerGroupError`` as Kafka answers. A commit to no group
@@ -90,7 +97,8 @@ class Groups:
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch)
         else:
-            self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id)
+            self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id,
+                                         now)
 
     def subscribed_topics(self, group_id: str) -> set[str]:
         """The topics the group's members subscribe to (OffsetDelete keeps their offsets)."""
@@ -108,10 +116,31 @@ class Groups:
             self.classic.delete(group_id)
         self.offsets.delete_group(group_id)
 
-    def expire_member(self, group_id: str, member_id: str) -> None:
+    def expire_member(self, group_id: str, member_id: str, now: float) -> None:
         """Remove a member now, as if its session had timed out (``GroupError`` or
         ``ConsumerGroupError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.expire_member(group_id, member_id)
         else:
-            self.classic.expire_member(group_id, member_id)
+            self.classic.expire_member(group_id, member_id, now)
+
+    # -- time -----------------------------------------------------------------------------
+
+    def next_deadline(self) -> float:
+        """When the earliest timeout of any group is due (``inf``: none)."""
+        return min(self.classic.next_deadline(), self.consumer.next_deadline())
+
+    def expire(self, now: float) -> None:
+        """Apply every timeout due at ``now``, of both kinds."""
+        self.classic.expire(now)
+        self.consumer.expire(now)
+
+    def watch_deadlines(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` whenever a deadline may have come earlier; returns the function
+        that stops it."""
+        self._deadline_watchers.append(callback)
+        return lambda: self._deadline_watchers.remove(callback)
+
+    def _deadlines_changed(self) -> None:
+        for watcher in self._deadline_watchers:
+            watcher()
