@@ -40,14 +40,13 @@ class GroupKind(enum.Enum):
 class Groups:
     """The classic and the KIP-848 coordinator, which kind each group id is, and the offsets."""
 
-    def __init__(self, classic: ClassicGroupCoordinator | None = None,
-                 consumer: ConsumerGroupCoordinator | None = None) -> None:
+    def __init__(self, classic: ClassicGroupCoordinator | None = None) -> None:
         self.classic = classic or ClassicGroupCoordinator()
-        self.consumer = consumer or ConsumerGroupCoordinator()
+        self.consumer = ConsumerGroupCoordinator()
         self.offsets = OffsetStore()
         self._deadline_watchers: list[Callable[[], None]] = []
-        self.classic.claim = self._claim_for_classic
-        self.consumer.claim = self._claim_for_consumer
+        self.classic.claim = lambda group_id: self._make_room(group_id, self.consumer.groups)
+        self.consumer.claim = lambda group_id: self._make_room(group_id, self.classic.groups)
         self.classic.deadlines_changed = self.consumer.deadlines_changed = \
             self._deadlines_changed
 
@@ -72,18 +71,15 @@ class Groups:
         yield from self.classic.groups
         yield from self.consumer.groups
 
-    def _claim_for_classic(self, group_id: str) -> bool:
-        group = self.consumer.groups.get(group_id)
-        if group is not None and group.members:
+    @staticmethod
+    def _make_room(group_id: str,
+                   others: dict[str, ClassicGroup] | dict[str, ConsumerGroup]) -> bool:
+        """Whether a new group may take ``group_id``, given the groups of the other kind: not
+        while one with members holds it; an empty one is dropped (its offsets stay)."""
+        other = others.get(group_id)
+        if other is not None and other.members:
             return False
-        self.consumer.groups.pop(group_id, None)
-        return True
-
-    def _claim_for_consumer(self, group_id: str) -> bool:
-        group = self.classic.groups.get(group_id)
-        if group is not None and group.members:
-            return False
-        self.classic.groups.pop(group_id, None)
+        others.pop(group_id, None)
         return True
 
     # -- what every kind is asked ---------------------------------------------------------
