@@ -225,3 +225,23 @@ def test_a_group_with_members_keeps_its_kind(fake_kafka):
         assert classic_join(client, "kip848").error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         assert listed(client) == [("classic", "classic", "CompletingRebalance"),
                                   ("kip848", "consumer", "Stable")]
+
+
+def test_offset_fetch_checks_the_member_of_a_kip848_group_only(fake_kafka):
+    """OffsetFetch v9+ names the member: a consumer group checks it (Kafka's
+    ConsumerGroup.validateOffsetFetch); a classic group, or no group, does not (Kafka's
+    ClassicGroup.validateOffsetFetch)."""
+    def fetch_as(client: WireClient, group: str, member_id: str, epoch: int) -> int:
+        return client.request("OffsetFetch", 9, {"groups": [{
+            "group_id": group, "member_id": member_id, "member_epoch": epoch,
+            "topics": None}]}).groups[0].error_code
+
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        epoch = consumer_join(client, "kip848")
+        assert fetch_as(client, "kip848", "m1", epoch) == 0
+        assert fetch_as(client, "kip848", "m1", epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
+        assert fetch_as(client, "kip848", "stranger", epoch) == ErrorCode.UNKNOWN_MEMBER_ID
+        member = classic_join(client, "classic")
+        assert fetch_as(client, "classic", member.member_id, member.generation_id) == 0
+        assert fetch_as(client, "classic", "stranger", 7) == 0
+        assert fetch_as(client, "nobody", "stranger", 7) == 0

@@ -96,6 +96,15 @@ class Groups:
             self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id,
                                          now)
 
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int
+                              ) -> None:
+        """An OffsetFetch's member check (v9+): a consumer group's member that names itself
+        with an epoch must be one at that epoch (``ConsumerGroupError`` UNKNOWN_MEMBER_ID,
+        STALE_MEMBER_EPOCH); a classic group checks nothing (Kafka's
+        ClassicGroup.validateOffsetFetch), and no group answers as an empty one."""
+        if member_id and member_epoch >= 0 and self.kind(group_id) is GroupKind.CONSUMER:
+            self.consumer.validate_commit(group_id, member_id, member_epoch)
+
     def subscribed_topics(self, group_id: str) -> set[str]:
         """The topics the group's members subscribe to (OffsetDelete keeps their offsets)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
