@@ -19,9 +19,9 @@ Like the KIP-848 coordinator it takes the clock and never waits: every operation
 ``now`` (seconds on the caller's clock) and answers at once, or — a JoinGroup at the barrier,
 a follower's SyncGroup before the leader's — returns a ``Pending`` that the coordinator settles
 when the barrier closes, a timeout passes or the member goes. ``next_deadline`` says when the
-next timeout is due, ``expire(now)`` applies those due; ``deadlines_changed`` is called when a
-deadline earlier than the last ``next_deadline`` may have appeared. Committed offsets are not
-kept here but in the cluster's one offset store (``fakebroker.state.offsets``).
+next timeout is due, ``expire(now)`` applies those due, and ``new_deadline`` is called with every
+deadline set (a session restarted, a rebalance begun, a member id handed out). Committed offsets
+are not kept here but in the cluster's one offset store (``fakebroker.state.offsets``).
 """
 
 from __future__ import annotations
@@ -106,14 +106,19 @@ class ClassicGroupCoordinator:
     max_session_timeout_ms: int = 1_800_000
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
     # Whether a new group may take this id (the registry of both kinds decides; see
-    # ``fakebroker.state.groups``), and who to tell that a deadline may have come earlier.
+    # ``fakebroker.state.groups``), and who to tell of each deadline set.
     claim: Callable[[str], bool] = lambda group_id: True
-    deadlines_changed: Callable[[], None] = lambda: None
+    new_deadline: Callable[[float], None] = lambda deadline: None
 
     # -- bookkeeping ----------------------------------------------------------------------
 
     def group(self, group_id: str) -> ClassicGroup | None:
         return self.groups.get(group_id)
+
+    def _touch(self, member: Member, now: float) -> None:
+        """Restart the member's session."""
+        member.touch(now)
+        self.new_deadline(member.deadline)
 
     def _group_or_new(self, group_id: str) -> ClassicGroup:
         """The group, created Empty if there is none (INCONSISTENT_GROUP_PROTOCOL when the
@@ -166,7 +171,7 @@ class ClassicGroupCoordinator:
         member.protocols, member.client_id = protocols, client_id
         member.session_timeout_ms = session_timeout_ms
         member.rebalance_timeout_ms = rebalance_timeout_ms
-        member.touch(now)
+        self._touch(member, now)
         if group.state is GroupState.PREPARING_REBALANCE:
             return self._await_join(group, member, now)
         if group.state is not GroupState.EMPTY and not changed and (
@@ -189,7 +194,7 @@ class ClassicGroupCoordinator:
             return self._replace_static(group, group.static[instance_id], member, now)
         if require_known_member_id and instance_id is None:
             group.pending[member_id] = now + session_timeout_ms / 1000
-            self.deadlines_changed()
+            self.new_deadline(group.pending[member_id])
             return self._error_answer(member_id, "MEMBER_ID_REQUIRED")
         return self._add_and_rebalance(group, member, now)
 
@@ -203,7 +208,7 @@ class ClassicGroupCoordinator:
         if group.leader_id == old_id:
             group.leader_id = member.member_id
         self._release(group, old, "FENCED_INSTANCE_ID", "FENCED_INSTANCE_ID")
-        member.touch(now)
+        self._touch(member, now)
         if group.state is GroupState.STABLE and \
                 self._select_protocol(group) == group.protocol_name:
             return self._join_answer(group, member)  # as Kafka: no rebalance needed
@@ -219,7 +224,7 @@ class ClassicGroupCoordinator:
         group.members[member.member_id] = member
         if member.instance_id is not None:
             group.static[member.instance_id] = member.member_id
-        member.touch(now)
+        self._touch(member, now)
         if group.state is not GroupState.PREPARING_REBALANCE:
             self._prepare_rebalance(group, now)
         return self._await_join(group, member, now)
@@ -241,7 +246,8 @@ class ClassicGroupCoordinator:
         group.rebalance_deadline = now + timeout / 1000
         group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
                              if was_empty and self.initial_rebalance_delay_ms > 0 else None)
-        self.deadlines_changed()
+        self.new_deadline(group.rebalance_deadline if group.delay_until is None
+                          else min(group.rebalance_deadline, group.delay_until))
 
     def _maybe_complete_join(self, group: ClassicGroup, now: float) -> None:
         if group.state is not GroupState.PREPARING_REBALANCE or group.delay_until is not None:
@@ -264,11 +270,10 @@ class ClassicGroupCoordinator:
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
         for member in group.members.values():
-            member.touch(now)
+            self._touch(member, now)
             assert member.joining is not None
             joining, member.joining = member.joining, None
             joining.resolve(self._join_answer(group, member))
-        self.deadlines_changed()
 
     def _candidates(self, group: ClassicGroup, extra: list[str] | None = None) -> set[str]:
         sets = [{n for n, _ in m.protocols} for m in group.members.values()]
@@ -312,7 +317,7 @@ class ClassicGroupCoordinator:
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
                 protocol_name is not None and protocol_name != group.protocol_name):
             raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
-        member.touch(now)
+        self._touch(member, now)
         if group.state is GroupState.PREPARING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
         if group.state is GroupState.STABLE:
@@ -348,7 +353,7 @@ class ClassicGroupCoordinator:
         group, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
             raise GroupError("ILLEGAL_GENERATION")
-        member.touch(now)
+        self._touch(member, now)
         if group.state is GroupState.PREPARING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
 
@@ -378,7 +383,6 @@ class ClassicGroupCoordinator:
         if group is None or member_id not in group.members:
             raise GroupError("UNKNOWN_MEMBER_ID")
         self._remove_and_rebalance(group, member_id, now)
-        self.deadlines_changed()
 
     def _remove(self, group: ClassicGroup, member_id: str) -> None:
         member = group.members.pop(member_id)
@@ -429,7 +433,7 @@ class ClassicGroupCoordinator:
             raise GroupError("ILLEGAL_GENERATION")
         if group.state is GroupState.COMPLETING_REBALANCE:
             raise GroupError("REBALANCE_IN_PROGRESS")
-        member.touch(now)
+        self._touch(member, now)
 
     def subscribed_topics(self, group_id: str) -> set[str]:
         """The topics the members of a ``consumer``-protocol group subscribe to, read from their

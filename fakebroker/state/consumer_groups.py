@@ -32,9 +32,9 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
 
 The coordinator takes the clock and never waits: a heartbeat takes ``now`` (seconds on the
 caller's clock); ``next_deadline`` says when the next member expires, ``expire(now)`` removes
-those due, and ``deadlines_changed`` is called when a deadline earlier than the last
-``next_deadline`` may have appeared. Committed offsets are not kept here but in the cluster's one
-offset store (``fakebroker.state.offsets``).
+those due, and ``new_deadline`` is called with every deadline set (a session restarted, a
+revocation begun). Committed offsets are not kept here but in the cluster's one offset store
+(``fakebroker.state.offsets``).
 """
 
 from __future__ import annotations
@@ -260,9 +260,9 @@ class ConsumerGroupCoordinator:
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     # Whether a new group may take this id (the registry of both kinds decides; see
-    # ``fakebroker.state.groups``), and who to tell that a deadline may have come earlier.
+    # ``fakebroker.state.groups``), and who to tell of each deadline set.
     claim: Callable[[str], bool] = lambda group_id: True
-    deadlines_changed: Callable[[], None] = lambda: None
+    new_deadline: Callable[[float], None] = lambda deadline: None
 
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
         """One ConsumerGroupHeartbeat: (the member, the assignment to send or None).
@@ -299,6 +299,7 @@ class ConsumerGroupCoordinator:
         if bump or self._subscription(group, partitions_of) != group.subscription:
             self._bump(group, partitions_of)
         member.deadline = now + self.session_timeout_ms / 1000
+        self.new_deadline(member.deadline)
         if hb.owned is not None:
             member.revoking = {t: ps & hb.owned.get(t, set())
                                for t, ps in member.revoking.items()}
@@ -310,7 +311,7 @@ class ConsumerGroupCoordinator:
             member.revoke_deadline = None
         elif member.revoke_deadline is None:
             member.revoke_deadline = now + member.rebalance_timeout_ms / 1000
-            self.deadlines_changed()
+            self.new_deadline(member.revoke_deadline)
         return member, assignment
 
     def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
@@ -337,7 +338,6 @@ class ConsumerGroupCoordinator:
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)
         group.members[member_id] = member
-        self.deadlines_changed()  # a new session deadline
         return member, group.group_epoch == 0
 
     def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:

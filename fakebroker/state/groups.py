@@ -18,8 +18,8 @@ Guarantees:
   with the group.
 * Time comes in, answers (or ``Pending`` answers) come out: operations take ``now``,
   ``next_deadline`` is the earliest timeout of either kind and ``expire(now)`` applies every one
-  due, so one timer drives both (``fakebroker.timers``). ``watch_deadlines`` names who to call
-  when a deadline earlier than the last ``next_deadline`` may have appeared.
+  due, so one timer drives both (``fakebroker.timers``); ``watch_deadlines`` names who to tell
+  of every deadline either sets.
 """
 
 from __future__ import annotations
@@ -44,11 +44,10 @@ class Groups:
         self.classic = classic or ClassicGroupCoordinator()
         self.consumer = ConsumerGroupCoordinator()
         self.offsets = OffsetStore()
-        self._deadline_watchers: list[Callable[[], None]] = []
+        self._deadline_watchers: list[Callable[[float], None]] = []
         self.classic.claim = lambda group_id: self._make_room(group_id, self.consumer.groups)
         self.consumer.claim = lambda group_id: self._make_room(group_id, self.classic.groups)
-        self.classic.deadlines_changed = self.consumer.deadlines_changed = \
-            self._deadlines_changed
+        self.classic.new_deadline = self.consumer.new_deadline = self._new_deadline
 
     # -- which kind -----------------------------------------------------------------------
 
@@ -140,12 +139,12 @@ class Groups:
         self.classic.expire(now)
         self.consumer.expire(now)
 
-    def watch_deadlines(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback()`` whenever a deadline may have come earlier; returns the function
-        that stops it."""
+    def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]:
+        """Call ``callback(deadline)`` with every deadline a coordinator sets (a timer wakes
+        only for one earlier than it sleeps to); returns the function that stops it."""
         self._deadline_watchers.append(callback)
         return lambda: self._deadline_watchers.remove(callback)
 
-    def _deadlines_changed(self) -> None:
+    def _new_deadline(self, deadline: float) -> None:
         for watcher in self._deadline_watchers:
-            watcher()
+            watcher(deadline)
