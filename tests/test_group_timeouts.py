@@ -128,3 +128,25 @@ def test_the_initial_rebalance_delay_holds_the_first_join():
             nursery.cancel_scope.cancel()
 
     run(main)
+
+
+def test_a_restarted_static_members_shorter_session_ends_on_time():
+    """The restart takes the old member's place without a rebalance; its 6 s session ends at
+    its own deadline, not the old member's later one the timer slept to."""
+    async def main():
+        groups = Groups()
+        start = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_group_timers, groups)
+            old = (await join(groups, instance="pod", session_ms=30_000))["member_id"]
+            groups.classic.sync("g", 1, old, "pod", None, None, {old: b"a"}, start)
+            await trio.sleep_until(start + 1)
+            new = (await join(groups, instance="pod", session_ms=6_000))["member_id"]
+            assert groups.classic_group("g").members[new].assignment == b"a"
+            await trio.sleep_until(start + 6.999)
+            assert new in groups.classic_group("g").members
+            await trio.sleep_until(start + 7.001)
+            assert new not in groups.classic_group("g").members
+            nursery.cancel_scope.cancel()
+
+    run(main)
