@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import socket
 import time
+import uuid
 
 import pytest
 from construct import Container
 
+from fakebroker.api import heartbeat, init_producer_id, join_group, served_versions
 from fakebroker.faults import FaultError
 from fakebroker.faults.placement import (
     ErrorLayout,
+    entries_of,
     has_top_level_error,
     inject_errors,
-    placement_of,
+    request_targets,
+    top_level_answer,
 )
+from fakebroker.faults.shapes import Level
 from fakebroker.journal import answer_errors
-from fakebroker.protocol.codec import request_codec
+from fakebroker.protocol.codec import request_codec, snake
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_response
-from fakebroker.protocol.specs import api_spec
-from fakebroker.server import served_versions
+from fakebroker.protocol.specs import api_spec, parse_range
 from tests.test_wire_groups import joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
 from tests.wire import WireClient
@@ -119,6 +123,54 @@ def test_group_errors_of_offset_fetch_go_at_top_level_and_per_group_from_v8(fake
         assert new.groups[0].error_code == ErrorCode.NOT_COORDINATOR
 
 
+def test_errors_of_one_offset_fetch_do_not_reach_another_group_or_request(fake_kafka):
+    """A whole-request error (on every group, v8+) and a partition's error in one answer:
+    the partition's entry is in its own group only, and the next answer is made afresh."""
+    fake_kafka.faults.add(api="OffsetFetch", error="NOT_COORDINATOR", count=2)
+    fake_kafka.faults.add(api="OffsetFetch", topic="orders", partition=1,
+                          error="UNSTABLE_OFFSET_COMMIT")
+    body = {"groups": [
+        {"group_id": "a", "topics": [{"name": "orders", "partition_indexes": [0]}]},
+        {"group_id": "b", "topics": [{"name": "orders", "partition_indexes": [1]}]}]}
+
+    def groups(answer):
+        return [(g.group_id, g.error_code, [(t.name, [(p.partition_index, p.error_code)
+                                                      for p in t.partitions])
+                                            for t in g.topics]) for g in answer.groups]
+
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        first = groups(client.request("OffsetFetch", 8, body))
+        second = groups(client.request("OffsetFetch", 8, body))
+    assert first == [("a", ErrorCode.NOT_COORDINATOR, []),
+                     ("b", ErrorCode.NOT_COORDINATOR,
+                      [("orders", [(1, ErrorCode.UNSTABLE_OFFSET_COMMIT)])])]
+    assert second == [("a", ErrorCode.NOT_COORDINATOR, []), ("b", ErrorCode.NOT_COORDINATOR, [])]
+
+
+def test_find_coordinator_errors_go_at_top_level_to_v3_and_per_key_from_v4(fake_kafka):
+    fake_kafka.faults.add(api="FindCoordinator", group="solo",
+                          error="COORDINATOR_NOT_AVAILABLE", count=2)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        old = client.request("FindCoordinator", 3, {"key": "solo", "key_type": 0})
+        new = client.request("FindCoordinator", 4, {"key_type": 0,
+                                                    "coordinator_keys": ["solo", "other"]})
+    assert (old.error_code, old.node_id, old.host, old.port) == (
+        ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+    assert [(c.key, c.error_code, c.node_id, c.host, c.port) for c in new.coordinators] == [
+        ("solo", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1),
+        ("other", 0, fake_kafka.brokers[0].id, fake_kafka.brokers[0].host,
+         fake_kafka.brokers[0].port)]
+
+
+def test_a_top_level_error_answer_carries_the_fields_its_api_declares():
+    join = Container(member_id="m-1", group_id="g")
+    assert top_level_answer(join_group.API_KEY, join) == {
+        "generation_id": -1, "leader": "", "members": (), "member_id": "m-1"}
+    assert top_level_answer(init_producer_id.API_KEY, Container()) == {
+        "producer_id": -1, "producer_epoch": -1}
+    assert top_level_answer(heartbeat.API_KEY, join) == {}
+
+
 def test_an_error_of_a_request_wide_api_is_its_top_level_error(fake_kafka):
     fake_kafka.faults.add(api="Heartbeat", error="REBALANCE_IN_PROGRESS")
     with WireClient(fake_kafka.bootstrap_servers) as client:
@@ -152,24 +204,85 @@ def test_a_topic_id_matches_the_topic_it_names(fake_kafka):
     assert response.responses[0].partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH
 
 
-@pytest.mark.parametrize("api_key", sorted(k for k in range(100) if served_versions(k)))
-def test_every_served_api_version_can_carry_an_injected_error(api_key):
-    """Each API version's error answer encodes, with the error at top level when the API
-    has one, else on its entries."""
+def request_with_entries(api_key: int, version: int) -> Container:
+    """A request of this version, decoded as the broker decodes one, with two entries in
+    each of its lists (names and indexes 0 and 1: every entry is a distinct target)."""
+    def value(row: list, index: int) -> object:
+        kind, extras = row[1], (row[3] if len(row) > 3 else {})
+        if kind == "[]struct":
+            return [message(extras["fields"], i) for i in range(2)]
+        if kind == "struct":
+            return message(extras["fields"], index)
+        if kind.startswith("[]"):
+            return [value([row[0], kind[2:], row[2]], i) for i in range(2)]
+        return {"string": f"{snake(row[0])}{index}", "bytes": b"", "records": b"",
+                "bool": False, "uuid": uuid.UUID(int=index + 1), "float64": 0.0}.get(kind, index)
+
+    def message(rows: list, index: int) -> dict:
+        return {snake(row[0]): value(row, index) for row in rows
+                if version in parse_range(row[2])}
+
+    codec = request_codec(api_key, version)
+    data = bytearray()
+    codec.build_into(message(api_spec(api_key).request["fields"], 0), data)
+    return codec.parse_from(bytes(data))[0]
+
+
+def entry_errors(level: Level, answer: Container) -> list[int]:
+    """The error codes of an answer's innermost entries, in order."""
+    entries = answer[level.response_list] or []
+    if level.child is None:
+        return [entry.error_code for entry in entries]
+    return [code for entry in entries for code in entry_errors(level.child, entry)]
+
+
+def decoded(api_key: int, version: int, answer: dict) -> Container:
+    return decode_response(api_key, version,
+                           encode_response(api_key, version, 7, answer)[4:])[1]
+
+
+SERVED = sorted(k for k in range(100) if served_versions(k))
+FAILED = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+@pytest.mark.parametrize("api_key", SERVED)
+def test_every_served_api_version_carries_an_error_on_each_entry_it_names(api_key):
+    """An error per entry is encoded on each entry the request names, at every version the
+    API declares entries for; other versions have a top-level error_code."""
     for version in served_versions(api_key):
-        request = Container(request_codec(api_key, version).parse(
-            request_codec(api_key, version).build({})))
-        layout = ErrorLayout()
-        if has_top_level_error(api_key, version):
-            layout.top = ErrorCode.UNKNOWN_SERVER_ERROR
+        level = entries_of(api_key, version)
+        if level is None:
+            assert has_top_level_error(api_key, version), api_spec(api_key).name
+            continue
+        request = request_with_entries(api_key, version)
+        targets = request_targets(api_key, version, request, lambda _: None)
+        assert len(targets) >= 2, (api_spec(api_key).name, version)
+        layout = ErrorLayout(entries=dict.fromkeys(targets, FAILED))
+        answer = inject_errors(api_key, version, request, {}, layout, lambda _: None)
+        assert entry_errors(level, decoded(api_key, version, answer)) == [FAILED] * len(
+            targets), (api_spec(api_key).name, version)
+
+
+@pytest.mark.parametrize("api_key", SERVED)
+def test_every_served_api_version_carries_a_whole_request_error(api_key):
+    """A whole-request error is encoded in the answer made for it: at the top level, or on
+    every group of a version whose groups are outermost and that has no top-level
+    error_code."""
+    for version in served_versions(api_key):
+        level = entries_of(api_key, version)
+        on_groups = level is not None and level.kind == "group" and not has_top_level_error(
+            api_key, version)
+        if not (has_top_level_error(api_key, version) or on_groups):
+            continue  # such a version's whole-request error goes on each entry (above)
+        request = request_with_entries(api_key, version)
+        answer = inject_errors(api_key, version, request,
+                               top_level_answer(api_key, request), ErrorLayout(top=FAILED),
+                               lambda _: None)
+        if on_groups:
+            groups = decoded(api_key, version, answer)[level.response_list]
+            assert [group.error_code for group in groups] == [FAILED] * 2
         else:
-            assert placement_of(api_key, version) is not None, api_spec(api_key).name
-            layout.every_entry = ErrorCode.UNKNOWN_SERVER_ERROR
-        response = inject_errors(api_key, version, request, {}, layout, lambda _: None)
-        _, decoded = decode_response(api_key, version,
-                                     encode_response(api_key, version, 7, response)[4:])
-        if layout.top is not None and placement_of(api_key, version) is None:
-            assert decoded.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+            assert decoded(api_key, version, answer).error_code == FAILED
 
 
 # -- matching and counting ---------------------------------------------------------------------

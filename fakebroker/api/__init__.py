@@ -3,6 +3,11 @@
 A handler takes the decoded request and a ``RequestContext`` and returns the response body as a
 mapping (fields left out take their defaults), ``None`` for no answer, or an awaitable of
 either. Every API is served at every version from Kafka 3.9's minimum to the newest stable one.
+
+Each module holds everything about its API: a docstring naming it, its key, its ``Versions:``
+and its behaviour; ``API_KEY``; ``handle``; ``ERROR_PLACEMENT``, where Kafka puts its errors
+(``fakebroker.faults.shapes``, read by the fault machinery); ``CACHEABLE = True`` when a
+broker may keep its answers.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from fakebroker.api import (
     produce,
     sync_group,
 )
+from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.specs import api_spec
 
 MODULES = (
@@ -75,6 +81,8 @@ HANDLERS: dict[int, Callable[..., Any]] = {m.API_KEY: m.handle for m in MODULES}
 # (``Cluster.generation``): a broker may keep an answer and give it again (module CACHEABLE).
 CACHEABLE: frozenset[int] = frozenset(
     m.API_KEY for m in MODULES if getattr(m, "CACHEABLE", False))
+# Where each API's errors go (module ERROR_PLACEMENT; every module declares one).
+ERROR_PLACEMENTS: dict[int, Placement] = {m.API_KEY: m.ERROR_PLACEMENT for m in MODULES}
 
 
 @functools.cache

@@ -18,10 +18,12 @@ import re
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import FrozenArray
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 18
+ERROR_PLACEMENT = TOP_LEVEL
 CACHEABLE = True
 SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 

@@ -11,11 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import Assignment
 
 API_KEY = 69
 CONSUMER_MEMBER = 0
+# Beside a group's error: nothing described.
+UNDESCRIBED = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
+               "members": ()}
+ERROR_PLACEMENT = Placement(per_group("group_ids", "groups", error_fields=UNDESCRIBED))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -24,8 +29,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
-        return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
-                "group_state": "", "assignor_name": "", "members": []}
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.consumer_group(group_id)
     if group is None:
         return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),

@@ -24,10 +24,12 @@ from typing import Any
 import trio
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import Assignment, ConsumerGroupError, Heartbeat
 
 API_KEY = 68
+ERROR_PLACEMENT = Placement(top_fields={"member_epoch": -1})
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

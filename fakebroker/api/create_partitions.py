@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import ClusterError
 
 API_KEY = 37
+ERROR_PLACEMENT = Placement(per_topic("topics", "results"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -20,18 +20,21 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import ClusterError
 
 API_KEY = 19
+# A topic's answer before it is created (and beside an error).
+NOT_CREATED = {"num_partitions": -1, "replication_factor": -1, "configs": None}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_CREATED))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
     results = []
     for wanted in request.topics:
-        result: dict[str, Any] = {"name": wanted.name, "num_partitions": -1,
-                                  "replication_factor": -1, "configs": None}
+        result: dict[str, Any] = dict(NOT_CREATED, name=wanted.name)
         if counts[wanted.name] > 1:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Create topics request from client contains "

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
 from fakebroker.state.consumer_groups import ConsumerGroupError
 
 API_KEY = 42
+ERROR_PLACEMENT = Placement(per_group("groups_names", "results"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

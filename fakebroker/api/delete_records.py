@@ -13,10 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 21
 HIGH_WATERMARK = -1
+# Beside a partition's error: no low watermark.
+NOT_DELETED = {"low_watermark": -1}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
+    "partitions", "partitions", "partition_index", error_fields=NOT_DELETED)))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -25,8 +30,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         results = []
         for p in wanted.partitions:
             partition = ctx.cluster.partition(wanted.name, p.partition_index)
+            result = dict(NOT_DELETED, partition_index=p.partition_index)
             error = ctx.leader_check(partition)
-            low = -1
             if not error and partition is not None:
                 log = partition.log
                 offset = log.high_watermark if p.offset == HIGH_WATERMARK else p.offset
@@ -34,8 +39,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     error = error_code("OFFSET_OUT_OF_RANGE")
                 else:
                     log.delete_before(offset)
-                    low = log.log_start_offset
-            results.append({"partition_index": p.partition_index, "low_watermark": low,
-                            "error_code": error})
+                    result["low_watermark"] = log.log_start_offset
+            result["error_code"] = error
+            results.append(result)
         topics.append({"name": wanted.name, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}

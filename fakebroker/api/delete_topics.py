@@ -12,10 +12,15 @@ from typing import Any
 
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, by_version, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 20
+ERROR_PLACEMENT = Placement(by_version({
+    0: per_topic("topic_names", "responses", "", "name"),  # the entries are names
+    6: per_topic("topics", "responses"),
+}))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from typing import Any
 
 from fakebroker.api.common import broker_entries
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 60
+ERROR_PLACEMENT = TOP_LEVEL
 BROKERS_ENDPOINT = 1
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
@@ -29,6 +30,10 @@ from fakebroker.state.configs import (
 
 API_KEY = 32
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+NO_CONFIGS = {"configs": ()}  # a resource's answer before its configs (and beside an error)
+# Resources (topics, brokers) are matched by a rule's topic, as topics.
+ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
+                                      echoed=("resource_type",), error_fields=NO_CONFIGS))
 
 
 def topic_config_entries(
@@ -69,9 +74,9 @@ def broker_config_entries(names: list[str] | None, running: dict[str, str]
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
     for resource in request.resources:
-        result: dict[str, Any] = {"resource_type": resource.resource_type,
-                                  "resource_name": resource.resource_name,
-                                  "error_code": 0, "error_message": None, "configs": []}
+        result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
+                                      resource_name=resource.resource_name, error_code=0,
+                                      error_message=None)
         names = resource.configuration_keys
         if resource.resource_type == TOPIC:
             topic = ctx.cluster.topics.get(resource.resource_name)

@@ -13,17 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupState
 from fakebroker.state.groups import GroupKind
 
 API_KEY = 15
+# Beside a group's error: nothing described.
+UNDESCRIBED = {"group_state": "", "protocol_type": "", "protocol_data": "", "members": ()}
+ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIBED))
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
-        return {"group_id": group_id, "error_code": error_code("NOT_COORDINATOR"),
-                "group_state": "", "protocol_type": "", "protocol_data": "", "members": []}
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.classic_group(group_id)
     if group is None:
         why = "is not a classic group" \

@@ -28,11 +28,25 @@ import trio
 
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.records import down_convert
 
 API_KEY = 1
 READ_COMMITTED = 1
+# A partition's answer before anything is read (and beside an error).
+NO_RECORDS = {"records": b"", "high_watermark": -1, "last_stable_offset": -1,
+              "log_start_offset": -1, "aborted_transactions": None}
+# Errors of the fetch session: the whole request's, at the top level.
+FETCH_SESSION_ERRORS = frozenset({
+    "FETCH_SESSION_ID_NOT_FOUND", "INVALID_FETCH_SESSION_EPOCH", "FETCH_SESSION_TOPIC_ID_ERROR",
+})
+ERROR_PLACEMENT = Placement(
+    per_topic("topics", "responses", "topic", partitions=per_partition(
+        "partitions", "partitions", "partition", "partition_index",
+        error_fields=dict(NO_RECORDS, current_leader={"leader_id": -1, "leader_epoch": -1}))),
+    request_errors=FETCH_SESSION_ERRORS,
+    when_filtered={"max_wait_ms": 0})  # the partitions left are answered at once
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -75,9 +89,7 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
                    first: bool) -> dict[str, Any]:
     """One partition's answer; its ``size`` entry (bytes of stored records read, taken out by
     ``assemble``) is not a wire field."""
-    result: dict[str, Any] = {"partition_index": wanted.partition, "records": b"",
-                              "size": 0, "high_watermark": -1, "last_stable_offset": -1,
-                              "log_start_offset": -1, "aborted_transactions": None}
+    result: dict[str, Any] = dict(NO_RECORDS, partition_index=wanted.partition, size=0)
     if topic is None:
         result["error_code"] = error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 13
                                           else "UNKNOWN_TOPIC_OR_PARTITION")

@@ -12,20 +12,29 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Keys, Placement, by_version, per_group
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 10
 GROUP, TRANSACTION = 0, 1
+NO_COORDINATOR = {"node_id": -1, "host": "", "port": -1}  # beside an error
+ERROR_PLACEMENT = Placement(
+    by_version({0: None,  # v0-3 (one key): at the top level
+                4: per_group("coordinator_keys", "coordinators", "key",
+                             error_fields=NO_COORDINATOR)}),
+    top_fields=NO_COORDINATOR,
+    keys=Keys(("key", "coordinator_keys"), "key_type", groups=GROUP,
+              transactional_ids=TRANSACTION))
 
 
 def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     if key_type not in (GROUP, TRANSACTION) or not key:
-        return {"key": key, "error_code": error_code("INVALID_REQUEST"), "node_id": -1,
-                "host": "", "port": -1, "error_message": "Invalid coordinator key"}
+        return dict(NO_COORDINATOR, key=key, error_code=error_code("INVALID_REQUEST"),
+                    error_message="Invalid coordinator key")
     broker = ctx.cluster.brokers[ctx.cluster.coordinator_of(key)]
     if not broker.up:
-        return {"key": key, "error_code": error_code("COORDINATOR_NOT_AVAILABLE"),
-                "node_id": -1, "host": "", "port": -1, "error_message": None}
+        return dict(NO_COORDINATOR, key=key, error_code=error_code("COORDINATOR_NOT_AVAILABLE"),
+                    error_message=None)
     return {"key": key, "error_code": 0, "node_id": broker.id, "host": broker.host,
             "port": broker.port, "error_message": None}
 

@@ -14,10 +14,12 @@ from typing import Any
 import trio
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 12
+ERROR_PLACEMENT = TOP_LEVEL
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """InitProducerId (key 22): producer ids and epochs for idempotent producers.
 
-Versions: 0-5 (3.9), 6 (4.x, latest unstable: not advertised). Flexible from v2.
+Versions: 0-5 (3.9; 4.x adds v6, unstable, which it does not serve). Flexible from v2.
 
 Behavior:
 * No transactional id and no producer id: a new producer id at epoch 0.
@@ -15,10 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.producers import SequenceError
 
 API_KEY = 22
+NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error
+ERROR_PLACEMENT = Placement(top_fields=NO_PRODUCER)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -27,7 +30,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.transactional_id, request.producer_id, request.producer_epoch
         )
     except SequenceError as exc:
-        return {"throttle_time_ms": 0, "error_code": error_code(exc.error),
-                "producer_id": -1, "producer_epoch": -1}
+        return dict(NO_PRODUCER, throttle_time_ms=0, error_code=error_code(exc.error))
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
             "producer_epoch": epoch}

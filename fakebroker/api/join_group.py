@@ -23,16 +23,19 @@ import trio
 
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 11
+NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
+# An error answer repeats the member id as sent.
+ERROR_PLACEMENT = Placement(top_fields=NOT_JOINED, echoed=("member_id",))
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    answer: dict[str, Any] = {"throttle_time_ms": 0, "generation_id": -1, "leader": "",
-                              "member_id": request.member_id, "members": [],
-                              "protocol_name": None if ctx.version >= 7 else ""}
+    answer: dict[str, Any] = dict(NOT_JOINED, throttle_time_ms=0, member_id=request.member_id,
+                                  protocol_name=None if ctx.version >= 7 else "")
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer

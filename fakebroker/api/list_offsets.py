@@ -19,9 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+# A partition's answer when no offset is found (and beside an error).
+NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1, "old_style_offsets": ()}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
+    "partitions", "partitions", "partition_index", error_fields=NOT_FOUND)))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -34,8 +39,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 def lookup(ctx: RequestContext, topic: Any, wanted: Any) -> dict[str, Any]:
-    result: dict[str, Any] = {"partition_index": wanted.partition_index, "timestamp": -1,
-                              "offset": -1, "leader_epoch": -1, "old_style_offsets": []}
+    result: dict[str, Any] = dict(NOT_FOUND, partition_index=wanted.partition_index)
     partition = (topic.partitions[wanted.partition_index]
                  if topic is not None and 0 <= wanted.partition_index < len(topic.partitions)
                  else None)

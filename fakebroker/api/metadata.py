@@ -22,6 +22,7 @@ from typing import Any
 
 from fakebroker.api.common import broker_entries, resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import ClusterError, Topic
@@ -29,6 +30,9 @@ from fakebroker.state.cluster import ClusterError, Topic
 API_KEY = 3
 CACHEABLE = True
 LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
+# Beside a topic's error: no partitions.
+NOT_DESCRIBED = {"is_internal": False, "partitions": ()}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_DESCRIBED))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -57,14 +61,14 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
     if topic is not None:
         return describe(topic, live)
     if by_id:
-        return {"error_code": error_code("UNKNOWN_TOPIC_ID"), "name": None,
-                "topic_id": topic_id}
+        return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_ID"), name=None,
+                    topic_id=topic_id)
     if allow_auto_create and ctx.cluster.settings.auto_create_topics:
         try:
             return describe(ctx.cluster.create_topic(name), live)
         except ClusterError as exc:
-            return {"error_code": error_code(exc.error), "name": name}
-    return {"error_code": error_code("UNKNOWN_TOPIC_OR_PARTITION"), "name": name}
+            return dict(NOT_DESCRIBED, error_code=error_code(exc.error), name=name)
+    return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)
 
 
 def describe(topic: Topic, live: set[int]) -> dict[str, Any]:

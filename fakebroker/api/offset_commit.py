@@ -24,6 +24,7 @@ import trio
 
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
 from fakebroker.state.consumer_groups import ConsumerGroupError
@@ -31,6 +32,8 @@ from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
 API_KEY = 8
 MAX_METADATA_BYTES = 4096
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
+    "partitions", "partitions", "partition_index")))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -16,11 +16,30 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import (
+    GROUP_ERRORS,
+    Placement,
+    by_version,
+    per_group,
+    per_partition,
+    per_topic,
+)
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import ConsumerGroupError
 
 API_KEY = 9
+# A partition's answer without a committed offset (and beside an error).
+NOT_COMMITTED = {"committed_offset": -1, "committed_leader_epoch": -1, "metadata": ""}
+NO_TOPICS = {"topics": ()}  # beside a group's error (v8+)
+# The partition indexes of each topic (the request's entries are indexes); from v8 in groups.
+TOPICS = per_topic("topics", "topics", partitions=per_partition(
+    "partition_indexes", "partitions", "", "partition_index", error_fields=NOT_COMMITTED))
+ERROR_PLACEMENT = Placement(
+    by_version({0: TOPICS,
+                8: per_group("groups", "groups", key="group_id", topics=TOPICS,
+                             error_fields=NO_TOPICS)}),
+    request_errors=GROUP_ERRORS)
 
 
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
@@ -44,14 +63,13 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
     for name, topic_id, indexes in requested:
         partitions = []
         for index in indexes:
+            partition = dict(NOT_COMMITTED, partition_index=index, error_code=error)
             committed = offsets.get((name, index))
-            partitions.append({
-                "partition_index": index,
-                "committed_offset": committed.offset if committed else -1,
-                "committed_leader_epoch": committed.leader_epoch if committed else -1,
-                "metadata": (committed.metadata or "") if committed else "",
-                "error_code": error,
-            })
+            if committed:
+                partition.update(committed_offset=committed.offset,
+                                 committed_leader_epoch=committed.leader_epoch,
+                                 metadata=committed.metadata or "")
+            partitions.append(partition)
         topic = ctx.cluster.topics.get(name)
         answer.append({"name": name,
                        "topic_id": topic_id or (topic.id if topic else ZERO_UUID),
@@ -70,9 +88,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                                              g.member_epoch)
                 except ConsumerGroupError as exc:
                     error = error_code(exc.error)
-            groups.append({"group_id": g.group_id, "error_code": error,
-                           "topics": [] if error else partitions_of(ctx, g.group_id,
-                                                                    g.topics, 0)})
+            group = dict(NO_TOPICS, group_id=g.group_id, error_code=error)
+            if not error:
+                group["topics"] = partitions_of(ctx, g.group_id, g.topics, 0)
+            groups.append(group)
         return {"throttle_time_ms": 0, "groups": groups}
     error = 0 if ctx.is_coordinator(request.group_id) else error_code("NOT_COORDINATOR")
     if error and ctx.version >= 2:

@@ -16,8 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 
 API_KEY = 23
+# A partition's answer for an epoch it does not know (and beside an error).
+UNDEFINED_EPOCH = {"leader_epoch": -1, "end_offset": -1}
+ERROR_PLACEMENT = Placement(per_topic("topics", "topics", "topic", partitions=per_partition(
+    "partitions", "partitions", "partition", error_fields=UNDEFINED_EPOCH)))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -32,10 +37,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             error = ctx.leader_check(partition)
             if partition is not None and not error:
                 error = ctx.epoch_check(partition, p.current_leader_epoch)
-            epoch, end = (-1, -1)
+            result = dict(UNDEFINED_EPOCH, error_code=error, partition=p.partition)
             if not error and partition is not None:
                 epoch, end = partition.log.epoch_end_offset(p.leader_epoch)
-            results.append({"error_code": error, "partition": p.partition,
-                            "leader_epoch": epoch, "end_offset": end})
+                result.update(leader_epoch=epoch, end_offset=end)
+            results.append(result)
         topics.append({"topic": wanted.topic, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}

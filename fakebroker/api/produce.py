@@ -25,6 +25,7 @@ from typing import Any
 
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
+from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,
@@ -38,6 +39,11 @@ from fakebroker.state.producers import SequenceError
 
 API_KEY = 0
 ZSTD = 4
+# Beside a partition's error: nothing was appended.
+NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
+                "record_errors": ()}
+ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
+    "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 
 
 class PartitionError(Exception):
@@ -63,7 +69,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
                 result.update(append(ctx, topic, data.index, data.records))
                 appended = True
             except PartitionError as exc:
-                result.update(error_code=exc.code, base_offset=-1, error_message=exc.message)
+                result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message)
                 partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
                     topic.partitions) else None
                 if exc.code == error_code("NOT_LEADER_OR_FOLLOWER") and partition is not None:

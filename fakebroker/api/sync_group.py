@@ -16,10 +16,12 @@ import trio
 
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 14
+ERROR_PLACEMENT = TOP_LEVEL
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
