@@ -31,10 +31,12 @@ from fakebroker.options import ClusterSettings
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
+from fakebroker.state.classic_groups import GroupError
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
-from fakebroker.state.groups import GroupError
+from fakebroker.state.groups import GroupKind
 from fakebroker.state.views import GroupView, consumer_group_view, group_view
+from fakebroker.timers import run_group_timers
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -110,16 +112,16 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a consumer group (state, generation, members, assignments)."""
-        consumer_group = self.state.consumer_groups.groups.get(group_id)
+        groups = self.state.groups
+        consumer_group = groups.consumer_group(group_id)
         if consumer_group is not None:
             return consumer_group_view(consumer_group)
-        group = self.state.groups.group(group_id)
+        group = groups.classic_group(group_id)
         return group_view(group) if group is not None else None
 
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset ``group_id`` committed for a partition, or None."""
-        group = self.state.groups.group(group_id)
-        found = group.offsets.get((topic, partition)) if group is not None else None
+        found = self.state.groups.offsets.get(group_id, topic, partition)
         return found.offset if found is not None else None
 
     # -- natural failures -----------------------------------------------------------------
@@ -177,24 +179,21 @@ class FakeCluster:
     def rebalance(self, group: str) -> None:
         """Start a rebalance of a classic group now; members learn it from their next
         heartbeat (REBALANCE_IN_PROGRESS)."""
-        if group in self.state.consumer_groups.groups:
+        kind = self.state.groups.kind(group)
+        if kind is GroupKind.CONSUMER:
             raise ClusterError("INVALID_REQUEST",
                                f"{group} uses the consumer protocol (KIP-848): its "
                                "coordinator reconciles, it has no rebalance to force")
-        if self.state.groups.group(group) is None:
+        if kind is None:
             raise ClusterError("GROUP_ID_NOT_FOUND", f"no group {group}")
-        self.state.groups.force_rebalance(group)
+        self.state.groups.classic.force_rebalance(group, trio.current_time())
 
     @operation()
     def kick_member(self, group: str, member_id: str) -> None:
         """Expire a member's session now (classic or KIP-848 group): the group rebalances
         without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
-        consumer_group = self.state.consumer_groups.groups.get(group)
         try:
-            if consumer_group is not None:
-                self.state.consumer_groups.expire_member(group, member_id)
-            else:
-                self.state.groups.expire_member(group, member_id)
+            self.state.groups.expire_member(group, member_id, trio.current_time())
         except (GroupError, ConsumerGroupError) as exc:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
@@ -261,8 +260,8 @@ async def open_cluster(
     ``journal_sink`` when one is given."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
-    state.groups.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
-    state.groups.min_session_timeout_ms = settings.group_min_session_timeout_ms
+    state.groups.classic.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
+    state.groups.classic.min_session_timeout_ms = settings.group_min_session_timeout_ms
     services = Services(faults=FaultRegistry(settings.seed),
                         journal=Journal(settings.journal_capacity, journal_sink))
     state.on_append(services.signal.fire)
@@ -284,8 +283,7 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 await nursery.start(server.serve, listener)
-            nursery.start_soon(state.groups.run_timers)
-            nursery.start_soon(state.consumer_groups.run_timers)
+            nursery.start_soon(run_group_timers, state.groups)
             nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings)

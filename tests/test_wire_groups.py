@@ -157,7 +157,7 @@ def test_heartbeat_errors_tell_members_to_rejoin(fake_kafka):
 
         assert heartbeat(2, member.member_id) == ErrorCode.ILLEGAL_GENERATION
         assert heartbeat(1, "stranger") == ErrorCode.UNKNOWN_MEMBER_ID
-        fake_kafka.call(fake_kafka.cluster.state.groups.force_rebalance, "g")
+        fake_kafka.rebalance("g")
         assert heartbeat(1, member.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
 
 

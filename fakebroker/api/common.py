@@ -1,13 +1,19 @@
-"""Small helpers shared by API handlers: resolving topics by name or id, broker listings."""
+"""Small helpers shared by API handlers: resolving topics by name or id, broker listings,
+waiting for an answer the state owes."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, TypeVar
+
+import trio
 
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.state.cluster import Topic
+from fakebroker.state.pending import Pending
+
+T = TypeVar("T")
 
 
 def resolve_topic(
@@ -30,3 +36,16 @@ def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
 def node_endpoints(ctx: RequestContext, node_ids: set[int]) -> list[dict[str, Any]]:
     """Endpoints of the given brokers (Produce v10+/Fetch v16+ ``node_endpoints``)."""
     return [e for e in broker_entries(ctx) if e["node_id"] in node_ids]
+
+
+async def answer_of(reply: T | Pending[T]) -> T:
+    """``reply`` itself, or the answer of a ``Pending`` once the state settles it (raising
+    what it failed with): the request parks on a trio event of its own meanwhile. A request
+    cancelled while it waits leaves the ``Pending`` to be settled unheard."""
+    if not isinstance(reply, Pending):
+        return reply
+    if not reply.settled:
+        settled = trio.Event()
+        reply.on_settled(settled.set)
+        await settled.wait()
+    return reply.result()

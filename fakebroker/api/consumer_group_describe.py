@@ -30,7 +30,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
-    group = ctx.cluster.consumer_groups.groups.get(group_id)
+    group = ctx.cluster.groups.consumer_group(group_id)
     if group is None:
         return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),
                 "error_message": f"Group {group_id} not found.", "group_state": "Dead",

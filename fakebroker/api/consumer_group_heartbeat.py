@@ -51,7 +51,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         subscribed_topic_regex=request.subscribed_topic_regex,
         server_assignor=request.server_assignor, owned=owned,
         client_id=ctx.header.client_id or "", client_host=ctx.client_host, version=ctx.version)
-    coordinator = ctx.cluster.consumer_groups
+    coordinator = ctx.cluster.groups.consumer
     try:
         member, assignment = coordinator.heartbeat(heartbeat, trio.current_time())
     except ConsumerGroupError as exc:

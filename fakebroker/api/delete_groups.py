@@ -14,8 +14,8 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.classic_groups import GroupError
 from fakebroker.state.consumer_groups import ConsumerGroupError
-from fakebroker.state.groups import GroupError
 
 API_KEY = 42
 ERROR_PLACEMENT = Placement(per_group("groups_names", "results"))
@@ -29,18 +29,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             code = error_code("NOT_COORDINATOR")
         else:
             try:
-                delete(ctx, group_id)
+                ctx.cluster.groups.delete(group_id)
             except (GroupError, ConsumerGroupError) as exc:
                 code = error_code(exc.error)
         results.append({"group_id": group_id, "error_code": code})
     return {"throttle_time_ms": 0, "results": results}
-
-
-def delete(ctx: RequestContext, group_id: str) -> None:
-    """Delete a group; a KIP-848 group's offsets live in a classic record of its id."""
-    if group_id not in ctx.cluster.consumer_groups.groups:
-        ctx.cluster.groups.delete(group_id)
-        return
-    ctx.cluster.consumer_groups.delete(group_id)
-    if ctx.cluster.groups.group(group_id) is not None:
-        ctx.cluster.groups.delete(group_id)

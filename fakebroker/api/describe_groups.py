@@ -15,7 +15,8 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupState
+from fakebroker.state.classic_groups import GroupState
+from fakebroker.state.groups import GroupKind
 
 API_KEY = 15
 # Beside a group's error: nothing described.
@@ -26,10 +27,10 @@ ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIB
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
-    group = ctx.cluster.groups.group(group_id)
-    if group is None or group_id in ctx.cluster.consumer_groups.groups:
-        why = "is not a classic group" if group_id in ctx.cluster.consumer_groups.groups \
-            else "not found"
+    group = ctx.cluster.groups.classic_group(group_id)
+    if group is None:
+        why = "is not a classic group" \
+            if ctx.cluster.groups.kind(group_id) is GroupKind.CONSUMER else "not found"
         return {"group_id": group_id, "group_state": GroupState.DEAD.value,
                 "error_code": error_code("GROUP_ID_NOT_FOUND") if ctx.version >= 6 else 0,
                 "error_message": f"Group {group_id} {why}." if ctx.version >= 6 else None,

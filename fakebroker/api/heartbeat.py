@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupError
+from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 12
 ERROR_PLACEMENT = TOP_LEVEL
@@ -24,8 +26,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if not ctx.is_coordinator(request.group_id):
         return {"throttle_time_ms": 0, "error_code": error_code("NOT_COORDINATOR")}
     try:
-        ctx.cluster.groups.heartbeat(request.group_id, request.generation_id,
-                                     request.member_id, request.group_instance_id)
+        ctx.cluster.groups.classic.heartbeat(request.group_id, request.generation_id,
+                                             request.member_id, request.group_instance_id,
+                                             trio.current_time())
     except GroupError as exc:
         return {"throttle_time_ms": 0, "error_code": exc.code}
     return {"throttle_time_ms": 0, "error_code": 0}

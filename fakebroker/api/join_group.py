@@ -19,10 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
+from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupError
+from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 11
 NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
@@ -37,13 +40,13 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer
     try:
-        result = await ctx.cluster.groups.join(
+        result = await answer_of(ctx.cluster.groups.classic.join(
             request.group_id, request.member_id, request.group_instance_id,
             ctx.header.client_id or "", ctx.client_host, request.session_timeout_ms,
             request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,
             request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
-            require_known_member_id=ctx.version >= 4,
-        )
+            require_known_member_id=ctx.version >= 4, now=trio.current_time(),
+        ))
     except GroupError as exc:
         answer["error_code"] = exc.code
         return answer

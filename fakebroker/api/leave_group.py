@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupError
+from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 13
 ERROR_PLACEMENT = TOP_LEVEL
@@ -28,7 +30,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
     for member_id, instance_id in leaving:
         try:
-            ctx.cluster.groups.leave(request.group_id, member_id, instance_id)
+            ctx.cluster.groups.classic.leave(request.group_id, member_id, instance_id,
+                                             trio.current_time())
             code = 0
         except GroupError as exc:
             code = exc.code

@@ -22,11 +22,10 @@ CLASSIC, CONSUMER = "classic", "consumer"
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     states = {s.lower() for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
+    groups = ctx.cluster.groups
     found = [(g.group_id, g.protocol_type or "", g.state.value, CLASSIC)
-             for g in ctx.cluster.groups.groups.values()
-             if g.group_id not in ctx.cluster.consumer_groups.groups]
-    found += [(g.group_id, CONSUMER, g.state, CONSUMER)
-              for g in ctx.cluster.consumer_groups.groups.values()]
+             for g in groups.classic.groups.values()]
+    found += [(g.group_id, CONSUMER, g.state, CONSUMER) for g in groups.consumer.groups.values()]
     groups = [{"group_id": group_id, "protocol_type": protocol_type, "group_state": state,
                "group_type": group_type}
               for group_id, protocol_type, state, group_type in found

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.classic_groups import GroupError
 from fakebroker.state.consumer_groups import ConsumerGroupError
-from fakebroker.state.groups import CommittedOffset, Group, GroupError
+from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
 API_KEY = 8
 MAX_METADATA_BYTES = 4096
@@ -35,15 +38,17 @@ ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partiti
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     group_error = 0
-    group = None
     if not ctx.is_coordinator(request.group_id):
         group_error = error_code("NOT_COORDINATOR")
     else:
         try:
-            group = validate(ctx, request)
+            ctx.cluster.groups.validate_offset_commit(
+                request.group_id, request.generation_id_or_member_epoch, request.member_id,
+                request.group_instance_id, trio.current_time())
         except (GroupError, ConsumerGroupError) as exc:
             group_error = error_code(exc.error)
     now = ctx.now_ms()
+    accepted: dict[TopicPartition, CommittedOffset] = {}
     topics = []
     for wanted in request.topics:
         topic = resolve_topic(ctx, wanted.name, wanted.topic_id)
@@ -52,26 +57,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             code = group_error
             if not code:
                 code = partition_error(ctx, topic, p)
-            if not code and group is not None:
+            if not code:
                 assert topic is not None
-                group.offsets[(topic.name, p.partition_index)] = CommittedOffset(
+                accepted[(topic.name, p.partition_index)] = CommittedOffset(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, now)
             results.append({"partition_index": p.partition_index, "error_code": code})
         topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
+    ctx.cluster.groups.offsets.commit(request.group_id, accepted)
     return {"throttle_time_ms": 0, "topics": topics}
-
-
-def validate(ctx: RequestContext, request: Any) -> Group:
-    """The group to store into, after Kafka's generation / member-epoch checks."""
-    if request.group_id in ctx.cluster.consumer_groups.groups:
-        ctx.cluster.consumer_groups.validate_offset_commit(
-            request.group_id, request.member_id, request.generation_id_or_member_epoch)
-        group = ctx.cluster.groups.group(request.group_id, create=True)
-        assert group is not None
-        return group
-    return ctx.cluster.groups.validate_commit(
-        request.group_id, request.generation_id_or_member_epoch, request.member_id,
-        request.group_instance_id)
 
 
 def partition_error(ctx: RequestContext, topic: Any, partition: Any) -> int:

@@ -15,8 +15,6 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import Group
-from fakebroker.state.views import subscribed_topics
 
 API_KEY = 47
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
@@ -27,11 +25,11 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if not ctx.is_coordinator(request.group_id):
         return {"error_code": error_code("NOT_COORDINATOR"), "throttle_time_ms": 0,
                 "topics": []}
-    group = ctx.cluster.groups.group(request.group_id)
-    if group is None:
+    groups = ctx.cluster.groups
+    if groups.kind(request.group_id) is None:
         return {"error_code": error_code("GROUP_ID_NOT_FOUND"), "throttle_time_ms": 0,
                 "topics": []}
-    in_use = subscribed(group) | ctx.cluster.consumer_groups.subscribed_topics(request.group_id)
+    in_use = groups.subscribed_topics(request.group_id)
     topics = []
     for wanted in request.topics:
         partitions = []
@@ -39,15 +37,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             if wanted.name in in_use:
                 code = error_code("GROUP_SUBSCRIBED_TO_TOPIC")
             else:
-                group.offsets.pop((wanted.name, p.partition_index), None)
+                groups.offsets.delete(request.group_id, wanted.name, p.partition_index)
                 code = 0
             partitions.append({"partition_index": p.partition_index, "error_code": code})
         topics.append({"name": wanted.name, "partitions": partitions})
     return {"error_code": 0, "throttle_time_ms": 0, "topics": topics}
-
-
-def subscribed(group: Group) -> set[str]:
-    if group.protocol_type != "consumer":
-        return set()
-    return {t for m in group.members.values() for name, meta in m.protocols
-            if name == group.protocol_name for t in subscribed_topics(meta)}

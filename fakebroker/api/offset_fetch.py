@@ -6,7 +6,8 @@ Behavior: a partition without a committed offset answers offset -1 and empty met
 topic list (v2+) answers every committed offset of the group; an unknown group answers like an
 empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level in v2-7 and per group
 from v8. v9+ requests from a KIP-848 member are checked against its member epoch
-(STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+(STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); a classic group's member ids are not checked, as
+Kafka's ClassicGroup does not.
 require_stable has nothing to wait for (no pending transactional offsets yet).
 """
 
@@ -44,8 +45,7 @@ ERROR_PLACEMENT = Placement(
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
                   ) -> list[dict[str, Any]]:
     """Answers per topic for ``topics`` (None = all committed) of ``group_id``."""
-    group = ctx.cluster.groups.group(group_id)
-    offsets = group.offsets if group is not None else {}
+    offsets = ctx.cluster.groups.offsets.of_group(group_id)
     if topics is None:
         wanted: dict[str, list[int]] = {}
         for name, index in sorted(offsets):
@@ -82,10 +82,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         groups = []
         for g in request.groups:
             error = 0 if ctx.is_coordinator(g.group_id) else error_code("NOT_COORDINATOR")
-            if not error and g.member_id and g.member_epoch >= 0:
+            if not error:
                 try:
-                    ctx.cluster.consumer_groups.validate_commit(g.group_id, g.member_id,
-                                                                g.member_epoch)
+                    ctx.cluster.groups.validate_offset_fetch(g.group_id, g.member_id,
+                                                             g.member_epoch)
                 except ConsumerGroupError as exc:
                     error = error_code(exc.error)
             group = dict(NO_TOPICS, group_id=g.group_id, error_code=error)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
+from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
-from fakebroker.state.groups import GroupError
+from fakebroker.state.classic_groups import GroupError
 
 API_KEY = 14
 ERROR_PLACEMENT = TOP_LEVEL
@@ -29,15 +32,15 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return answer
     groups = ctx.cluster.groups
     try:
-        assignment = await groups.sync(
+        assignment = await answer_of(groups.classic.sync(
             request.group_id, request.generation_id, request.member_id,
             request.group_instance_id, request.protocol_type, request.protocol_name,
-            {a.member_id: a.assignment for a in request.assignments},
-        )
+            {a.member_id: a.assignment for a in request.assignments}, trio.current_time(),
+        ))
     except GroupError as exc:
         answer["error_code"] = exc.code
         return answer
-    group = groups.group(request.group_id)
+    group = groups.classic_group(request.group_id)
     assert group is not None
     answer.update(error_code=0, assignment=assignment, protocol_type=group.protocol_type,
                   protocol_name=group.protocol_name)

@@ -62,8 +62,7 @@ def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
             {"partition": p.index, "leader": p.leader, "leader_epoch": p.leader_epoch,
              "replicas": p.replicas, "isr": p.isr, "log_start_offset": p.log.log_start_offset,
              "high_watermark": p.log.high_watermark} for p in topic.partitions]}
-    groups = {group_id: cluster.group(group_id) for group_id in sorted(
-        set(state.groups.groups) | set(state.consumer_groups.groups))}
+    groups = {group_id: cluster.group(group_id) for group_id in sorted(state.groups.ids())}
     return {
         "cluster_id": state.cluster_id,
         "bootstrap_servers": cluster.bootstrap_servers,

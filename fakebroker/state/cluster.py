@@ -17,13 +17,13 @@ from __future__ import annotations
 import itertools
 import re
 import uuid
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fakebroker.options import ClusterSettings
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
-from fakebroker.state.consumer_groups import ConsumerGroupCoordinator
-from fakebroker.state.groups import GroupCoordinator
+from fakebroker.state.groups import Groups
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.producers import ProducerRegistry
 
@@ -101,8 +101,7 @@ class Cluster:
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
-    groups: GroupCoordinator = field(default_factory=GroupCoordinator)
-    consumer_groups: ConsumerGroupCoordinator = field(default_factory=ConsumerGroupCoordinator)
+    groups: Groups = field(default_factory=Groups)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
@@ -113,7 +112,7 @@ class Cluster:
     generation: int = 0
 
     def __post_init__(self) -> None:
-        self.consumer_groups.partitions_of = lambda: {
+        self.groups.consumer.partitions_of = lambda: {
             name: len(t.partitions) for name, t in self.topics.items()}
 
     def changed(self) -> None:
@@ -142,7 +141,7 @@ class Cluster:
         if moved is not None and self.brokers[moved].up:
             return moved
         ids = sorted(self.brokers)
-        start = ids.index(GroupCoordinator.coordinator_for(key, ids))
+        start = zlib.crc32(key.encode()) % len(ids)
         for step in range(len(ids)):
             broker = ids[(start + step) % len(ids)]
             if self.brokers[broker].up:

@@ -29,6 +29,12 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
 * A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed,
   a temporarily departed static member too; so is a member that has not revoked the partitions
   it must give up within its rebalance timeout (the client's max.poll.interval.ms).
+
+The coordinator takes the clock and never waits: a heartbeat takes ``now`` (seconds on the
+caller's clock); ``next_deadline`` says when the next member expires, ``expire(now)`` removes
+those due, and ``new_deadline`` is called with every deadline set (a session restarted, a
+revocation begun). Committed offsets are not kept here but in the cluster's one offset store
+(``fakebroker.state.offsets``).
 """
 
 from __future__ import annotations
@@ -37,8 +43,6 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-
-import trio
 
 Assignment = dict[str, set[int]]  # topic name -> partitions
 
@@ -83,7 +87,7 @@ class ConsumerMember:
     assigned: Assignment = field(default_factory=dict)
     revoking: Assignment = field(default_factory=dict)
     sent: Assignment | None = None  # what the member was last told it owns
-    deadline: float = 0.0  # its session ends then (trio time)
+    deadline: float = 0.0  # its session ends then (the caller's clock)
     rebalance_timeout_ms: int = 300_000
     revoke_deadline: float | None = None  # it must have revoked by then
 
@@ -255,7 +259,10 @@ class ConsumerGroupCoordinator:
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
-    _changed: trio.Event = field(default_factory=trio.Event)
+    # Whether a new group may take this id (the registry of both kinds decides; see
+    # ``fakebroker.state.groups``), and who to tell of each deadline set.
+    claim: Callable[[str], bool] = lambda group_id: True
+    new_deadline: Callable[[float], None] = lambda deadline: None
 
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
         """One ConsumerGroupHeartbeat: (the member, the assignment to send or None).
@@ -273,6 +280,9 @@ class ConsumerGroupCoordinator:
             if hb.member_epoch != JOIN:
                 raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
                                          f"Consumer group {hb.group_id} not found.")
+            if not self.claim(hb.group_id):
+                raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+                                         f"Group {hb.group_id} is not a consumer group")
             group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
         if hb.member_epoch == JOIN:
             member, bump = self._join(group, hb)
@@ -289,6 +299,7 @@ class ConsumerGroupCoordinator:
         if bump or self._subscription(group, partitions_of) != group.subscription:
             self._bump(group, partitions_of)
         member.deadline = now + self.session_timeout_ms / 1000
+        self.new_deadline(member.deadline)
         if hb.owned is not None:
             member.revoking = {t: ps & hb.owned.get(t, set())
                                for t, ps in member.revoking.items()}
@@ -300,7 +311,7 @@ class ConsumerGroupCoordinator:
             member.revoke_deadline = None
         elif member.revoke_deadline is None:
             member.revoke_deadline = now + member.rebalance_timeout_ms / 1000
-            self._wake_timers()
+            self.new_deadline(member.revoke_deadline)
         return member, assignment
 
     def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
@@ -327,7 +338,6 @@ class ConsumerGroupCoordinator:
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)
         group.members[member_id] = member
-        self._wake_timers()  # a new session deadline
         return member, group.group_epoch == 0
 
     def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
@@ -498,14 +508,3 @@ class ConsumerGroupCoordinator:
         return min((min(m.deadline, m.revoke_deadline or m.deadline)
                     for g in self.groups.values() for m in g.members.values()),
                    default=float("inf"))
-
-    def _wake_timers(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    async def run_timers(self) -> None:
-        """Forever: remove members whose session timed out (trio's clock)."""
-        while True:
-            with trio.move_on_at(self.next_deadline()):
-                await self._changed.wait()
-            self.expire(trio.current_time())

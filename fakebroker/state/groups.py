@@ -1,503 +1,150 @@
-"""Classic consumer groups: members, generations, rebalances and committed offsets.
+"""Every group of the cluster, classic and KIP-848, with their committed offsets: ``Groups``.
 
-The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoordinator):
+Guarantees:
 
-* States Empty, PreparingRebalance, CompletingRebalance, Stable, Dead.
-* A rebalance completes as soon as every known member has rejoined (no waiting out the
-  rebalance timeout), after ``initial_rebalance_delay_ms`` (0 by default) for a group that
-  was empty; members that do not rejoin within the largest rebalance timeout are removed.
-* The protocol is the one every member supports that most members list first; the leader
-  is kept across generations while it stays a member.
-* A member whose session timeout passes without a join, sync, heartbeat or commit is removed
-  and the group rebalances; a member id handed out with MEMBER_ID_REQUIRED expires too.
-* Static members (group.instance.id) keep their place: a restarted static member gets a new
-  member id and the old one's assignment without a rebalance when the group's selected
-  protocol stays the same; a stale member id for the instance gets FENCED_INSTANCE_ID.
-
-Waiting uses trio: joins and followers' syncs park on events; ``run_timers`` drives the
-session and rebalance timeouts on trio's clock (so MockClock tests need no real sleeping).
+* A group id names at most one group at a time, of one kind: classic (JoinGroup, SyncGroup,
+  Heartbeat, LeaveGroup; ``fakebroker.state.classic_groups``) or consumer (KIP-848's
+  ConsumerGroupHeartbeat; ``fakebroker.state.consumer_groups``). ``kind`` says which; nothing
+  else asks.
+* The protocol that first uses an id creates its group (a JoinGroup; an OffsetCommit from outside
+  any group creates an Empty classic group, as Kafka does). An empty group gives way to the other
+  protocol's, as Kafka's coordinator replaces it (``maybeDeleteEmptyClassicGroup``,
+  ``maybeDeleteEmptyConsumerGroup``), and its committed offsets stay. A group with members keeps
+  its kind: the fake runs no group of mixed protocols (Kafka converts one online), so a JoinGroup
+  to it gets INCONSISTENT_GROUP_PROTOCOL and a joining ConsumerGroupHeartbeat GROUP_ID_NOT_FOUND
+  ("Group g is not a consumer group", as Kafka answers when its migration policy forbids it).
+* Committed offsets of both kinds live in one store, ``offsets``, by group id: no group record
+  holds them. OffsetCommit checks go to the group's own kind; DeleteGroups takes the offsets
+  with the group.
+* Time comes in, answers (or ``Pending`` answers) come out: operations take ``now``,
+  ``next_deadline`` is the earliest timeout of either kind and ``expire(now)`` applies every one
+  due, so one timer drives both (``fakebroker.timers``); ``watch_deadlines`` names who to tell
+  of every deadline either sets.
 """
 
 from __future__ import annotations
 
 import enum
-import uuid
-import zlib
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator
 
-import trio
-
-from fakebroker.protocol.errors import error_code
+from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinator
+from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator
+from fakebroker.state.offsets import OffsetStore
 
 
-class GroupState(enum.Enum):
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
+class GroupKind(enum.Enum):
+    CLASSIC = enum.auto()
+    CONSUMER = enum.auto()
 
 
-class GroupError(Exception):
-    """A request refused with a Kafka error name."""
+class Groups:
+    """The classic and the KIP-848 coordinator, which kind each group id is, and the offsets."""
 
-    def __init__(self, error: str):
-        super().__init__(error)
-        self.error = error
-        self.code = error_code(error)
+    def __init__(self, classic: ClassicGroupCoordinator | None = None) -> None:
+        self.classic = classic or ClassicGroupCoordinator()
+        self.consumer = ConsumerGroupCoordinator()
+        self.offsets = OffsetStore()
+        self._deadline_watchers: list[Callable[[float], None]] = []
+        self.classic.claim = lambda group_id: self._make_room(group_id, self.consumer.groups)
+        self.consumer.claim = lambda group_id: self._make_room(group_id, self.classic.groups)
+        self.classic.new_deadline = self.consumer.new_deadline = self._new_deadline
 
+    # -- which kind -----------------------------------------------------------------------
 
-@dataclass(slots=True)
-class CommittedOffset:
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-    commit_timestamp: int
+    def kind(self, group_id: str) -> GroupKind | None:
+        """The kind of the group ``group_id`` names, or None when there is no such group."""
+        if group_id in self.consumer.groups:
+            return GroupKind.CONSUMER
+        if group_id in self.classic.groups:
+            return GroupKind.CLASSIC
+        return None
 
+    def classic_group(self, group_id: str) -> ClassicGroup | None:
+        return self.classic.groups.get(group_id)
 
-@dataclass(slots=True)
-class Member:
-    member_id: str
-    instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    assignment: bytes = b""
-    deadline: float = 0.0  # trio time when the session expires
-    joined: trio.Event | None = None  # set when this member's pending join is answered
-    join_answer: dict[str, Any] | None = None
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        return self.consumer.groups.get(group_id)
 
-    def metadata_for(self, protocol: str) -> bytes:
-        return next(meta for name, meta in self.protocols if name == protocol)
-
-    def touch(self, now: float) -> None:
-        self.deadline = now + self.session_timeout_ms / 1000
-
-
-@dataclass(slots=True)
-class SyncWaiter:
-    done: trio.Event = field(default_factory=trio.Event)
-    error: str | None = None  # the Kafka error name the waiting SyncGroup gets instead
-    assignment: bytes = b""
-
-
-@dataclass
-class Group:
-    group_id: str
-    state: GroupState = GroupState.EMPTY
-    generation_id: int = 0
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str | None = None
-    members: dict[str, Member] = field(default_factory=dict)
-    pending: dict[str, float] = field(default_factory=dict)  # MEMBER_ID_REQUIRED ids -> expiry
-    static: dict[str, str] = field(default_factory=dict)  # instance id -> member id
-    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
-    rebalance_deadline: float | None = None
-    delay_until: float | None = None  # initial rebalance delay of a group that was empty
-    sync_waiters: dict[str, SyncWaiter] = field(default_factory=dict)
-
-    def all_rejoined(self) -> bool:
-        return all(m.joined is not None for m in self.members.values())
-
-
-@dataclass
-class GroupCoordinator:
-    """Every classic group of the cluster."""
-
-    initial_rebalance_delay_ms: int = 0
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1_800_000
-    groups: dict[str, Group] = field(default_factory=dict)
-    _changed: trio.Event = field(default_factory=trio.Event)
-
-    # -- bookkeeping ----------------------------------------------------------------------
-
-    def group(self, group_id: str, create: bool = False) -> Group | None:
-        found = self.groups.get(group_id)
-        if found is None and create:
-            found = self.groups[group_id] = Group(group_id)
-        return found
-
-    def _wake_timers(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
+    def ids(self) -> Iterator[str]:
+        """Every group id, of either kind."""
+        yield from self.classic.groups
+        yield from self.consumer.groups
 
     @staticmethod
-    def coordinator_for(key: str, broker_ids: list[int]) -> int:
-        """The broker coordinating ``key``: stable for a given set of brokers."""
-        ordered = sorted(broker_ids)
-        return ordered[zlib.crc32(key.encode()) % len(ordered)]
+    def _make_room(group_id: str,
+                   others: dict[str, ClassicGroup] | dict[str, ConsumerGroup]) -> bool:
+        """Whether a new group may take ``group_id``, given the groups of the other kind: not
+        while one with members holds it; an empty one is dropped (its offsets stay)."""
+        other = others.get(group_id)
+        if other is not None and other.members:
+            return False
+        others.pop(group_id, None)
+        return True
 
-    # -- JoinGroup ------------------------------------------------------------------------
+    # -- what every kind is asked ---------------------------------------------------------
 
-    async def join(
-        self, group_id: str, member_id: str, instance_id: str | None, client_id: str,
-        client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
-        protocol_type: str, protocols: list[tuple[str, bytes]], require_known_member_id: bool,
-    ) -> dict[str, Any]:
-        """Handle a JoinGroup; returns the response fields (waits for the rebalance)."""
-        if not group_id:
-            raise GroupError("INVALID_GROUP_ID")
-        if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
-            raise GroupError("INVALID_SESSION_TIMEOUT")
-        group = self.group(group_id, create=True)
-        assert group is not None
-        if group.state is GroupState.DEAD:
-            raise GroupError("COORDINATOR_NOT_AVAILABLE")
-        if not protocols or (group.members and (
-                protocol_type != group.protocol_type
-                or not self._candidates(group, [n for n, _ in protocols]))):
-            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
-        now = trio.current_time()
-        rebalance_timeout_ms = rebalance_timeout_ms if rebalance_timeout_ms > 0 \
-            else session_timeout_ms
-        if not member_id:
-            return await self._join_new(group, instance_id, client_id, client_host,
-                                        session_timeout_ms, rebalance_timeout_ms, protocol_type,
-                                        protocols, require_known_member_id, now)
-        if member_id in group.pending:
-            del group.pending[member_id]
-            member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
-                            rebalance_timeout_ms, protocol_type, protocols)
-            return await self._add_and_rebalance(group, member, now)
-        member = group.members.get(member_id)
-        if instance_id is not None and group.static.get(instance_id, member_id) != member_id:
-            raise GroupError("FENCED_INSTANCE_ID")
-        if member is None:
-            raise GroupError("UNKNOWN_MEMBER_ID")
-        changed = member.protocols != protocols
-        member.protocols, member.client_id = protocols, client_id
-        member.session_timeout_ms = session_timeout_ms
-        member.rebalance_timeout_ms = rebalance_timeout_ms
-        member.touch(now)
-        if group.state is GroupState.PREPARING_REBALANCE:
-            return await self._await_join(group, member)
-        if group.state is not GroupState.EMPTY and not changed and (
-                group.state is GroupState.COMPLETING_REBALANCE
-                or member_id != group.leader_id):
-            return self._join_answer(group, member)
-        self._prepare_rebalance(group, now)
-        return await self._await_join(group, member)
-
-    async def _join_new(
-        self, group: Group, instance_id: str | None, client_id: str, client_host: str,
-        session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
-        protocols: list[tuple[str, bytes]], require_known_member_id: bool, now: float,
-    ) -> dict[str, Any]:
-        prefix = instance_id or client_id
-        member_id = f"{prefix}-{uuid.uuid4()}"
-        member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
-                        rebalance_timeout_ms, protocol_type, protocols)
-        if instance_id is not None and instance_id in group.static:
-            return await self._replace_static(group, group.static[instance_id], member, now)
-        if require_known_member_id and instance_id is None:
-            group.pending[member_id] = now + session_timeout_ms / 1000
-            self._wake_timers()
-            answer = self._empty_answer(member_id)
-            answer["error_code"] = error_code("MEMBER_ID_REQUIRED")
-            return answer
-        return await self._add_and_rebalance(group, member, now)
-
-    async def _replace_static(self, group: Group, old_id: str, member: Member, now: float
-                              ) -> dict[str, Any]:
-        """A static member came back with a new member id (e.g. after a restart)."""
-        old = group.members.pop(old_id)
-        member.assignment = old.assignment
-        group.members[member.member_id] = member
-        group.static[member.instance_id or ""] = member.member_id
-        if group.leader_id == old_id:
-            group.leader_id = member.member_id
-        self._release(group, old, "FENCED_INSTANCE_ID", "FENCED_INSTANCE_ID")
-        member.touch(now)
-        if group.state is GroupState.STABLE and \
-                self._select_protocol(group) == group.protocol_name:
-            return self._join_answer(group, member)  # as Kafka: no rebalance needed
-        if group.state is GroupState.PREPARING_REBALANCE:
-            return await self._await_join(group, member)
-        self._prepare_rebalance(group, now)
-        return await self._await_join(group, member)
-
-    async def _add_and_rebalance(self, group: Group, member: Member, now: float
-                                 ) -> dict[str, Any]:
-        if not group.members:
-            group.protocol_type = member.protocol_type
-        group.members[member.member_id] = member
-        if member.instance_id is not None:
-            group.static[member.instance_id] = member.member_id
-        member.touch(now)
-        if group.state is not GroupState.PREPARING_REBALANCE:
-            self._prepare_rebalance(group, now)
-        return await self._await_join(group, member)
-
-    async def _await_join(self, group: Group, member: Member) -> dict[str, Any]:
-        member.joined = trio.Event()
-        member.join_answer = None
-        event = member.joined
-        self._maybe_complete_join(group)
-        await event.wait()
-        assert member.join_answer is not None
-        return member.join_answer
-
-    def _prepare_rebalance(self, group: Group, now: float) -> None:
-        was_empty = group.state is GroupState.EMPTY
-        for waiter in group.sync_waiters.values():
-            waiter.error = "REBALANCE_IN_PROGRESS"
-            waiter.done.set()
-        group.sync_waiters.clear()
-        group.state = GroupState.PREPARING_REBALANCE
-        timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
-        group.rebalance_deadline = now + timeout / 1000
-        group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
-                             if was_empty and self.initial_rebalance_delay_ms > 0 else None)
-        self._wake_timers()
-
-    def _maybe_complete_join(self, group: Group) -> None:
-        if group.state is not GroupState.PREPARING_REBALANCE or group.delay_until is not None:
-            return
-        if group.all_rejoined():
-            self._complete_join(group)
-
-    def _complete_join(self, group: Group) -> None:
-        """Close the join barrier: drop members that did not rejoin, start a generation."""
-        for member_id in [m for m, member in group.members.items() if member.joined is None]:
-            self._remove(group, member_id)
-        group.rebalance_deadline = group.delay_until = None
-        group.generation_id += 1
-        if not group.members:
-            group.state = GroupState.EMPTY
-            group.protocol_name = group.leader_id = None
-            return
-        group.state = GroupState.COMPLETING_REBALANCE
-        group.protocol_name = self._select_protocol(group)
-        if group.leader_id not in group.members:
-            group.leader_id = next(iter(group.members))
-        now = trio.current_time()
-        for member in group.members.values():
-            member.join_answer = self._join_answer(group, member)
-            member.touch(now)
-            assert member.joined is not None
-            member.joined.set()
-            member.joined = None
-        self._wake_timers()
-
-    def _candidates(self, group: Group, extra: list[str] | None = None) -> set[str]:
-        sets = [{n for n, _ in m.protocols} for m in group.members.values()]
-        if extra is not None:
-            sets.append(set(extra))
-        return set.intersection(*sets) if sets else set()
-
-    def _select_protocol(self, group: Group) -> str:
-        candidates = self._candidates(group)
-        if not candidates:
-            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
-        votes = Counter(next(n for n, _ in m.protocols if n in candidates)
-                        for m in group.members.values())
-        return max(sorted(candidates), key=lambda name: votes[name])
-
-    def _join_answer(self, group: Group, member: Member) -> dict[str, Any]:
-        is_leader = member.member_id == group.leader_id
-        members = [{"member_id": m.member_id, "group_instance_id": m.instance_id,
-                    "metadata": m.metadata_for(group.protocol_name or "")}
-                   for m in group.members.values()] if is_leader else []
-        return {"error_code": 0, "generation_id": group.generation_id,
-                "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
-                "leader": group.leader_id or "", "skip_assignment": False,
-                "member_id": member.member_id, "members": members}
-
-    @staticmethod
-    def _empty_answer(member_id: str) -> dict[str, Any]:
-        return {"error_code": 0, "generation_id": -1, "protocol_type": None,
-                "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
-
-    def _error_answer(self, member_id: str, error: str) -> dict[str, Any]:
-        answer = self._empty_answer(member_id)
-        answer["error_code"] = error_code(error)
-        return answer
-
-    # -- SyncGroup ------------------------------------------------------------------------
-
-    async def sync(self, group_id: str, generation_id: int, member_id: str,
-                   instance_id: str | None, protocol_type: str | None,
-                   protocol_name: str | None, assignments: dict[str, bytes]) -> bytes:
-        """Handle a SyncGroup; returns this member's assignment (followers wait for it)."""
-        group, member = self._member(group_id, member_id, instance_id)
-        if generation_id != group.generation_id:
-            raise GroupError("ILLEGAL_GENERATION")
-        if (protocol_type is not None and protocol_type != group.protocol_type) or (
-                protocol_name is not None and protocol_name != group.protocol_name):
-            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
-        member.touch(trio.current_time())
-        if group.state is GroupState.PREPARING_REBALANCE:
-            raise GroupError("REBALANCE_IN_PROGRESS")
-        if group.state is GroupState.STABLE:
-            return member.assignment
-        waiter = group.sync_waiters[member_id] = SyncWaiter()
-        if member_id == group.leader_id:
-            for m in group.members.values():
-                m.assignment = assignments.get(m.member_id, b"")
-            group.state = GroupState.STABLE
-            for waiting_id, waiting in group.sync_waiters.items():
-                waiting.assignment = group.members[waiting_id].assignment
-                waiting.done.set()
-            group.sync_waiters.clear()
-        await waiter.done.wait()
-        if waiter.error is not None:
-            raise GroupError(waiter.error)
-        return waiter.assignment
-
-    def _member(self, group_id: str, member_id: str, instance_id: str | None
-                ) -> tuple[Group, Member]:
-        group = self.group(group_id)
-        if group is None or group.state is GroupState.DEAD:
-            raise GroupError("UNKNOWN_MEMBER_ID")
-        if instance_id is not None and instance_id in group.static and \
-                group.static[instance_id] != member_id:
-            raise GroupError("FENCED_INSTANCE_ID")
-        member = group.members.get(member_id)
-        if member is None:
-            raise GroupError("UNKNOWN_MEMBER_ID")
-        return group, member
-
-    # -- Heartbeat, LeaveGroup ------------------------------------------------------------
-
-    def heartbeat(self, group_id: str, generation_id: int, member_id: str,
-                  instance_id: str | None) -> None:
-        group, member = self._member(group_id, member_id, instance_id)
-        if generation_id != group.generation_id:
-            raise GroupError("ILLEGAL_GENERATION")
-        member.touch(trio.current_time())
-        if group.state is GroupState.PREPARING_REBALANCE:
-            raise GroupError("REBALANCE_IN_PROGRESS")
-
-    def leave(self, group_id: str, member_id: str, instance_id: str | None) -> None:
-        """One member leaves (by member id, or by instance id for static members)."""
-        group = self.group(group_id)
-        if group is None:
-            raise GroupError("UNKNOWN_MEMBER_ID")
-        if instance_id is not None:
-            known = group.static.get(instance_id)
-            if known is None:
-                raise GroupError("UNKNOWN_MEMBER_ID")
-            if member_id and member_id != known:
-                raise GroupError("FENCED_INSTANCE_ID")
-            member_id = known
-        if member_id in group.pending:
-            del group.pending[member_id]
-            return
-        if member_id not in group.members:
-            raise GroupError("UNKNOWN_MEMBER_ID")
-        self._remove_and_rebalance(group, member_id)
-
-    def expire_member(self, group_id: str, member_id: str) -> None:
-        """Remove a member now, as if its session had timed out: the group rebalances and the
-        member's next request gets UNKNOWN_MEMBER_ID, so it rejoins with a new member id."""
-        group = self.group(group_id)
-        if group is None or member_id not in group.members:
-            raise GroupError("UNKNOWN_MEMBER_ID")
-        self._remove_and_rebalance(group, member_id)
-        self._wake_timers()
-
-    def _remove(self, group: Group, member_id: str) -> None:
-        member = group.members.pop(member_id)
-        if member.instance_id is not None and group.static.get(member.instance_id) == member_id:
-            del group.static[member.instance_id]
-        self._release(group, member, "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")
-
-    def _release(self, group: Group, member: Member, join_error: str, sync_error: str) -> None:
-        """Answer a departed member's pending JoinGroup and SyncGroup with errors."""
-        if member.joined is not None and member.join_answer is None:
-            member.join_answer = self._error_answer(member.member_id, join_error)
-            member.joined.set()
-        waiter = group.sync_waiters.pop(member.member_id, None)
-        if waiter is not None:
-            waiter.error = sync_error
-            waiter.done.set()
-
-    def _remove_and_rebalance(self, group: Group, member_id: str) -> None:
-        self._remove(group, member_id)
-        now = trio.current_time()
-        if group.state is GroupState.PREPARING_REBALANCE:
-            self._maybe_complete_join(group)
-        elif not group.members:
-            group.state = GroupState.EMPTY
-            group.generation_id += 1
-            group.protocol_name = group.leader_id = None
+    def validate_offset_commit(self, group_id: str, generation_or_epoch: int, member_id: str,
+                               instance_id: str | None, now: float) -> None:
+        """Whether an OffsetCommit may store its offsets, checked by the group's kind (a
+        generation for a classic group, a member epoch for a consumer group); raises
+        ``GroupError`` or ``ConsumerGroupError`` as Kafka answers. A commit to no group
+        creates an Empty classic group."""
+        if self.kind(group_id) is GroupKind.CONSUMER:
+            self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch)
         else:
-            self._prepare_rebalance(group, now)
+            self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id,
+                                         now)
 
-    def force_rebalance(self, group_id: str) -> None:
-        """Start a rebalance now (members learn it from their next heartbeat)."""
-        group = self.group(group_id)
-        if group is not None and group.members and \
-                group.state is not GroupState.PREPARING_REBALANCE:
-            self._prepare_rebalance(group, trio.current_time())
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int
+                              ) -> None:
+        """An OffsetFetch's member check (v9+): a consumer group's member that names itself
+        with an epoch must be one at that epoch (``ConsumerGroupError`` UNKNOWN_MEMBER_ID,
+        STALE_MEMBER_EPOCH); a classic group checks nothing (Kafka's
+        ClassicGroup.validateOffsetFetch), and no group answers as an empty one."""
+        if member_id and member_epoch >= 0 and self.kind(group_id) is GroupKind.CONSUMER:
+            self.consumer.validate_commit(group_id, member_id, member_epoch)
 
-    # -- offsets --------------------------------------------------------------------------
-
-    def validate_commit(self, group_id: str, generation_id: int, member_id: str,
-                        instance_id: str | None) -> Group:
-        """The group an OffsetCommit may write to, or ``GroupError`` as Kafka answers."""
-        if not group_id:
-            raise GroupError("INVALID_GROUP_ID")
-        group = self.group(group_id, create=True)
-        assert group is not None
-        if generation_id < 0 and not member_id and group.state is GroupState.EMPTY:
-            return group  # a commit from outside the group (admin, assign-only consumer)
-        _, member = self._member(group_id, member_id, instance_id)
-        if generation_id != group.generation_id:
-            raise GroupError("ILLEGAL_GENERATION")
-        if group.state is GroupState.COMPLETING_REBALANCE:
-            raise GroupError("REBALANCE_IN_PROGRESS")
-        member.touch(trio.current_time())
-        return group
+    def subscribed_topics(self, group_id: str) -> set[str]:
+        """The topics the group's members subscribe to (OffsetDelete keeps their offsets)."""
+        if self.kind(group_id) is GroupKind.CONSUMER:
+            return self.consumer.subscribed_topics(group_id)
+        return self.classic.subscribed_topics(group_id)
 
     def delete(self, group_id: str) -> None:
-        group = self.group(group_id)
-        if group is None or group.state is GroupState.DEAD:
-            raise GroupError("GROUP_ID_NOT_FOUND")
-        if group.members:
-            raise GroupError("NON_EMPTY_GROUP")
-        group.state = GroupState.DEAD
-        del self.groups[group_id]
+        """DeleteGroups: the group and its committed offsets; NON_EMPTY_GROUP while it has
+        members, GROUP_ID_NOT_FOUND when there is none (``GroupError`` or
+        ``ConsumerGroupError``)."""
+        if self.kind(group_id) is GroupKind.CONSUMER:
+            self.consumer.delete(group_id)
+        else:
+            self.classic.delete(group_id)
+        self.offsets.delete_group(group_id)
 
-    # -- timers ---------------------------------------------------------------------------
+    def expire_member(self, group_id: str, member_id: str, now: float) -> None:
+        """Remove a member now, as if its session had timed out (``GroupError`` or
+        ``ConsumerGroupError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
+        if self.kind(group_id) is GroupKind.CONSUMER:
+            self.consumer.expire_member(group_id, member_id)
+        else:
+            self.classic.expire_member(group_id, member_id, now)
+
+    # -- time -----------------------------------------------------------------------------
 
     def next_deadline(self) -> float:
-        deadlines = [float("inf")]
-        for group in self.groups.values():
-            deadlines += list(group.pending.values())
-            deadlines += [m.deadline for m in group.members.values() if m.joined is None]
-            if group.rebalance_deadline is not None:
-                deadlines.append(group.rebalance_deadline)
-            if group.delay_until is not None:
-                deadlines.append(group.delay_until)
-        return min(deadlines)
+        """When the earliest timeout of any group is due (``inf``: none)."""
+        return min(self.classic.next_deadline(), self.consumer.next_deadline())
 
     def expire(self, now: float) -> None:
-        """Apply every timeout due at ``now``."""
-        for group in list(self.groups.values()):
-            for member_id, expiry in list(group.pending.items()):
-                if expiry <= now:
-                    del group.pending[member_id]
-            if group.delay_until is not None and group.delay_until <= now:
-                group.delay_until = None
-                self._maybe_complete_join(group)
-            if group.rebalance_deadline is not None and group.rebalance_deadline <= now:
-                self._complete_join(group)
-            for member_id, member in list(group.members.items()):
-                if member.joined is None and member.deadline <= now \
-                        and member_id in group.members:
-                    self._remove_and_rebalance(group, member_id)
+        """Apply every timeout due at ``now``, of both kinds."""
+        self.classic.expire(now)
+        self.consumer.expire(now)
 
-    async def run_timers(self) -> None:
-        """Forever: sleep until the next timeout (or a change), then apply what is due."""
-        while True:
-            with trio.move_on_at(self.next_deadline()):
-                await self._changed.wait()
-            self.expire(trio.current_time())
+    def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]:
+        """Call ``callback(deadline)`` with every deadline a coordinator sets (a timer wakes
+        only for one earlier than it sleeps to); returns the function that stops it."""
+        self._deadline_watchers.append(callback)
+        return lambda: self._deadline_watchers.remove(callback)
+
+    def _new_deadline(self, deadline: float) -> None:
+        for watcher in self._deadline_watchers:
+            watcher(deadline)

@@ -81,7 +81,7 @@ def consumer_group_view(group) -> GroupView:
 
 
 def group_view(group) -> GroupView:
-    """Snapshot of a ``fakebroker.state.groups.Group``."""
+    """Snapshot of a ``fakebroker.state.classic_groups.ClassicGroup``."""
     consumer = group.protocol_type == "consumer"
     members = tuple(
         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,

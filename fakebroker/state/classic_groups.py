@@ -1,0 +1,483 @@
+"""Classic consumer groups: members, generations and rebalances (JoinGroup, SyncGroup,
+Heartbeat, LeaveGroup).
+
+The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoordinator):
+
+* States Empty, PreparingRebalance, CompletingRebalance, Stable, Dead.
+* A rebalance completes as soon as every known member has rejoined (no waiting out the
+  rebalance timeout), after ``initial_rebalance_delay_ms`` (0 by default) for a group that
+  was empty; members that do not rejoin within the largest rebalance timeout are removed.
+* The protocol is the one every member supports that most members list first; the leader
+  is kept across generations while it stays a member.
+* A member whose session timeout passes without a join, sync, heartbeat or commit is removed
+  and the group rebalances; a member id handed out with MEMBER_ID_REQUIRED expires too.
+* Static members (group.instance.id) keep their place: a restarted static member gets a new
+  member id and the old one's assignment without a rebalance when the group's selected
+  protocol stays the same; a stale member id for the instance gets FENCED_INSTANCE_ID.
+
+Like the KIP-848 coordinator it takes the clock and never waits: every operation takes
+``now`` (seconds on the caller's clock) and answers at once, or — a JoinGroup at the barrier,
+a follower's SyncGroup before the leader's — returns a ``Pending`` that the coordinator settles
+when the barrier closes, a timeout passes or the member goes. ``next_deadline`` says when the
+next timeout is due, ``expire(now)`` applies those due, and ``new_deadline`` is called with every
+deadline set (a session restarted, a rebalance begun, a member id handed out). Committed offsets
+are not kept here but in the cluster's one offset store (``fakebroker.state.offsets``).
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakebroker.protocol.errors import error_code
+from fakebroker.state import views
+from fakebroker.state.pending import Pending
+
+JoinAnswer = dict[str, Any]  # JoinGroup response fields
+
+
+class GroupState(enum.Enum):
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+class GroupError(Exception):
+    """A request refused with a Kafka error name."""
+
+    def __init__(self, error: str):
+        super().__init__(error)
+        self.error = error
+        self.code = error_code(error)
+
+
+@dataclass(slots=True)
+class Member:
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    deadline: float = 0.0  # when the session expires (the caller's clock)
+    joining: Pending[JoinAnswer] | None = None  # its JoinGroup, waiting at the barrier
+
+    def metadata_for(self, protocol: str) -> bytes:
+        return next(meta for name, meta in self.protocols if name == protocol)
+
+    def touch(self, now: float) -> None:
+        self.deadline = now + self.session_timeout_ms / 1000
+
+
+@dataclass
+class ClassicGroup:
+    group_id: str
+    state: GroupState = GroupState.EMPTY
+    generation_id: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    pending: dict[str, float] = field(default_factory=dict)  # MEMBER_ID_REQUIRED ids -> expiry
+    static: dict[str, str] = field(default_factory=dict)  # instance id -> member id
+    rebalance_deadline: float | None = None
+    delay_until: float | None = None  # initial rebalance delay of a group that was empty
+    syncing: dict[str, Pending[bytes]] = field(default_factory=dict)  # followers' SyncGroups
+
+    def all_rejoined(self) -> bool:
+        return all(m.joining is not None for m in self.members.values())
+
+
+@dataclass
+class ClassicGroupCoordinator:
+    """Every classic group of the cluster."""
+
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    # Whether a new group may take this id (the registry of both kinds decides; see
+    # ``fakebroker.state.groups``), and who to tell of each deadline set.
+    claim: Callable[[str], bool] = lambda group_id: True
+    new_deadline: Callable[[float], None] = lambda deadline: None
+
+    # -- bookkeeping ----------------------------------------------------------------------
+
+    def group(self, group_id: str) -> ClassicGroup | None:
+        return self.groups.get(group_id)
+
+    def _touch(self, member: Member, now: float) -> None:
+        """Restart the member's session."""
+        member.touch(now)
+        self.new_deadline(member.deadline)
+
+    def _group_or_new(self, group_id: str) -> ClassicGroup:
+        """The group, created Empty if there is none (INCONSISTENT_GROUP_PROTOCOL when the
+        id belongs to a group of the other protocol with members)."""
+        found = self.groups.get(group_id)
+        if found is None:
+            if not self.claim(group_id):
+                raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+            found = self.groups[group_id] = ClassicGroup(group_id)
+        return found
+
+    # -- JoinGroup ------------------------------------------------------------------------
+
+    def join(
+        self, group_id: str, member_id: str, instance_id: str | None, client_id: str,
+        client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
+        protocol_type: str, protocols: list[tuple[str, bytes]], require_known_member_id: bool,
+        now: float,
+    ) -> JoinAnswer | Pending[JoinAnswer]:
+        """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
+        waits at the barrier. Raises ``GroupError`` for the errors answered at once."""
+        if not group_id:
+            raise GroupError("INVALID_GROUP_ID")
+        if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
+            raise GroupError("INVALID_SESSION_TIMEOUT")
+        group = self._group_or_new(group_id)
+        if group.state is GroupState.DEAD:
+            raise GroupError("COORDINATOR_NOT_AVAILABLE")
+        if not protocols or (group.members and (
+                protocol_type != group.protocol_type
+                or not self._candidates(group, [n for n, _ in protocols]))):
+            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+        rebalance_timeout_ms = rebalance_timeout_ms if rebalance_timeout_ms > 0 \
+            else session_timeout_ms
+        if not member_id:
+            return self._join_new(group, instance_id, client_id, client_host,
+                                  session_timeout_ms, rebalance_timeout_ms, protocol_type,
+                                  protocols, require_known_member_id, now)
+        if member_id in group.pending:
+            del group.pending[member_id]
+            member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
+                            rebalance_timeout_ms, protocol_type, protocols)
+            return self._add_and_rebalance(group, member, now)
+        member = group.members.get(member_id)
+        if instance_id is not None and group.static.get(instance_id, member_id) != member_id:
+            raise GroupError("FENCED_INSTANCE_ID")
+        if member is None:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        changed = member.protocols != protocols
+        member.protocols, member.client_id = protocols, client_id
+        member.session_timeout_ms = session_timeout_ms
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        self._touch(member, now)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            return self._await_join(group, member, now)
+        if group.state is not GroupState.EMPTY and not changed and (
+                group.state is GroupState.COMPLETING_REBALANCE
+                or member_id != group.leader_id):
+            return self._join_answer(group, member)
+        self._prepare_rebalance(group, now)
+        return self._await_join(group, member, now)
+
+    def _join_new(
+        self, group: ClassicGroup, instance_id: str | None, client_id: str, client_host: str,
+        session_timeout_ms: int, rebalance_timeout_ms: int, protocol_type: str,
+        protocols: list[tuple[str, bytes]], require_known_member_id: bool, now: float,
+    ) -> JoinAnswer | Pending[JoinAnswer]:
+        prefix = instance_id or client_id
+        member_id = f"{prefix}-{uuid.uuid4()}"
+        member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
+                        rebalance_timeout_ms, protocol_type, protocols)
+        if instance_id is not None and instance_id in group.static:
+            return self._replace_static(group, group.static[instance_id], member, now)
+        if require_known_member_id and instance_id is None:
+            group.pending[member_id] = now + session_timeout_ms / 1000
+            self.new_deadline(group.pending[member_id])
+            return self._error_answer(member_id, "MEMBER_ID_REQUIRED")
+        return self._add_and_rebalance(group, member, now)
+
+    def _replace_static(self, group: ClassicGroup, old_id: str, member: Member, now: float
+                        ) -> JoinAnswer | Pending[JoinAnswer]:
+        """A static member came back with a new member id (e.g. after a restart)."""
+        old = group.members.pop(old_id)
+        member.assignment = old.assignment
+        group.members[member.member_id] = member
+        group.static[member.instance_id or ""] = member.member_id
+        if group.leader_id == old_id:
+            group.leader_id = member.member_id
+        self._release(group, old, "FENCED_INSTANCE_ID", "FENCED_INSTANCE_ID")
+        self._touch(member, now)
+        if group.state is GroupState.STABLE and \
+                self._select_protocol(group) == group.protocol_name:
+            return self._join_answer(group, member)  # as Kafka: no rebalance needed
+        if group.state is GroupState.PREPARING_REBALANCE:
+            return self._await_join(group, member, now)
+        self._prepare_rebalance(group, now)
+        return self._await_join(group, member, now)
+
+    def _add_and_rebalance(self, group: ClassicGroup, member: Member, now: float
+                           ) -> JoinAnswer | Pending[JoinAnswer]:
+        if not group.members:
+            group.protocol_type = member.protocol_type
+        group.members[member.member_id] = member
+        if member.instance_id is not None:
+            group.static[member.instance_id] = member.member_id
+        self._touch(member, now)
+        if group.state is not GroupState.PREPARING_REBALANCE:
+            self._prepare_rebalance(group, now)
+        return self._await_join(group, member, now)
+
+    def _await_join(self, group: ClassicGroup, member: Member, now: float
+                    ) -> JoinAnswer | Pending[JoinAnswer]:
+        """The member waits at the barrier, which this join may close."""
+        joining = member.joining = Pending()
+        self._maybe_complete_join(group, now)
+        return joining.result() if joining.settled else joining
+
+    def _prepare_rebalance(self, group: ClassicGroup, now: float) -> None:
+        was_empty = group.state is GroupState.EMPTY
+        for syncing in group.syncing.values():
+            syncing.fail(GroupError("REBALANCE_IN_PROGRESS"))
+        group.syncing.clear()
+        group.state = GroupState.PREPARING_REBALANCE
+        timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
+        group.rebalance_deadline = now + timeout / 1000
+        group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
+                             if was_empty and self.initial_rebalance_delay_ms > 0 else None)
+        self.new_deadline(group.rebalance_deadline if group.delay_until is None
+                          else min(group.rebalance_deadline, group.delay_until))
+
+    def _maybe_complete_join(self, group: ClassicGroup, now: float) -> None:
+        if group.state is not GroupState.PREPARING_REBALANCE or group.delay_until is not None:
+            return
+        if group.all_rejoined():
+            self._complete_join(group, now)
+
+    def _complete_join(self, group: ClassicGroup, now: float) -> None:
+        """Close the join barrier: drop members that did not rejoin, start a generation."""
+        for member_id in [m for m, member in group.members.items() if member.joining is None]:
+            self._remove(group, member_id)
+        group.rebalance_deadline = group.delay_until = None
+        group.generation_id += 1
+        if not group.members:
+            group.state = GroupState.EMPTY
+            group.protocol_name = group.leader_id = None
+            return
+        group.state = GroupState.COMPLETING_REBALANCE
+        group.protocol_name = self._select_protocol(group)
+        if group.leader_id not in group.members:
+            group.leader_id = next(iter(group.members))
+        for member in group.members.values():
+            self._touch(member, now)
+            assert member.joining is not None
+            joining, member.joining = member.joining, None
+            joining.resolve(self._join_answer(group, member))
+
+    def _candidates(self, group: ClassicGroup, extra: list[str] | None = None) -> set[str]:
+        sets = [{n for n, _ in m.protocols} for m in group.members.values()]
+        if extra is not None:
+            sets.append(set(extra))
+        return set.intersection(*sets) if sets else set()
+
+    def _select_protocol(self, group: ClassicGroup) -> str:
+        candidates = self._candidates(group)
+        if not candidates:
+            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+        votes = Counter(next(n for n, _ in m.protocols if n in candidates)
+                        for m in group.members.values())
+        return max(sorted(candidates), key=lambda name: votes[name])
+
+    def _join_answer(self, group: ClassicGroup, member: Member) -> JoinAnswer:
+        is_leader = member.member_id == group.leader_id
+        members = [{"member_id": m.member_id, "group_instance_id": m.instance_id,
+                    "metadata": m.metadata_for(group.protocol_name or "")}
+                   for m in group.members.values()] if is_leader else []
+        return {"error_code": 0, "generation_id": group.generation_id,
+                "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
+                "leader": group.leader_id or "", "skip_assignment": False,
+                "member_id": member.member_id, "members": members}
+
+    @staticmethod
+    def _error_answer(member_id: str, error: str) -> JoinAnswer:
+        return {"error_code": error_code(error), "generation_id": -1, "protocol_type": None,
+                "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
+
+    # -- SyncGroup ------------------------------------------------------------------------
+
+    def sync(self, group_id: str, generation_id: int, member_id: str,
+             instance_id: str | None, protocol_type: str | None, protocol_name: str | None,
+             assignments: dict[str, bytes], now: float) -> bytes | Pending[bytes]:
+        """Handle a SyncGroup: this member's assignment, or — a follower before the leader
+        synced — a ``Pending`` of it. Raises (or fails the ``Pending`` with) ``GroupError``."""
+        group, member = self._member(group_id, member_id, instance_id)
+        if generation_id != group.generation_id:
+            raise GroupError("ILLEGAL_GENERATION")
+        if (protocol_type is not None and protocol_type != group.protocol_type) or (
+                protocol_name is not None and protocol_name != group.protocol_name):
+            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+        self._touch(member, now)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            raise GroupError("REBALANCE_IN_PROGRESS")
+        if group.state is GroupState.STABLE:
+            return member.assignment
+        if member_id != group.leader_id:
+            syncing = group.syncing[member_id] = Pending()
+            return syncing
+        for m in group.members.values():
+            m.assignment = assignments.get(m.member_id, b"")
+        group.state = GroupState.STABLE
+        for syncing_id, syncing in group.syncing.items():
+            syncing.resolve(group.members[syncing_id].assignment)
+        group.syncing.clear()
+        return member.assignment
+
+    def _member(self, group_id: str, member_id: str, instance_id: str | None
+                ) -> tuple[ClassicGroup, Member]:
+        group = self.group(group_id)
+        if group is None or group.state is GroupState.DEAD:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        if instance_id is not None and instance_id in group.static and \
+                group.static[instance_id] != member_id:
+            raise GroupError("FENCED_INSTANCE_ID")
+        member = group.members.get(member_id)
+        if member is None:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        return group, member
+
+    # -- Heartbeat, LeaveGroup ------------------------------------------------------------
+
+    def heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                  instance_id: str | None, now: float) -> None:
+        group, member = self._member(group_id, member_id, instance_id)
+        if generation_id != group.generation_id:
+            raise GroupError("ILLEGAL_GENERATION")
+        self._touch(member, now)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            raise GroupError("REBALANCE_IN_PROGRESS")
+
+    def leave(self, group_id: str, member_id: str, instance_id: str | None, now: float) -> None:
+        """One member leaves (by member id, or by instance id for static members)."""
+        group = self.group(group_id)
+        if group is None:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        if instance_id is not None:
+            known = group.static.get(instance_id)
+            if known is None:
+                raise GroupError("UNKNOWN_MEMBER_ID")
+            if member_id and member_id != known:
+                raise GroupError("FENCED_INSTANCE_ID")
+            member_id = known
+        if member_id in group.pending:
+            del group.pending[member_id]
+            return
+        if member_id not in group.members:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        self._remove_and_rebalance(group, member_id, now)
+
+    def expire_member(self, group_id: str, member_id: str, now: float) -> None:
+        """Remove a member now, as if its session had timed out: the group rebalances and the
+        member's next request gets UNKNOWN_MEMBER_ID, so it rejoins with a new member id."""
+        group = self.group(group_id)
+        if group is None or member_id not in group.members:
+            raise GroupError("UNKNOWN_MEMBER_ID")
+        self._remove_and_rebalance(group, member_id, now)
+
+    def _remove(self, group: ClassicGroup, member_id: str) -> None:
+        member = group.members.pop(member_id)
+        if member.instance_id is not None and group.static.get(member.instance_id) == member_id:
+            del group.static[member.instance_id]
+        self._release(group, member, "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")
+
+    def _release(self, group: ClassicGroup, member: Member, join_error: str, sync_error: str
+                 ) -> None:
+        """Answer a departed member's waiting JoinGroup and SyncGroup with errors."""
+        if member.joining is not None:
+            member.joining.resolve(self._error_answer(member.member_id, join_error))
+        syncing = group.syncing.pop(member.member_id, None)
+        if syncing is not None:
+            syncing.fail(GroupError(sync_error))
+
+    def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now: float) -> None:
+        self._remove(group, member_id)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            self._maybe_complete_join(group, now)
+        elif not group.members:
+            group.state = GroupState.EMPTY
+            group.generation_id += 1
+            group.protocol_name = group.leader_id = None
+        else:
+            self._prepare_rebalance(group, now)
+
+    def force_rebalance(self, group_id: str, now: float) -> None:
+        """Start a rebalance now (members learn it from their next heartbeat)."""
+        group = self.group(group_id)
+        if group is not None and group.members and \
+                group.state is not GroupState.PREPARING_REBALANCE:
+            self._prepare_rebalance(group, now)
+
+    # -- offsets, deletion ----------------------------------------------------------------
+
+    def validate_commit(self, group_id: str, generation_id: int, member_id: str,
+                        instance_id: str | None, now: float) -> None:
+        """Whether an OffsetCommit may store its offsets, or ``GroupError`` as Kafka answers;
+        a commit from outside the group creates it Empty if needed."""
+        if not group_id:
+            raise GroupError("INVALID_GROUP_ID")
+        group = self._group_or_new(group_id)
+        if generation_id < 0 and not member_id and group.state is GroupState.EMPTY:
+            return  # a commit from outside the group (admin, assign-only consumer)
+        _, member = self._member(group_id, member_id, instance_id)
+        if generation_id != group.generation_id:
+            raise GroupError("ILLEGAL_GENERATION")
+        if group.state is GroupState.COMPLETING_REBALANCE:
+            raise GroupError("REBALANCE_IN_PROGRESS")
+        self._touch(member, now)
+
+    def subscribed_topics(self, group_id: str) -> set[str]:
+        """The topics the members of a ``consumer``-protocol group subscribe to, read from their
+        metadata for the selected protocol (none for other protocol types)."""
+        group = self.group(group_id)
+        if group is None or group.protocol_type != "consumer":
+            return set()
+        return {t for m in group.members.values() for name, meta in m.protocols
+                if name == group.protocol_name for t in views.subscribed_topics(meta)}
+
+    def delete(self, group_id: str) -> None:
+        group = self.group(group_id)
+        if group is None or group.state is GroupState.DEAD:
+            raise GroupError("GROUP_ID_NOT_FOUND")
+        if group.members:
+            raise GroupError("NON_EMPTY_GROUP")
+        group.state = GroupState.DEAD
+        del self.groups[group_id]
+
+    # -- timers ---------------------------------------------------------------------------
+
+    def next_deadline(self) -> float:
+        deadlines = [float("inf")]
+        for group in self.groups.values():
+            deadlines += list(group.pending.values())
+            deadlines += [m.deadline for m in group.members.values() if m.joining is None]
+            if group.rebalance_deadline is not None:
+                deadlines.append(group.rebalance_deadline)
+            if group.delay_until is not None:
+                deadlines.append(group.delay_until)
+        return min(deadlines)
+
+    def expire(self, now: float) -> None:
+        """Apply every timeout due at ``now``."""
+        for group in list(self.groups.values()):
+            for member_id, expiry in list(group.pending.items()):
+                if expiry <= now:
+                    del group.pending[member_id]
+            if group.delay_until is not None and group.delay_until <= now:
+                group.delay_until = None
+                self._maybe_complete_join(group, now)
+            if group.rebalance_deadline is not None and group.rebalance_deadline <= now:
+                self._complete_join(group, now)
+            for member_id, member in list(group.members.items()):
+                if member.joining is None and member.deadline <= now \
+                        and member_id in group.members:
+                    self._remove_and_rebalance(group, member_id, now)

@@ -1,0 +1,62 @@
+"""The committed offsets of every group, classic and KIP-848 alike (Kafka's OffsetMetadataManager).
+
+Guarantees:
+
+* An offset is kept by group id, topic and partition, whatever protocol the group runs: no
+  group record is needed to hold it. It stays while the group id changes kind (an empty group
+  giving way to one of the other protocol) and goes only by ``delete`` (OffsetDelete) or
+  ``delete_group`` (DeleteGroups).
+* ``commit`` stores a batch of offsets at once, each replacing the one before for its
+  partition; what ``get`` and ``of_group`` answer is what was committed last.
+
+Transactional offsets (TxnOffsetCommit) will fit beside this: Kafka keeps them pending per
+producer id, invisible to OffsetFetch (which answers UNSTABLE_OFFSET_COMMIT for them when asked
+to require stable offsets), and commits each producer's batch at its transaction's commit
+marker — a ``commit`` here — or drops it at an abort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+TopicPartition = tuple[str, int]  # topic name, partition index
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    offset: int
+    leader_epoch: int  # -1: unknown
+    metadata: str | None
+    commit_timestamp: int  # wall-clock milliseconds
+
+
+class OffsetStore:
+    """Committed offsets by group id, then (topic, partition)."""
+
+    def __init__(self) -> None:
+        self._by_group: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+
+    def commit(self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]) -> None:
+        """Store ``offsets`` for ``group_id``."""
+        if offsets:
+            self._by_group.setdefault(group_id, {}).update(offsets)
+
+    def get(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
+        return self._by_group.get(group_id, {}).get((topic, partition))
+
+    def of_group(self, group_id: str) -> dict[TopicPartition, CommittedOffset]:
+        """Every offset ``group_id`` committed, by (topic, partition) (a copy)."""
+        return dict(self._by_group.get(group_id, {}))
+
+    def delete(self, group_id: str, topic: str, partition: int) -> None:
+        """Forget one committed offset (nothing happens if there is none)."""
+        offsets = self._by_group.get(group_id)
+        if offsets is not None:
+            offsets.pop((topic, partition), None)
+            if not offsets:
+                del self._by_group[group_id]
+
+    def delete_group(self, group_id: str) -> None:
+        """Forget every offset of ``group_id``."""
+        self._by_group.pop(group_id, None)
