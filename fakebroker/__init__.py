@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from fakebroker.version import __version__
 
 if TYPE_CHECKING:
+    from fakebroker.protocol.errors import ClusterError
     from fakebroker.protocol.records import Record
     from fakebroker.runtime import FakeCluster, open_cluster
-    from fakebroker.state.cluster import ClusterError
     from fakebroker.sync import FakeKafka
 
 _WHERE = {
-    "ClusterError": "fakebroker.state.cluster",
+    "ClusterError": "fakebroker.protocol.errors",
     "FakeCluster": "fakebroker.runtime",
     "FakeKafka": "fakebroker.sync",
     "Record": "fakebroker.protocol.records",

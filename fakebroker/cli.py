@@ -246,7 +246,7 @@ def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     import trio
 
     from fakebroker.control.scenario import Scenario, ScenarioError, load_scenario
-    from fakebroker.state.cluster import ClusterError
+    from fakebroker.protocol.errors import ClusterError
 
     try:
         resolve(args, environ)

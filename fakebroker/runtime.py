@@ -28,12 +28,11 @@ from fakebroker.faults.rules import FaultRegistry, FaultRule
 from fakebroker.journal import Journal, JournalEntry
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
-from fakebroker.state.classic_groups import GroupError
-from fakebroker.state.cluster import Cluster, ClusterError, Topic
-from fakebroker.state.consumer_groups import ConsumerGroupError
+from fakebroker.state.cluster import Cluster, Topic
 from fakebroker.state.groups import GroupKind
 from fakebroker.state.views import GroupView, consumer_group_view, group_view
 from fakebroker.timers import run_group_timers
@@ -194,7 +193,7 @@ class FakeCluster:
         without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
         try:
             self.state.groups.expire_member(group, member_id, trio.current_time())
-        except (GroupError, ConsumerGroupError) as exc:
+        except ClusterError as exc:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
     @operation()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.consumer_groups import (
     ConsumerGroupCoordinator,
-    ConsumerGroupError,
     Heartbeat,
 )
 
@@ -37,7 +37,7 @@ class Cluster:
         return member, assignment
 
     def error(self, member_id: str, epoch: int | None = None, **fields) -> str:
-        with pytest.raises(ConsumerGroupError) as refused:
+        with pytest.raises(ClusterError) as refused:
             self.beat(member_id, epoch, **fields)
         return refused.value.error
 
@@ -90,7 +90,7 @@ def test_a_wrong_epoch_is_fenced_and_an_unknown_member_rejected():
     assert c.error("a", 7) == "FENCED_MEMBER_EPOCH"
     assert c.error("ghost", 1) == "UNKNOWN_MEMBER_ID"
     assert c.coordinator.groups.get("other") is None
-    with pytest.raises(ConsumerGroupError) as unknown_group:
+    with pytest.raises(ClusterError) as unknown_group:
         c.coordinator.heartbeat(Heartbeat("other", "a", 1), 0.0)
     assert unknown_group.value.error == "GROUP_ID_NOT_FOUND"
 
@@ -118,7 +118,7 @@ def test_the_previous_epoch_is_accepted_only_with_owned_partitions_still_assigne
 ])
 def test_malformed_joins_are_invalid_requests(fields, message):
     c = Cluster(orders=1)
-    with pytest.raises(ConsumerGroupError) as refused:
+    with pytest.raises(ClusterError) as refused:
         c.beat("a", 0, **fields)
     assert refused.value.error == "INVALID_REQUEST" and message in str(refused.value)
     assert "g" not in c.coordinator.groups or not c.group.members
@@ -140,7 +140,7 @@ def test_commits_must_carry_the_member_epoch():
     c = Cluster(orders=4)
     c.beat("a", 0)
     c.coordinator.validate_commit("g", "a", 1)
-    with pytest.raises(ConsumerGroupError) as stale:
+    with pytest.raises(ClusterError) as stale:
         c.coordinator.validate_commit("g", "a", 0)
     assert stale.value.error == "STALE_MEMBER_EPOCH"
 

@@ -11,11 +11,10 @@ import pytest
 import trio
 import trio.testing
 
-from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
 from fakebroker.runtime import open_cluster
 from fakebroker.server import KEEPS_PORT_WHILE_DOWN
-from fakebroker.state.cluster import ClusterError
 from tests.test_faults import produce
 from tests.test_wire_groups import joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body

@@ -8,7 +8,8 @@ import trio
 import trio.testing
 
 from fakebroker.api.common import answer_of
-from fakebroker.state.classic_groups import ClassicGroupCoordinator, GroupError
+from fakebroker.protocol.errors import ClusterError
+from fakebroker.state.classic_groups import ClassicGroupCoordinator
 from fakebroker.state.groups import Groups
 from fakebroker.timers import run_group_timers
 
@@ -60,7 +61,7 @@ def test_session_timeout_removes_a_silent_member_and_rebalances_the_rest():
             assert group.state.value == "PreparingRebalance"
             try:
                 groups.classic.heartbeat("g", 2, first, None, trio.current_time())
-            except GroupError as exc:
+            except ClusterError as exc:
                 assert exc.error == "REBALANCE_IN_PROGRESS"
             else:
                 raise AssertionError("the survivor must be told to rejoin")
@@ -85,7 +86,7 @@ def test_members_that_do_not_rejoin_within_the_rebalance_timeout_are_removed():
                     await trio.sleep(3)
                     try:
                         groups.classic.heartbeat("g", 2, second, None, trio.current_time())
-                    except GroupError:
+                    except ClusterError:
                         pass
 
             nursery.start_soon(heartbeats_but_never_rejoins)

@@ -11,8 +11,7 @@ import pytest
 import trio
 import trio.testing
 
-from fakebroker.protocol.errors import ErrorCode
-from fakebroker.state.classic_groups import GroupError
+from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.state.consumer_groups import Heartbeat
 from fakebroker.state.groups import Groups
 from fakebroker.state.pending import Pending
@@ -53,7 +52,7 @@ def test_a_join_at_the_barrier_waits_as_a_pending_answer_until_the_rebalance_tim
     second = join(groups, "", now=1.0)
     assert isinstance(second, Pending) and not second.settled
     for now in (9.0, 18.0, 27.0):  # the first member heartbeats (its session stays alive)
-        with pytest.raises(GroupError, match="REBALANCE_IN_PROGRESS"):
+        with pytest.raises(ClusterError, match="REBALANCE_IN_PROGRESS"):
             groups.classic.heartbeat("g", 1, first["member_id"], None, now)
     assert groups.next_deadline() == 31.0
     groups.expire(30.999)
@@ -82,7 +81,7 @@ def test_a_follower_sync_waits_for_the_leader_or_fails_when_a_rebalance_starts()
     waiting = groups.classic.sync("g", 3, follower, None, None, None, {}, 1.0)
     assert isinstance(waiting, Pending) and not waiting.settled
     groups.classic.force_rebalance("g", 2.0)  # before the leader's SyncGroup
-    with pytest.raises(GroupError, match="REBALANCE_IN_PROGRESS"):
+    with pytest.raises(ClusterError, match="REBALANCE_IN_PROGRESS"):
         waiting.result()
 
 

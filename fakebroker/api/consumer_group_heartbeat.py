@@ -25,8 +25,8 @@ import trio
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.consumer_groups import Assignment, ConsumerGroupError, Heartbeat
+from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.consumer_groups import Assignment, Heartbeat
 
 API_KEY = 68
 ERROR_PLACEMENT = Placement(top_fields={"member_epoch": -1})
@@ -54,7 +54,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     coordinator = ctx.cluster.groups.consumer
     try:
         member, assignment = coordinator.heartbeat(heartbeat, trio.current_time())
-    except ConsumerGroupError as exc:
+    except ClusterError as exc:
         answer.update(error_code=error_code(exc.error), error_message=str(exc))
         return answer
     answer.update(error_code=0, member_id=member.member_id, member_epoch=member.epoch)

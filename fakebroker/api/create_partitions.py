@@ -13,8 +13,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_topic
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.cluster import ClusterError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 37
 ERROR_PLACEMENT = Placement(per_topic("topics", "results"))

@@ -21,8 +21,7 @@ from typing import Any
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
 from fakebroker.faults.shapes import Placement, per_topic
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.cluster import ClusterError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 19
 # A topic's answer before it is created (and beside an error).

@@ -13,9 +13,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_group
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.classic_groups import GroupError
-from fakebroker.state.consumer_groups import ConsumerGroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 42
 ERROR_PLACEMENT = Placement(per_group("groups_names", "results"))
@@ -30,7 +28,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         else:
             try:
                 ctx.cluster.groups.delete(group_id)
-            except (GroupError, ConsumerGroupError) as exc:
+            except ClusterError as exc:
                 code = error_code(exc.error)
         results.append({"group_id": group_id, "error_code": code})
     return {"throttle_time_ms": 0, "results": results}

@@ -15,8 +15,7 @@ import trio
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.classic_groups import GroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 12
 ERROR_PLACEMENT = TOP_LEVEL
@@ -29,6 +28,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         ctx.cluster.groups.classic.heartbeat(request.group_id, request.generation_id,
                                              request.member_id, request.group_instance_id,
                                              trio.current_time())
-    except GroupError as exc:
+    except ClusterError as exc:
         return {"throttle_time_ms": 0, "error_code": exc.code}
     return {"throttle_time_ms": 0, "error_code": 0}

@@ -16,8 +16,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.producers import SequenceError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 22
 NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error
@@ -29,7 +28,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         producer_id, epoch = ctx.cluster.producers.init_producer(
             request.transactional_id, request.producer_id, request.producer_epoch
         )
-    except SequenceError as exc:
+    except ClusterError as exc:
         return dict(NO_PRODUCER, throttle_time_ms=0, error_code=error_code(exc.error))
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
             "producer_epoch": epoch}

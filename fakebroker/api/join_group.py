@@ -24,8 +24,7 @@ import trio
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.classic_groups import GroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 11
 NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
@@ -47,7 +46,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
             require_known_member_id=ctx.version >= 4, now=trio.current_time(),
         ))
-    except GroupError as exc:
+    except ClusterError as exc:
         answer["error_code"] = exc.code
         return answer
     answer.update(result)

@@ -15,8 +15,7 @@ import trio
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.classic_groups import GroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 13
 ERROR_PLACEMENT = TOP_LEVEL
@@ -33,7 +32,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             ctx.cluster.groups.classic.leave(request.group_id, member_id, instance_id,
                                              trio.current_time())
             code = 0
-        except GroupError as exc:
+        except ClusterError as exc:
             code = exc.code
         results.append({"member_id": member_id, "group_instance_id": instance_id,
                         "error_code": code})

@@ -24,8 +24,8 @@ from fakebroker.api.common import broker_entries, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.cluster import ClusterError, Topic
+from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.cluster import Topic
 
 API_KEY = 3
 CACHEABLE = True

@@ -25,9 +25,7 @@ import trio
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_partition, per_topic
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.classic_groups import GroupError
-from fakebroker.state.consumer_groups import ConsumerGroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
 API_KEY = 8
@@ -45,7 +43,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             ctx.cluster.groups.validate_offset_commit(
                 request.group_id, request.generation_id_or_member_epoch, request.member_id,
                 request.group_instance_id, trio.current_time())
-        except (GroupError, ConsumerGroupError) as exc:
+        except ClusterError as exc:
             group_error = error_code(exc.error)
     now = ctx.now_ms()
     accepted: dict[TopicPartition, CommittedOffset] = {}

@@ -25,8 +25,7 @@ from fakebroker.faults.shapes import (
     per_topic,
 )
 from fakebroker.protocol.codec import ZERO_UUID
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.consumer_groups import ConsumerGroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 9
 # A partition's answer without a committed offset (and beside an error).
@@ -86,7 +85,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 try:
                     ctx.cluster.groups.validate_offset_fetch(g.group_id, g.member_id,
                                                              g.member_epoch)
-                except ConsumerGroupError as exc:
+                except ClusterError as exc:
                     error = error_code(exc.error)
             group = dict(NO_TOPICS, group_id=g.group_id, error_code=error)
             if not error:

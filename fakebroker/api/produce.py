@@ -26,7 +26,7 @@ from typing import Any
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.faults.shapes import Placement, per_partition, per_topic
-from fakebroker.protocol.errors import error_code, error_name
+from fakebroker.protocol.errors import ClusterError, error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,
     CorruptRecordError,
@@ -35,7 +35,6 @@ from fakebroker.protocol.records import (
     read_batch_headers,
 )
 from fakebroker.state.cluster import Partition, Topic
-from fakebroker.state.producers import SequenceError
 
 API_KEY = 0
 ZSTD = 4
@@ -44,13 +43,6 @@ NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset":
                 "record_errors": ()}
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
-
-
-class PartitionError(Exception):
-    def __init__(self, error: str, message: str | None = None):
-        super().__init__(message or error)
-        self.code = error_code(error)
-        self.message = message
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
@@ -65,10 +57,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             result: dict[str, Any] = {"index": data.index}
             try:
                 if acks_error:
-                    raise PartitionError("INVALID_REQUIRED_ACKS")
+                    raise ClusterError("INVALID_REQUIRED_ACKS")
                 result.update(append(ctx, topic, data.index, data.records))
                 appended = True
-            except PartitionError as exc:
+            except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message)
                 partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
                     topic.partitions) else None
@@ -96,14 +88,14 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
            ) -> dict[str, Any]:
     """Validate and append one partition's records; the partition's response fields."""
     if topic is None:
-        raise PartitionError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
+        raise ClusterError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
-        raise PartitionError("UNKNOWN_TOPIC_OR_PARTITION")
+        raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
     partition = topic.partitions[index]
     leader_error = ctx.leader_check(partition)
     if leader_error:
-        raise PartitionError(error_name(leader_error))
+        raise ClusterError(error_name(leader_error))
     headers = validate(ctx, topic, records or b"")
     log = partition.log
     first = headers[0]
@@ -132,24 +124,24 @@ def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHea
     try:
         headers = read_batch_headers(records)
     except CorruptRecordError as exc:
-        raise PartitionError("CORRUPT_MESSAGE", str(exc)) from None
+        raise ClusterError("CORRUPT_MESSAGE", str(exc)) from None
     except InvalidRecordError as exc:
-        raise PartitionError("INVALID_RECORD", str(exc)) from None
+        raise ClusterError("INVALID_RECORD", str(exc)) from None
     if not headers:
-        raise PartitionError("CORRUPT_MESSAGE", "the request carries no records")
+        raise ClusterError("CORRUPT_MESSAGE", "the request carries no records")
     if ctx.version >= 3 and (len(headers) != 1 or headers[0].magic != 2):
-        raise PartitionError(
+        raise ClusterError(
             "INVALID_RECORD",
             "Produce requests with version >= 3 must contain exactly one record batch of "
             "magic 2",
         )
     if ctx.version < 7 and any(h.compression == ZSTD for h in headers):
-        raise PartitionError("UNSUPPORTED_COMPRESSION_TYPE",
+        raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE",
                              "zstd needs Produce v7 or later")
     limit = int(topic.config("max.message.bytes"))
     for h in headers:
         if h.length > limit:
-            raise PartitionError(
+            raise ClusterError(
                 "MESSAGE_TOO_LARGE",
                 f"The batch of {h.length} bytes is larger than max.message.bytes ({limit})",
             )
@@ -162,5 +154,5 @@ def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
             partition.topic, partition.index, batch.producer_id, batch.producer_epoch,
             batch.base_sequence, batch.last_offset_delta + 1,
         )
-    except SequenceError as exc:
-        raise PartitionError(exc.error, str(exc)) from None
+    except ClusterError as exc:
+        raise ClusterError(exc.error, str(exc)) from None

@@ -17,8 +17,7 @@ import trio
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
-from fakebroker.protocol.errors import error_code
-from fakebroker.state.classic_groups import GroupError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 14
 ERROR_PLACEMENT = TOP_LEVEL
@@ -37,7 +36,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.group_instance_id, request.protocol_type, request.protocol_name,
             {a.member_id: a.assignment for a in request.assignments}, trio.current_time(),
         ))
-    except GroupError as exc:
+    except ClusterError as exc:
         answer["error_code"] = exc.code
         return answer
     group = groups.classic_group(request.group_id)

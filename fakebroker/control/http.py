@@ -39,8 +39,8 @@ import trio
 
 from fakebroker.control.actions import ActionError, run_action
 from fakebroker.faults.rules import FaultError
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.runtime import FakeCluster
-from fakebroker.state.cluster import ClusterError
 
 log = logging.getLogger("fakebroker.control")
 MAX_BODY = 1 << 20

@@ -62,8 +62,8 @@ else:
 from fakebroker.control.actions import ACTIONS, ActionError, check_parameters, run_action
 from fakebroker.faults.rules import FaultError, FaultRule
 from fakebroker.options import CLUSTER_SETTINGS, OptionError
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.runtime import FakeCluster
-from fakebroker.state.cluster import ClusterError
 
 log = logging.getLogger("fakebroker.scenario")
 

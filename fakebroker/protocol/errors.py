@@ -32,3 +32,17 @@ def error_name(code: int) -> str:
         return ErrorCode(code).name
     except ValueError:
         return f"UNKNOWN({code})"
+
+
+class ClusterError(Exception):
+    """The one error type of the broker's state: an operation or request refused with a
+    Kafka error, by name (``error``, e.g. ``"TOPIC_ALREADY_EXISTS"``), with its ``code`` and
+    a ``message`` (the error's name when none is given). Raised by cluster operations
+    (``FakeKafka.create_topic``, ``move_leader`` ...), group coordinators, producer state and
+    handlers alike."""
+
+    def __init__(self, error: str, message: str | None = None):
+        super().__init__(message or error)
+        self.error = error
+        self.code = error_code(error)
+        self.message = message

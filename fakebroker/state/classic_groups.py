@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state import views
 from fakebroker.state.pending import Pending
 
@@ -46,15 +46,6 @@ class GroupState(enum.Enum):
     COMPLETING_REBALANCE = "CompletingRebalance"
     STABLE = "Stable"
     DEAD = "Dead"
-
-
-class GroupError(Exception):
-    """A request refused with a Kafka error name."""
-
-    def __init__(self, error: str):
-        super().__init__(error)
-        self.error = error
-        self.code = error_code(error)
 
 
 @dataclass(slots=True)
@@ -126,7 +117,7 @@ class ClassicGroupCoordinator:
         found = self.groups.get(group_id)
         if found is None:
             if not self.claim(group_id):
-                raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+                raise ClusterError("INCONSISTENT_GROUP_PROTOCOL")
             found = self.groups[group_id] = ClassicGroup(group_id)
         return found
 
@@ -139,18 +130,18 @@ class ClassicGroupCoordinator:
         now: float,
     ) -> JoinAnswer | Pending[JoinAnswer]:
         """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
-        waits at the barrier. Raises ``GroupError`` for the errors answered at once."""
+        waits at the barrier. Raises ``ClusterError`` for the errors answered at once."""
         if not group_id:
-            raise GroupError("INVALID_GROUP_ID")
+            raise ClusterError("INVALID_GROUP_ID")
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
-            raise GroupError("INVALID_SESSION_TIMEOUT")
+            raise ClusterError("INVALID_SESSION_TIMEOUT")
         group = self._group_or_new(group_id)
         if group.state is GroupState.DEAD:
-            raise GroupError("COORDINATOR_NOT_AVAILABLE")
+            raise ClusterError("COORDINATOR_NOT_AVAILABLE")
         if not protocols or (group.members and (
                 protocol_type != group.protocol_type
                 or not self._candidates(group, [n for n, _ in protocols]))):
-            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+            raise ClusterError("INCONSISTENT_GROUP_PROTOCOL")
         rebalance_timeout_ms = rebalance_timeout_ms if rebalance_timeout_ms > 0 \
             else session_timeout_ms
         if not member_id:
@@ -164,9 +155,9 @@ class ClassicGroupCoordinator:
             return self._add_and_rebalance(group, member, now)
         member = group.members.get(member_id)
         if instance_id is not None and group.static.get(instance_id, member_id) != member_id:
-            raise GroupError("FENCED_INSTANCE_ID")
+            raise ClusterError("FENCED_INSTANCE_ID")
         if member is None:
-            raise GroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         changed = member.protocols != protocols
         member.protocols, member.client_id = protocols, client_id
         member.session_timeout_ms = session_timeout_ms
@@ -239,7 +230,7 @@ class ClassicGroupCoordinator:
     def _prepare_rebalance(self, group: ClassicGroup, now: float) -> None:
         was_empty = group.state is GroupState.EMPTY
         for syncing in group.syncing.values():
-            syncing.fail(GroupError("REBALANCE_IN_PROGRESS"))
+            syncing.fail(ClusterError("REBALANCE_IN_PROGRESS"))
         group.syncing.clear()
         group.state = GroupState.PREPARING_REBALANCE
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
@@ -284,7 +275,7 @@ class ClassicGroupCoordinator:
     def _select_protocol(self, group: ClassicGroup) -> str:
         candidates = self._candidates(group)
         if not candidates:
-            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+            raise ClusterError("INCONSISTENT_GROUP_PROTOCOL")
         votes = Counter(next(n for n, _ in m.protocols if n in candidates)
                         for m in group.members.values())
         return max(sorted(candidates), key=lambda name: votes[name])
@@ -310,16 +301,16 @@ class ClassicGroupCoordinator:
              instance_id: str | None, protocol_type: str | None, protocol_name: str | None,
              assignments: dict[str, bytes], now: float) -> bytes | Pending[bytes]:
         """Handle a SyncGroup: this member's assignment, or — a follower before the leader
-        synced — a ``Pending`` of it. Raises (or fails the ``Pending`` with) ``GroupError``."""
+        synced — a ``Pending`` of it. Raises (or fails the ``Pending`` with) ``ClusterError``."""
         group, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
-            raise GroupError("ILLEGAL_GENERATION")
+            raise ClusterError("ILLEGAL_GENERATION")
         if (protocol_type is not None and protocol_type != group.protocol_type) or (
                 protocol_name is not None and protocol_name != group.protocol_name):
-            raise GroupError("INCONSISTENT_GROUP_PROTOCOL")
+            raise ClusterError("INCONSISTENT_GROUP_PROTOCOL")
         self._touch(member, now)
         if group.state is GroupState.PREPARING_REBALANCE:
-            raise GroupError("REBALANCE_IN_PROGRESS")
+            raise ClusterError("REBALANCE_IN_PROGRESS")
         if group.state is GroupState.STABLE:
             return member.assignment
         if member_id != group.leader_id:
@@ -337,13 +328,13 @@ class ClassicGroupCoordinator:
                 ) -> tuple[ClassicGroup, Member]:
         group = self.group(group_id)
         if group is None or group.state is GroupState.DEAD:
-            raise GroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         if instance_id is not None and instance_id in group.static and \
                 group.static[instance_id] != member_id:
-            raise GroupError("FENCED_INSTANCE_ID")
+            raise ClusterError("FENCED_INSTANCE_ID")
         member = group.members.get(member_id)
         if member is None:
-            raise GroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         return group, member
 
     # -- Heartbeat, LeaveGroup ------------------------------------------------------------
@@ -352,28 +343,28 @@ class ClassicGroupCoordinator:
                   instance_id: str | None, now: float) -> None:
         group, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
-            raise GroupError("ILLEGAL_GENERATION")
+            raise ClusterError("ILLEGAL_GENERATION")
         self._touch(member, now)
         if group.state is GroupState.PREPARING_REBALANCE:
-            raise GroupError("REBALANCE_IN_PROGRESS")
+            raise ClusterError("REBALANCE_IN_PROGRESS")
 
     def leave(self, group_id: str, member_id: str, instance_id: str | None, now: float) -> None:
         """One member leaves (by member id, or by instance id for static members)."""
         group = self.group(group_id)
         if group is None:
-            raise GroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         if instance_id is not None:
             known = group.static.get(instance_id)
             if known is None:
-                raise GroupError("UNKNOWN_MEMBER_ID")
+                raise ClusterError("UNKNOWN_MEMBER_ID")
             if member_id and member_id != known:
-                raise GroupError("FENCED_INSTANCE_ID")
+                raise ClusterError("FENCED_INSTANCE_ID")
             member_id = known
         if member_id in group.pending:
             del group.pending[member_id]
             return
         if member_id not in group.members:
-            raise GroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         self._remove_and_rebalance(group, member_id, now)
 
     def expire_member(self, group_id: str, member_id: str, now: float) -> None:
@@ -381,7 +372,7 @@ class ClassicGroupCoordinator:
         member's next request gets UNKNOWN_MEMBER_ID, so it rejoins with a new member id."""
         group = self.group(group_id)
         if group is None or member_id not in group.members:
-            raise GroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         self._remove_and_rebalance(group, member_id, now)
 
     def _remove(self, group: ClassicGroup, member_id: str) -> None:
@@ -397,7 +388,7 @@ class ClassicGroupCoordinator:
             member.joining.resolve(self._error_answer(member.member_id, join_error))
         syncing = group.syncing.pop(member.member_id, None)
         if syncing is not None:
-            syncing.fail(GroupError(sync_error))
+            syncing.fail(ClusterError(sync_error))
 
     def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now: float) -> None:
         self._remove(group, member_id)
@@ -421,18 +412,18 @@ class ClassicGroupCoordinator:
 
     def validate_commit(self, group_id: str, generation_id: int, member_id: str,
                         instance_id: str | None, now: float) -> None:
-        """Whether an OffsetCommit may store its offsets, or ``GroupError`` as Kafka answers;
+        """Whether an OffsetCommit may store its offsets, or ``ClusterError`` as Kafka answers;
         a commit from outside the group creates it Empty if needed."""
         if not group_id:
-            raise GroupError("INVALID_GROUP_ID")
+            raise ClusterError("INVALID_GROUP_ID")
         group = self._group_or_new(group_id)
         if generation_id < 0 and not member_id and group.state is GroupState.EMPTY:
             return  # a commit from outside the group (admin, assign-only consumer)
         _, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
-            raise GroupError("ILLEGAL_GENERATION")
+            raise ClusterError("ILLEGAL_GENERATION")
         if group.state is GroupState.COMPLETING_REBALANCE:
-            raise GroupError("REBALANCE_IN_PROGRESS")
+            raise ClusterError("REBALANCE_IN_PROGRESS")
         self._touch(member, now)
 
     def subscribed_topics(self, group_id: str) -> set[str]:
@@ -447,9 +438,9 @@ class ClassicGroupCoordinator:
     def delete(self, group_id: str) -> None:
         group = self.group(group_id)
         if group is None or group.state is GroupState.DEAD:
-            raise GroupError("GROUP_ID_NOT_FOUND")
+            raise ClusterError("GROUP_ID_NOT_FOUND")
         if group.members:
-            raise GroupError("NON_EMPTY_GROUP")
+            raise ClusterError("NON_EMPTY_GROUP")
         group.state = GroupState.DEAD
         del self.groups[group_id]
 

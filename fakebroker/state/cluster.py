@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fakebroker.options import ClusterSettings
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
 from fakebroker.state.groups import Groups
 from fakebroker.state.log import PartitionLog
@@ -29,14 +30,6 @@ from fakebroker.state.producers import ProducerRegistry
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
-
-
-class ClusterError(Exception):
-    """A cluster operation refused with a Kafka error name (``error``) and a message."""
-
-    def __init__(self, error: str, message: str):
-        super().__init__(message)
-        self.error = error
 
 
 @dataclass(slots=True)

@@ -44,6 +44,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from fakebroker.protocol.errors import ClusterError
+
 Assignment = dict[str, set[int]]  # topic name -> partitions
 
 JOIN, LEAVE, TEMPORARY_LEAVE = 0, -1, -2
@@ -128,18 +130,12 @@ class ConsumerGroup:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
 
 
-class ConsumerGroupError(Exception):
-    def __init__(self, error: str, message: str = ""):
-        super().__init__(message or error)
-        self.error = error
-
-
 def check_regex(regex: str) -> None:
     """INVALID_REGULAR_EXPRESSION, with Kafka's message, for a regex that does not compile."""
     try:
         re.compile(regex)
     except re.error as exc:
-        raise ConsumerGroupError(
+        raise ClusterError(
             "INVALID_REGULAR_EXPRESSION",
             f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.") from None
 
@@ -147,36 +143,36 @@ def check_regex(regex: str) -> None:
 def validate(hb: Heartbeat) -> None:
     """Kafka's request checks (throwIfConsumerGroupHeartbeatRequestIsInvalid)."""
     if not hb.group_id:
-        raise ConsumerGroupError("INVALID_GROUP_ID")
+        raise ClusterError("INVALID_GROUP_ID")
 
     def blank(value: str | None) -> bool:
         return value is not None and not value.strip()
 
     if (hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE) \
             and not hb.member_id.strip():
-        raise ConsumerGroupError("INVALID_REQUEST", "MemberId can't be empty.")
+        raise ClusterError("INVALID_REQUEST", "MemberId can't be empty.")
     if blank(hb.instance_id):
-        raise ConsumerGroupError("INVALID_REQUEST", "InstanceId can't be empty.")
+        raise ClusterError("INVALID_REQUEST", "InstanceId can't be empty.")
     if blank(hb.rack_id):
-        raise ConsumerGroupError("INVALID_REQUEST", "RackId can't be empty.")
+        raise ClusterError("INVALID_REQUEST", "RackId can't be empty.")
     if hb.member_epoch == JOIN:
         if hb.rebalance_timeout_ms == -1:
-            raise ConsumerGroupError("INVALID_REQUEST",
+            raise ClusterError("INVALID_REQUEST",
                                      "RebalanceTimeoutMs must be provided in first request.")
         if hb.owned is None or any(hb.owned.values()):
-            raise ConsumerGroupError("INVALID_REQUEST",
+            raise ClusterError("INVALID_REQUEST",
                                      "TopicPartitions must be empty when (re-)joining.")
         if hb.subscribed_topic_names is None and hb.subscribed_topic_regex is None:
-            raise ConsumerGroupError(
+            raise ClusterError(
                 "INVALID_REQUEST",
                 "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
                 "(re-)joining.")
     elif hb.member_epoch == TEMPORARY_LEAVE and hb.instance_id is None:
-        raise ConsumerGroupError("INVALID_REQUEST", "InstanceId can't be null.")
+        raise ClusterError("INVALID_REQUEST", "InstanceId can't be null.")
     elif hb.member_epoch < TEMPORARY_LEAVE:
-        raise ConsumerGroupError("INVALID_REQUEST", "MemberEpoch is invalid.")
+        raise ClusterError("INVALID_REQUEST", "MemberEpoch is invalid.")
     if hb.server_assignor is not None and hb.server_assignor not in ASSIGNORS:
-        raise ConsumerGroupError(
+        raise ClusterError(
             "UNSUPPORTED_ASSIGNOR", f"ServerAssignor {hb.server_assignor} is not supported. "
             f"Supported assignors: {', '.join(ASSIGNORS)}.")
 
@@ -267,7 +263,7 @@ class ConsumerGroupCoordinator:
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
         """One ConsumerGroupHeartbeat: (the member, the assignment to send or None).
 
-        Raises ``ConsumerGroupError`` (nothing changed) as Kafka answers."""
+        Raises ``ClusterError`` (nothing changed) as Kafka answers."""
         validate(hb)
         if hb.member_epoch in (LEAVE, TEMPORARY_LEAVE):
             return self._leave(hb), None
@@ -278,10 +274,10 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(hb.group_id)
         if group is None:
             if hb.member_epoch != JOIN:
-                raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+                raise ClusterError("GROUP_ID_NOT_FOUND",
                                          f"Consumer group {hb.group_id} not found.")
             if not self.claim(hb.group_id):
-                raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+                raise ClusterError("GROUP_ID_NOT_FOUND",
                                          f"Group {hb.group_id} is not a consumer group")
             group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
         if hb.member_epoch == JOIN:
@@ -321,7 +317,7 @@ class ConsumerGroupCoordinator:
         previous = group.static_member(hb.instance_id) if hb.instance_id is not None else None
         if previous is not None:
             if previous.epoch != TEMPORARY_LEAVE:
-                raise ConsumerGroupError(
+                raise ClusterError(
                     "UNRELEASED_INSTANCE_ID",
                     f"Static member {member_id} with instance id {hb.instance_id} cannot join "
                     f"the group because the instance id is owned by {previous.member_id} member.")
@@ -346,15 +342,15 @@ class ConsumerGroupCoordinator:
         if hb.instance_id is None:
             member = group.members.get(hb.member_id)
             if member is None:
-                raise ConsumerGroupError("UNKNOWN_MEMBER_ID",
+                raise ClusterError("UNKNOWN_MEMBER_ID",
                                          f"Member {hb.member_id} is not a member of the group.")
             return member
         member = group.static_member(hb.instance_id)
         if member is None:
-            raise ConsumerGroupError("UNKNOWN_MEMBER_ID",
+            raise ClusterError("UNKNOWN_MEMBER_ID",
                                      f"Instance id {hb.instance_id} is unknown.")
         if member.member_id != hb.member_id:
-            raise ConsumerGroupError(
+            raise ClusterError(
                 "FENCED_INSTANCE_ID",
                 f"Static member {hb.member_id} with instance id {hb.instance_id} was "
                 f"fenced by member {member.member_id}.")
@@ -366,7 +362,7 @@ class ConsumerGroupCoordinator:
                 hb.member_epoch < member.epoch and not (
                     hb.member_epoch == member.previous_epoch
                     and _subset(hb.owned, member.assigned))):
-            raise ConsumerGroupError(
+            raise ClusterError(
                 "FENCED_MEMBER_EPOCH",
                 f"The consumer group member has a different member epoch ({hb.member_epoch}) "
                 f"than the one known by the group coordinator ({member.epoch}). The member "
@@ -392,7 +388,7 @@ class ConsumerGroupCoordinator:
         """Epoch -1 (leave) or -2 (a static member's temporary leave)."""
         group = self.groups.get(hb.group_id)
         if group is None:
-            raise ConsumerGroupError("GROUP_ID_NOT_FOUND",
+            raise ClusterError("GROUP_ID_NOT_FOUND",
                                      f"Consumer group {hb.group_id} not found.")
         member = self._existing(group, hb)
         if hb.member_epoch == TEMPORARY_LEAVE:
@@ -448,7 +444,7 @@ class ConsumerGroupCoordinator:
         """Remove a member now, as if its session had timed out: its partitions go to the
         others and its next heartbeat gets UNKNOWN_MEMBER_ID, so it joins again at epoch 0."""
         if self.member(group_id, member_id) is None:
-            raise ConsumerGroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         self._remove(self.groups[group_id], member_id)
 
     def _remove(self, group: ConsumerGroup, member_id: str) -> None:
@@ -459,9 +455,9 @@ class ConsumerGroupCoordinator:
         """DeleteGroups of a consumer group: NON_EMPTY_GROUP while it has members."""
         group = self.groups.get(group_id)
         if group is None:
-            raise ConsumerGroupError("GROUP_ID_NOT_FOUND")
+            raise ClusterError("GROUP_ID_NOT_FOUND")
         if group.members:
-            raise ConsumerGroupError("NON_EMPTY_GROUP")
+            raise ClusterError("NON_EMPTY_GROUP")
         del self.groups[group_id]
 
     def subscribed_topics(self, group_id: str) -> set[str]:
@@ -481,9 +477,9 @@ class ConsumerGroupCoordinator:
         a member the group does not have, STALE_MEMBER_EPOCH for another epoch than its own."""
         member = self.member(group_id, member_id)
         if member is None:
-            raise ConsumerGroupError("UNKNOWN_MEMBER_ID")
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         if member_epoch != member.epoch:
-            raise ConsumerGroupError("STALE_MEMBER_EPOCH")
+            raise ClusterError("STALE_MEMBER_EPOCH")
 
     def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int
                                ) -> None:

@@ -21,7 +21,8 @@ Guarantees:
 
 from __future__ import annotations
 
-from fakebroker.state.cluster import Cluster, ClusterError, Partition
+from fakebroker.protocol.errors import ClusterError
+from fakebroker.state.cluster import Cluster, Partition
 
 HIGH_WATERMARK = -1
 

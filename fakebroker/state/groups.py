@@ -87,7 +87,7 @@ class Groups:
                                instance_id: str | None, now: float) -> None:
         """Whether an OffsetCommit may store its offsets, checked by the group's kind (a
         generation for a classic group, a member epoch for a consumer group); raises
-        ``GroupError`` or ``ConsumerGroupError`` as Kafka answers. A commit to no group
+        ``ClusterError`` or ``ClusterError`` as Kafka answers. A commit to no group
         creates an Empty classic group."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch)
@@ -98,7 +98,7 @@ class Groups:
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int
                               ) -> None:
         """An OffsetFetch's member check (v9+): a consumer group's member that names itself
-        with an epoch must be one at that epoch (``ConsumerGroupError`` UNKNOWN_MEMBER_ID,
+        with an epoch must be one at that epoch (``ClusterError`` UNKNOWN_MEMBER_ID,
         STALE_MEMBER_EPOCH); a classic group checks nothing (Kafka's
         ClassicGroup.validateOffsetFetch), and no group answers as an empty one."""
         if member_id and member_epoch >= 0 and self.kind(group_id) is GroupKind.CONSUMER:
@@ -112,8 +112,8 @@ class Groups:
 
     def delete(self, group_id: str) -> None:
         """DeleteGroups: the group and its committed offsets; NON_EMPTY_GROUP while it has
-        members, GROUP_ID_NOT_FOUND when there is none (``GroupError`` or
-        ``ConsumerGroupError``)."""
+        members, GROUP_ID_NOT_FOUND when there is none (``ClusterError`` or
+        ``ClusterError``)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.delete(group_id)
         else:
@@ -121,8 +121,8 @@ class Groups:
         self.offsets.delete_group(group_id)
 
     def expire_member(self, group_id: str, member_id: str, now: float) -> None:
-        """Remove a member now, as if its session had timed out (``GroupError`` or
-        ``ConsumerGroupError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
+        """Remove a member now, as if its session had timed out (``ClusterError`` or
+        ``ClusterError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.expire_member(group_id, member_id)
         else:

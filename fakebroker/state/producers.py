@@ -17,6 +17,8 @@ import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
+from fakebroker.protocol.errors import ClusterError
+
 MAX_CACHED_BATCHES = 5
 INT32_MAX = 2**31 - 1
 
@@ -39,14 +41,6 @@ class PartitionProducerState:
     @property
     def last_sequence(self) -> int:
         return self.recent[-1].last_sequence if self.recent else -1
-
-
-class SequenceError(Exception):
-    """The batch breaks the sequence rules; ``error`` is the Kafka error name."""
-
-    def __init__(self, error: str, message: str):
-        super().__init__(message)
-        self.error = error
 
 
 def next_sequence(sequence: int) -> int:
@@ -72,16 +66,16 @@ class ProducerRegistry:
 
         A transactional id keeps its producer id and bumps the epoch on every call; an
         idempotent producer asking to bump (KIP-360) must name its current id and epoch.
-        Raises ``SequenceError`` with INVALID_PRODUCER_EPOCH or PRODUCER_FENCED.
+        Raises ``ClusterError`` with INVALID_PRODUCER_EPOCH or PRODUCER_FENCED.
         """
         if transactional_id is not None and transactional_id in self.transactional:
             pid = self.transactional[transactional_id]
             if producer_id >= 0 and (producer_id != pid or epoch != self.epochs[pid]):
-                raise SequenceError("PRODUCER_FENCED", "The producer has been fenced")
+                raise ClusterError("PRODUCER_FENCED", "The producer has been fenced")
             return self._bump(pid)
         if producer_id >= 0 and producer_id in self.epochs:
             if epoch != self.epochs[producer_id]:
-                raise SequenceError("INVALID_PRODUCER_EPOCH", "Stale producer epoch")
+                raise ClusterError("INVALID_PRODUCER_EPOCH", "Stale producer epoch")
             return self._bump(producer_id)
         pid = next(self._ids)
         self.epochs[pid] = 0
@@ -103,13 +97,13 @@ class ProducerRegistry:
         """Check a batch before it is appended.
 
         Returns the base offset the batch got before when it is a retried duplicate (so it must
-        not be appended again), or None when it may be appended. Raises ``SequenceError``.
+        not be appended again), or None when it may be appended. Raises ``ClusterError``.
         """
         states = self.partitions.get((topic, partition), {})
         state = states.get(producer_id)
         known_epoch = self.epochs.get(producer_id)
         if known_epoch is not None and epoch < known_epoch:
-            raise SequenceError(
+            raise ClusterError(
                 "INVALID_PRODUCER_EPOCH",
                 f"Producer {producer_id}'s epoch {epoch} is older than {known_epoch}",
             )
@@ -119,13 +113,13 @@ class ProducerRegistry:
                 if (batch.first_sequence, batch.last_sequence) == (first_sequence, last_sequence):
                     return batch.base_offset
             if first_sequence != next_sequence(state.last_sequence):
-                raise SequenceError(
+                raise ClusterError(
                     "OUT_OF_ORDER_SEQUENCE_NUMBER",
                     f"Out of order sequence number for producer {producer_id} at offset: "
                     f"expected {next_sequence(state.last_sequence)}, got {first_sequence}",
                 )
         elif first_sequence != 0:
-            raise SequenceError(
+            raise ClusterError(
                 "OUT_OF_ORDER_SEQUENCE_NUMBER",
                 f"Producer {producer_id} at epoch {epoch} must start at sequence 0, "
                 f"got {first_sequence}",
