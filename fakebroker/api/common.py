@@ -1,4 +1,5 @@
-"""Small helpers shared by API handlers: resolving topics by name or id, broker listings."""
+"""Small helpers shared by API handlers: resolving topics by name or id, broker listings, the
+operations a client may do (answers that include authorized operations)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,16 @@ def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
 def node_endpoints(ctx: RequestContext, node_ids: set[int]) -> list[dict[str, Any]]:
     """Endpoints of the given brokers (Produce v10+/Fetch v16+ ``node_endpoints``)."""
     return [e for e in broker_entries(ctx) if e["node_id"] in node_ids]
+
+
+def operations(*acl_operations: int) -> int:
+    """The bit field of AclOperation codes an answer's ``*_authorized_operations`` carries."""
+    return sum(1 << op for op in acl_operations)
+
+
+# With no authorizer Kafka allows everything: asked for them, it answers every operation of
+# the resource type. AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
+# DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
+TOPIC_OPERATIONS = operations(3, 4, 5, 6, 7, 8, 10, 11)
+GROUP_OPERATIONS = operations(3, 6, 8, 10, 11)
+CLUSTER_OPERATIONS = operations(5, 7, 8, 9, 10, 11, 12)

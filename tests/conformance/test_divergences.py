@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
 from tests.bodies import batch, fetch_body, produce_body
@@ -18,6 +19,15 @@ pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
 def client(fake_kafka):
     with WireClient(fake_kafka.bootstrap_servers) as wire:
         yield wire
+
+
+def test_metadata_auto_creation_answers_unknown_topic_then_the_topic(client):
+    """A KRaft broker asks its controller to create the topic: not there yet for this one."""
+    first = client.request("Metadata", 12, {"topics": [{"name": "fresh"}]}).topics[0]
+    assert (first.error_code, first.topic_id, first.partitions) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ZERO_UUID, [])
+    again = client.request("Metadata", 12, {"topics": [{"name": "fresh"}]}).topics[0]
+    assert again.error_code == 0 and [p.partition_index for p in again.partitions] == [0]
 
 
 def test_fetch_errors_carry_kafkas_fields(client, fake_kafka):
@@ -66,3 +76,13 @@ def test_idempotent_refusals_and_retries_carry_kafkas_fields(client):
     gap = produce(b"c", 5)
     assert (gap.error_code, gap.error_message, gap.log_start_offset) == (
         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, None, 0)
+
+
+def test_metadata_authorized_operations_when_asked(client):
+    answer = client.request("Metadata", 10, {
+        "topics": [{"name": "orders"}], "include_topic_authorized_operations": True,
+        "include_cluster_authorized_operations": True})
+    assert answer.topics[0].topic_authorized_operations == 3576
+    assert answer.cluster_authorized_operations == 8096
+    plain = client.request("Metadata", 10, {"topics": [{"name": "orders"}]})
+    assert plain.topics[0].topic_authorized_operations == -(2**31)
