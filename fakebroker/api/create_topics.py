@@ -5,12 +5,15 @@ Versions: 0-7 (3.9; 4.x keeps 2-7). Flexible from v5; topic ids in the answer fr
 Behavior:
 * num_partitions / replication_factor -1 take the cluster defaults (num.partitions,
   default.replication.factor); explicit assignments fix both.
-* Errors per topic, as Kafka names them: INVALID_TOPIC_EXCEPTION (illegal name),
-  TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (< 1), INVALID_REPLICATION_FACTOR (< 1 or more than
-  the brokers), INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG (unknown name or bad value),
-  INVALID_REQUEST for a name given twice in one request.
+* Errors per topic, as Kafka names them, with its controller's messages and in its order:
+  INVALID_TOPIC_EXCEPTION (illegal name), TOPIC_ALREADY_EXISTS, INVALID_CONFIG (unknown name
+  or bad value), INVALID_REQUEST (assignments with a partition count or replication factor
+  other than -1), INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR (< 1 or more than the
+  brokers), INVALID_PARTITIONS (< 1). A name given twice in one request gets one answer,
+  INVALID_REQUEST, after the others, as Kafka's controller adds it.
 * validate_only checks everything and creates nothing.
-* v5+ answers with the partitions, replication factor and every topic config with its source.
+* v5+ answers with the partitions, replication factor and every topic config with its source
+  (a refused topic: an empty config list); a created topic's error message is null.
 """
 
 from __future__ import annotations
@@ -30,14 +33,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
     results = []
     for wanted in request.topics:
-        result: dict[str, Any] = {"name": wanted.name, "num_partitions": -1,
-                                  "replication_factor": -1, "configs": None}
         if counts[wanted.name] > 1:
-            result.update(error_code=error_code("INVALID_REQUEST"),
-                          error_message=f"Create topics request from client contains "
-                                        f"multiple entries for the topic {wanted.name}")
-            results.append(result)
             continue
+        result: dict[str, Any] = {"name": wanted.name, "num_partitions": -1,
+                                  "replication_factor": -1, "configs": []}
         try:
             topic = ctx.cluster.create_topic(
                 wanted.name,
@@ -57,10 +56,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         factor = (len(topic.partitions[0].replicas) if topic.partitions
                   else wanted.replication_factor if wanted.replication_factor > 0
                   else ctx.cluster.default_replication_factor)
-        result.update(error_code=0, topic_id=topic.id, num_partitions=count,
-                      replication_factor=factor, configs=[
+        result.update(error_code=0, error_message=None, topic_id=topic.id,
+                      num_partitions=count, replication_factor=factor, configs=[
                           {"name": e["name"], "value": e["value"], "read_only": False,
                            "config_source": e["config_source"], "is_sensitive": False}
                           for e in topic_config_entries(topic.configs, None)])
         results.append(result)
+    for name in [n for n, c in counts.items() if c > 1]:
+        results.append({"name": name, "error_code": error_code("INVALID_REQUEST"),
+                        "error_message": "Duplicate topic name.", "num_partitions": -1,
+                        "replication_factor": -1, "configs": []})
     return {"throttle_time_ms": 0, "topics": results}

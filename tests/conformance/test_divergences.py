@@ -4,6 +4,8 @@ it, without a real Kafka."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from fakebroker.protocol.codec import ZERO_UUID
@@ -55,6 +57,80 @@ def test_produce_refusals_carry_no_message(client):
         answer = client.request("Produce", 9, produce_body("orders", 0, records))
         partition = answer.responses[0].partition_responses[0]
         assert (partition.error_code, partition.error_message) == (error, None)
+
+
+def test_create_topics_answers_as_kafkas_controller(client):
+    def create(*topics, version=7):
+        return client.request("CreateTopics", version, {"topics": list(topics),
+                                                        "timeout_ms": 1000}).topics
+
+    (created,) = create({"name": "made", "num_partitions": 1, "replication_factor": 1})
+    assert (created.error_code, created.error_message) == (0, None)
+    (bad,) = create({"name": "bad/name", "num_partitions": 1, "replication_factor": 1})
+    assert bad.error_message == ("Topic name is invalid: 'bad/name' contains one or more "
+                                 "characters other than ASCII alphanumerics, '.', '_' and '-'")
+    assert bad.configs == []
+    # Configs are checked before partitions; a bad value names its type.
+    (conf,) = create({"name": "c", "num_partitions": 0, "replication_factor": 1,
+                      "configs": [{"name": "retention.ms", "value": "soon"}]})
+    assert (conf.error_code, conf.error_message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value soon for configuration retention.ms: Not a number of type LONG")
+    (zero,) = create({"name": "z", "num_partitions": 0, "replication_factor": 1})
+    assert zero.error_message == "Number of partitions was set to an invalid non-positive value."
+    (manual,) = create({"name": "m", "num_partitions": 2, "replication_factor": -1,
+                        "assignments": [{"partition_index": 0, "broker_ids": [1]}]})
+    assert (manual.error_code, manual.error_message) == (
+        ErrorCode.INVALID_REQUEST,
+        "A manual partition assignment was specified, but numPartitions was not set to -1.")
+    twice = create({"name": "t", "num_partitions": 1, "replication_factor": 1},
+                   {"name": "once", "num_partitions": 1, "replication_factor": 1},
+                   {"name": "t", "num_partitions": 1, "replication_factor": 1})
+    assert [(t.name, t.error_code, t.error_message) for t in twice] == [
+        ("once", 0, None), ("t", ErrorCode.INVALID_REQUEST, "Duplicate topic name.")]
+
+
+def test_create_partitions_and_delete_topics_messages(client):
+    grow = client.request("CreatePartitions", 3, {"topics": [
+        {"name": "orders", "count": 2, "assignments": None},
+        {"name": "ghost", "count": 2, "assignments": None}], "timeout_ms": 1000}).results
+    assert [(r.error_code, r.error_message) for r in grow] == [
+        (ErrorCode.INVALID_PARTITIONS, "Topic already has 2 partition(s)."),
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)]
+    deleted = client.request("DeleteTopics", 6, {"topics": [
+        {"name": "ghost", "topic_id": ZERO_UUID}, {"name": None, "topic_id": uuid.UUID(int=7)},
+        {"name": None, "topic_id": ZERO_UUID}], "timeout_ms": 1000}).responses
+    assert [(r.error_code, r.error_message) for r in deleted] == [
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+         "This server does not host this topic-partition."),
+        (ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID."),
+        (ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")]
+
+
+def test_describe_configs_sources_and_synonyms_of_a_kafka_4_4_cluster(client, fake_kafka):
+    fake_kafka.create_topic("stamped", configs={"message.timestamp.type": "LogAppendTime"})
+    answer = client.request("DescribeConfigs", 4, {"resources": [
+        {"resource_type": 2, "resource_name": "stamped", "configuration_keys": [
+            "message.timestamp.type", "min.insync.replicas", "retention.ms"]},
+        {"resource_type": 4, "resource_name": "1", "configuration_keys": [
+            "group.initial.rebalance.delay.ms", "message.max.bytes"]},
+        {"resource_type": 4, "resource_name": "", "configuration_keys": None}],
+        "include_synonyms": True}).results
+    assert [r.error_message for r in answer] == ["", "", ""]
+    topic = {c.name: c for c in answer[0].configs}
+    assert [(s.name, s.value, s.source) for s in topic["message.timestamp.type"].synonyms] == [
+        ("message.timestamp.type", "LogAppendTime", 1),
+        ("log.message.timestamp.type", "CreateTime", 5)]
+    assert topic["min.insync.replicas"].config_source == 3  # the cluster's dynamic default
+    assert topic["retention.ms"].synonyms == []  # log.retention.ms has no default
+    broker = {c.name: c for c in answer[1].configs}
+    delay = broker["group.initial.rebalance.delay.ms"]  # 0 here, Kafka's default is 3000
+    assert (delay.value, delay.config_source, delay.read_only) == ("0", 4, True)
+    assert [(s.value, s.source) for s in delay.synonyms] == [("0", 4), ("3000", 5)]
+    assert (broker["message.max.bytes"].config_source,
+            broker["message.max.bytes"].read_only) == (5, False)
+    assert [(c.name, c.value, c.config_source) for c in answer[2].configs] == [
+        ("min.insync.replicas", "1", 3)]
 
 
 def test_idempotent_refusals_and_retries_carry_kafkas_fields(client):
