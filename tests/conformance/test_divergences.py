@@ -11,7 +11,7 @@ import pytest
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
-from tests.bodies import batch, fetch_body, produce_body
+from tests.bodies import batch, fetch_body, join_body, produce_body
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
@@ -131,6 +131,48 @@ def test_describe_configs_sources_and_synonyms_of_a_kafka_4_4_cluster(client, fa
             broker["message.max.bytes"].read_only) == (5, False)
     assert [(c.name, c.value, c.config_source) for c in answer[2].configs] == [
         ("min.insync.replicas", "1", 3)]
+
+
+def test_group_answers_as_kafkas_coordinator(client):
+    found = client.request("FindCoordinator", 3, {"key": "g", "key_type": 0})
+    assert found.error_message == "NONE"
+    batched = client.request("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": ["g"]})
+    assert batched.coordinators[0].error_message == ""
+    joined = client.request("JoinGroup", 3, join_body())
+    rebalancing = client.request("DescribeGroups", 5, {"groups": ["g"],
+                                                       "include_authorized_operations": True})
+    (group,) = rebalancing.groups
+    assert (group.group_state, group.protocol_data) == ("CompletingRebalance", "")
+    assert group.members[0].member_metadata == b"" and group.authorized_operations == 3400
+    no_protocol = client.request("SyncGroup", 5, {
+        "group_id": "g", "generation_id": joined.generation_id, "member_id": joined.member_id,
+        "assignments": []})
+    assert no_protocol.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    cluster = client.request("DescribeCluster", 0, {"include_cluster_authorized_operations": True})
+    assert cluster.cluster_authorized_operations == 8096
+    pruned = client.request("OffsetDelete", 0, {"group_id": "g", "topics": [
+        {"name": "orders", "partitions": [{"partition_index": 9}]}]})
+    assert pruned.topics[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_consumer_group_answers_as_kafkas_coordinator(client):
+    client.request("ConsumerGroupHeartbeat", 1, {
+        "group_id": "g848", "member_id": "m1", "member_epoch": 0, "rebalance_timeout_ms": 1000,
+        "subscribed_topic_names": ["orders"], "topic_partitions": []})
+    unknown = client.request("ConsumerGroupHeartbeat", 1, {
+        "group_id": "g848", "member_id": "m2", "member_epoch": 3})
+    assert (unknown.error_code, unknown.error_message, unknown.member_id,
+            unknown.member_epoch) == (ErrorCode.UNKNOWN_MEMBER_ID,
+                                      "Member m2 is not a member of group g848.", None, 0)
+    ahead = client.request("ConsumerGroupHeartbeat", 1, {
+        "group_id": "g848", "member_id": "m1", "member_epoch": 9})
+    assert ahead.error_message.startswith(
+        "The consumer group member has a greater member epoch (9) than the one known")
+    described = client.request("ConsumerGroupDescribe", 1, {"group_ids": ["g848", "none"]})
+    member = described.groups[0].members[0]
+    assert (member.member_type, member.subscribed_topic_regex) == (1, "")
+    assert (described.groups[1].error_code, described.groups[1].group_state) == (
+        ErrorCode.GROUP_ID_NOT_FOUND, "")
 
 
 def test_idempotent_refusals_and_retries_carry_kafkas_fields(client):
