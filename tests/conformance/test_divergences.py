@@ -204,3 +204,20 @@ def test_metadata_authorized_operations_when_asked(client):
     assert answer.cluster_authorized_operations == 8096
     plain = client.request("Metadata", 10, {"topics": [{"name": "orders"}]})
     assert plain.topics[0].topic_authorized_operations == -(2**31)
+
+
+def test_api_versions_v5_refuses_a_client_that_reached_another_cluster_or_node(client,
+                                                                              fake_kafka):
+    cluster_id = fake_kafka.call(lambda: fake_kafka.cluster.state.cluster_id)
+
+    def ask(cluster: str | None, node: int):
+        return client.request("ApiVersions", 5, {
+            "client_software_name": "wire", "client_software_version": "1.0",
+            "cluster_id": cluster, "node_id": node})
+
+    assert ask(cluster_id, 1).error_code == 0 and ask(None, -1).api_keys
+    for answer in (ask(cluster_id, 7), ask("AAAAAAAAAAAAAAAAAAAAAA", 1)):
+        assert (answer.error_code, answer.api_keys) == (ErrorCode.REBOOTSTRAP_REQUIRED, [])
+    refused = client.request("ApiVersions", 3, {"client_software_name": "no spaces",
+                                                "client_software_version": "1.0"})
+    assert (refused.error_code, refused.api_keys) == (ErrorCode.INVALID_REQUEST, [])
