@@ -10,4 +10,6 @@ to fakebroker, both answers compared field by field after a written-down normali
   with reasons) and the Markdown table.
 * ``run.py``: one run; ``python -m tests.conformance`` writes CONFORMANCE.md;
   ``test_conformance.py`` fails on a difference that is not intended.
+* ``test_divergences.py``: the divergences the run found and fakebroker fixed, each pinned
+  down without a real Kafka.
 """

@@ -652,16 +652,21 @@ def _classic_groups(c: _Corpus) -> None:
            versions=range(5, 99))
 
 
+NAMED_BY_BROKER = "a new member, named by the broker"
+
+
 def _consumer_groups(c: _Corpus) -> None:
-    """KIP-848 members: join (the broker gives the member id in v0), a stale epoch, describe,
-    leave."""
+    """KIP-848 members: join (v0: the broker names the member), an epoch from the future or
+    an unknown member, describe, commits and offset fetches with the member's epoch, one
+    from the future and an old one."""
     for v in c.of("ConsumerGroupHeartbeat"):
         group = f"next-{v}"
         c.settle(groups=[group])
         c.add("ConsumerGroupHeartbeat", v, {
             "group_id": group, "member_id": "" if v == 0 else "AAAAAAAAAAAAAAAAAAAAAQ",
             "member_epoch": 0, "rebalance_timeout_ms": 30000,
-            "subscribed_topic_names": ["orders"], "topic_partitions": []}, "a new member")
+            "subscribed_topic_names": ["orders"], "topic_partitions": []},
+            NAMED_BY_BROKER if v == 0 else "a new member")
         c.add("ConsumerGroupHeartbeat", v, {
             "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAQ", "member_epoch": 5},
             "an epoch from the future" if v else "an unknown member")
@@ -670,6 +675,17 @@ def _consumer_groups(c: _Corpus) -> None:
                   "a stable group and an unknown one")
         c.add("DescribeGroups", max(c.of("DescribeGroups")), {"groups": [group]},
               "a consumer group")
+        member: Any = GivenBy(NAMED_BY_BROKER, "member_id", UNGIVEN) if v == 0 \
+            else "AAAAAAAAAAAAAAAAAAAAAQ"
+        for epoch, case in [(MemberEpoch(member, 1), "the member's epoch"),
+                            (99, "an epoch from the future"), (0, "an old epoch")]:
+            c.add("OffsetCommit", max(c.of("OffsetCommit")), _commit(
+                group, {("orders", 0): 1}, generation=epoch, member=member)(0),
+                f"a KIP-848 member, {case}")
+            c.add("OffsetFetch", max(c.of("OffsetFetch")), {"groups": [
+                {"group_id": group, "member_id": member, "member_epoch": epoch,
+                 "topics": [{"name": "orders", "topic_id": TopicId("orders"),
+                             "partition_indexes": [0]}]}]}, f"a KIP-848 member, {case}")
     c.each("ListGroups", "consumer protocol groups", lambda v: {
         "types_filter": ["consumer"], "states_filter": ["Stable"]}, versions=range(5, 99))
 

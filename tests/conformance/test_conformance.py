@@ -14,6 +14,8 @@ pytestmark = [pytest.mark.real_kafka, pytest.mark.timeout(240)]
 
 
 def test_every_answer_is_kafkas_or_an_intended_difference(tmp_path):
+    """~20 s. A Kafka of its own, not the session's ``real_kafka``: both brokers must start
+    empty (other tests' topics and groups would show in the answers)."""
     require_real_kafka()
     result = run(tmp_path)
     unexplained = [
