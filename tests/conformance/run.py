@@ -29,7 +29,7 @@ from tests.conformance.compare import (
     table,
 )
 from tests.conformance.corpus import Request, Step, captured_corpus, wire_corpus
-from tests.conformance.normalise import NORMALISERS, normalise
+from tests.conformance.normalise import NORMALISERS, UNORDERED, normalise
 from tests.conformance.replay import Exchange, Side, replay
 from tests.real_kafka import KAFKA_VERSION, start_real_kafka
 
@@ -117,8 +117,12 @@ and group.initial.rebalance.delay.ms 0, in the same order. Both answers were dec
 fakebroker's codec for the request's version and compared field by field after the
 normalisers of tests/conformance/normalise.py, which hide only what Kafka leaves free:
 
-{chr(10).join(f"* `{n.__name__}`: {' '.join((n.__doc__ or '').split(': ')[0].split())}"
-              for n in NORMALISERS)}
+{chr(10).join(f"* `{n.__name__}`: {' '.join((n.__doc__ or '').split())}" for n in NORMALISERS)}
+
+The lists compared as sets (``unordered``), by key: {"; ".join(
+    f"{api} " + ", ".join(f"`{path}` by {'/'.join(key) if key else 'value'}"
+                          for path, key in lists)
+    for api, lists in UNORDERED.items())}.
 
 A cell is *identical* (no field differs), *intended* (every difference is listed below with
 its reason) or *differs* (a difference to fix: the field path, Kafka's value / fakebroker's);
