@@ -157,6 +157,7 @@ def fetch(client: WireClient, group: str) -> list[tuple[str, int, int, str]]:
 def test_a_kip848_group_that_never_committed_has_offsets_to_delete(fake_kafka):
     """OffsetDelete asks the group, not a record of its offsets: a consumer group with no
     offset yet answers per partition (Kafka: GROUP_SUBSCRIBED_TO_TOPIC for its topics)."""
+    fake_kafka.create_topic("audit")
     with WireClient(fake_kafka.bootstrap_servers) as client:
         consumer_join(client, "g848")
         answer = client.request("OffsetDelete", 0, {"group_id": "g848", "topics": [

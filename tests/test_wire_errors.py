@@ -137,13 +137,25 @@ def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(
         assert retry.responses[0].partition_responses[0].base_offset == 0
         gap = produce_error(client, produce_body("orders", 0, idempotent([b"c"], 5, pid=pid)))
         assert gap == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-        bumped = client.request("InitProducerId", 4, {"transactional_id": None,
-                                                      "transaction_timeout_ms": 1000,
-                                                      "producer_id": pid, "producer_epoch": 0})
-        assert (bumped.producer_id, bumped.producer_epoch) == (pid, 1)
+        # An idempotent producer bumps its epoch itself (KIP-360): a batch at epoch 1 starts
+        # again at sequence 0, and the old epoch is fenced.
+        bumped = produce_error(client, produce_body("orders", 0, idempotent([b"e"], 0, 1, pid)))
+        assert bumped == 0
         stale = produce_error(client, produce_body("orders", 0, idempotent([b"d"], 2, pid=pid)))
         assert stale == ErrorCode.INVALID_PRODUCER_EPOCH
-    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"a", b"b"]
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"a", b"b", b"e"]
+
+
+def test_init_producer_id_without_a_transactional_id_always_gives_a_new_id(fake_kafka):
+    """As Kafka's coordinator: the producer id and epoch a request names (v3+) are ignored."""
+    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+        body = {"transactional_id": None, "transaction_timeout_ms": 1000,
+                "producer_id": -1, "producer_epoch": -1}
+        first = client.request("InitProducerId", 4, body)
+        again = client.request("InitProducerId", 4, dict(body, producer_id=first.producer_id,
+                                                         producer_epoch=0))
+    assert (again.error_code, again.producer_epoch) == (0, 0)
+    assert again.producer_id != first.producer_id
 
 
 # -- Fetch ------------------------------------------------------------------------------------
@@ -158,7 +170,9 @@ def test_fetch_outside_the_log_is_offset_out_of_range(fake_kafka):
         client.request("DeleteRecords", 2, {"topics": [{"name": "orders", "partitions": [
             {"partition_index": 0, "offset": 1}]}], "timeout_ms": 1000})
         below = fetch_partition(client, fetch_body("orders", 0, 0))
-        assert (below.error_code, below.log_start_offset) == (ErrorCode.OFFSET_OUT_OF_RANGE, 1)
+        # As Kafka answers a failed read: no offsets (the client asks ListOffsets).
+        assert (below.error_code, below.high_watermark, below.log_start_offset) == (
+            ErrorCode.OFFSET_OUT_OF_RANGE, -1, -1)
 
 
 def test_fetch_from_a_follower_is_not_leader_or_follower(fake_kafka):

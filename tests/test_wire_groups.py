@@ -3,29 +3,15 @@ and every error a consumer's group code path must handle."""
 
 from __future__ import annotations
 
-import struct
 import threading
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from tests.bodies import join_body, subscription
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
-
-
-def subscription(*topics: str) -> bytes:
-    """A ConsumerProtocolSubscription v0: version, topics, null user data."""
-    body = struct.pack(">hi", 0, len(topics))
-    for t in topics:
-        body += struct.pack(">h", len(t)) + t.encode()
-    return body + struct.pack(">i", -1)
-
-
-def join_body(member_id: str = "", instance: str | None = None, protocols=None) -> dict:
-    return {"group_id": "g", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000,
-            "member_id": member_id, "group_instance_id": instance, "protocol_type": "consumer",
-            "protocols": protocols or [{"name": "range", "metadata": subscription("orders")}]}
 
 
 def coordinator(kafka, group: str = "g") -> str:

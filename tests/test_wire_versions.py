@@ -10,8 +10,18 @@ import pytest
 
 from fakebroker.api import HANDLERS, served_versions
 from fakebroker.protocol.codec import ZERO_UUID
-from fakebroker.protocol.records import decode_records, encode_batch
+from fakebroker.protocol.records import decode_records
 from fakebroker.protocol.specs import api_spec
+from tests.bodies import (
+    DELETE_RECORDS_TO_END,
+    DESCRIBE_CLUSTER,
+    DESCRIBE_TOPIC_CONFIGS,
+    INIT_PRODUCER_ID,
+    OFFSET_FOR_LEADER_EPOCH,
+    batch,
+    fetch_body,
+    produce_body,
+)
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
@@ -22,26 +32,6 @@ def versions_of(name: str) -> list[int]:
     served = served_versions(key)
     assert served is not None
     return list(served)
-
-
-def batch(values: list[bytes], magic: int = 2) -> bytes:
-    return encode_batch([(b"k", v, [], 1_700_000_000_000) for v in values], magic=magic)
-
-
-def produce_body(topic: str, partition: int, records: bytes, topic_id=ZERO_UUID,
-                 acks: int = -1) -> dict:
-    return {"acks": acks, "timeout_ms": 5000, "topic_data": [
-        {"name": topic, "topic_id": topic_id,
-         "partition_data": [{"index": partition, "records": records}]}]}
-
-
-def fetch_body(topic: str, partition: int, offset: int, topic_id=ZERO_UUID,
-               max_wait_ms: int = 0) -> dict:
-    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1,
-            "max_bytes": 1 << 20, "topics": [
-                {"topic": topic, "topic_id": topic_id, "partitions": [
-                    {"partition": partition, "fetch_offset": offset,
-                     "partition_max_bytes": 1 << 20}]}]}
 
 
 def test_api_versions_lists_every_served_api_at_its_newest_stable_version(fake_kafka):
@@ -112,20 +102,15 @@ def test_list_offsets_at_every_version_answers_earliest_and_latest(fake_kafka):
 
 
 @pytest.mark.parametrize("api,body,check", [
-    ("OffsetForLeaderEpoch",
-     {"replica_id": -1, "topics": [{"topic": "orders", "partitions": [
-         {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]},
+    ("OffsetForLeaderEpoch", OFFSET_FOR_LEADER_EPOCH,
      lambda r: r.topics[0].partitions[0].end_offset == 0),
-    ("InitProducerId", {"transactional_id": None, "transaction_timeout_ms": 60000,
-                        "producer_id": -1, "producer_epoch": -1},
+    ("InitProducerId", INIT_PRODUCER_ID,
      lambda r: r.error_code == 0 and r.producer_id >= 0 and r.producer_epoch == 0),
-    ("DescribeConfigs", {"resources": [{"resource_type": 2, "resource_name": "orders",
-                                        "configuration_keys": None}]},
+    ("DescribeConfigs", DESCRIBE_TOPIC_CONFIGS,
      lambda r: {c.name: c.value for c in r.results[0].configs}["retention.ms"] == "604800000"),
-    ("DescribeCluster", {"endpoint_type": 1},
+    ("DescribeCluster", DESCRIBE_CLUSTER,
      lambda r: r.cluster_id == "fakebroker-cluster" and [b.broker_id for b in r.brokers] == [1]),
-    ("DeleteRecords", {"topics": [{"name": "orders", "partitions": [
-        {"partition_index": 0, "offset": -1}]}], "timeout_ms": 1000},
+    ("DeleteRecords", DELETE_RECORDS_TO_END,
      lambda r: r.topics[0].partitions[0].error_code == 0),
 ])
 def test_admin_and_producer_apis_answer_at_every_version(fake_kafka, api, body, check):

@@ -8,7 +8,11 @@ Behavior:
   with UNSUPPORTED_VERSION and ApiVersions' own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
-* The answer depends only on the request, so a broker keeps it (``CACHEABLE``).
+* v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
+  another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
+* An error answer lists no APIs, as Kafka's.
+* The answer depends only on the request and the broker, so a broker keeps it
+  (``CACHEABLE``).
 """
 
 from __future__ import annotations
@@ -50,4 +54,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         and SOFTWARE.fullmatch(request.client_software_version or "")
     ):
         error = error_code("INVALID_REQUEST")
-    return {"error_code": error, "api_keys": api_keys(), "throttle_time_ms": 0}
+    elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
+            or request.node_id not in (-1, ctx.broker.id):
+        error = error_code("REBOOTSTRAP_REQUIRED")
+    return {"error_code": error, "api_keys": [] if error else api_keys(),
+            "throttle_time_ms": 0}

@@ -1,5 +1,6 @@
 """Small helpers shared by API handlers: resolving topics by name or id, broker listings,
-waiting for an answer the state owes."""
+waiting for an answer the state owes, the operations a client may do (answers that include
+authorized operations)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,16 @@ async def answer_of(reply: T | Pending[T]) -> T:
         reply.on_settled(settled.set)
         await settled.wait()
     return reply.result()
+
+
+def operations(*acl_operations: int) -> int:
+    """The bit field of AclOperation codes an answer's ``*_authorized_operations`` carries."""
+    return sum(1 << op for op in acl_operations)
+
+
+# With no authorizer Kafka allows everything: asked for them, it answers every operation of
+# the resource type. AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
+# DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
+TOPIC_OPERATIONS = operations(3, 4, 5, 6, 7, 8, 10, 11)
+GROUP_OPERATIONS = operations(3, 6, 8, 10, 11)
+CLUSTER_OPERATIONS = operations(5, 7, 8, 9, 10, 11, 12)

@@ -2,8 +2,10 @@
 
 Versions: 0 (3.9), 1 (4.x: member type). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group,
-NOT_COORDINATOR on another broker; states Empty, Assigning, Reconciling, Stable.
+Behavior: GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group (with an
+empty state, as Kafka answers), NOT_COORDINATOR on another broker; states Empty, Assigning,
+Reconciling, Stable. A member without a regex subscription reports "" as its regex, and (v1)
+member type 1, a consumer-protocol member.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import Assignment
 
 API_KEY = 69
-CONSUMER_MEMBER = 0
+CONSUMER_MEMBER = 1  # MemberType: -1 unknown, 0 classic, 1 consumer
 # Beside a group's error: nothing described.
 UNDESCRIBED = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
                "members": ()}
@@ -33,12 +35,12 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     group = ctx.cluster.groups.consumer_group(group_id)
     if group is None:
         return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),
-                "error_message": f"Group {group_id} not found.", "group_state": "Dead",
+                "error_message": f"Group {group_id} not found.", "group_state": "",
                 "assignor_name": "", "members": []}
     members = [{
         "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
         "member_epoch": m.epoch, "client_id": m.client_id, "client_host": m.client_host,
-        "subscribed_topic_names": m.subscribed, "subscribed_topic_regex": m.regex,
+        "subscribed_topic_names": m.subscribed, "subscribed_topic_regex": m.regex or "",
         "assignment": {"topic_partitions": partitions(ctx, m.assigned)},
         "target_assignment": {"topic_partitions": partitions(
             ctx, group.target.get(m.member_id, {}))},

@@ -15,6 +15,7 @@ Behavior (fakebroker/state/consumer_groups.py has the details):
   request was a full one, e.g. a join), the member's assignment by topic id; partitions move
   only after their old owner revoked them.
 * Server assignors: ``uniform`` (default, sticky) and ``range``; others UNSUPPORTED_ASSIGNOR.
+* An error answer carries no member id and epoch 0, as Kafka's.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ ERROR_PLACEMENT = Placement(top_fields={"member_epoch": -1})
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    answer: dict[str, Any] = {"throttle_time_ms": 0, "member_id": request.member_id,
-                              "member_epoch": request.member_epoch,
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "member_id": None, "member_epoch": 0,
                               "heartbeat_interval_ms": 0, "assignment": None}
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")

@@ -3,8 +3,9 @@
 Versions: 0-3. Flexible from v2.
 
 Behavior: INVALID_PARTITIONS unless the new count is larger than the current one;
-UNKNOWN_TOPIC_OR_PARTITION for an unknown topic; INVALID_REPLICA_ASSIGNMENT for assignments
-that do not match the new partitions or name unknown brokers; validate_only changes nothing.
+UNKNOWN_TOPIC_OR_PARTITION for an unknown topic (without a message, as Kafka answers);
+INVALID_REPLICA_ASSIGNMENT for assignments that do not match the new partitions or name
+unknown brokers; validate_only changes nothing. Messages are Kafka's controller's.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                           request.validate_only)
             results.append({"name": wanted.name, "error_code": 0})
         except ClusterError as exc:
+            unknown = exc.error == "UNKNOWN_TOPIC_OR_PARTITION"
             results.append({"name": wanted.name, "error_code": error_code(exc.error),
-                            "error_message": str(exc)})
+                            "error_message": None if unknown else str(exc)})
     return {"throttle_time_ms": 0, "results": results}

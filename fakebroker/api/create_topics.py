@@ -5,12 +5,15 @@ Versions: 0-7 (3.9; 4.x keeps 2-7). Flexible from v5; topic ids in the answer fr
 Behavior:
 * num_partitions / replication_factor -1 take the cluster defaults (num.partitions,
   default.replication.factor); explicit assignments fix both.
-* Errors per topic, as Kafka names them: INVALID_TOPIC_EXCEPTION (illegal name),
-  TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (< 1), INVALID_REPLICATION_FACTOR (< 1 or more than
-  the brokers), INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG (unknown name or bad value),
-  INVALID_REQUEST for a name given twice in one request.
+* Errors per topic, as Kafka names them, with its controller's messages and in its order:
+  INVALID_TOPIC_EXCEPTION (illegal name), TOPIC_ALREADY_EXISTS, INVALID_CONFIG (unknown name
+  or bad value), INVALID_REQUEST (assignments with a partition count or replication factor
+  other than -1), INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR (< 1 or more than the
+  brokers), INVALID_PARTITIONS (< 1). A name given twice in one request gets one answer,
+  INVALID_REQUEST, after the others, as Kafka's controller adds it.
 * validate_only checks everything and creates nothing.
-* v5+ answers with the partitions, replication factor and every topic config with its source.
+* v5+ answers with the partitions, replication factor and every topic config with its source
+  (a refused topic: an empty config list); a created topic's error message is null.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 19
-# A topic's answer before it is created (and beside an error).
-NOT_CREATED = {"num_partitions": -1, "replication_factor": -1, "configs": None}
+# A topic's answer before it is created (and beside an error): no configs, as Kafka answers.
+NOT_CREATED = {"num_partitions": -1, "replication_factor": -1, "configs": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_CREATED))
 
 
@@ -33,13 +36,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
     results = []
     for wanted in request.topics:
-        result: dict[str, Any] = dict(NOT_CREATED, name=wanted.name)
         if counts[wanted.name] > 1:
-            result.update(error_code=error_code("INVALID_REQUEST"),
-                          error_message=f"Create topics request from client contains "
-                                        f"multiple entries for the topic {wanted.name}")
-            results.append(result)
             continue
+        result: dict[str, Any] = dict(NOT_CREATED, name=wanted.name)
         try:
             topic = ctx.cluster.create_topic(
                 wanted.name,
@@ -59,10 +58,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         factor = (len(topic.partitions[0].replicas) if topic.partitions
                   else wanted.replication_factor if wanted.replication_factor > 0
                   else ctx.cluster.default_replication_factor)
-        result.update(error_code=0, topic_id=topic.id, num_partitions=count,
-                      replication_factor=factor, configs=[
+        result.update(error_code=0, error_message=None, topic_id=topic.id,
+                      num_partitions=count, replication_factor=factor, configs=[
                           {"name": e["name"], "value": e["value"], "read_only": False,
                            "config_source": e["config_source"], "is_sensitive": False}
                           for e in topic_config_entries(topic.configs, None)])
         results.append(result)
+    for name in [n for n, c in counts.items() if c > 1]:
+        results.append(dict(NOT_CREATED, name=name, error_code=error_code("INVALID_REQUEST"),
+                            error_message="Duplicate topic name."))
     return {"throttle_time_ms": 0, "topics": results}

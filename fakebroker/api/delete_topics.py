@@ -2,12 +2,15 @@
 
 Versions: 0-6 (3.9; 4.x keeps 1-6). Flexible from v4.
 
-Behavior: UNKNOWN_TOPIC_OR_PARTITION for an unknown name, UNKNOWN_TOPIC_ID for an unknown id;
-the topic's log and producer state go with it.
+Behavior: UNKNOWN_TOPIC_OR_PARTITION for an unknown name, UNKNOWN_TOPIC_ID for an unknown id,
+each with Kafka's message (v5+); v6 answers INVALID_REQUEST for an entry with neither a name
+nor an id, or with both, and for a name or id given twice. The topic's log and producer state
+go with it. Kafka shuffles the answers on purpose; here they keep the request's order.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from fakebroker.api.common import resolve_topic
@@ -23,16 +26,39 @@ ERROR_PLACEMENT = Placement(by_version({
 }))
 
 
+UNKNOWN_NAME = "This server does not host this topic-partition."
+UNKNOWN_ID = "This server does not host this topic ID."
+
+
+def refusal(name: str | None, topic_id: Any, counts: Counter[Any]) -> str | None:
+    """Why Kafka refuses a v6 entry before looking the topic up, or None."""
+    if name is None and topic_id == ZERO_UUID:
+        return "Neither topic name nor id were specified."
+    if name is not None and topic_id != ZERO_UUID:
+        return "You may not specify both topic name and topic id."
+    if counts[name if topic_id == ZERO_UUID else topic_id] > 1:
+        return f"Duplicate topic {'name' if topic_id == ZERO_UUID else 'id'}."
+    return None
+
+
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     wanted = ([(t.name, t.topic_id) for t in request.topics] if ctx.version >= 6
               else [(name, ZERO_UUID) for name in request.topic_names])
+    counts = Counter(name if topic_id == ZERO_UUID else topic_id for name, topic_id in wanted)
     responses = []
     for name, topic_id in wanted:
+        refused = refusal(name, topic_id, counts) if ctx.version >= 6 else None
+        if refused is not None:
+            responses.append({"name": name, "topic_id": topic_id,
+                              "error_code": error_code("INVALID_REQUEST"),
+                              "error_message": refused})
+            continue
         topic = resolve_topic(ctx, name, topic_id)
         if topic is None:
-            error = "UNKNOWN_TOPIC_ID" if topic_id != ZERO_UUID else "UNKNOWN_TOPIC_OR_PARTITION"
-            responses.append({"name": name, "topic_id": topic_id,
-                              "error_code": error_code(error)})
+            by_id = topic_id != ZERO_UUID
+            responses.append({"name": name, "topic_id": topic_id, "error_code": error_code(
+                "UNKNOWN_TOPIC_ID" if by_id else "UNKNOWN_TOPIC_OR_PARTITION"),
+                "error_message": UNKNOWN_ID if by_id else UNKNOWN_NAME})
             continue
         ctx.cluster.delete_topic(topic.name)
         ctx.cluster.producers.forget_partition(topic.name)

@@ -3,14 +3,15 @@
 Versions: 0-1 (3.9), 2 (4.x). Flexible from v0.
 
 Behavior: lists the live brokers; v1 endpoint_type must be 1 (brokers) — 2 (controllers) gets
-UNSUPPORTED_ENDPOINT_TYPE, as a broker answers; v2 marks no broker fenced.
+UNSUPPORTED_ENDPOINT_TYPE, as a broker answers; v2 marks no broker fenced. Asked for them,
+the cluster's authorized operations are every cluster operation (no authorizer).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fakebroker.api.common import broker_entries
+from fakebroker.api.common import CLUSTER_OPERATIONS, broker_entries
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
@@ -25,6 +26,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                             "cluster_id": ctx.cluster.cluster_id,
                             "controller_id": ctx.cluster.controller_id,
                             "brokers": broker_entries(ctx), "error_code": 0}
+    if request.include_cluster_authorized_operations:
+        body["cluster_authorized_operations"] = CLUSTER_OPERATIONS
     if ctx.version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
         body.update(error_code=error_code("UNSUPPORTED_ENDPOINT_TYPE"), brokers=[],
                     error_message="The broker only returns broker endpoints")

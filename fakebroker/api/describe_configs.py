@@ -2,15 +2,20 @@
 
 Versions: 0-4 (3.9; 4.x keeps 1-4). Flexible from v4.
 
-Behavior:
-* Topic resources (type 2): every topic config Kafka 3.9 lists, explicitly set ones with source
-  TOPIC_CONFIG, the rest DEFAULT_CONFIG; unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+Behavior (a new Kafka 4.4 cluster's answers):
+* Topic resources (type 2): every topic config Kafka 4.4 lists; explicitly set ones with
+  source TOPIC_CONFIG, min.insync.replicas from the cluster's dynamic default
+  (DYNAMIC_DEFAULT_BROKER_CONFIG, as a formatted 4.x cluster has it), the rest DEFAULT_CONFIG;
+  unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
 * Broker resources (type 4): the broker configs this fake honours, with the values the
   cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
-  auto-creation), for this broker's id or "" (cluster default); another id: INVALID_REQUEST.
-  Broker loggers (type 8): none.
-* ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked; v3+ config
-  types (and no documentation text).
+  auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
+  where it is; read-only unless Kafka can change it on a running broker. For this broker's id
+  only; another id: INVALID_REQUEST. The cluster default resource ("") lists the cluster's
+  dynamic defaults. Broker loggers (type 8): none.
+* ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
+  order: the topic's own value, the cluster's dynamic default, the broker default); v3+
+  config types (and no documentation text). A result's error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
@@ -22,10 +27,14 @@ from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
+    CLUSTER_DEFAULTS,
     DEFAULT_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    FIXED,
     STATIC_BROKER_CONFIG,
     TOPIC_CONFIG,
     TOPIC_DEFAULTS,
+    ConfigDef,
 )
 
 API_KEY = 32
@@ -36,39 +45,61 @@ ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
                                       echoed=("resource_type",), error_fields=NO_CONFIGS))
 
 
+def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
+           synonyms: list[tuple[str, str | None, int]]) -> dict[str, Any]:
+    return {"name": d.name, "value": value, "read_only": read_only,
+            "is_default": source == DEFAULT_CONFIG, "config_source": source,
+            "is_sensitive": d.sensitive, "config_type": d.type, "documentation": None,
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in synonyms]}
+
+
 def topic_config_entries(
     configs: dict[str, str], names: list[str] | None, synonyms: bool = False
 ) -> list[dict[str, Any]]:
     """Config entries of a topic with explicit ``configs``, filtered by ``names``."""
     entries = []
-    for name, definition in TOPIC_DEFAULTS.items():
+    for name, d in TOPIC_DEFAULTS.items():
         if names is not None and name not in names:
             continue
-        explicit = name in configs
-        source = TOPIC_CONFIG if explicit else DEFAULT_CONFIG
-        value = configs[name] if explicit else definition.default
-        entry: dict[str, Any] = {
-            "name": name, "value": value, "read_only": False, "is_default": not explicit,
-            "config_source": source, "is_sensitive": definition.sensitive,
-            "config_type": definition.type, "documentation": None, "synonyms": [],
-        }
-        if synonyms:
-            entry["synonyms"] = [{"name": name, "value": value, "source": source}]
-        entries.append(entry)
+        chain: list[tuple[str, str | None, int]] = []
+        if name in configs:
+            chain.append((name, configs[name], TOPIC_CONFIG))
+        if d.synonym in CLUSTER_DEFAULTS:
+            chain.append((d.synonym, CLUSTER_DEFAULTS[d.synonym], DYNAMIC_DEFAULT_BROKER_CONFIG))
+        if d.synonym is not None:
+            chain.append((d.synonym, d.default, DEFAULT_CONFIG))
+        _, value, source = chain[0] if chain else (name, d.default, DEFAULT_CONFIG)
+        entries.append(_entry(d, value, source, False, chain if synonyms else []))
     return entries
 
 
-def broker_config_entries(names: list[str] | None, running: dict[str, str]
-                          ) -> list[dict[str, Any]]:
+def broker_config_entries(names: list[str] | None, running: dict[str, str],
+                          synonyms: bool = False) -> list[dict[str, Any]]:
     """The broker configs, filtered by ``names``: ``running`` values (the cluster's
-    settings) where the cluster has one, Kafka's defaults otherwise."""
-    return [
-        {"name": d.name, "value": running.get(d.name, d.default), "read_only": True,
-         "is_default": False,
-         "config_source": STATIC_BROKER_CONFIG, "is_sensitive": d.sensitive,
-         "config_type": d.type, "documentation": None, "synonyms": []}
-        for d in BROKER_DEFAULTS.values() if names is None or d.name in names
-    ]
+    settings) where the cluster has one, the fake's fixed values or Kafka's defaults
+    otherwise."""
+    entries = []
+    for d in BROKER_DEFAULTS.values():
+        if names is not None and d.name not in names:
+            continue
+        chain: list[tuple[str, str | None, int]] = []
+        value = running.get(d.name, FIXED.get(d.name, d.default))
+        if value != d.default:
+            chain.append((d.name, value, STATIC_BROKER_CONFIG))
+        elif d.name in CLUSTER_DEFAULTS:
+            chain.append((d.name, CLUSTER_DEFAULTS[d.name], DYNAMIC_DEFAULT_BROKER_CONFIG))
+        chain.append((d.name, d.default, DEFAULT_CONFIG))
+        _, value, source = chain[0]
+        entries.append(_entry(d, value, source, d.read_only, chain if synonyms else []))
+    return entries
+
+
+def cluster_default_entries(names: list[str] | None, synonyms: bool = False
+                            ) -> list[dict[str, Any]]:
+    """The cluster's dynamic default broker configs (the resource named "")."""
+    return [_entry(BROKER_DEFAULTS[name], value, DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+                   [(name, value, DYNAMIC_DEFAULT_BROKER_CONFIG)] if synonyms else [])
+            for name, value in CLUSTER_DEFAULTS.items() if names is None or name in names]
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -76,24 +107,26 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     for resource in request.resources:
         result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
                                       resource_name=resource.resource_name, error_code=0,
-                                      error_message=None)
+                                      error_message="")
         names = resource.configuration_keys
         if resource.resource_type == TOPIC:
             topic = ctx.cluster.topics.get(resource.resource_name)
             if topic is None:
-                result.update(error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"),
-                              error_message=f"Topic {resource.resource_name} does not exist")
+                result["error_code"] = error_code("UNKNOWN_TOPIC_OR_PARTITION")
             else:
                 result["configs"] = topic_config_entries(topic.configs, names,
                                                          request.include_synonyms)
         elif resource.resource_type == BROKER:
-            if resource.resource_name not in ("", str(ctx.broker.id)):
+            if resource.resource_name == "":
+                result["configs"] = cluster_default_entries(names, request.include_synonyms)
+            elif resource.resource_name != str(ctx.broker.id):
                 result.update(error_code=error_code("INVALID_REQUEST"),
                               error_message="Unexpected broker id, expected "
-                                            f"{ctx.broker.id} or empty string")
+                                            f"{ctx.broker.id} or empty string, but received "
+                                            f"{resource.resource_name}")
             else:
                 result["configs"] = broker_config_entries(
-                    names, ctx.cluster.settings.kafka_configs())
+                    names, ctx.cluster.settings.kafka_configs(), request.include_synonyms)
         elif resource.resource_type != BROKER_LOGGER:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")

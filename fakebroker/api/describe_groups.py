@@ -4,14 +4,18 @@ Versions: 0-5 (3.9), 6 (4.x). Flexible from v5.
 
 Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NOT_FOUND, as
 Kafka 4 answers), a KIP-848 consumer group too (v6: "Group g is not a classic group.");
-NOT_COORDINATOR per group on another broker. Member metadata is the
-selected protocol's; assignments are sent once the group is Stable.
+NOT_COORDINATOR per group on another broker. The selected protocol, the members' metadata
+for it and their assignments are described once the group is Stable (before: "" and empty
+bytes, as Kafka describes a rebalancing group). Asked for them (v3+),
+a described group's authorized operations are every group operation (no authorizer, as a
+Kafka broker without one answers).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.common import GROUP_OPERATIONS
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
@@ -39,13 +43,19 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     members = [{
         "member_id": m.member_id, "group_instance_id": m.instance_id,
         "client_id": m.client_id, "client_host": m.client_host,
-        "member_metadata": m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+        "member_metadata": m.metadata_for(group.protocol_name)
+        if stable and group.protocol_name else b"",
         "member_assignment": m.assignment if stable else b"",
     } for m in group.members.values()]
     return {"group_id": group_id, "error_code": 0, "group_state": group.state.value,
             "protocol_type": group.protocol_type or "",
-            "protocol_data": group.protocol_name or "", "members": members}
+            "protocol_data": (group.protocol_name or "") if stable else "", "members": members}
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "groups": [describe(ctx, g) for g in request.groups]}
+    groups = [describe(ctx, g) for g in request.groups]
+    if request.include_authorized_operations:
+        for group in groups:
+            if not group["error_code"]:
+                group["authorized_operations"] = GROUP_OPERATIONS
+    return {"throttle_time_ms": 0, "groups": groups}

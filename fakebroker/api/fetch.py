@@ -6,11 +6,13 @@ Behavior:
 * Answers at once when min_bytes of data are available, when any partition has an error, or
   when max_wait_ms is 0; otherwise parks until an append anywhere in the cluster or until
   max_wait_ms passes (trio's clock, so MockClock tests need no real waiting).
-* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID from v13),
-  NOT_LEADER_OR_FOLLOWER from a broker that does not lead it (v12+ names the current leader;
-  v16+ also its endpoint), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's
-  current_leader_epoch is older / newer, OFFSET_OUT_OF_RANGE below the log start offset or
-  above the log end offset (the end itself is valid and returns nothing).
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID from v13; with an empty, not
+  null, aborted transaction list, as Kafka answers), NOT_LEADER_OR_FOLLOWER from a broker that
+  does not lead it, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's
+  current_leader_epoch is older / newer (v12+ names the current leader for the first two
+  only, v16+ also its endpoint), OFFSET_OUT_OF_RANGE below the log start offset or above the
+  log end offset (the end itself is valid and returns nothing), with high watermark, last
+  stable offset and log start offset -1, as Kafka answers a failed read.
 * Records are the stored batches from the one holding fetch_offset, whole batches, within the
   partition's and the response's max_bytes, except that the first batch of the response is
   always returned whole (KIP-74). Fetch v0-3 clients get stored batches down-converted to
@@ -47,6 +49,10 @@ ERROR_PLACEMENT = Placement(
         error_fields=dict(NO_RECORDS, current_leader={"leader_id": -1, "leader_epoch": -1}))),
     request_errors=FETCH_SESSION_ERRORS,
     when_filtered={"max_wait_ms": 0})  # the partitions left are answered at once
+
+# Errors whose partition answer names the current leader (v12+), as Kafka's do.
+NAMES_THE_LEADER = frozenset(error_code(e) for e in ("NOT_LEADER_OR_FOLLOWER",
+                                                     "FENCED_LEADER_EPOCH"))
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -91,8 +97,9 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     ``assemble``) is not a wire field."""
     result: dict[str, Any] = dict(NO_RECORDS, partition_index=wanted.partition, size=0)
     if topic is None:
-        result["error_code"] = error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 13
-                                          else "UNKNOWN_TOPIC_OR_PARTITION")
+        result.update(error_code=error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 13
+                                            else "UNKNOWN_TOPIC_OR_PARTITION"),
+                      aborted_transactions=[])
         return result
     partition = (topic.partitions[wanted.partition]
                  if 0 <= wanted.partition < len(topic.partitions) else None)
@@ -101,20 +108,22 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
         error = ctx.epoch_check(partition, wanted.current_leader_epoch)
     if error:
         result["error_code"] = error
-        if partition is not None and error != error_code("UNKNOWN_TOPIC_OR_PARTITION"):
+        if partition is None:
+            result["aborted_transactions"] = []
+        elif error in NAMES_THE_LEADER:
             result["current_leader"] = {"leader_id": partition.leader,
                                         "leader_epoch": partition.leader_epoch}
         return result
     assert partition is not None
     log = partition.log
-    result.update(high_watermark=log.high_watermark, last_stable_offset=log.high_watermark,
-                  log_start_offset=log.log_start_offset)
-    if request.isolation_level == READ_COMMITTED:
-        result["aborted_transactions"] = []
     offset = wanted.fetch_offset
     if not log.log_start_offset <= offset <= log.log_end_offset:
         result["error_code"] = error_code("OFFSET_OUT_OF_RANGE")
         return result
+    result.update(high_watermark=log.high_watermark, last_stable_offset=log.high_watermark,
+                  log_start_offset=log.log_start_offset)
+    if request.isolation_level == READ_COMMITTED:
+        result["aborted_transactions"] = []
     limit = min(wanted.partition_max_bytes, budget) if ctx.version >= 3 \
         else wanted.partition_max_bytes
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3)

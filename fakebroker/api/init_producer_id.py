@@ -3,9 +3,8 @@
 Versions: 0-5 (3.9; 4.x adds v6, unstable, which it does not serve). Flexible from v2.
 
 Behavior:
-* No transactional id and no producer id: a new producer id at epoch 0.
-* v3+ with the current producer id and epoch (KIP-360): the same id, epoch bumped; a stale
-  epoch gets INVALID_PRODUCER_EPOCH.
+* No transactional id: a new producer id at epoch 0, also when the request (v3+) names a
+  producer id and epoch, as Kafka answers (an idempotent producer bumps its epoch itself).
 * A transactional id keeps its producer id across calls and bumps the epoch each time (which
   fences the previous instance); a mismatched id/epoch for it gets PRODUCER_FENCED.
 """

@@ -6,12 +6,15 @@ Behavior:
 * Topic list: v0 empty = all topics; v1+ null = all topics, empty = none.
 * A named topic that does not exist is created when auto-creation is on and the request
   allows it (v4+ ``allow_auto_topic_creation``; always for v0-3), with the cluster's default
-  partitions and replication factor; creation is immediate, so it is answered with its
-  partitions at once. Otherwise UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked by id,
-  v12+). An illegal name gets INVALID_TOPIC_EXCEPTION.
+  partitions and replication factor. As a KRaft Kafka broker does (it asks its controller to
+  create the topic), that request is answered UNKNOWN_TOPIC_OR_PARTITION without partitions;
+  the topic is there for the next one. Otherwise UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
+  when asked by id, v12+). An illegal name gets INVALID_TOPIC_EXCEPTION.
 * Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
   leader epoch, replicas and ISR (live replicas only); down replicas are offline.
 * v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
+* Asked for them (v8+), authorized operations are every topic (and, v8-10, cluster)
+  operation: no authorizer, as a Kafka broker without one answers.
 * The answer depends only on the request and the cluster's metadata, so a broker keeps it
   until the metadata changes (``CACHEABLE``; a topic created by the request is such a change).
 """
@@ -20,7 +23,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakebroker.api.common import broker_entries, resolve_topic
+from fakebroker.api.common import (
+    CLUSTER_OPERATIONS,
+    TOPIC_OPERATIONS,
+    broker_entries,
+    resolve_topic,
+)
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
@@ -44,13 +52,20 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     else:
         allow = ctx.version < 4 or request.allow_auto_topic_creation
         topics = [lookup(entry, allow, ctx, live) for entry in wanted]
-    return {
+    answer = {
         "throttle_time_ms": 0,
         "brokers": broker_entries(ctx),
         "cluster_id": cluster.cluster_id,
         "controller_id": cluster.controller_id,
         "topics": topics,
     }
+    if request.include_topic_authorized_operations:
+        for topic in topics:
+            if not topic["error_code"]:
+                topic["topic_authorized_operations"] = TOPIC_OPERATIONS
+    if request.include_cluster_authorized_operations:
+        answer["cluster_authorized_operations"] = CLUSTER_OPERATIONS
+    return answer
 
 
 def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[int]
@@ -65,7 +80,7 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
                     topic_id=topic_id)
     if allow_auto_create and ctx.cluster.settings.auto_create_topics:
         try:
-            return describe(ctx.cluster.create_topic(name), live)
+            ctx.cluster.create_topic(name)
         except ClusterError as exc:
             return dict(NOT_DESCRIBED, error_code=error_code(exc.error), name=name)
     return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)

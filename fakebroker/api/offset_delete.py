@@ -3,9 +3,10 @@
 Versions: 0. Not flexible.
 
 Behavior: GROUP_ID_NOT_FOUND for an unknown group and NOT_COORDINATOR at the top level;
-per partition GROUP_SUBSCRIBED_TO_TOPIC while the group's members subscribe to the topic
-(read from their consumer-protocol subscriptions; a KIP-848 group's by name or regex), else
-the offset is removed.
+per partition UNKNOWN_TOPIC_OR_PARTITION for a partition the cluster does not have,
+GROUP_SUBSCRIBED_TO_TOPIC while the group's members subscribe to the topic (read from their
+consumer-protocol subscriptions; a KIP-848 group's by name or regex), else the offset is
+removed.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     topics = []
     for wanted in request.topics:
         partitions = []
+        topic = ctx.cluster.topics.get(wanted.name)
         for p in wanted.partitions:
-            if wanted.name in in_use:
+            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                code = error_code("UNKNOWN_TOPIC_OR_PARTITION")
+            elif wanted.name in in_use:
                 code = error_code("GROUP_SUBSCRIBED_TO_TOPIC")
             else:
                 groups.offsets.delete(request.group_id, wanted.name, p.partition_index)

@@ -11,10 +11,11 @@ Behavior:
   from a broker that does not lead it (v10+ also names the current leader and its endpoint),
   CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
   batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
-  max.message.bytes.
+  max.message.bytes (these four without a message, as Kafka answers them).
 * Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
-  appended twice and is answered with its first offset; OUT_OF_ORDER_SEQUENCE_NUMBER and
-  INVALID_PRODUCER_EPOCH otherwise.
+  appended twice and is answered with its first offset (and, as Kafka does, the stored
+  batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
+  INVALID_PRODUCER_EPOCH otherwise (with the log start offset, without a message).
 * The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
   with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
 """
@@ -35,6 +36,7 @@ from fakebroker.protocol.records import (
     read_batch_headers,
 )
 from fakebroker.state.cluster import Partition, Topic
+from fakebroker.state.producers import AppendedBatch
 
 API_KEY = 0
 ZSTD = 4
@@ -61,7 +63,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
                 result.update(append(ctx, topic, data.index, data.records))
                 appended = True
             except ClusterError as exc:
-                result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message)
+                result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
+                              **exc.answer_fields)
                 partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
                     topic.partitions) else None
                 if exc.code == error_code("NOT_LEADER_OR_FOLLOWER") and partition is not None:
@@ -101,9 +104,10 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     first = headers[0]
     if first.producer_id >= 0:
         duplicate = check_sequence(ctx, partition, first)
-        if duplicate is not None:
-            return {"base_offset": duplicate, "log_start_offset": log.log_start_offset,
-                    "log_append_time_ms": -1}
+        if duplicate is not None:  # Kafka answers the stored batch's timestamp here
+            return {"base_offset": duplicate.base_offset,
+                    "log_start_offset": log.log_start_offset,
+                    "log_append_time_ms": duplicate.max_timestamp}
     append_time = ctx.now_ms() if topic.config("message.timestamp.type") == "LogAppendTime" \
         else None
     base = log.log_end_offset
@@ -115,7 +119,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     if first.producer_id >= 0:
         ctx.cluster.producers.record(partition.topic, partition.index, first.producer_id,
                                      first.producer_epoch, first.base_sequence,
-                                     first.last_offset_delta + 1, base)
+                                     first.last_offset_delta + 1, base, max_timestamp)
     return {"base_offset": base, "log_start_offset": log.log_start_offset,
             "log_append_time_ms": -1 if append_time is None else append_time}
 
@@ -123,36 +127,31 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
 def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHeader]:
     try:
         headers = read_batch_headers(records)
-    except CorruptRecordError as exc:
-        raise ClusterError("CORRUPT_MESSAGE", str(exc)) from None
-    except InvalidRecordError as exc:
-        raise ClusterError("INVALID_RECORD", str(exc)) from None
+    except CorruptRecordError:
+        raise ClusterError("CORRUPT_MESSAGE") from None
+    except InvalidRecordError:
+        raise ClusterError("INVALID_RECORD") from None
     if not headers:
-        raise ClusterError("CORRUPT_MESSAGE", "the request carries no records")
+        raise ClusterError("CORRUPT_MESSAGE")
     if ctx.version >= 3 and (len(headers) != 1 or headers[0].magic != 2):
-        raise ClusterError(
-            "INVALID_RECORD",
-            "Produce requests with version >= 3 must contain exactly one record batch of "
-            "magic 2",
-        )
+        raise ClusterError("INVALID_RECORD")  # v3+: exactly one magic-2 batch
     if ctx.version < 7 and any(h.compression == ZSTD for h in headers):
-        raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE",
-                             "zstd needs Produce v7 or later")
+        raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE")  # zstd needs v7+
     limit = int(topic.config("max.message.bytes"))
-    for h in headers:
-        if h.length > limit:
-            raise ClusterError(
-                "MESSAGE_TOO_LARGE",
-                f"The batch of {h.length} bytes is larger than max.message.bytes ({limit})",
-            )
+    if any(h.length > limit for h in headers):
+        raise ClusterError("MESSAGE_TOO_LARGE")
     return headers
 
 
-def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader) -> int | None:
+def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
+                   ) -> AppendedBatch | None:
+    """The earlier append of a retried batch, or None; a sequence or epoch refusal carries
+    no message and the log start offset, as Kafka's."""
     try:
         return ctx.cluster.producers.check(
             partition.topic, partition.index, batch.producer_id, batch.producer_epoch,
             batch.base_sequence, batch.last_offset_delta + 1,
         )
-    except ClusterError as exc:
-        raise ClusterError(exc.error, str(exc)) from None
+    except ClusterError as exc:  # Kafka sends no message, and the log start offset
+        raise ClusterError(exc.error, log_start_offset=partition.log.log_start_offset
+                           ) from None

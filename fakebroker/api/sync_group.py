@@ -5,7 +5,9 @@ Versions: 0-5. Flexible from v4; v5 carries the protocol type and name both ways
 Behavior: the leader's SyncGroup stores every member's assignment and makes the group Stable;
 followers that synced first wait for it. ILLEGAL_GENERATION for another generation,
 REBALANCE_IN_PROGRESS when a rebalance started (also for waiting followers),
-UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL (v5), NOT_COORDINATOR.
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL (v5; also for a v5+
+request without its mandatory protocol type or name, checked first as Kafka does),
+NOT_COORDINATOR.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ ERROR_PLACEMENT = TOP_LEVEL
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     answer: dict[str, Any] = {"throttle_time_ms": 0, "assignment": b"",
                               "protocol_type": None, "protocol_name": None}
+    if ctx.version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        answer["error_code"] = error_code("INCONSISTENT_GROUP_PROTOCOL")
+        return answer
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from fakebroker.protocol.specs import error_table
 
@@ -36,13 +37,16 @@ def error_name(code: int) -> str:
 
 class ClusterError(Exception):
     """The one error type of the broker's state: an operation or request refused with a
-    Kafka error, by name (``error``, e.g. ``"TOPIC_ALREADY_EXISTS"``), with its ``code`` and
-    a ``message`` (the error's name when none is given). Raised by cluster operations
+    Kafka error, by name (``error``, e.g. ``"TOPIC_ALREADY_EXISTS"``), with its ``code``, a
+    ``message`` (None: Kafka sends none; ``str()`` is then the error's name) and
+    ``answer_fields``, what Kafka's answer sets beside this error (e.g. Produce's
+    ``log_start_offset`` for a sequence refusal). Raised by cluster operations
     (``FakeKafka.create_topic``, ``move_leader`` ...), group coordinators, producer state and
     handlers alike."""
 
-    def __init__(self, error: str, message: str | None = None):
+    def __init__(self, error: str, message: str | None = None, **answer_fields: Any):
         super().__init__(message or error)
         self.error = error
         self.code = error_code(error)
         self.message = message
+        self.answer_fields = answer_fields

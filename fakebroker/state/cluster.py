@@ -71,15 +71,20 @@ class Topic:
 
 
 def check_topic_name(name: str) -> None:
-    """Raise ``ClusterError(INVALID_TOPIC_EXCEPTION)`` for a name Kafka would refuse."""
-    if not name or name in (".", "..") or len(name) > MAX_TOPIC_NAME:
-        raise ClusterError("INVALID_TOPIC_EXCEPTION", f"Topic name {name!r} is illegal")
-    if not LEGAL_TOPIC.fullmatch(name):
-        raise ClusterError(
-            "INVALID_TOPIC_EXCEPTION",
-            f"Topic name {name!r} is illegal, it contains a character other than "
-            "ASCII alphanumerics, '.', '_' and '-'",
-        )
+    """Raise ``ClusterError(INVALID_TOPIC_EXCEPTION)`` for a name Kafka would refuse, with
+    Kafka's message."""
+    reason = None
+    if not name:
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > MAX_TOPIC_NAME:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
+    elif not LEGAL_TOPIC.fullmatch(name):
+        reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
+                  "'.', '_' and '-'")
+    if reason is not None:
+        raise ClusterError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}")
 
 
 @dataclass
@@ -167,36 +172,45 @@ class Cluster:
         assignments: dict[int, list[int]] | None = None,
         validate_only: bool = False,
     ) -> Topic:
-        """Create a topic; ``ClusterError`` with Kafka's error name when it cannot be."""
+        """Create a topic; ``ClusterError`` with Kafka's error name and message when it cannot
+        be, checked in Kafka's controller's order: name, existence, configs, then partitions
+        (manual assignments, replication factor, partition count, placement)."""
         check_topic_name(name)
         if name in self.topics:
             raise ClusterError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+        for key, value in (configs or {}).items():
+            try:
+                validate_topic_config(key, value)
+            except InvalidConfigError as exc:
+                raise ClusterError("INVALID_CONFIG", str(exc)) from None
         count = self.settings.default_partitions if partitions in (None, -1) else partitions
         factor = (
             self.default_replication_factor if replication_factor in (None, -1)
             else replication_factor
         )
         if assignments:
+            for given, what in ((replication_factor, "replication factor"),
+                                (partitions, "numPartitions")):
+                if given not in (None, -1):
+                    raise ClusterError("INVALID_REQUEST", "A manual partition assignment was "
+                                       f"specified, but {what} was not set to -1.")
             count = len(assignments)
             factor = len(next(iter(assignments.values())))
             self._check_assignments(assignments)
-        if count <= 0:
-            raise ClusterError("INVALID_PARTITIONS", "Number of partitions must be larger than 0.")
         if factor <= 0:
-            raise ClusterError(
-                "INVALID_REPLICATION_FACTOR", "Replication factor must be larger than 0."
-            )
+            raise ClusterError("INVALID_REPLICATION_FACTOR", "Replication factor must be larger "
+                               "than 0, or -1 to use the default value.")
+        if count <= 0:
+            raise ClusterError("INVALID_PARTITIONS",
+                               "Number of partitions was set to an invalid non-positive value.")
         if factor > len(self.brokers):
             raise ClusterError(
                 "INVALID_REPLICATION_FACTOR",
-                f"Unable to replicate the partition {factor} time(s): the total number of "
-                f"brokers is {len(self.brokers)}.",
+                f"Unable to replicate the partition {factor} time(s): The target replication "
+                f"factor of {factor} cannot be reached because only {len(self.brokers)} "
+                "broker(s) are registered or some brokers have all their log directories "
+                "cordoned.",
             )
-        for key, value in (configs or {}).items():
-            try:
-                validate_topic_config(key, value)
-            except InvalidConfigError as exc:
-                raise ClusterError("INVALID_CONFIG", str(exc)) from None
         topic = Topic(
             name=name,
             id=uuid.uuid4(),
@@ -222,19 +236,18 @@ class Cluster:
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
         current = len(topic.partitions)
-        if count <= current:
-            raise ClusterError(
-                "INVALID_PARTITIONS",
-                f"Topic currently has {current} partitions, which is higher than or equal to "
-                f"the requested {count}.",
-            )
+        if count == current:
+            raise ClusterError("INVALID_PARTITIONS", f"Topic already has {current} partition(s).")
+        if count < current:
+            raise ClusterError("INVALID_PARTITIONS", f"The topic {name} currently has {current} "
+                               f"partition(s); {count} would not be an increase.")
         factor = len(topic.partitions[0].replicas)
         if assignments is not None:
             if len(assignments) != count - current:
                 raise ClusterError(
                     "INVALID_REPLICA_ASSIGNMENT",
-                    f"Increasing the number of partitions by {count - current} but "
-                    f"{len(assignments)} assignments provided.",
+                    f"Attempted to add {count - current} additional partition(s), but only "
+                    f"{len(assignments)} assignment(s) were specified.",
                 )
             self._check_assignments(dict(enumerate(assignments)))
         if validate_only:

@@ -1,8 +1,10 @@
 """Topic and broker configuration names with Kafka's defaults.
 
-``TOPIC_DEFAULTS`` holds the topic-level configs a Kafka 3.9 broker describes, each with its
-default value and type (DescribeConfigs v3+ ``config_type``). ``BROKER_DEFAULTS`` holds the
-broker configs the fake broker reports or honours.
+``TOPIC_DEFAULTS`` holds the topic-level configs a Kafka 4.4 broker describes, each with its
+default value, type (DescribeConfigs v3+ ``config_type``) and the broker config Kafka lists as
+its synonym. ``BROKER_DEFAULTS`` holds the broker configs the fake broker reports or honours;
+``CLUSTER_DEFAULTS`` the cluster-wide dynamic broker configs a new Kafka 4.4 cluster has
+(written when it is formatted).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 
 # DescribeConfigs ConfigType values.
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
+TYPE_NAMES = {INT: "INT", SHORT: "SHORT", LONG: "LONG", DOUBLE: "DOUBLE"}
 
 # DescribeConfigs ConfigSource values.
 TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
@@ -19,71 +22,100 @@ STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
 
 @dataclass(frozen=True, slots=True)
 class ConfigDef:
+    """A config: its name, Kafka's default (None: the running cluster's setting, for broker
+    configs), its type, whether it is sensitive, whether a running broker can change it
+    (broker configs: read-only when not), and for a topic config the broker config Kafka
+    falls back to and lists as its synonym (None when it lists none: no such broker config,
+    or one without a default value)."""
+
     name: str
     default: str | None
     type: int
     sensitive: bool = False
+    read_only: bool = False
+    synonym: str | None = None
+
+
+def _topic(name: str, default: str, kind: int, synonym: str | None = None) -> ConfigDef:
+    return ConfigDef(name, default, kind, synonym=synonym)
 
 
 TOPIC_DEFAULTS: dict[str, ConfigDef] = {
     d.name: d
     for d in (
-        ConfigDef("cleanup.policy", "delete", LIST),
-        ConfigDef("compression.type", "producer", STRING),
-        ConfigDef("compression.gzip.level", "-1", INT),
-        ConfigDef("compression.lz4.level", "9", INT),
-        ConfigDef("compression.zstd.level", "3", INT),
-        ConfigDef("delete.retention.ms", "86400000", LONG),
-        ConfigDef("file.delete.delay.ms", "60000", LONG),
-        ConfigDef("flush.messages", "9223372036854775807", LONG),
-        ConfigDef("flush.ms", "9223372036854775807", LONG),
-        ConfigDef("follower.replication.throttled.replicas", "", LIST),
-        ConfigDef("index.interval.bytes", "4096", INT),
-        ConfigDef("leader.replication.throttled.replicas", "", LIST),
-        ConfigDef("local.retention.bytes", "-2", LONG),
-        ConfigDef("local.retention.ms", "-2", LONG),
-        ConfigDef("max.compaction.lag.ms", "9223372036854775807", LONG),
-        ConfigDef("max.message.bytes", "1048588", INT),
-        ConfigDef("message.downconversion.enable", "true", BOOLEAN),
-        ConfigDef("message.format.version", "3.0-IV1", STRING),
-        ConfigDef("message.timestamp.after.max.ms", "9223372036854775807", LONG),
-        ConfigDef("message.timestamp.before.max.ms", "9223372036854775807", LONG),
-        ConfigDef("message.timestamp.difference.max.ms", "9223372036854775807", LONG),
-        ConfigDef("message.timestamp.type", "CreateTime", STRING),
-        ConfigDef("min.cleanable.dirty.ratio", "0.5", DOUBLE),
-        ConfigDef("min.compaction.lag.ms", "0", LONG),
-        ConfigDef("min.insync.replicas", "1", INT),
-        ConfigDef("preallocate", "false", BOOLEAN),
-        ConfigDef("remote.storage.enable", "false", BOOLEAN),
-        ConfigDef("retention.bytes", "-1", LONG),
-        ConfigDef("retention.ms", "604800000", LONG),
-        ConfigDef("segment.bytes", "1073741824", INT),
-        ConfigDef("segment.index.bytes", "10485760", INT),
-        ConfigDef("segment.jitter.ms", "0", LONG),
-        ConfigDef("segment.ms", "604800000", LONG),
-        ConfigDef("unclean.leader.election.enable", "false", BOOLEAN),
+        _topic("cleanup.policy", "delete", LIST, "log.cleanup.policy"),
+        _topic("compression.gzip.level", "-1", INT, "compression.gzip.level"),
+        _topic("compression.lz4.level", "9", INT, "compression.lz4.level"),
+        _topic("compression.type", "producer", STRING, "compression.type"),
+        _topic("compression.zstd.level", "3", INT, "compression.zstd.level"),
+        _topic("delete.retention.ms", "86400000", LONG, "log.cleaner.delete.retention.ms"),
+        _topic("errors.deadletterqueue.group.enable", "false", BOOLEAN),
+        _topic("file.delete.delay.ms", "60000", LONG, "log.segment.delete.delay.ms"),
+        _topic("flush.messages", "9223372036854775807", LONG, "log.flush.interval.messages"),
+        _topic("flush.ms", "9223372036854775807", LONG),
+        _topic("follower.replication.throttled.replicas", "", LIST),
+        _topic("index.interval.bytes", "4096", INT, "log.index.interval.bytes"),
+        _topic("leader.replication.throttled.replicas", "", LIST),
+        _topic("local.retention.bytes", "-2", LONG, "log.local.retention.bytes"),
+        _topic("local.retention.ms", "-2", LONG, "log.local.retention.ms"),
+        _topic("max.compaction.lag.ms", "9223372036854775807", LONG,
+               "log.cleaner.max.compaction.lag.ms"),
+        _topic("max.decompressed.message.bytes", "2147483639", INT,
+               "max.decompressed.message.bytes"),
+        _topic("max.message.bytes", "1048588", INT, "message.max.bytes"),
+        _topic("message.timestamp.after.max.ms", "3600000", LONG,
+               "log.message.timestamp.after.max.ms"),
+        _topic("message.timestamp.before.max.ms", "9223372036854775807", LONG,
+               "log.message.timestamp.before.max.ms"),
+        _topic("message.timestamp.type", "CreateTime", STRING, "log.message.timestamp.type"),
+        _topic("min.cleanable.dirty.ratio", "0.5", DOUBLE, "log.cleaner.min.cleanable.ratio"),
+        _topic("min.compaction.lag.ms", "0", LONG, "log.cleaner.min.compaction.lag.ms"),
+        _topic("min.insync.replicas", "1", INT, "min.insync.replicas"),
+        _topic("preallocate", "false", BOOLEAN, "log.preallocate"),
+        _topic("remote.copy.lag.bytes", "-1", LONG, "log.remote.copy.lag.bytes"),
+        _topic("remote.copy.lag.ms", "0", LONG, "log.remote.copy.lag.ms"),
+        _topic("remote.log.copy.disable", "false", BOOLEAN),
+        _topic("remote.log.delete.on.disable", "false", BOOLEAN),
+        _topic("remote.storage.enable", "false", BOOLEAN),
+        _topic("retention.bytes", "-1", LONG, "log.retention.bytes"),
+        _topic("retention.ms", "604800000", LONG),
+        _topic("segment.bytes", "1073741824", INT, "log.segment.bytes"),
+        _topic("segment.index.bytes", "10485760", INT, "log.index.size.max.bytes"),
+        _topic("segment.jitter.ms", "0", LONG),
+        _topic("segment.ms", "604800000", LONG),
+        _topic("unclean.leader.election.enable", "false", BOOLEAN,
+               "unclean.leader.election.enable"),
     )
 }
 
-# Broker configs DescribeConfigs reports. A default of None: the value is the running
-# cluster's setting (``ClusterSettings.kafka_configs``), so the broker reports the
-# configuration it really runs with.
+# Broker configs DescribeConfigs reports, with Kafka's defaults. A value of the running
+# cluster's settings (``ClusterSettings.kafka_configs``) overrides the default: the broker
+# reports the configuration it really runs with. ``FIXED`` holds the values this fake runs
+# with where they are not Kafka's default.
 BROKER_DEFAULTS: dict[str, ConfigDef] = {
     d.name: d
     for d in (
-        ConfigDef("auto.create.topics.enable", None, BOOLEAN),
-        ConfigDef("default.replication.factor", "1", INT),
-        ConfigDef("num.partitions", None, INT),
+        ConfigDef("auto.create.topics.enable", "true", BOOLEAN, read_only=True),
+        ConfigDef("default.replication.factor", "1", INT, read_only=True),
+        ConfigDef("num.partitions", "1", INT, read_only=True),
         ConfigDef("message.max.bytes", "1048588", INT),
-        ConfigDef("socket.request.max.bytes", None, INT),
+        ConfigDef("socket.request.max.bytes", "104857600", INT, read_only=True),
         ConfigDef("log.message.timestamp.type", "CreateTime", STRING),
         ConfigDef("min.insync.replicas", "1", INT),
-        ConfigDef("offsets.topic.replication.factor", "1", SHORT),
-        ConfigDef("transaction.state.log.replication.factor", "1", SHORT),
-        ConfigDef("group.initial.rebalance.delay.ms", None, INT),
-        ConfigDef("group.min.session.timeout.ms", None, INT),
+        ConfigDef("offsets.topic.replication.factor", "3", SHORT, read_only=True),
+        ConfigDef("transaction.state.log.replication.factor", "3", SHORT, read_only=True),
+        ConfigDef("group.initial.rebalance.delay.ms", "3000", INT, read_only=True),
+        ConfigDef("group.min.session.timeout.ms", "6000", INT, read_only=True),
     )
 }
+FIXED: dict[str, str] = {
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+}
+
+# Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster (source
+# DYNAMIC_DEFAULT_BROKER_CONFIG): what it describes for the cluster default resource ("").
+CLUSTER_DEFAULTS: dict[str, str] = {"min.insync.replicas": "1"}
 
 
 class InvalidConfigError(ValueError):
@@ -91,20 +123,24 @@ class InvalidConfigError(ValueError):
 
 
 def validate_topic_config(name: str, value: str | None) -> None:
-    """Raise ``InvalidConfigError`` unless ``name=value`` is a valid topic config."""
+    """Raise ``InvalidConfigError`` unless ``name=value`` is a valid topic config (Kafka's
+    messages for an unknown name and for a value of the wrong type)."""
     definition = TOPIC_DEFAULTS.get(name)
     if definition is None:
         raise InvalidConfigError(f"Unknown topic config name: {name}")
     if value is None:
         return
+    complaint = None
     try:
         if definition.type in (INT, LONG, SHORT):
             int(value)
         elif definition.type == DOUBLE:
             float(value)
-        elif definition.type == BOOLEAN and value.lower() not in ("true", "false"):
-            raise ValueError(value)
     except ValueError:
-        raise InvalidConfigError(f"Invalid value {value} for configuration {name}") from None
+        complaint = f"Not a number of type {TYPE_NAMES[definition.type]}"
+    if definition.type == BOOLEAN and value.lower() not in ("true", "false"):
+        complaint = "Expected value to be either true or false"
     if name == "message.timestamp.type" and value not in ("CreateTime", "LogAppendTime"):
-        raise InvalidConfigError(f"Invalid value {value} for configuration {name}")
+        complaint = "String must be one of: CreateTime, LogAppendTime"
+    if complaint is not None:
+        raise InvalidConfigError(f"Invalid value {value} for configuration {name}: {complaint}")

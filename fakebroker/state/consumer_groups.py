@@ -342,13 +342,14 @@ class ConsumerGroupCoordinator:
         if hb.instance_id is None:
             member = group.members.get(hb.member_id)
             if member is None:
-                raise ClusterError("UNKNOWN_MEMBER_ID",
-                                         f"Member {hb.member_id} is not a member of the group.")
+                raise ClusterError("UNKNOWN_MEMBER_ID", f"Member {hb.member_id} is not a "
+                                         f"member of group {group.group_id}.")
             return member
         member = group.static_member(hb.instance_id)
         if member is None:
-            raise ClusterError("UNKNOWN_MEMBER_ID",
-                                     f"Instance id {hb.instance_id} is unknown.")
+            raise ClusterError("UNKNOWN_MEMBER_ID", f"Member with instance id "
+                                     f"{hb.instance_id} is not a member of group "
+                                     f"{group.group_id}.")
         if member.member_id != hb.member_id:
             raise ClusterError(
                 "FENCED_INSTANCE_ID",
@@ -362,9 +363,10 @@ class ConsumerGroupCoordinator:
                 hb.member_epoch < member.epoch and not (
                     hb.member_epoch == member.previous_epoch
                     and _subset(hb.owned, member.assigned))):
+            than = "greater" if hb.member_epoch > member.epoch else "smaller"
             raise ClusterError(
                 "FENCED_MEMBER_EPOCH",
-                f"The consumer group member has a different member epoch ({hb.member_epoch}) "
+                f"The consumer group member has a {than} member epoch ({hb.member_epoch}) "
                 f"than the one known by the group coordinator ({member.epoch}). The member "
                 "must abandon all its partitions and rejoin.")
 

@@ -29,6 +29,7 @@ class AppendedBatch:
     last_sequence: int
     base_offset: int
     epoch: int
+    max_timestamp: int  # as stored (a LogAppendTime topic's: the append time)
 
 
 @dataclass(slots=True)
@@ -64,19 +65,16 @@ class ProducerRegistry:
     ) -> tuple[int, int]:
         """InitProducerId: a new id at epoch 0, or the same id with its epoch bumped.
 
-        A transactional id keeps its producer id and bumps the epoch on every call; an
-        idempotent producer asking to bump (KIP-360) must name its current id and epoch.
-        Raises ``ClusterError`` with INVALID_PRODUCER_EPOCH or PRODUCER_FENCED.
+        A transactional id keeps its producer id and bumps the epoch on every call. Without
+        one (an idempotent producer) the answer is always a new id at epoch 0, whatever id and
+        epoch the request names, as Kafka's coordinator answers (the producer bumps its
+        epoch itself). Raises ``ClusterError`` with PRODUCER_FENCED.
         """
         if transactional_id is not None and transactional_id in self.transactional:
             pid = self.transactional[transactional_id]
             if producer_id >= 0 and (producer_id != pid or epoch != self.epochs[pid]):
                 raise ClusterError("PRODUCER_FENCED", "The producer has been fenced")
             return self._bump(pid)
-        if producer_id >= 0 and producer_id in self.epochs:
-            if epoch != self.epochs[producer_id]:
-                raise ClusterError("INVALID_PRODUCER_EPOCH", "Stale producer epoch")
-            return self._bump(producer_id)
         pid = next(self._ids)
         self.epochs[pid] = 0
         if transactional_id is not None:
@@ -93,11 +91,11 @@ class ProducerRegistry:
     def check(
         self, topic: str, partition: int, producer_id: int, epoch: int,
         first_sequence: int, record_count: int,
-    ) -> int | None:
+    ) -> AppendedBatch | None:
         """Check a batch before it is appended.
 
-        Returns the base offset the batch got before when it is a retried duplicate (so it must
-        not be appended again), or None when it may be appended. Raises ``ClusterError``.
+        Returns the batch as appended before when it is a retried duplicate (so it must not be
+        appended again), or None when it may be appended. Raises ``ClusterError``.
         """
         states = self.partitions.get((topic, partition), {})
         state = states.get(producer_id)
@@ -111,7 +109,7 @@ class ProducerRegistry:
         if state is not None and state.epoch == epoch:
             for batch in state.recent:
                 if (batch.first_sequence, batch.last_sequence) == (first_sequence, last_sequence):
-                    return batch.base_offset
+                    return batch
             if first_sequence != next_sequence(state.last_sequence):
                 raise ClusterError(
                     "OUT_OF_ORDER_SEQUENCE_NUMBER",
@@ -128,7 +126,7 @@ class ProducerRegistry:
 
     def record(
         self, topic: str, partition: int, producer_id: int, epoch: int,
-        first_sequence: int, record_count: int, base_offset: int,
+        first_sequence: int, record_count: int, base_offset: int, max_timestamp: int,
     ) -> None:
         """Remember an appended batch (after ``check`` allowed it)."""
         states = self.partitions.setdefault((topic, partition), {})
@@ -138,7 +136,8 @@ class ProducerRegistry:
         if producer_id not in self.epochs or self.epochs[producer_id] < epoch:
             self.epochs[producer_id] = epoch
         last_sequence = (first_sequence + record_count - 1) % (INT32_MAX + 1)
-        state.recent.append(AppendedBatch(first_sequence, last_sequence, base_offset, epoch))
+        state.recent.append(AppendedBatch(first_sequence, last_sequence, base_offset, epoch,
+                                          max_timestamp))
 
     def forget_partition(self, topic: str, partition: int | None = None) -> None:
         """Drop sequence state of a deleted topic (or one partition)."""

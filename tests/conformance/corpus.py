@@ -1,0 +1,799 @@
+"""The conformance corpus: the requests both brokers get, in order.
+
+A corpus is a list of steps. A ``Request`` is sent to both brokers and both answers are
+compared; a ``Settle`` waits, uncompared, until both are ready for what follows (Kafka makes
+topics and coordinators asynchronously). Two parts make the corpus:
+
+* ``wire_corpus``: written here, from the wire tests' bodies (tests/bodies.py): the same
+  topics, records and groups set up on both brokers through requests, then cases per API at
+  every version both brokers serve (the known suspects first: DescribeConfigs, error codes
+  and where they sit, OffsetFetch for all topics, ListOffsets by timestamp, Metadata for
+  unknown topics, CreateTopics refusals).
+* ``captured_corpus``: what real clients (confluent-kafka, kafka-python, the Java client)
+  sent to a real Kafka through a recording proxy, kept in ``captured.jsonl`` (written by
+  ``python -m tests.conformance.capture``), so the run needs no client and is deterministic.
+
+Values a broker chooses (topic ids, member ids, producer ids) are written as placeholders
+that each broker's own earlier answers fill in (``TopicId("orders")``, ``MemberId(1)``, ...).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import crc32c
+
+from fakebroker.protocol.records import encode_batch
+from tests.bodies import (
+    DELETE_RECORDS_TO_END,
+    DESCRIBE_CLUSTER,
+    DESCRIBE_TOPIC_CONFIGS,
+    INIT_PRODUCER_ID,
+    OFFSET_FOR_LEADER_EPOCH,
+    batch,
+    fetch_body,
+    join_body,
+    produce_body,
+    subscription,
+)
+
+if TYPE_CHECKING:
+    from tests.conformance.replay import Side
+
+CAPTURED = Path(__file__).with_name("captured.jsonl")
+CLIENT_ID = "conformance"
+# A member id placeholder a broker has not filled (an earlier answer gave no member id): the
+# request still goes, so its answer shows what followed from the earlier difference.
+UNGIVEN = "ungiven-member-id"
+
+
+class Placeholder:
+    """A value in a request body that each broker fills in from its own earlier answers."""
+
+    def resolve(self, side: Side) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class TopicId(Placeholder):
+    """The id this broker gave topic ``name``."""
+
+    name: str
+
+    def resolve(self, side: Side) -> Any:
+        return side.topic_id(self.name)
+
+
+@dataclass(frozen=True)
+class MemberId(Placeholder):
+    """The ``n``-th member id (from 1) this broker gave a member (JoinGroup, or
+    ConsumerGroupHeartbeat when the member sent none); ``UNGIVEN`` if it gave fewer."""
+
+    n: int
+
+    def resolve(self, side: Side) -> Any:
+        return side.member_ids[self.n - 1] if self.n <= len(side.member_ids) else UNGIVEN
+
+
+@dataclass(frozen=True)
+class ProducerId(Placeholder):
+    """The ``n``-th producer id (from 1) this broker gave (InitProducerId); -1 if it gave
+    fewer."""
+
+    n: int
+
+    def resolve(self, side: Side) -> Any:
+        return side.producer_ids[self.n - 1] if self.n <= len(side.producer_ids) else -1
+
+
+@dataclass(frozen=True)
+class GivenBy(Placeholder):
+    """Field ``name`` of this broker's answer to the request of case ``case`` (a member id
+    or producer id it gave: how the captured corpus names them); ``otherwise`` if there
+    was no such answer."""
+
+    case: str
+    name: str
+    otherwise: Any
+
+    def resolve(self, side: Side) -> Any:
+        answer = side.answers.get(self.case)
+        return answer.get(self.name, self.otherwise) if isinstance(answer, dict) \
+            else self.otherwise
+
+
+@dataclass(frozen=True)
+class ClusterId(Placeholder):
+    """The cluster id this broker gave (Metadata, DescribeCluster)."""
+
+    def resolve(self, side: Side) -> Any:
+        return side.cluster_id
+
+
+@dataclass(frozen=True)
+class MemberEpoch(Placeholder):
+    """The epoch this broker last gave KIP-848 member ``member`` (a member id or a
+    ``MemberId``); ``otherwise`` if it gave none."""
+
+    member: Any
+    otherwise: int
+
+    def resolve(self, side: Side) -> Any:
+        return side.member_epochs.get(resolve(self.member, side), self.otherwise)
+
+
+@dataclass(frozen=True)
+class Generation(Placeholder):
+    """The generation of the last successful JoinGroup answer of group ``group`` from this
+    broker; -1 if there was none."""
+
+    group: str
+
+    def resolve(self, side: Side) -> Any:
+        return side.generations.get(self.group, -1)
+
+
+@dataclass(frozen=True)
+class ProducedBatches(Placeholder):
+    """Record batches of an idempotent producer whose id this broker gave (``producer``: a
+    placeholder of it): each batch's producer id is rewritten and its CRC made again."""
+
+    data: bytes
+    producer: Placeholder
+
+    def resolve(self, side: Side) -> Any:
+        return with_producer_id(self.data, self.producer.resolve(side))
+
+
+def with_producer_id(data: bytes, producer_id: int) -> bytes:
+    """Magic-2 batches ``data`` with every batch's producer id set to ``producer_id``."""
+    out = bytearray(data)
+    pos = 0
+    while pos + 61 <= len(out):
+        length = struct.unpack_from(">i", out, pos + 8)[0]
+        end = pos + 12 + length
+        if out[pos + 16] == 2:
+            struct.pack_into(">q", out, pos + 43, producer_id)
+            struct.pack_into(">I", out, pos + 17, crc32c.crc32c(bytes(out[pos + 21:end])))
+        pos = end
+    return bytes(out)
+
+
+def resolve(body: Any, side: Side) -> Any:
+    """``body`` with every placeholder filled in for ``side``."""
+    if isinstance(body, Placeholder):
+        return body.resolve(side)
+    if isinstance(body, Mapping):
+        return {k: resolve(v, side) for k, v in body.items()}
+    if isinstance(body, list | tuple):
+        return [resolve(v, side) for v in body]
+    return body
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request for both brokers: ``case`` says what it asks (it names the request in the
+    conformance table). ``answered`` False: Kafka sends no answer (Produce with acks=0)."""
+
+    api: str
+    version: int
+    body: Mapping[str, Any]
+    case: str
+    client_id: str = CLIENT_ID
+    answered: bool = True
+
+
+@dataclass(frozen=True)
+class Settle:
+    """Not compared: wait until both brokers list ``topics`` with a leader for every
+    partition, answer OffsetFetch for ``groups`` and FindCoordinator for
+    ``transactional_ids`` without an error (Kafka creates topics, __consumer_offsets and
+    __transaction_state asynchronously, then loads each coordinator partition), and, with
+    ``producer_ids``, give a producer id (Kafka's first InitProducerId waits for a block of
+    ids from its controller; the id given counts as the broker's next ``ProducerId``)."""
+
+    topics: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    transactional_ids: tuple[str, ...] = ()
+    producer_ids: bool = False
+
+
+Step = Request | Settle
+Versions = Mapping[str, Sequence[int]]
+
+
+# -- the written corpus -----------------------------------------------------------------------
+
+
+class _Corpus:
+    """Steps being written: ``each(api, case, body_of_version)`` adds a request per version
+    both brokers serve."""
+
+    def __init__(self, versions: Versions) -> None:
+        self.versions = versions
+        self.steps: list[Step] = []
+
+    def of(self, api: str) -> Sequence[int]:
+        return self.versions.get(api, ())
+
+    def add(self, api: str, version: int, body: Mapping[str, Any], case: str,
+            **options: Any) -> None:
+        if version in self.of(api):
+            self.steps.append(Request(api, version, body, case, **options))
+
+    def each(self, api: str, case: str, body: Callable[[int], Mapping[str, Any] | None],
+             versions: Sequence[int] | None = None) -> None:
+        """A request per version (of ``versions`` if given); ``body(version)`` None skips."""
+        for version in self.of(api):
+            if versions is not None and version not in versions:
+                continue
+            made = body(version)
+            if made is not None:
+                self.steps.append(Request(api, version, made, case))
+
+    def settle(self, topics: Sequence[str] = (), groups: Sequence[str] = (),
+               transactional_ids: Sequence[str] = (), producer_ids: bool = False) -> None:
+        self.steps.append(Settle(tuple(topics), tuple(groups), tuple(transactional_ids),
+                                 producer_ids))
+
+
+TIMESTAMPED = [(None, f"t{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
+
+
+def wire_corpus(versions: Versions) -> list[Step]:
+    """The written corpus, at the ``versions`` of each API both brokers serve."""
+    c = _Corpus(versions)
+    _setup(c)
+    _metadata(c)
+    _produce_fetch(c)
+    _list_offsets(c)
+    _configs(c)
+    _admin(c)
+    _offsets(c)
+    _classic_groups(c)
+    _consumer_groups(c)
+    _producers(c)
+    return c.steps
+
+
+def _setup(c: _Corpus) -> None:
+    """Topics (orders: 2 partitions; timed: records with known timestamps; stamped:
+    LogAppendTime; legacy: for Produce v0-2, which Kafka 4 refuses) and their records, on
+    both brokers through the same requests."""
+    c.add("CreateTopics", 7, {"topics": [
+        {"name": "orders", "num_partitions": 2, "replication_factor": 1},
+        {"name": "timed", "num_partitions": 1, "replication_factor": 1},
+        {"name": "stamped", "num_partitions": 1, "replication_factor": 1,
+         "configs": [{"name": "message.timestamp.type", "value": "LogAppendTime"}]},
+        {"name": "legacy", "num_partitions": 2, "replication_factor": 1},
+        {"name": "small", "num_partitions": 1, "replication_factor": 1,
+         "configs": [{"name": "max.message.bytes", "value": "200"}]},
+    ], "timeout_ms": 30000}, "setup: create orders, timed, stamped, legacy, small")
+    c.settle(topics=["orders", "timed", "stamped", "legacy", "small"])
+    c.add("Produce", 9, produce_body("orders", 0, batch([b"a", b"b", b"c"])),
+          "setup: 3 records to orders/0")
+    c.add("Produce", 9, produce_body("orders", 1, batch([b"d"])), "setup: 1 record to orders/1")
+    c.add("Produce", 9, produce_body("timed", 0, encode_batch(TIMESTAMPED)),
+          "setup: 4 records at 1000..4000 ms to timed/0")
+
+
+def _metadata(c: _Corpus) -> None:
+    c.each("Metadata", "named topics", lambda v: {"topics": [{"name": "orders"},
+                                                             {"name": "timed"}]})
+    c.each("Metadata", "all topics", lambda v: {"topics": [] if v == 0 else None})
+    c.each("Metadata", "no topics", lambda v: {"topics": []}, versions=range(1, 99))
+    c.each("Metadata", "unknown topic, auto-creation allowed",
+           lambda v: {"topics": [{"name": f"auto-{v}"}], "allow_auto_topic_creation": True})
+    c.settle(topics=[f"auto-{v}" for v in c.of("Metadata")])
+    c.each("Metadata", "topic auto-created by the request before",
+           lambda v: {"topics": [{"name": f"auto-{v}"}], "allow_auto_topic_creation": False})
+    c.each("Metadata", "unknown topic, auto-creation not allowed",
+           lambda v: {"topics": [{"name": "ghost"}], "allow_auto_topic_creation": False},
+           versions=range(4, 99))
+    c.each("Metadata", "illegal topic name",
+           lambda v: {"topics": [{"name": "bad/name"}], "allow_auto_topic_creation": True})
+    c.each("Metadata", "with authorized operations", lambda v: {
+        "topics": [{"name": "orders"}], "include_topic_authorized_operations": True,
+        "include_cluster_authorized_operations": True}, versions=range(8, 99))
+    c.each("Metadata", "topic by id", lambda v: {"topics": [
+        {"name": None, "topic_id": TopicId("orders")}]}, versions=range(12, 99))
+    c.each("Metadata", "unknown topic id", lambda v: {"topics": [
+        {"name": None, "topic_id": uuid.UUID(int=7)}]}, versions=range(12, 99))
+
+
+def _produce_fetch(c: _Corpus) -> None:
+    """Produce (v0-2, with magic 1 message sets, to their own topic: Kafka 4 refuses them, and
+    what they append must not move the other topics' offsets) and Fetch."""
+    def produce(topic: str, partition: int, value: bytes, topic_id: Any = None
+                ) -> Callable[[int], Mapping[str, Any]]:
+        if topic_id is None:  # an existing topic: v0-2 write to legacy instead
+            return lambda v: produce_body(topic if v >= 3 else "legacy", partition,
+                                          batch([value], magic=2 if v >= 3 else 1),
+                                          TopicId(topic if v >= 3 else "legacy"))
+        return lambda v: produce_body(topic, partition, batch([value], magic=2 if v >= 3 else 1),
+                                      topic_id)
+
+    c.each("Produce", "one record", lambda v: produce("orders", 1, f"v{v}".encode())(v))
+    c.each("Produce", "unknown partition", produce("orders", 9, b"x"))
+    c.each("Produce", "unknown topic", produce("ghost", 0, b"x", uuid.UUID(int=7)))
+    c.each("Produce", "LogAppendTime topic", produce("stamped", 0, b"s"))
+    c.add("Produce", 9, produce_body("orders", 0, batch([b"quiet"]), acks=0),
+          "acks=0 (no answer)", answered=False)
+    c.add("Produce", 9, produce_body("orders", 0, batch([b"x"]), acks=2), "acks=2")
+    c.add("Produce", 9, produce_body("orders", 0, batch([b"x"], magic=1)),
+          "v9 with a magic 1 message set")
+    c.add("Produce", 9, produce_body("orders", 0, batch([b"x"]) + batch([b"y"])),
+          "v9 with two batches")
+    corrupt = bytearray(batch([b"x"]))
+    corrupt[-1] ^= 0xFF
+    c.add("Produce", 9, produce_body("orders", 0, bytes(corrupt)), "v9 with a bad CRC")
+    c.add("Produce", 9, produce_body("small", 0, batch([b"x" * 300])),
+          "v9 above the topic's max.message.bytes")
+    zstd = encode_batch([(None, b"z", [], 0)], compression=4)
+    c.add("Produce", 6, produce_body("orders", 0, zstd), "v6 with zstd")
+
+    def fetch(topic: str, partition: int, offset: int, topic_id: Any = None) -> Any:
+        return lambda v: fetch_body(topic, partition, offset, topic_id or TopicId(topic))
+
+    c.each("Fetch", "orders/0 from 0", fetch("orders", 0, 0))
+    c.each("Fetch", "timed/0 from 2 (inside a batch)", fetch("timed", 0, 2))
+    c.each("Fetch", "stamped/0 (LogAppendTime)", fetch("stamped", 0, 0))
+    c.each("Fetch", "offset past the end", fetch("orders", 0, 100))
+    c.each("Fetch", "unknown partition", fetch("orders", 9, 0))
+    c.each("Fetch", "unknown topic", fetch("ghost", 0, 0, uuid.UUID(int=7)))
+
+    def stale_epoch(v: int) -> Mapping[str, Any]:
+        body = fetch_body("orders", 0, 0, TopicId("orders"))
+        body["topics"][0]["partitions"][0]["current_leader_epoch"] = 5
+        return body
+    c.each("Fetch", "leader epoch from the future", stale_epoch, versions=range(9, 99))
+
+    def read_committed(v: int) -> Mapping[str, Any]:
+        return dict(fetch_body("orders", 0, 0, TopicId("orders")), isolation_level=1)
+    c.each("Fetch", "read_committed", read_committed, versions=range(4, 99))
+
+
+def _list_offsets(c: _Corpus) -> None:
+    def lookup(topic: str, partition: int, timestamp: int) -> Callable[[int], Any]:
+        return lambda v: {"replica_id": -1, "topics": [{"name": topic, "partitions": [
+            {"partition_index": partition, "timestamp": timestamp, "max_num_offsets": 1}]}]}
+
+    for timestamp, case in [(-2, "earliest"), (-1, "latest"), (2500, "by timestamp 2500"),
+                            (1000, "by timestamp 1000 (the first)"),
+                            (9000, "by timestamp after the last record")]:
+        c.each("ListOffsets", case, lookup("timed", 0, timestamp))
+    c.each("ListOffsets", "max timestamp", lookup("timed", 0, -3), versions=range(7, 99))
+    c.each("ListOffsets", "earliest local", lookup("timed", 0, -4), versions=range(8, 99))
+    c.each("ListOffsets", "latest tiered", lookup("timed", 0, -5), versions=range(9, 99))
+    c.each("ListOffsets", "unknown partition", lookup("orders", 9, -1))
+    c.each("ListOffsets", "unknown topic", lookup("ghost", 0, -1))
+    c.each("ListOffsets", "two partitions, read_committed", lambda v: {
+        "replica_id": -1, "isolation_level": 1, "topics": [{"name": "orders", "partitions": [
+            {"partition_index": 0, "timestamp": -1}, {"partition_index": 1, "timestamp": -2}]}]})
+
+
+def _configs(c: _Corpus) -> None:
+    def resource(kind: int, name: str, keys: list[str] | None) -> Mapping[str, Any]:
+        return {"resource_type": kind, "resource_name": name, "configuration_keys": keys}
+
+    c.each("DescribeConfigs", "topic, all configs", lambda v: DESCRIBE_TOPIC_CONFIGS)
+    c.each("DescribeConfigs", "topic, set and default keys, with synonyms", lambda v: {
+        "resources": [resource(2, "stamped", ["message.timestamp.type", "retention.ms",
+                                              "cleanup.policy", "no.such.config"])],
+        "include_synonyms": True})
+    c.each("DescribeConfigs", "topic keys with documentation", lambda v: {
+        "resources": [resource(2, "orders", ["retention.ms"])], "include_documentation": True})
+    c.each("DescribeConfigs", "unknown topic", lambda v: {
+        "resources": [resource(2, "ghost", None)]})
+    c.each("DescribeConfigs", "broker, settings the tests set", lambda v: {
+        "resources": [resource(4, "1", ["auto.create.topics.enable", "num.partitions",
+                                        "group.initial.rebalance.delay.ms"])],
+        "include_synonyms": True})
+    c.each("DescribeConfigs", "broker, defaults, with synonyms", lambda v: {
+        "resources": [resource(4, "1", ["log.retention.hours", "message.max.bytes",
+                                        "default.replication.factor",
+                                        "socket.request.max.bytes",
+                                        "group.min.session.timeout.ms",
+                                        "offsets.topic.replication.factor",
+                                        "log.message.timestamp.type", "min.insync.replicas"])],
+        "include_synonyms": True})
+    c.each("DescribeConfigs", "cluster default broker resource, all configs", lambda v: {
+        "resources": [resource(4, "", None)]})
+    c.each("DescribeConfigs", "cluster default broker resource", lambda v: {
+        "resources": [resource(4, "", ["num.partitions"])]})
+    c.each("DescribeConfigs", "another broker id", lambda v: {
+        "resources": [resource(4, "7", None)]})
+    c.each("DescribeConfigs", "broker loggers", lambda v: {
+        "resources": [resource(8, "1", ["kafka.server.KafkaApis"])]})
+
+
+def _admin(c: _Corpus) -> None:
+    def create(topics: list[Mapping[str, Any]], validate_only: bool = False
+               ) -> Callable[[int], Mapping[str, Any]]:
+        return lambda v: {"topics": topics, "timeout_ms": 30000, "validate_only": validate_only}
+
+    c.each("CreateTopics", "a new topic", lambda v: create(
+        [{"name": f"created-{v}", "num_partitions": 2, "replication_factor": 1}])(v))
+    c.each("CreateTopics", "broker defaults (-1)", lambda v: create(
+        [{"name": f"defaults-{v}", "num_partitions": -1, "replication_factor": -1}])(v),
+        versions=range(4, 99))
+    c.each("CreateTopics", "validate only", create(
+        [{"name": "validated", "num_partitions": 3, "replication_factor": 1,
+          "configs": [{"name": "retention.ms", "value": "1000"}]}], validate_only=True))
+    for topic, case in [
+        ({"name": "orders", "num_partitions": 1, "replication_factor": 1}, "topic exists"),
+        ({"name": "bad/name", "num_partitions": 1, "replication_factor": 1}, "illegal name"),
+        ({"name": "x" * 250, "num_partitions": 1, "replication_factor": 1}, "name too long"),
+        ({"name": "zero", "num_partitions": 0, "replication_factor": 1}, "zero partitions"),
+        ({"name": "wide", "num_partitions": 1, "replication_factor": 3},
+         "replication factor above the brokers"),
+        ({"name": "conf", "num_partitions": 1, "replication_factor": 1,
+          "configs": [{"name": "no.such.config", "value": "1"}]}, "unknown config"),
+        ({"name": "conf2", "num_partitions": 1, "replication_factor": 1,
+          "configs": [{"name": "retention.ms", "value": "soon"}]}, "bad config value"),
+        ({"name": "assigned", "num_partitions": 2, "replication_factor": 1,
+          "assignments": [{"partition_index": 0, "broker_ids": [1]}]},
+         "assignments with partitions"),
+    ]:
+        c.each("CreateTopics", case, create([topic]))
+    c.each("CreateTopics", "a name given twice", create(
+        [{"name": "twice", "num_partitions": 1, "replication_factor": 1}] * 2))
+    c.settle(topics=[f"created-{v}" for v in c.of("CreateTopics")]
+             + [f"defaults-{v}" for v in c.of("CreateTopics") if v >= 4])
+
+    c.each("CreatePartitions", "grow to 3", lambda v: {"topics": [
+        {"name": f"created-{v + 2}", "count": 3, "assignments": None}], "timeout_ms": 30000})
+    c.each("CreatePartitions", "must grow", lambda v: {"topics": [
+        {"name": "orders", "count": 2, "assignments": None}], "timeout_ms": 30000})
+    c.each("CreatePartitions", "unknown topic", lambda v: {"topics": [
+        {"name": "ghost", "count": 2, "assignments": None}], "timeout_ms": 30000})
+    c.each("CreatePartitions", "validate only", lambda v: {"topics": [
+        {"name": "orders", "count": 5, "assignments": None}], "timeout_ms": 30000,
+        "validate_only": True})
+
+    c.each("DeleteTopics", "by name (by id from v6)", lambda v: {
+        "topic_names": [f"created-{v + 1}"],
+        "topics": [{"name": None, "topic_id": TopicId(f"created-{v + 1}")}],
+        "timeout_ms": 30000})
+    c.each("DeleteTopics", "neither name nor id", lambda v: {
+        "topics": [{"name": None, "topic_id": uuid.UUID(int=0)}], "timeout_ms": 30000},
+        versions=range(6, 99))
+    c.each("DeleteTopics", "unknown topic", lambda v: {
+        "topic_names": ["ghost"], "topics": [{"name": "ghost"}], "timeout_ms": 30000})
+    c.each("DeleteTopics", "unknown topic id", lambda v: {
+        "topics": [{"name": None, "topic_id": uuid.UUID(int=7)}], "timeout_ms": 30000},
+        versions=range(6, 99))
+
+    c.each("DeleteRecords", "to the high watermark", lambda v: DELETE_RECORDS_TO_END)
+    c.each("DeleteRecords", "below offset 1", lambda v: {"topics": [{"name": "orders",
+           "partitions": [{"partition_index": 1, "offset": 1}]}], "timeout_ms": 30000})
+    c.each("Fetch", "below the log start offset", lambda v: fetch_body(
+        "orders", 1, 0, TopicId("orders")))
+    c.each("DeleteRecords", "above the high watermark", lambda v: {"topics": [
+        {"name": "orders", "partitions": [{"partition_index": 1, "offset": 1000}]}],
+        "timeout_ms": 30000})
+    c.each("DeleteRecords", "unknown partition", lambda v: {"topics": [
+        {"name": "orders", "partitions": [{"partition_index": 9, "offset": 0}]}],
+        "timeout_ms": 30000})
+
+    c.each("OffsetForLeaderEpoch", "epoch 0", lambda v: OFFSET_FOR_LEADER_EPOCH)
+    c.each("OffsetForLeaderEpoch", "epoch from the future", lambda v: {
+        "replica_id": -1, "topics": [{"topic": "orders", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 9}]}]})
+    c.each("OffsetForLeaderEpoch", "current epoch fenced", lambda v: {
+        "replica_id": -1, "topics": [{"topic": "orders", "partitions": [
+            {"partition": 0, "current_leader_epoch": 7, "leader_epoch": 0}]}]})
+    c.each("OffsetForLeaderEpoch", "unknown partition", lambda v: {
+        "replica_id": -1, "topics": [{"topic": "orders", "partitions": [
+            {"partition": 9, "current_leader_epoch": -1, "leader_epoch": 0}]}]})
+
+    c.each("DescribeCluster", "endpoints", lambda v: DESCRIBE_CLUSTER)
+    c.each("DescribeCluster", "with authorized operations", lambda v: {
+        "include_cluster_authorized_operations": True, "endpoint_type": 1})
+    c.each("ApiVersions", "client software", lambda v: {
+        "client_software_name": "conformance", "client_software_version": "1.0"})
+    c.each("ApiVersions", "client software name Kafka refuses", lambda v: {
+        "client_software_name": "no spaces please", "client_software_version": "1.0"},
+        versions=range(3, 99))
+    for cluster, node, case in [(ClusterId(), 1, "this cluster and node"),
+                                (ClusterId(), 7, "another node"),
+                                ("AAAAAAAAAAAAAAAAAAAAAA", 1, "another cluster"),
+                                (None, -1, "no cluster or node")]:
+        c.each("ApiVersions", case, lambda v, cluster=cluster, node=node: {
+            "client_software_name": "conformance", "client_software_version": "1.0",
+            "cluster_id": cluster, "node_id": node}, versions=range(5, 99))
+
+
+def _commit(group: str, offsets: Mapping[tuple[str, int], int], metadata: str = "",
+            generation: Any = -1, member: Any = "") -> Callable[[int], Mapping[str, Any]]:
+    topics: dict[str, list[Mapping[str, Any]]] = {}
+    for (topic, partition), offset in offsets.items():
+        topics.setdefault(topic, []).append({"partition_index": partition,
+                                             "committed_offset": offset,
+                                             "committed_metadata": metadata})
+    return lambda v: {"group_id": group, "generation_id_or_member_epoch": generation,
+                      "member_id": member, "topics": [
+                          {"name": t, "topic_id": TopicId(t), "partitions": p}
+                          for t, p in topics.items()]}
+
+
+def _fetch_offsets(group: str, topics: Mapping[str, list[int]] | None
+                   ) -> Callable[[int], Mapping[str, Any]]:
+    def body(v: int) -> Mapping[str, Any]:
+        wanted = None if topics is None else [
+            {"name": t, "topic_id": TopicId(t), "partition_indexes": p}
+            for t, p in topics.items()]
+        if v >= 8:
+            return {"groups": [{"group_id": group, "topics": wanted}]}
+        return {"group_id": group, "topics": wanted}
+    return body
+
+
+def _offsets(c: _Corpus) -> None:
+    c.settle(groups=["committed", "nobody", "other", "pruned"]
+             + [f"doomed-{v}" for v in c.of("DeleteGroups")])
+    c.each("FindCoordinator", "a group", lambda v: {"key": "committed", "key_type": 0,
+                                                    "coordinator_keys": ["committed"]})
+    c.each("FindCoordinator", "two groups", lambda v: {
+        "key_type": 0, "coordinator_keys": ["committed", "other"]}, versions=range(4, 99))
+    c.each("OffsetCommit", "simple commit (no generation)", lambda v: _commit(
+        "committed", {("orders", 0): 2, ("orders", 1): v, ("timed", 0): 1}, metadata="m")(v))
+    c.each("OffsetCommit", "unknown topic", lambda v: _commit("committed", {("ghost", 0): 1})(v))
+    c.each("OffsetCommit", "unknown partition", lambda v: _commit(
+        "committed", {("orders", 9): 1})(v))
+    c.each("OffsetCommit", "metadata too large", lambda v: _commit(
+        "committed", {("orders", 0): 1}, metadata="x" * 5000)(v))
+    c.each("OffsetCommit", "a generation without a group", lambda v: _commit(
+        "committed", {("orders", 0): 1}, generation=3, member="stranger")(v))
+    c.each("OffsetFetch", "named partitions, one not committed", _fetch_offsets(
+        "committed", {"orders": [0, 1], "timed": [0, 3]}))
+    c.each("OffsetFetch", "all topics", lambda v: _fetch_offsets("committed", None)(v)
+           if v >= 2 else None)
+    c.each("OffsetFetch", "unknown group", _fetch_offsets("nobody", {"orders": [0]}))
+    c.each("OffsetFetch", "unknown group, all topics", lambda v: _fetch_offsets(
+        "nobody", None)(v) if v >= 2 else None)
+    c.each("OffsetFetch", "unknown topic", _fetch_offsets("committed", {"ghost": [0]}),
+           versions=range(0, 10))
+    c.each("OffsetFetch", "two groups", lambda v: {"groups": [
+        {"group_id": "committed", "topics": [{"name": "orders", "topic_id": TopicId("orders"),
+                                               "partition_indexes": [0]}]},
+        {"group_id": "nobody", "topics": None}]}, versions=range(8, 99))
+
+    for v in c.of("DeleteGroups"):
+        c.add("OffsetCommit", 2, _commit(f"doomed-{v}", {("orders", 0): 1})(2),
+              "setup: offsets of a group to delete")
+    c.each("DeleteGroups", "an empty group and an unknown one", lambda v: {
+        "groups_names": [f"doomed-{v}", "nobody"]})
+    c.add("OffsetCommit", 2, _commit("pruned", {("orders", 0): 1, ("orders", 1): 1})(2),
+          "setup: offsets of a group to prune")
+    c.each("OffsetDelete", "a committed partition, an uncommitted one, an unknown topic",
+           lambda v: {"group_id": "pruned", "topics": [
+               {"name": "orders", "partitions": [{"partition_index": 0},
+                                                 {"partition_index": 9}]},
+               {"name": "ghost", "partitions": [{"partition_index": 0}]}]})
+    c.each("OffsetDelete", "unknown group", lambda v: {"group_id": "nobody", "topics": [
+        {"name": "orders", "partitions": [{"partition_index": 0}]}]})
+
+
+def _classic_groups(c: _Corpus) -> None:
+    """A lone member's life per JoinGroup version: join (v4+ twice: MEMBER_ID_REQUIRED
+    first), sync, describe, heartbeat, the joins Kafka refuses while it is a member, commit,
+    leave; then requests of members a group does not know."""
+    joins = list(c.of("JoinGroup"))
+    c.settle(groups=[f"classic-{v}" for v in joins])
+    members = 0
+    newest = {api: max(c.of(api)) for api in ("SyncGroup", "Heartbeat", "LeaveGroup",
+                                               "DescribeGroups") if c.of(api)}
+    protocols = [{"name": "range", "metadata": subscription("orders")},
+                 {"name": "roundrobin", "metadata": subscription("orders", "timed")}]
+    for v in joins:
+        group = f"classic-{v}"
+        c.add("JoinGroup", v, join_body(group=group, protocols=protocols),
+              "new member, two protocols")
+        members += 1
+        me = MemberId(members)
+        if v >= 4:
+            c.add("JoinGroup", v, join_body(me, group=group, protocols=protocols),
+                  "new member with the id it was given")
+        c.add("DescribeGroups", min(v, newest.get("DescribeGroups", 0)), {"groups": [group]},
+              "a group completing its rebalance")
+        c.add("SyncGroup", min(v, newest.get("SyncGroup", 0)), {
+            "group_id": group, "generation_id": Generation(group), "member_id": me,
+            "protocol_type": "consumer", "protocol_name": "range",
+            "assignments": [{"member_id": me, "assignment": b"\x00\x00"}]},
+            "the leader's assignment")
+        c.add("DescribeGroups", min(v, newest.get("DescribeGroups", 0)), {
+            "groups": [group, "nobody"], "include_authorized_operations": True},
+            "a stable group and an unknown one")
+        c.add("Heartbeat", min(v, newest.get("Heartbeat", 0)), {
+            "group_id": group, "generation_id": Generation(group), "member_id": me},
+            "member of the current generation")
+        c.add("Heartbeat", min(v, newest.get("Heartbeat", 0)), {
+            "group_id": group, "generation_id": 9, "member_id": me}, "another generation")
+        c.add("JoinGroup", v, dict(join_body(me, group=group), protocol_type="connect"),
+              "the member with another protocol type")
+        c.add("JoinGroup", v, dict(join_body(me, group=group), protocols=[]),
+              "the member with no protocols")
+        c.add("JoinGroup", v, join_body("stranger", group=group), "unknown member id")
+        c.add("JoinGroup", v, dict(join_body(group=f"tiny-{v}"), session_timeout_ms=1),
+              "session timeout below the minimum")
+        c.add("OffsetCommit", 8, _commit(group, {("orders", 0): 1}, generation=Generation(group),
+                                         member=me)(8), "member of the current generation")
+        c.add("LeaveGroup", min(v, newest.get("LeaveGroup", 0)), {
+            "group_id": group, "member_id": me, "members": [{"member_id": me}]},
+            "the lone member")
+
+    for v in c.of("SyncGroup"):
+        c.add("SyncGroup", v, {"group_id": "classic-3", "generation_id": 1,
+                               "member_id": "stranger", "assignments": []},
+              "unknown member, no protocol type or name")
+        c.add("SyncGroup", v, {"group_id": "classic-3", "generation_id": 1,
+                               "member_id": "stranger", "protocol_type": "consumer",
+                               "protocol_name": "range", "assignments": []}, "unknown member")
+    for v in c.of("Heartbeat"):
+        c.add("Heartbeat", v, {"group_id": "classic-3", "generation_id": 1,
+                               "member_id": "stranger"}, "unknown member")
+        c.add("Heartbeat", v, {"group_id": "nobody", "generation_id": 1,
+                               "member_id": "stranger"}, "unknown group")
+    for v in c.of("LeaveGroup"):
+        c.add("LeaveGroup", v, {"group_id": "classic-3", "member_id": "stranger",
+                                "members": [{"member_id": "stranger"}]}, "unknown member")
+    c.each("ListGroups", "all groups", lambda v: {})
+    c.each("ListGroups", "Empty groups", lambda v: {"states_filter": ["Empty"]},
+           versions=range(4, 99))
+    c.each("ListGroups", "consumer-type groups", lambda v: {"types_filter": ["consumer"]},
+           versions=range(5, 99))
+
+
+NAMED_BY_BROKER = "a new member, named by the broker"
+
+
+def _consumer_groups(c: _Corpus) -> None:
+    """KIP-848 members: join (v0: the broker names the member), an epoch from the future or
+    an unknown member, describe, commits and offset fetches with the member's epoch, one
+    from the future and an old one."""
+    for v in c.of("ConsumerGroupHeartbeat"):
+        group = f"next-{v}"
+        c.settle(groups=[group])
+        c.add("ConsumerGroupHeartbeat", v, {
+            "group_id": group, "member_id": "" if v == 0 else "AAAAAAAAAAAAAAAAAAAAAQ",
+            "member_epoch": 0, "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": ["orders"], "topic_partitions": []},
+            NAMED_BY_BROKER if v == 0 else "a new member")
+        c.add("ConsumerGroupHeartbeat", v, {
+            "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAQ", "member_epoch": 5},
+            "an epoch from the future" if v else "an unknown member")
+        for d in c.of("ConsumerGroupDescribe"):
+            c.add("ConsumerGroupDescribe", d, {"group_ids": [group, "nobody"]},
+                  "a stable group and an unknown one")
+        c.add("DescribeGroups", max(c.of("DescribeGroups")), {"groups": [group]},
+              "a consumer group")
+        member: Any = GivenBy(NAMED_BY_BROKER, "member_id", UNGIVEN) if v == 0 \
+            else "AAAAAAAAAAAAAAAAAAAAAQ"
+        for epoch, case in [(MemberEpoch(member, 1), "the member's epoch"),
+                            (99, "an epoch from the future"), (0, "an old epoch")]:
+            c.add("OffsetCommit", max(c.of("OffsetCommit")), _commit(
+                group, {("orders", 0): 1}, generation=epoch, member=member)(0),
+                f"a KIP-848 member, {case}")
+            c.add("OffsetFetch", max(c.of("OffsetFetch")), {"groups": [
+                {"group_id": group, "member_id": member, "member_epoch": epoch,
+                 "topics": [{"name": "orders", "topic_id": TopicId("orders"),
+                             "partition_indexes": [0]}]}]}, f"a KIP-848 member, {case}")
+    c.each("ListGroups", "consumer protocol groups", lambda v: {
+        "types_filter": ["consumer"], "states_filter": ["Stable"]}, versions=range(5, 99))
+
+
+def _producers(c: _Corpus) -> None:
+    c.settle(producer_ids=True)
+    c.each("InitProducerId", "idempotent producer", lambda v: INIT_PRODUCER_ID)
+    c.settle(transactional_ids=["tx"])
+    c.add("FindCoordinator", max(c.of("FindCoordinator")),
+          {"key_type": 1, "coordinator_keys": ["tx"]}, "a transactional id")
+    c.each("InitProducerId", "transactional producer", lambda v: dict(
+        INIT_PRODUCER_ID, transactional_id=f"tx-{v}"))
+    c.each("InitProducerId", "epoch bump of an idempotent producer", lambda v: dict(
+        INIT_PRODUCER_ID, producer_id=ProducerId(2), producer_epoch=0), versions=range(3, 99))
+    c.each("InitProducerId", "an epoch that is not the producer's", lambda v: dict(
+        INIT_PRODUCER_ID, producer_id=ProducerId(3), producer_epoch=4), versions=range(3, 99))
+
+    def idempotent(values: list[bytes], sequence: int, epoch: int = 0) -> Any:
+        records = encode_batch([(None, v, [], 1_700_000_000_000) for v in values],
+                               producer_id=0, producer_epoch=epoch, base_sequence=sequence)
+        return produce_body("timed", 0, ProducedBatches(records, ProducerId(2)))
+
+    for records, case in [(idempotent([b"i0", b"i1"], 0), "idempotent batch"),
+                          (idempotent([b"i0", b"i1"], 0), "the same batch again"),
+                          (idempotent([b"i5"], 5), "a sequence gap"),
+                          (idempotent([b"e1"], 0, epoch=1), "an epoch the producer bumped"),
+                          (idempotent([b"e0"], 2), "the old epoch")]:
+        c.add("Produce", 9, records, case)
+    c.add("Fetch", 12, fetch_body("timed", 0, 4, TopicId("timed")), "idempotent batches")
+
+
+# -- the captured corpus ----------------------------------------------------------------------
+
+
+def to_json(value: Any) -> Any:
+    """A request body as JSON: bytes as {"$b64": ...}, UUIDs as {"$uuid": ...}, placeholders
+    as {"$topic_id": name}, {"$member_id": n}, {"$producer_id": n}, {"$given_by": case,
+    "name": field, "otherwise": value}, {"$batches": ..., "producer": placeholder},
+    {"$cluster_id": true}, {"$epoch_of": member, "otherwise": n}, {"$generation_of": group}."""
+    if isinstance(value, TopicId):
+        return {"$topic_id": value.name}
+    if isinstance(value, MemberId):
+        return {"$member_id": value.n}
+    if isinstance(value, ProducerId):
+        return {"$producer_id": value.n}
+    if isinstance(value, ProducedBatches):
+        return {"$batches": base64.b64encode(value.data).decode(),
+                "producer": to_json(value.producer)}
+    if isinstance(value, GivenBy):
+        return {"$given_by": value.case, "name": value.name, "otherwise": value.otherwise}
+    if isinstance(value, ClusterId):
+        return {"$cluster_id": True}
+    if isinstance(value, MemberEpoch):
+        return {"$epoch_of": to_json(value.member), "otherwise": value.otherwise}
+    if isinstance(value, Generation):
+        return {"$generation_of": value.group}
+    if isinstance(value, bytes | bytearray):
+        return {"$b64": base64.b64encode(value).decode()}
+    if isinstance(value, uuid.UUID):
+        return {"$uuid": str(value)}
+    if isinstance(value, Mapping):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    return value
+
+
+def from_json(value: Any) -> Any:
+    """The inverse of ``to_json``."""
+    if isinstance(value, list):
+        return [from_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$topic_id" in value:
+        return TopicId(value["$topic_id"])
+    if "$member_id" in value:
+        return MemberId(value["$member_id"])
+    if "$producer_id" in value:
+        return ProducerId(value["$producer_id"])
+    if "$batches" in value:
+        return ProducedBatches(base64.b64decode(value["$batches"]), from_json(value["producer"]))
+    if "$given_by" in value:
+        return GivenBy(value["$given_by"], value["name"], value["otherwise"])
+    if "$cluster_id" in value:
+        return ClusterId()
+    if "$epoch_of" in value:
+        return MemberEpoch(from_json(value["$epoch_of"]), value["otherwise"])
+    if "$generation_of" in value:
+        return Generation(value["$generation_of"])
+    if "$b64" in value:
+        return base64.b64decode(value["$b64"])
+    if "$uuid" in value:
+        return uuid.UUID(value["$uuid"])
+    return {k: from_json(v) for k, v in value.items()}
+
+
+def captured_corpus(path: Path = CAPTURED) -> Iterator[Step]:
+    """The captured requests (one JSON object a line: client, client_id, api, version, body;
+    or a settle line), in capture order."""
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if "settle" in entry:
+            settle = entry["settle"]
+            yield Settle(tuple(settle.get("topics", ())), tuple(settle.get("groups", ())),
+                         tuple(settle.get("transactional_ids", ())),
+                         settle.get("producer_ids", False))
+            continue
+        yield Request(entry["api"], entry["version"], from_json(entry["body"]),
+                      f"{entry['client']}: {entry['what']}", client_id=entry["client_id"])
