@@ -1,0 +1,316 @@
+"""FakeKafka's inspection API over a real Kafka broker, so one test body reads the same on
+either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``records``,
+``offsets``, ``group`` and ``committed``, answered by Kafka's own APIs.
+
+* topics, partitions, watermarks, committed offsets: confluent-kafka's ``AdminClient`` and
+  ``Consumer`` (librdkafka), the way an application reads them;
+* ``records``: a ``Consumer`` assigned to the partition from its log start up to the high
+  watermark (read_uncommitted, as the fake's ``records`` lists every stored data record);
+* ``group``: ConsumerGroupDescribe, then DescribeGroups, on the wire (tests/wire.py), because
+  librdkafka's admin leaves out what tests read (a KIP-848 group's epoch, a member's regex).
+  Kafka's describe APIs do not report a classic group's generation or leader: those are
+  ``None`` here (a test reads them from the JoinGroup answer instead).
+
+The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
+cluster before each test: every group's members are removed and the group deleted, every
+topic deleted (waiting until the broker no longer lists it), then the marker's topics
+created (waiting until each partition has a leader). Tests keep their names unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
+from fakebroker.state.cluster import ClusterError
+from fakebroker.state.inspect import GroupView, MemberView, assigned_partitions
+from tests.wire import WireClient
+
+T = TypeVar("T")
+
+# Kafka's internal topics (org.apache.kafka.common.internals.Topic): never listed by topics(),
+# never deleted by reset().
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+TIMEOUT = 30.0
+
+
+def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
+    """Poll ``condition`` until it returns something true; ``TimeoutError`` naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"real Kafka: timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+class RealCluster:
+    """A real Kafka broker seen through FakeKafka's inspection API (see the module doc)."""
+
+    def __init__(self, bootstrap_servers: str):
+        from confluent_kafka.admin import AdminClient
+
+        self.bootstrap_servers = bootstrap_servers
+        self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 3})
+
+    def __repr__(self) -> str:
+        return f"<RealCluster {self.bootstrap_servers}>"
+
+    def warm_up(self) -> RealCluster:
+        """Wait until a fresh broker has what a fake cluster has from its start: a group
+        coordinator (Kafka creates ``__consumer_offsets`` on the first FindCoordinator and
+        answers COORDINATOR_NOT_AVAILABLE meanwhile) and producer ids (the first
+        InitProducerId waits for a block from the controller: COORDINATOR_LOAD_IN_PROGRESS)."""
+        def answered(api: str, version: int, body: dict) -> bool:
+            with WireClient(self.bootstrap_servers, client_id="warm-up") as client:
+                return client.request(api, version, body).error_code == 0
+
+        wait_for(lambda: answered("FindCoordinator", 3, {"key": "warm-up", "key_type": 0}),
+                 "a group coordinator")
+        wait_for(lambda: answered("InitProducerId", 4, {
+            "transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1}), "producer ids")
+        return self
+
+    def close(self) -> None:
+        """Let go of the admin client (before the broker stops: it would log refusals)."""
+        self._admin = None
+
+    # -- the cluster ----------------------------------------------------------------------
+
+    @property
+    def brokers(self) -> list[BrokerAddress]:
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        return [BrokerAddress(b.id, b.host, b.port)
+                for b in sorted(metadata.brokers.values(), key=lambda b: b.id)]
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     configs: Mapping[str, str] | None = None) -> None:
+        """Create a topic and wait until every partition has a leader (``ClusterError`` with
+        Kafka's error name if it cannot be created)."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import NewTopic
+
+        topic = NewTopic(name, partitions, replication_factor, config=dict(configs or {}))
+        future = self._admin.create_topics([topic], operation_timeout=TIMEOUT)[name]
+        try:
+            future.result(timeout=TIMEOUT)
+        except KafkaException as exc:
+            error = exc.args[0]
+            raise ClusterError(error.name(), error.str()) from None
+        wait_for(lambda: self._led(name, partitions), f"topic {name!r} to have leaders")
+
+    def topics(self) -> dict[str, int]:
+        """Topic name -> partition count (Kafka's internal topics left out)."""
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        return {name: len(t.partitions) for name, t in metadata.topics.items()
+                if name not in INTERNAL_TOPICS and t.error is None}
+
+    def records(self, topic: str, partition: int = 0) -> list[ConsumedRecord]:
+        """The data records of a partition from its log start, as a consumer reads them
+        (offset, timestamp, timestamp_type, key, value, headers, leader_epoch)."""
+        from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
+
+        self._require(topic, partition)
+        consumer = self._consumer()
+        try:
+            tp = TopicPartition(topic, partition)
+            low, high = consumer.get_watermark_offsets(tp, timeout=TIMEOUT)
+            if low == high:
+                return []
+            consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+            records: list[ConsumedRecord] = []
+            deadline = time.monotonic() + TIMEOUT
+            while True:
+                message = consumer.poll(0.5)
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"real Kafka: {topic}-{partition} not read up to {high}")
+                if message is None:
+                    continue
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        return records
+                    raise ClusterError(error.name(), error.str())
+                kind, timestamp = message.timestamp()
+                records.append(ConsumedRecord(
+                    offset=message.offset(), timestamp=timestamp, timestamp_type=kind - 1,
+                    key=message.key(), value=message.value(),
+                    headers=tuple((k, v) for k, v in message.headers() or ()),
+                    leader_epoch=message.leader_epoch()))
+        finally:
+            consumer.close()
+
+    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
+        """(log start offset, high watermark) of a partition."""
+        from confluent_kafka import TopicPartition
+
+        self._require(topic, partition)
+        consumer = self._consumer()
+        try:
+            return consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                  timeout=TIMEOUT)
+        finally:
+            consumer.close()
+
+    def committed(self, group_id: str, topic: str, partition: int) -> int | None:
+        """The offset a group committed for a partition, or None (OffsetFetch, as an admin)."""
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(topic, partition)])
+        future = self._admin.list_consumer_group_offsets([request])[group_id]
+        (found,) = future.result(timeout=TIMEOUT).topic_partitions
+        if found.error is not None:
+            raise ClusterError(found.error.name(), found.error.str())
+        return found.offset if found.offset >= 0 else None
+
+    def group(self, group_id: str) -> GroupView | None:
+        """A snapshot of a group: a KIP-848 group from ConsumerGroupDescribe (generation is
+        the group epoch, protocol the server assignor), else a classic group from
+        DescribeGroups (generation and leader None: Kafka does not report them); None if
+        there is no such group."""
+        with WireClient(self._coordinator(group_id), client_id="inspect") as client:
+            (described,) = client.request("ConsumerGroupDescribe", 0,
+                                          {"group_ids": [group_id]}).groups
+            if described.error_code == 0:
+                return GroupView(
+                    group_id, described.group_state, described.group_epoch, "consumer",
+                    described.assignor_name, None, tuple(
+                        MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                                   {t.topic_name: sorted(t.partitions)
+                                    for t in m.assignment.topic_partitions},
+                                   m.subscribed_topic_regex)
+                        for m in described.members))
+            if described.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
+                raise ClusterError(ErrorCode(described.error_code).name,
+                                   described.error_message or "")
+            (classic,) = client.request("DescribeGroups", 5, {"groups": [group_id]}).groups
+        if classic.error_code != 0:
+            raise ClusterError(ErrorCode(classic.error_code).name, "DescribeGroups")
+        if classic.group_state == "Dead":
+            return None
+        consumer = classic.protocol_type == "consumer"
+        return GroupView(
+            group_id, classic.group_state, None, classic.protocol_type,
+            classic.protocol_data or None, None, tuple(
+                MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                           assigned_partitions(m.member_assignment) if consumer else {})
+                for m in classic.members))
+
+    # -- a fresh cluster for each test ------------------------------------------------------
+
+    def reset(self, topics: Mapping[str, TopicSpec] | None = None) -> None:
+        """Make the shared broker look like a new cluster: no groups, no topics but
+        ``topics`` (the ``fake_kafka`` marker's), each new."""
+        self._remove_groups()
+        self._delete_topics()
+        for name, spec in (topics or {}).items():
+            args = topic_args(spec)
+            self.create_topic(name, args.pop("partitions", 1),
+                              args.pop("replication_factor", 1), args.pop("configs", None))
+            if args:
+                raise TypeError(f"topic {name!r}: the real broker takes no {sorted(args)}")
+
+    def _remove_groups(self) -> None:
+        """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
+        and delete the groups; fails naming any group Kafka would not delete."""
+        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+            listed = client.request("ListGroups", 5, {"states_filter": [],
+                                                       "types_filter": []}).groups
+        for group in listed:
+            with WireClient(self._coordinator(group.group_id), client_id="reset") as client:
+                if group.group_type == "consumer":
+                    self._leave_consumer_group(client, group.group_id)
+                elif group.group_type == "classic":
+                    self._leave_classic_group(client, group.group_id)
+                if group.group_type in ("consumer", "classic"):
+                    self._delete_group(client, group.group_id)
+
+    @staticmethod
+    def _leave_consumer_group(client: WireClient, group_id: str) -> None:
+        (described,) = client.request("ConsumerGroupDescribe", 0,
+                                      {"group_ids": [group_id]}).groups
+        for member in described.members:
+            left = client.request("ConsumerGroupHeartbeat", 1, {
+                "group_id": group_id, "member_id": member.member_id, "member_epoch": -1,
+                "instance_id": member.instance_id})
+            if left.error_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):
+                raise ClusterError(ErrorCode(left.error_code).name,
+                                   f"member {member.member_id} of {group_id} did not leave")
+
+    @staticmethod
+    def _leave_classic_group(client: WireClient, group_id: str) -> None:
+        (described,) = client.request("DescribeGroups", 5, {"groups": [group_id]}).groups
+        if not described.members:
+            return
+        left = client.request("LeaveGroup", 5, {"group_id": group_id, "members": [
+            {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+             "reason": "test reset"} for m in described.members]})
+        if left.error_code != 0:
+            raise ClusterError(ErrorCode(left.error_code).name, f"{group_id}: LeaveGroup")
+
+    @staticmethod
+    def _delete_group(client: WireClient, group_id: str) -> None:
+        (result,) = client.request("DeleteGroups", 2, {"groups_names": [group_id]}).results
+        if result.error_code not in (0, ErrorCode.GROUP_ID_NOT_FOUND):
+            raise ClusterError(ErrorCode(result.error_code).name,
+                               f"group {group_id!r} could not be deleted")
+
+    def _delete_topics(self) -> None:
+        names = list(self.topics())
+        if not names:
+            return
+        futures = self._admin.delete_topics(names, operation_timeout=TIMEOUT)
+        for future in futures.values():
+            future.result(timeout=TIMEOUT)
+        wait_for(lambda: not set(names) & set(self.topics()), f"topics {names} to be deleted")
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _consumer(self):
+        from confluent_kafka import Consumer
+
+        return Consumer({"bootstrap.servers": self.bootstrap_servers,
+                         "group.id": "fakebroker-inspection", "enable.auto.commit": False,
+                         "enable.partition.eof": True, "isolation.level": "read_uncommitted",
+                         "log_level": 3})
+
+    def _led(self, topic: str, partitions: int) -> bool:
+        metadata = self._admin.list_topics(topic, timeout=TIMEOUT).topics.get(topic)
+        return (metadata is not None and metadata.error is None
+                and len(metadata.partitions) == partitions
+                and all(p.leader >= 0 for p in metadata.partitions.values()))
+
+    def _require(self, topic: str, partition: int) -> None:
+        metadata = self._admin.list_topics(timeout=TIMEOUT).topics.get(topic)
+        if metadata is None or metadata.error is not None or \
+                partition not in metadata.partitions:
+            raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION",
+                               f"{topic}-{partition} does not exist")
+
+    def _coordinator(self, group_id: str) -> str:
+        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+            found = client.request("FindCoordinator", 3, {"key": group_id, "key_type": 0})
+        if found.error_code != 0:
+            raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
+        return f"{found.host}:{found.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedRecord:
+    """One record as a consumer delivers it: the fields of ``fakebroker.protocol.records.
+    Record`` a consumer sees (not its batch's producer id, epoch and sequence)."""
+
+    offset: int
+    timestamp: int
+    timestamp_type: int  # 0 CreateTime, 1 LogAppendTime
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    leader_epoch: int | None
