@@ -10,7 +10,10 @@ Behavior:
   NOT_LEADER_OR_FOLLOWER from a broker that does not lead it (v12+ names the current leader;
   v16+ also its endpoint), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's
   current_leader_epoch is older / newer, OFFSET_OUT_OF_RANGE below the log start offset or
-  above the log end offset (the end itself is valid and returns nothing).
+  above the log end offset (the end itself is valid and returns nothing). As in Kafka, a
+  partition's error answer has no offsets (high watermark, last stable and log start
+  offsets -1) and names the current leader for NOT_LEADER_OR_FOLLOWER and
+  FENCED_LEADER_EPOCH only.
 * Records are the stored batches from the one holding fetch_offset, whole batches, within the
   partition's and the response's max_bytes, except that the first batch of the response is
   always returned whole (KIP-74). Fetch v0-3 clients get stored batches down-converted to
@@ -33,6 +36,8 @@ from fakebroker.protocol.records import down_convert
 
 API_KEY = 1
 READ_COMMITTED = 1
+# The errors whose answer names the partition's current leader (KIP-951).
+LEADER_NAMED = frozenset(map(error_code, ("NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH")))
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -89,20 +94,20 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
         error = ctx.epoch_check(partition, wanted.current_leader_epoch)
     if error:
         result["error_code"] = error
-        if partition is not None and error != error_code("UNKNOWN_TOPIC_OR_PARTITION"):
+        if partition is not None and error in LEADER_NAMED:
             result["current_leader"] = {"leader_id": partition.leader,
                                         "leader_epoch": partition.leader_epoch}
         return result
     assert partition is not None
     log = partition.log
-    result.update(high_watermark=log.high_watermark, last_stable_offset=log.high_watermark,
-                  log_start_offset=log.log_start_offset)
-    if request.isolation_level == READ_COMMITTED:
-        result["aborted_transactions"] = []
     offset = wanted.fetch_offset
     if not log.log_start_offset <= offset <= log.log_end_offset:
         result["error_code"] = error_code("OFFSET_OUT_OF_RANGE")
         return result
+    result.update(high_watermark=log.high_watermark, last_stable_offset=log.high_watermark,
+                  log_start_offset=log.log_start_offset)
+    if request.isolation_level == READ_COMMITTED:
+        result["aborted_transactions"] = []
     limit = min(wanted.partition_max_bytes, budget) if ctx.version >= 3 \
         else wanted.partition_max_bytes
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3)
