@@ -135,13 +135,20 @@ def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(
         assert retry.responses[0].partition_responses[0].base_offset == 0
         gap = produce_error(client, produce_body("orders", 0, idempotent([b"c"], 5, pid=pid)))
         assert gap == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-        bumped = client.request("InitProducerId", 4, {"transactional_id": None,
-                                                      "transaction_timeout_ms": 1000,
-                                                      "producer_id": pid, "producer_epoch": 0})
-        assert (bumped.producer_id, bumped.producer_epoch) == (pid, 1)
+        # Without a transactional id, InitProducerId always answers a new id at epoch 0, even
+        # naming the current id and epoch (KIP-360): the producer bumps its epoch itself,
+        # starting again at sequence 0.
+        again = client.request("InitProducerId", 4, {"transactional_id": None,
+                                                     "transaction_timeout_ms": 1000,
+                                                     "producer_id": pid, "producer_epoch": 0})
+        assert again.error_code == 0 and again.producer_epoch == 0
+        assert again.producer_id not in (-1, pid)
+        bumped = produce_error(client, produce_body(
+            "orders", 0, idempotent([b"c"], 0, epoch=1, pid=pid)))
+        assert bumped == 0
         stale = produce_error(client, produce_body("orders", 0, idempotent([b"d"], 2, pid=pid)))
         assert stale == ErrorCode.INVALID_PRODUCER_EPOCH
-    assert [r.value for r in kafka.records("orders", 0)] == [b"a", b"b"]
+    assert [r.value for r in kafka.records("orders", 0)] == [b"a", b"b", b"c"]
 
 
 # -- Fetch ------------------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 Versions: 0-5 (3.9), 6 (4.x, latest unstable: not advertised). Flexible from v2.
 
 Behavior:
-* No transactional id and no producer id: a new producer id at epoch 0.
-* v3+ with the current producer id and epoch (KIP-360): the same id, epoch bumped; a stale
-  epoch gets INVALID_PRODUCER_EPOCH.
+* No transactional id: a new producer id at epoch 0, even when the request names a producer
+  id and epoch (v3+, KIP-360): Kafka "blindly accepts" those; an idempotent producer bumps
+  its epoch itself, and its first batch at the new epoch starts at sequence 0.
 * A transactional id keeps its producer id across calls and bumps the epoch each time (which
   fences the previous instance); a mismatched id/epoch for it gets PRODUCER_FENCED.
 """

@@ -70,19 +70,16 @@ class ProducerRegistry:
     ) -> tuple[int, int]:
         """InitProducerId: a new id at epoch 0, or the same id with its epoch bumped.
 
-        A transactional id keeps its producer id and bumps the epoch on every call; an
-        idempotent producer asking to bump (KIP-360) must name its current id and epoch.
-        Raises ``SequenceError`` with INVALID_PRODUCER_EPOCH or PRODUCER_FENCED.
+        A transactional id keeps its producer id and bumps the epoch on every call. Without
+        one, every call gets a new id at epoch 0, whatever id and epoch it names (as Kafka's
+        TransactionCoordinator answers: an idempotent producer bumps its epoch itself,
+        KIP-360). Raises ``SequenceError`` with PRODUCER_FENCED.
         """
         if transactional_id is not None and transactional_id in self.transactional:
             pid = self.transactional[transactional_id]
             if producer_id >= 0 and (producer_id != pid or epoch != self.epochs[pid]):
                 raise SequenceError("PRODUCER_FENCED", "The producer has been fenced")
             return self._bump(pid)
-        if producer_id >= 0 and producer_id in self.epochs:
-            if epoch != self.epochs[producer_id]:
-                raise SequenceError("INVALID_PRODUCER_EPOCH", "Stale producer epoch")
-            return self._bump(producer_id)
         pid = next(self._ids)
         self.epochs[pid] = 0
         if transactional_id is not None:
