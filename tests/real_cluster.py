@@ -92,8 +92,10 @@ class RealCluster:
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None) -> None:
-        """Create a topic and wait until every partition has a leader (``ClusterError`` with
-        Kafka's error name if it cannot be created)."""
+        """Create a topic and wait until every partition's leader serves it, as a fake topic is
+        from its creation (``ClusterError`` with Kafka's error name if it cannot be created).
+        Kafka answers CreateTopics before its broker leads the new partitions: a Produce at
+        once may meet NOT_LEADER_OR_FOLLOWER, which clients retry."""
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import NewTopic
 
@@ -104,7 +106,7 @@ class RealCluster:
         except KafkaException as exc:
             error = exc.args[0]
             raise ClusterError(error.name(), error.str()) from None
-        wait_for(lambda: self._led(name, partitions), f"topic {name!r} to have leaders")
+        wait_for(lambda: self._served(name, partitions), f"topic {name!r} to be served")
 
     def topics(self) -> dict[str, int]:
         """Topic name -> partition count (Kafka's internal topics left out)."""
@@ -281,11 +283,21 @@ class RealCluster:
                          "enable.partition.eof": True, "isolation.level": "read_uncommitted",
                          "log_level": 3})
 
-    def _led(self, topic: str, partitions: int) -> bool:
-        metadata = self._admin.list_topics(topic, timeout=TIMEOUT).topics.get(topic)
-        return (metadata is not None and metadata.error is None
-                and len(metadata.partitions) == partitions
-                and all(p.leader >= 0 for p in metadata.partitions.values()))
+    def _served(self, topic: str, partitions: int) -> bool:
+        """Metadata names a leader for each partition and the leader answers ListOffsets."""
+        metadata = self._admin.list_topics(topic, timeout=TIMEOUT)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None or len(found.partitions) != partitions \
+                or any(p.leader < 0 for p in found.partitions.values()):
+            return False
+        for p in found.partitions.values():
+            leader = metadata.brokers[p.leader]
+            with WireClient(f"{leader.host}:{leader.port}", client_id="inspect") as client:
+                answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
+                    {"name": topic, "partitions": [{"partition_index": p.id, "timestamp": -1}]}]})
+            if answer.topics[0].partitions[0].error_code != 0:
+                return False
+        return True
 
     def _require(self, topic: str, partition: int) -> None:
         metadata = self._admin.list_topics(timeout=TIMEOUT).topics.get(topic)
