@@ -2,10 +2,13 @@
 either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``records``,
 ``offsets``, ``group`` and ``committed``, answered by Kafka's own APIs.
 
-* topics, partitions, watermarks, committed offsets: confluent-kafka's ``AdminClient`` and
-  ``Consumer`` (librdkafka), the way an application reads them;
-* ``records``: a ``Consumer`` assigned to the partition from its log start up to the high
-  watermark (read_uncommitted, as the fake's ``records`` lists every stored data record);
+* topics, partitions, committed offsets, topic creation: confluent-kafka's ``AdminClient``
+  (librdkafka), the way an application reads them;
+* ``offsets`` and ``records``: ListOffsets and Fetch (read_uncommitted, from the log start to
+  the high watermark) at the partition's leader, on the wire (tests/wire.py), the batches
+  decoded as the fake's ``records`` decodes its log: the same ``Record``s, with the batch's
+  producer id, epoch and sequence (which no client library hands out), control records left
+  out as there;
 * ``group``: ConsumerGroupDescribe, then DescribeGroups, on the wire (tests/wire.py), because
   librdkafka's admin leaves out what tests read (a KIP-848 group's epoch, a member's regex).
   Kafka's describe APIs do not report a classic group's generation or leader: those are
@@ -14,17 +17,17 @@ either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``reco
 The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
 cluster before each test: every group's members are removed and the group deleted, every
 topic deleted (waiting until the broker no longer lists it), then the marker's topics
-created (waiting until each partition has a leader). Tests keep their names unchanged.
+created (each served by its leader before the test starts). Tests keep their names unchanged.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TypeVar
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.records import Record, decode_records
 from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
 from fakebroker.state.cluster import ClusterError
 from fakebroker.state.inspect import GroupView, MemberView, assigned_partitions
@@ -114,52 +117,44 @@ class RealCluster:
         return {name: len(t.partitions) for name, t in metadata.topics.items()
                 if name not in INTERNAL_TOPICS and t.error is None}
 
-    def records(self, topic: str, partition: int = 0) -> list[ConsumedRecord]:
-        """The data records of a partition from its log start, as a consumer reads them
-        (offset, timestamp, timestamp_type, key, value, headers, leader_epoch)."""
-        from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
-
-        self._require(topic, partition)
-        consumer = self._consumer()
-        try:
-            tp = TopicPartition(topic, partition)
-            low, high = consumer.get_watermark_offsets(tp, timeout=TIMEOUT)
-            if low == high:
-                return []
-            consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
-            records: list[ConsumedRecord] = []
-            deadline = time.monotonic() + TIMEOUT
+    def records(self, topic: str, partition: int = 0) -> list[Record]:
+        """The data records of a partition from its log start to its high watermark, as the
+        leader serves them to a read_uncommitted consumer (Fetch), decoded as the fake's."""
+        start, _ = self.offsets(topic, partition)
+        records: list[Record] = []
+        offset = start
+        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
             while True:
-                message = consumer.poll(0.5)
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"real Kafka: {topic}-{partition} not read up to {high}")
-                if message is None:
-                    continue
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        return records
-                    raise ClusterError(error.name(), error.str())
-                kind, timestamp = message.timestamp()
-                records.append(ConsumedRecord(
-                    offset=message.offset(), timestamp=timestamp, timestamp_type=kind - 1,
-                    key=message.key(), value=message.value(),
-                    headers=tuple((k, v) for k, v in message.headers() or ()),
-                    leader_epoch=message.leader_epoch()))
-        finally:
-            consumer.close()
+                answer = client.request("Fetch", 12, {
+                    "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 26,
+                    "isolation_level": 0, "topics": [{"topic": topic, "partitions": [
+                        {"partition": partition, "fetch_offset": offset,
+                         "partition_max_bytes": 1 << 26}]}]})
+                (served,) = answer.responses[0].partitions
+                if served.error_code != 0:
+                    raise ClusterError(ErrorCode(served.error_code).name, f"{topic}-{partition}")
+                if offset >= served.high_watermark:
+                    return records
+                batch = [r for r in decode_records(served.records) if r.offset >= offset]
+                if not batch:
+                    raise ClusterError("UNKNOWN_SERVER_ERROR",
+                                       f"{topic}-{partition}: nothing served at {offset}")
+                records += [r for r in batch if not r.is_control]
+                offset = batch[-1].offset + 1
 
     def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
-        """(log start offset, high watermark) of a partition."""
-        from confluent_kafka import TopicPartition
-
-        self._require(topic, partition)
-        consumer = self._consumer()
-        try:
-            return consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                  timeout=TIMEOUT)
-        finally:
-            consumer.close()
+        """(log start offset, high watermark) of a partition (ListOffsets at its leader)."""
+        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+            answers = []
+            for timestamp in (-2, -1):  # earliest, latest
+                answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
+                    {"name": topic, "partitions": [
+                        {"partition_index": partition, "timestamp": timestamp}]}]})
+                (found,) = answer.topics[0].partitions
+                if found.error_code != 0:
+                    raise ClusterError(ErrorCode(found.error_code).name, f"{topic}-{partition}")
+                answers.append(found.offset)
+        return answers[0], answers[1]
 
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset a group committed for a partition, or None (OffsetFetch, as an admin)."""
@@ -275,14 +270,6 @@ class RealCluster:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _consumer(self):
-        from confluent_kafka import Consumer
-
-        return Consumer({"bootstrap.servers": self.bootstrap_servers,
-                         "group.id": "fakebroker-inspection", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "isolation.level": "read_uncommitted",
-                         "log_level": 3})
-
     def _served(self, topic: str, partitions: int) -> bool:
         """Metadata names a leader for each partition and the leader answers ListOffsets."""
         metadata = self._admin.list_topics(topic, timeout=TIMEOUT)
@@ -299,12 +286,15 @@ class RealCluster:
                 return False
         return True
 
-    def _require(self, topic: str, partition: int) -> None:
-        metadata = self._admin.list_topics(timeout=TIMEOUT).topics.get(topic)
-        if metadata is None or metadata.error is not None or \
-                partition not in metadata.partitions:
+    def _leader(self, topic: str, partition: int) -> str:
+        """host:port of a partition's leader; ``ClusterError`` if there is no such partition."""
+        metadata = self._admin.list_topics(topic, timeout=TIMEOUT)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None or partition not in found.partitions:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION",
                                f"{topic}-{partition} does not exist")
+        leader = metadata.brokers[found.partitions[partition].leader]
+        return f"{leader.host}:{leader.port}"
 
     def _coordinator(self, group_id: str) -> str:
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
@@ -312,17 +302,3 @@ class RealCluster:
         if found.error_code != 0:
             raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
         return f"{found.host}:{found.port}"
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumedRecord:
-    """One record as a consumer delivers it: the fields of ``fakebroker.protocol.records.
-    Record`` a consumer sees (not its batch's producer id, epoch and sequence)."""
-
-    offset: int
-    timestamp: int
-    timestamp_type: int  # 0 CreateTime, 1 LogAppendTime
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...]
-    leader_epoch: int | None
