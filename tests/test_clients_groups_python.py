@@ -29,8 +29,11 @@ def produce(kafka, count: int, start: int = 0) -> None:
 class Member(threading.Thread):
     """One group member polling in its own thread; records (partition, offset, value)."""
 
+    started: list[Member] = []  # stopped after each test, even a failed one
+
     def __init__(self, kafka, client: str, group: str):
         super().__init__(daemon=True)
+        Member.started.append(self)
         self.kafka, self.client, self.group = kafka, client, group
         self.seen: list[tuple[int, int, bytes]] = []
         self.refused_commits: list[str] = []  # a commit racing a rebalance is refused
@@ -110,6 +113,17 @@ class Member(threading.Thread):
         self.join(timeout=30)
         assert not self.is_alive(), f"{self.client} member did not stop"
         assert self.error is None, self.error
+
+
+@pytest.fixture(autouse=True)
+def members_stop_after_the_test():
+    """A member left polling would stay in its group on the shared real broker."""
+    yield
+    for member in Member.started:
+        member.stopping.set()
+    for member in Member.started:
+        member.join(timeout=30)
+    Member.started.clear()
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30, what: str = "",
