@@ -60,7 +60,11 @@ class RealCluster:
         from confluent_kafka.admin import AdminClient
 
         self.bootstrap_servers = bootstrap_servers
-        self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 3})
+        # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
+        # and (as a producer-type handle) by default with auto-creation allowed, which would
+        # bring a topic back as soon as reset() deleted it. Lookups list every topic.
+        self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 3,
+                                   "allow.auto.create.topics": False})
 
     def __repr__(self) -> str:
         return f"<RealCluster {self.bootstrap_servers}>"
@@ -272,7 +276,7 @@ class RealCluster:
 
     def _served(self, topic: str, partitions: int) -> bool:
         """Metadata names a leader for each partition and the leader answers ListOffsets."""
-        metadata = self._admin.list_topics(topic, timeout=TIMEOUT)
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None or len(found.partitions) != partitions \
                 or any(p.leader < 0 for p in found.partitions.values()):
@@ -288,7 +292,7 @@ class RealCluster:
 
     def _leader(self, topic: str, partition: int) -> str:
         """host:port of a partition's leader; ``ClusterError`` if there is no such partition."""
-        metadata = self._admin.list_topics(topic, timeout=TIMEOUT)
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None or partition not in found.partitions:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION",
