@@ -69,7 +69,7 @@ class Member(threading.Thread):
 
     def _kafka_python(self) -> None:
         from kafka import KafkaConsumer
-        from kafka.errors import CommitFailedError
+        from kafka.errors import CommitFailedError, RebalanceInProgressError
 
         consumer = KafkaConsumer(bootstrap_servers=self.kafka.bootstrap_servers,
                                  group_id=self.group, auto_offset_reset="earliest",
@@ -83,7 +83,9 @@ class Member(threading.Thread):
             if batches:
                 try:
                     consumer.commit()
-                except CommitFailedError as exc:
+                except (CommitFailedError, RebalanceInProgressError) as exc:
+                    # after a rebalance (ILLEGAL_GENERATION...) or during one: a commit
+                    # while the group completes its rebalance is REBALANCE_IN_PROGRESS
                     self.refused_commits.append(str(exc))
         consumer.close()
 
