@@ -88,5 +88,15 @@ def real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
     """A real Apache Kafka 4.4.0 broker (single-node KRaft) for the session: the oracle
     (tests/real_kafka.py). Skips when not installed, but fails under CI=true."""
     require_real_kafka()
-    with start_real_kafka(tmp_path_factory.mktemp("real-kafka")) as kafka:
-        yield kafka
+    with start_real_kafka(tmp_path_factory.mktemp("real-kafka")) as broker:
+        yield broker
+
+
+# One test body, two brokers: --kafka=fake|real|both, the `kafka` fixture, fake_only.
+from tests.dual import (  # noqa: E402,F401
+    kafka,
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_generate_tests,
+    real_cluster,
+)

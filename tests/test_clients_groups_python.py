@@ -1,7 +1,8 @@
 """Real Python group consumers — confluent-kafka, kafka-python, aiokafka — in 3-member groups:
 every record consumed exactly once across the members, committed offsets right after
 commit, and membership changes mid-stream rebalance with no record lost; a confluent-kafka
-regex subscription (KIP-848) resolved by the broker, topics created later included."""
+regex subscription (KIP-848) resolved by the broker, topics created later included. They run
+on the fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ def produce(kafka, count: int, start: int = 0) -> None:
 class Member(threading.Thread):
     """One group member polling in its own thread; records (partition, offset, value)."""
 
+    started: list[Member] = []  # stopped after each test, even a failed one
+
     def __init__(self, kafka, client: str, group: str):
         super().__init__(daemon=True)
+        Member.started.append(self)
         self.kafka, self.client, self.group = kafka, client, group
         self.seen: list[tuple[int, int, bytes]] = []
         self.refused_commits: list[str] = []  # a commit racing a rebalance is refused
@@ -65,7 +69,7 @@ class Member(threading.Thread):
 
     def _kafka_python(self) -> None:
         from kafka import KafkaConsumer
-        from kafka.errors import CommitFailedError
+        from kafka.errors import CommitFailedError, RebalanceInProgressError
 
         consumer = KafkaConsumer(bootstrap_servers=self.kafka.bootstrap_servers,
                                  group_id=self.group, auto_offset_reset="earliest",
@@ -79,7 +83,9 @@ class Member(threading.Thread):
             if batches:
                 try:
                     consumer.commit()
-                except CommitFailedError as exc:
+                except (CommitFailedError, RebalanceInProgressError) as exc:
+                    # after a rebalance (ILLEGAL_GENERATION...) or during one: a commit
+                    # while the group completes its rebalance is REBALANCE_IN_PROGRESS
                     self.refused_commits.append(str(exc))
         consumer.close()
 
@@ -109,6 +115,17 @@ class Member(threading.Thread):
         self.join(timeout=30)
         assert not self.is_alive(), f"{self.client} member did not stop"
         assert self.error is None, self.error
+
+
+@pytest.fixture(autouse=True)
+def members_stop_after_the_test():
+    """A member left polling would stay in its group on the shared real broker."""
+    yield
+    for member in Member.started:
+        member.stopping.set()
+    for member in Member.started:
+        member.join(timeout=30)
+    Member.started.clear()
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30, what: str = "",
@@ -146,16 +163,16 @@ CLIENTS = ["confluent-kafka", "confluent-kafka-kip848", "kafka-python", "aiokafk
 
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
-def test_a_three_member_group_consumes_every_record_exactly_once(fake_kafka, client):
-    members = [Member(fake_kafka, client, "billing") for _ in range(3)]
+def test_a_three_member_group_consumes_every_record_exactly_once(kafka, client):
+    members = [Member(kafka, client, "billing") for _ in range(3)]
     for member in members:
         member.start()
-    wait_until(stable_with(fake_kafka, "billing", 3), what="a stable 3-member group")
-    view = fake_kafka.group("billing")
+    wait_until(stable_with(kafka, "billing", 3), what="a stable 3-member group")
+    view = kafka.group("billing")
     owned = sorted(p for m in view.members for p in m.assignment[TOPIC])
     assert owned == list(range(PARTITIONS))  # each partition to exactly one member
 
-    produce(fake_kafka, 300)
+    produce(kafka, 300)
     wait_until(lambda: sum(len(m.seen) for m in members) >= 300, what="300 records")
     time.sleep(0.3)  # nothing more may arrive
     for member in members:
@@ -163,46 +180,46 @@ def test_a_three_member_group_consumes_every_record_exactly_once(fake_kafka, cli
     seen = [record for m in members for record in m.seen]
     assert sorted(v for _, _, v in seen) == sorted(f"v{i}".encode() for i in range(300))
     for partition in range(PARTITIONS):
-        end = fake_kafka.offsets(TOPIC, partition)[1]
-        assert fake_kafka.committed("billing", TOPIC, partition) == end
+        end = kafka.offsets(TOPIC, partition)[1]
+        assert kafka.committed("billing", TOPIC, partition) == end
 
 
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.fake_kafka(brokers=3, topics={TOPIC: PARTITIONS})
-def test_members_joining_and_leaving_mid_stream_lose_no_record(fake_kafka, client):
-    members = [Member(fake_kafka, client, "audit") for _ in range(3)]
+def test_members_joining_and_leaving_mid_stream_lose_no_record(kafka, client):
+    members = [Member(kafka, client, "audit") for _ in range(3)]
     first, second, third = members
-    report = group_report(fake_kafka, "audit", members)
+    report = group_report(kafka, "audit", members)
     first.start()
     second.start()
-    wait_until(stable_with(fake_kafka, "audit", 2), what="a stable 2-member group",
+    wait_until(stable_with(kafka, "audit", 2), what="a stable 2-member group",
                report=report)
-    produce(fake_kafka, 100)
+    produce(kafka, 100)
     third.start()  # joins mid-stream
-    produce(fake_kafka, 100, start=100)
-    wait_until(stable_with(fake_kafka, "audit", 3), what="the third member to be assigned",
+    produce(kafka, 100, start=100)
+    wait_until(stable_with(kafka, "audit", 3), what="the third member to be assigned",
                report=report)
     first.stop()  # leaves mid-stream
-    produce(fake_kafka, 100, start=200)
-    wait_until(stable_with(fake_kafka, "audit", 2), what="the group without the first member",
+    produce(kafka, 100, start=200)
+    wait_until(stable_with(kafka, "audit", 2), what="the group without the first member",
                report=report)
     wait_until(lambda: {v for m in members for _, _, v in m.seen} >=
                {f"v{i}".encode() for i in range(300)}, what="every record", report=report)
     for member in (second, third):
         member.stop()
     for partition in range(PARTITIONS):
-        assert fake_kafka.committed("audit", TOPIC, partition) == \
-            fake_kafka.offsets(TOPIC, partition)[1]
+        assert kafka.committed("audit", TOPIC, partition) == \
+            kafka.offsets(TOPIC, partition)[1]
 
 
 @pytest.mark.fake_kafka(brokers=1, topics={"orders-eu": 2, "audit": 1})
-def test_a_confluent_regex_subscription_is_resolved_by_the_broker(fake_kafka):
+def test_a_confluent_regex_subscription_is_resolved_by_the_broker(kafka):
     """librdkafka sends a ``^`` subscription as ConsumerGroupHeartbeat v1's regex
     (group.protocol=consumer); the coordinator assigns the matching topics, then the topics
     created later, from the next heartbeat (5 s heartbeat interval)."""
     from confluent_kafka import Consumer, Producer
 
-    producer = Producer({"bootstrap.servers": fake_kafka.bootstrap_servers})
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
 
     def produce_to(topic: str, prefix: str, count: int) -> set[bytes]:
         for i in range(count):
@@ -212,7 +229,7 @@ def test_a_confluent_regex_subscription_is_resolved_by_the_broker(fake_kafka):
 
     expected = produce_to("orders-eu", "eu", 20)
     produce_to("audit", "audit", 5)
-    consumer = Consumer({"bootstrap.servers": fake_kafka.bootstrap_servers, "group.id": "regex",
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "regex",
                          "group.protocol": "consumer", "auto.offset.reset": "earliest",
                          "enable.auto.commit": False})
     consumer.subscribe(["^orders-.*"])
@@ -229,12 +246,12 @@ def test_a_confluent_regex_subscription_is_resolved_by_the_broker(fake_kafka):
 
     try:
         consume_until(20)
-        [member] = fake_kafka.group("regex").members
+        [member] = kafka.group("regex").members
         assert "^orders-.*" in member.subscribed_regex  # as librdkafka sent it
-        fake_kafka.create_topic("orders-us", partitions=2)
+        kafka.create_topic("orders-us", partitions=2)
         expected |= produce_to("orders-us", "us", 20)
         consume_until(40)
-        assert fake_kafka.group("regex").members[0].assignment == {"orders-eu": [0, 1],
+        assert kafka.group("regex").members[0].assignment == {"orders-eu": [0, 1],
                                                                    "orders-us": [0, 1]}
     finally:
         consumer.close()

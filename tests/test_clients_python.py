@@ -1,6 +1,7 @@
 """Real Python clients — kafka-python, confluent-kafka (librdkafka), aiokafka — produce with
 their default settings and read back with assign/seek: every record arrives exactly once with
-key, value, headers and timestamp intact, with every compression codec, across brokers."""
+key, value, headers and timestamp intact, with every compression codec, across brokers. They
+run on the fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
@@ -84,10 +85,10 @@ def kafka_python_round_trip(kafka, topic: str, codec: str) -> list[Seen]:
 
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.fake_kafka(topics={"orders": 3})
-def test_kafka_python_produces_idempotently_and_reads_back_everything(fake_kafka, codec):
-    seen = kafka_python_round_trip(fake_kafka, "orders", codec)
+def test_kafka_python_produces_idempotently_and_reads_back_everything(kafka, codec):
+    seen = kafka_python_round_trip(kafka, "orders", codec)
     assert_exactly_once(seen, codec)
-    assert seen == stored(fake_kafka, "orders")
+    assert seen == stored(kafka, "orders")
 
 
 # -- confluent-kafka --------------------------------------------------------------------------
@@ -129,12 +130,13 @@ def confluent_round_trip(kafka, topic: str, codec: str) -> list[Seen]:
 
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.fake_kafka(topics={"orders": 3})
-def test_confluent_kafka_produces_idempotently_and_reads_back_everything(fake_kafka, codec):
-    seen = confluent_round_trip(fake_kafka, "orders", codec)
+def test_confluent_kafka_produces_idempotently_and_reads_back_everything(kafka, codec):
+    seen = confluent_round_trip(kafka, "orders", codec)
     assert_exactly_once(seen, codec)
-    assert seen == stored(fake_kafka, "orders")
+    assert seen == stored(kafka, "orders")
 
 
+@pytest.mark.fake_only("fakebroker serve, the standalone process")
 def test_confluent_kafka_at_default_settings_against_fakebroker_serve(served_cluster):
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient
@@ -187,42 +189,49 @@ async def aiokafka_round_trip(bootstrap: str, topic: str, partition_count: int, 
 
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.fake_kafka(topics={"orders": 3})
-def test_aiokafka_produces_and_reads_back_everything(fake_kafka, codec):
-    seen = asyncio.run(aiokafka_round_trip(fake_kafka.bootstrap_servers, "orders", 3, codec))
+def test_aiokafka_produces_and_reads_back_everything(kafka, codec):
+    seen = asyncio.run(aiokafka_round_trip(kafka.bootstrap_servers, "orders", 3, codec))
     assert_exactly_once(seen, codec)
-    assert seen == stored(fake_kafka, "orders")
+    assert seen == stored(kafka, "orders")
 
 
 # -- several brokers --------------------------------------------------------------------------
 
 
+@pytest.mark.fake_only("three brokers (the real one has one node)")
 @pytest.mark.fake_kafka(brokers=3, topics={"spread": 6})
-def test_leaders_spread_over_brokers_and_clients_follow_them(fake_kafka):
-    leaders = fake_kafka.call(lambda: [p.leader for p in
-                                       fake_kafka.cluster.state.topics["spread"].partitions])
+def test_leaders_spread_over_brokers_and_clients_follow_them(kafka):
+    leaders = kafka.call(lambda: [p.leader for p in
+                                       kafka.cluster.state.topics["spread"].partitions])
     assert set(leaders) == {1, 2, 3}
     for tag, round_trip in (("none", kafka_python_round_trip), ("gzip", confluent_round_trip)):
-        fake_kafka.call(lambda: fake_kafka.cluster.state.topics.pop("spread", None))
-        fake_kafka.create_topic("spread", partitions=6)
-        seen = round_trip(fake_kafka, "spread", tag)
+        kafka.call(lambda: kafka.cluster.state.topics.pop("spread", None))
+        kafka.create_topic("spread", partitions=6)
+        seen = round_trip(kafka, "spread", tag)
         assert_exactly_once(seen, tag)
         assert {s.partition for s in seen} == set(range(6))
 
 
-@pytest.mark.parametrize("settings,expected", [
-    ({}, {"auto.create.topics.enable": "true", "num.partitions": "1",
-          "group.initial.rebalance.delay.ms": "0"}),
-    ({"auto_create_topics": False, "default_partitions": 4,
-      "group_initial_rebalance_delay_ms": 250},
-     {"auto.create.topics.enable": "false", "num.partitions": "4",
-      "group.initial.rebalance.delay.ms": "250"}),
-])
-def test_describe_configs_reports_the_configuration_the_cluster_runs_with(fake_kafka_factory,
-                                                                         settings, expected):
+def broker_configs(kafka, names) -> dict[str, str]:
     from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-    kafka = fake_kafka_factory(**settings)
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    resource = ConfigResource(ResourceType.BROKER, "1")
+    resource = ConfigResource(ResourceType.BROKER, str(kafka.brokers[0].id))
     configs = admin.describe_configs([resource])[resource].result(timeout=10)
-    assert {name: configs[name].value for name in expected} == expected
+    return {name: configs[name].value for name in names}
+
+
+def test_describe_configs_reports_the_configuration_the_broker_runs_with(kafka):
+    expected = {"auto.create.topics.enable": "true", "num.partitions": "1",
+                "group.initial.rebalance.delay.ms": "0"}
+    assert broker_configs(kafka, expected) == expected
+
+
+@pytest.mark.fake_only("fakebroker settings (Kafka's are the broker's server.properties)")
+def test_describe_configs_reports_the_settings_the_fake_cluster_runs_with(fake_kafka_factory):
+    kafka = fake_kafka_factory(auto_create_topics=False, default_partitions=4,
+                               group_initial_rebalance_delay_ms=250)
+    assert broker_configs(kafka, ["auto.create.topics.enable", "num.partitions",
+                                  "group.initial.rebalance.delay.ms"]) == {
+        "auto.create.topics.enable": "false", "num.partitions": "4",
+        "group.initial.rebalance.delay.ms": "250"}

@@ -20,8 +20,12 @@ from tests.test_wire_groups import joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
 from tests.wire import WireClient
 
-pytestmark = pytest.mark.fake_kafka(brokers=3, topics={
-    "orders": 1, "replicated": {"partitions": 1, "replication_factor": 3}})
+pytestmark = [
+    pytest.mark.fake_only("natural failures (leader and coordinator moves, brokers down, "
+                          "truncation...) are the fake's operations"),
+    pytest.mark.fake_kafka(brokers=3, topics={
+        "orders": 1, "replicated": {"partitions": 1, "replication_factor": 3}}),
+]
 
 
 def address(kafka, broker_id: int) -> str:

@@ -1,4 +1,6 @@
-"""Bad requests get Kafka's answers, at the level Kafka puts them; nothing else is disturbed."""
+"""Bad requests get Kafka's answers, at the level Kafka puts them; nothing else is disturbed.
+They run on the fake and on Apache Kafka (``--kafka=both``); what needs a second broker or a
+fakebroker setting runs on the fake only."""
 
 from __future__ import annotations
 
@@ -12,16 +14,11 @@ import pytest
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
-from tests.test_wire_versions import batch, fetch_body, produce_body
+from tests.test_wire_versions import batch, fetch_body, leader_of, produce_body
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=2, topics={"orders": 2})
-
-
-def leader_of(kafka, topic: str, partition: int) -> str:
-    broker_id = kafka.call(lambda: kafka.cluster.state.partition(topic, partition).leader)
-    broker = next(b for b in kafka.brokers if b.id == broker_id)
-    return f"{broker.host}:{broker.port}"
+TWO_BROKERS = "needs a second broker (the real one has one node)"
 
 
 def follower_of(kafka, topic: str, partition: int) -> str:
@@ -41,19 +38,20 @@ def fetch_partition(client: WireClient, body: dict, version: int = 12):
 # -- Produce ----------------------------------------------------------------------------------
 
 
-def test_produce_to_a_follower_is_not_leader_or_follower_naming_the_leader(fake_kafka):
-    with WireClient(follower_of(fake_kafka, "orders", 0)) as client:
+@pytest.mark.fake_only(TWO_BROKERS)
+def test_produce_to_a_follower_is_not_leader_or_follower_naming_the_leader(kafka):
+    with WireClient(follower_of(kafka, "orders", 0)) as client:
         response = client.request("Produce", 10, produce_body("orders", 0, batch([b"x"])))
     partition = response.responses[0].partition_responses[0]
     assert partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
-    leader_id = fake_kafka.call(lambda: fake_kafka.cluster.state.partition("orders", 0).leader)
+    leader_id = kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader)
     assert partition.current_leader.leader_id == leader_id
     assert [e.node_id for e in response.node_endpoints] == [leader_id]
-    assert fake_kafka.offsets("orders", 0) == (0, 0)
+    assert kafka.offsets("orders", 0) == (0, 0)
 
 
-def test_produce_to_unknown_topic_partition_or_id(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_produce_to_unknown_topic_partition_or_id(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         assert produce_error(client, produce_body("nope", 0, batch([b"x"]))) == \
             ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         assert produce_error(client, produce_body("orders", 7, batch([b"x"]))) == \
@@ -63,25 +61,25 @@ def test_produce_to_unknown_topic_partition_or_id(fake_kafka):
         assert produce_error(client, body, version=13) == ErrorCode.UNKNOWN_TOPIC_ID
 
 
-def test_produce_with_a_bad_crc_is_corrupt_message_and_appends_nothing(fake_kafka):
+def test_produce_with_a_bad_crc_is_corrupt_message_and_appends_nothing(kafka):
     records = bytearray(batch([b"x"]))
     records[-1] ^= 0xFF
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         assert produce_error(client, produce_body("orders", 0, bytes(records))) == \
             ErrorCode.CORRUPT_MESSAGE
         # The connection stays usable.
         assert produce_error(client, produce_body("orders", 0, batch([b"ok"]))) == 0
-    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"ok"]
+    assert [r.value for r in kafka.records("orders", 0)] == [b"ok"]
 
 
-def test_produce_with_invalid_acks_is_invalid_required_acks(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_produce_with_invalid_acks_is_invalid_required_acks(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         body = produce_body("orders", 0, batch([b"x"]), acks=2)
         assert produce_error(client, body) == ErrorCode.INVALID_REQUIRED_ACKS
 
 
-def test_produce_v3_and_later_needs_one_magic_2_batch(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_produce_v3_and_later_needs_one_magic_2_batch(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         legacy = batch([b"x"], magic=1)
         assert produce_error(client, produce_body("orders", 0, legacy)) == \
             ErrorCode.INVALID_RECORD
@@ -89,29 +87,29 @@ def test_produce_v3_and_later_needs_one_magic_2_batch(fake_kafka):
         assert produce_error(client, produce_body("orders", 0, two)) == ErrorCode.INVALID_RECORD
 
 
-def test_zstd_needs_produce_v7(fake_kafka):
+def test_zstd_needs_produce_v7(kafka):
     zstd = encode_batch([(None, b"x", [], 0)], compression=4)
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         assert produce_error(client, produce_body("orders", 0, zstd), version=6) == \
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
         assert produce_error(client, produce_body("orders", 0, zstd), version=7) == 0
 
 
-def test_a_batch_over_max_message_bytes_is_message_too_large(fake_kafka):
-    fake_kafka.create_topic("small", configs={"max.message.bytes": "200"})
-    with WireClient(leader_of(fake_kafka, "small", 0)) as client:
+def test_a_batch_over_max_message_bytes_is_message_too_large(kafka):
+    kafka.create_topic("small", configs={"max.message.bytes": "200"})
+    with WireClient(leader_of(kafka, "small", 0)) as client:
         assert produce_error(client, produce_body("small", 0, batch([b"x" * 300]))) == \
             ErrorCode.MESSAGE_TOO_LARGE
 
 
-def test_acks_0_gets_no_answer_and_a_failure_closes_the_connection(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_acks_0_gets_no_answer_and_a_failure_closes_the_connection(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         client.send("Produce", 9, produce_body("orders", 0, batch([b"quiet"]), acks=0))
         # The next answer on the connection is the Metadata one: Produce got none.
         assert client.request("Metadata", 9, {"topics": None}).topics
         client.send("Produce", 9, produce_body("nope", 0, batch([b"x"]), acks=0))
         assert client.is_closed_by_peer()
-    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"quiet"]
+    assert [r.value for r in kafka.records("orders", 0)] == [b"quiet"]
 
 
 # -- Idempotence ------------------------------------------------------------------------------
@@ -122,8 +120,8 @@ def idempotent(values: list[bytes], sequence: int, epoch: int = 0, pid: int = 10
                         producer_epoch=epoch, base_sequence=sequence)
 
 
-def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         init = client.request("InitProducerId", 4, {"transactional_id": None,
                                                     "transaction_timeout_ms": 1000,
                                                     "producer_id": -1, "producer_epoch": -1})
@@ -137,32 +135,27 @@ def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(
         assert retry.responses[0].partition_responses[0].base_offset == 0
         gap = produce_error(client, produce_body("orders", 0, idempotent([b"c"], 5, pid=pid)))
         assert gap == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-        # An idempotent producer bumps its epoch itself (KIP-360): a batch at epoch 1 starts
-        # again at sequence 0, and the old epoch is fenced.
-        bumped = produce_error(client, produce_body("orders", 0, idempotent([b"e"], 0, 1, pid)))
+        # Without a transactional id, InitProducerId always answers a new id at epoch 0, even
+        # naming the current id and epoch (KIP-360): the producer bumps its epoch itself,
+        # starting again at sequence 0.
+        again = client.request("InitProducerId", 4, {"transactional_id": None,
+                                                     "transaction_timeout_ms": 1000,
+                                                     "producer_id": pid, "producer_epoch": 0})
+        assert again.error_code == 0 and again.producer_epoch == 0
+        assert again.producer_id not in (-1, pid)
+        bumped = produce_error(client, produce_body(
+            "orders", 0, idempotent([b"c"], 0, epoch=1, pid=pid)))
         assert bumped == 0
         stale = produce_error(client, produce_body("orders", 0, idempotent([b"d"], 2, pid=pid)))
         assert stale == ErrorCode.INVALID_PRODUCER_EPOCH
-    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"a", b"b", b"e"]
-
-
-def test_init_producer_id_without_a_transactional_id_always_gives_a_new_id(fake_kafka):
-    """As Kafka's coordinator: the producer id and epoch a request names (v3+) are ignored."""
-    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
-        body = {"transactional_id": None, "transaction_timeout_ms": 1000,
-                "producer_id": -1, "producer_epoch": -1}
-        first = client.request("InitProducerId", 4, body)
-        again = client.request("InitProducerId", 4, dict(body, producer_id=first.producer_id,
-                                                         producer_epoch=0))
-    assert (again.error_code, again.producer_epoch) == (0, 0)
-    assert again.producer_id != first.producer_id
+    assert [r.value for r in kafka.records("orders", 0)] == [b"a", b"b", b"c"]
 
 
 # -- Fetch ------------------------------------------------------------------------------------
 
 
-def test_fetch_outside_the_log_is_offset_out_of_range(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_fetch_outside_the_log_is_offset_out_of_range(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         client.request("Produce", 9, produce_body("orders", 0, batch([b"a", b"b"])))
         assert fetch_partition(client, fetch_body("orders", 0, 2)).error_code == 0
         assert fetch_partition(client, fetch_body("orders", 0, 3)).error_code == \
@@ -170,34 +163,38 @@ def test_fetch_outside_the_log_is_offset_out_of_range(fake_kafka):
         client.request("DeleteRecords", 2, {"topics": [{"name": "orders", "partitions": [
             {"partition_index": 0, "offset": 1}]}], "timeout_ms": 1000})
         below = fetch_partition(client, fetch_body("orders", 0, 0))
-        # As Kafka answers a failed read: no offsets (the client asks ListOffsets).
+        # An error answer carries no offsets: the consumer asks ListOffsets where to reset.
         assert (below.error_code, below.high_watermark, below.log_start_offset) == (
             ErrorCode.OFFSET_OUT_OF_RANGE, -1, -1)
+    assert kafka.offsets("orders", 0) == (1, 2)
 
 
-def test_fetch_from_a_follower_is_not_leader_or_follower(fake_kafka):
-    with WireClient(follower_of(fake_kafka, "orders", 1)) as client:
+@pytest.mark.fake_only(TWO_BROKERS)
+def test_fetch_from_a_follower_is_not_leader_or_follower(kafka):
+    with WireClient(follower_of(kafka, "orders", 1)) as client:
         assert fetch_partition(client, fetch_body("orders", 1, 0)).error_code == \
             ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
-def test_fetch_by_unknown_topic_id_is_unknown_topic_id(fake_kafka):
+def test_fetch_by_unknown_topic_id_is_unknown_topic_id(kafka):
     import uuid
-    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         partition = fetch_partition(client, fetch_body(None, 0, 0, topic_id=uuid.uuid4()),
                                     version=13)
         assert partition.error_code == ErrorCode.UNKNOWN_TOPIC_ID
 
 
-def test_a_stale_leader_epoch_is_fenced(fake_kafka):
+def test_a_leader_epoch_newer_than_the_leaders_is_unknown(kafka):
     body = fetch_body("orders", 0, 0)
     body["topics"][0]["partitions"][0]["current_leader_epoch"] = 5
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
-        assert fetch_partition(client, body).error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
+        partition = fetch_partition(client, body)
+    assert partition.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+    assert (partition.current_leader.leader_id, partition.high_watermark) == (-1, -1)
 
 
-def test_a_long_poll_fetch_waits_and_wakes_on_append(fake_kafka):
-    address = leader_of(fake_kafka, "orders", 0)
+def test_a_long_poll_fetch_waits_and_wakes_on_append(kafka):
+    address = leader_of(kafka, "orders", 0)
     with WireClient(address) as waiting, WireClient(address) as producer:
         started = time.monotonic()
         late_append = threading.Timer(0.3, lambda: producer.request(
@@ -209,15 +206,15 @@ def test_a_long_poll_fetch_waits_and_wakes_on_append(fake_kafka):
     assert partition.records and 0.25 < elapsed < 5
 
 
-def test_an_empty_long_poll_answers_after_max_wait(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_an_empty_long_poll_answers_after_max_wait(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         started = time.monotonic()
         partition = fetch_partition(client, fetch_body("orders", 0, 0, max_wait_ms=300))
         assert partition.records == b"" and time.monotonic() - started >= 0.29
 
 
-def test_answers_keep_request_order_on_a_pipelined_connection(fake_kafka):
-    address = leader_of(fake_kafka, "orders", 0)
+def test_answers_keep_request_order_on_a_pipelined_connection(kafka):
+    address = leader_of(kafka, "orders", 0)
     with WireClient(address) as client:
         slow = client.send("Fetch", 12, fetch_body("orders", 0, 0, max_wait_ms=300))
         fast = client.send("Metadata", 9, {"topics": None})
@@ -238,27 +235,28 @@ def test_answers_keep_request_order_on_a_pipelined_connection(fake_kafka):
     ({"name": "conf", "num_partitions": 1, "replication_factor": 1,
       "configs": [{"name": "no.such.config", "value": "1"}]}, "INVALID_CONFIG"),
 ])
-def test_create_topics_refusals(fake_kafka, topic, error):
-    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+def test_create_topics_refusals(kafka, topic, error):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         response = client.request("CreateTopics", 7, {"topics": [topic], "timeout_ms": 1000})
     assert response.topics[0].error_code == ErrorCode[error]
     assert response.topics[0].error_message
 
 
-def test_create_partitions_must_grow(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+def test_create_partitions_must_grow(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         response = client.request("CreatePartitions", 3, {
-            "topics": [{"name": "orders", "count": 2, "assignments": None}], "timeout_ms": 1})
+            "topics": [{"name": "orders", "count": 2, "assignments": None}], "timeout_ms": 5000})
     assert response.results[0].error_code == ErrorCode.INVALID_PARTITIONS
 
 
-def test_delete_records_above_the_high_watermark_is_offset_out_of_range(fake_kafka):
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+def test_delete_records_above_the_high_watermark_is_offset_out_of_range(kafka):
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         response = client.request("DeleteRecords", 2, {"topics": [{"name": "orders", "partitions": [
             {"partition_index": 0, "offset": 5}]}], "timeout_ms": 1000})
     assert response.topics[0].partitions[0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
 
 
+@pytest.mark.fake_only("a fakebroker setting (auto_create_topics; Kafka's is a broker config)")
 def test_metadata_without_auto_creation_is_unknown_topic(fake_kafka_factory):
     kafka = fake_kafka_factory(auto_create_topics=False)
     with WireClient(kafka.bootstrap_servers) as client:
@@ -271,8 +269,8 @@ def test_metadata_without_auto_creation_is_unknown_topic(fake_kafka_factory):
 # -- Connections ------------------------------------------------------------------------------
 
 
-def test_api_versions_above_the_supported_range_is_answered_at_v0(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+def test_api_versions_above_the_supported_range_is_answered_at_v0(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         # A v99 ApiVersions request: header v2 with an empty body.
         header = struct.pack(">hhih", 18, 99, 7, 1) + b"x" + b"\x00"
         client.sock.sendall(struct.pack(">i", len(header)) + header)
@@ -282,8 +280,8 @@ def test_api_versions_above_the_supported_range_is_answered_at_v0(fake_kafka):
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 5)]
 
 
-def test_an_unknown_api_closes_only_that_connection(fake_kafka):
-    address = fake_kafka.bootstrap_servers.split(",")[0]
+def test_an_unknown_api_closes_only_that_connection(kafka):
+    address = kafka.bootstrap_servers.split(",")[0]
     with WireClient(address) as other, WireClient(address) as client:
         header = struct.pack(">hhih", 999, 0, 1, -1)
         client.sock.sendall(struct.pack(">i", len(header)) + header)
@@ -291,21 +289,36 @@ def test_an_unknown_api_closes_only_that_connection(fake_kafka):
         assert other.request("Metadata", 12, {"topics": None}).brokers
 
 
-@pytest.mark.parametrize("frame", [b"", b"\x00\x03", b"\x00\x03\x00\x0c\x00"],
-                         ids=["zero length", "api key only", "half a header"])
-def test_a_frame_shorter_than_a_header_closes_only_that_connection_with_one_warning(
-        fake_kafka, caplog, frame):
-    address = fake_kafka.bootstrap_servers.split(",")[0]
-    with caplog.at_level(logging.WARNING, logger="fakebroker"), \
-            WireClient(address) as other, WireClient(address) as client:
+SHORT_FRAMES = pytest.mark.parametrize(
+    "frame", [b"", b"\x00\x03", b"\x00\x03\x00\x0c\x00"],
+    ids=["zero length", "api key only", "half a header"])
+
+
+def a_short_frame_closes_only_its_connection(kafka, frame: bytes) -> None:
+    address = kafka.bootstrap_servers.split(",")[0]
+    with WireClient(address) as other, WireClient(address) as client:
         client.sock.sendall(struct.pack(">i", len(frame)) + frame)
         assert client.is_closed_by_peer()
         assert other.request("Metadata", 12, {"topics": None}).brokers
+
+
+@SHORT_FRAMES
+def test_a_frame_shorter_than_a_header_closes_only_that_connection(kafka, frame):
+    a_short_frame_closes_only_its_connection(kafka, frame)
+
+
+@SHORT_FRAMES
+@pytest.mark.fake_only("fakebroker's own log")
+def test_the_fake_logs_one_warning_without_a_traceback_for_a_short_frame(kafka, caplog, frame):
+    with caplog.at_level(logging.WARNING, logger="fakebroker"):
+        a_short_frame_closes_only_its_connection(kafka, frame)
     closing = [r for r in caplog.records if r.name == "fakebroker"]
     assert [(r.levelname, r.exc_info) for r in closing] == [("WARNING", None)]
     assert "malformed request" in closing[0].getMessage()
 
 
+@pytest.mark.fake_only("a fakebroker setting (max_request_bytes; Kafka's "
+                       "socket.request.max.bytes is a broker config)")
 def test_a_frame_over_the_size_limit_closes_the_connection(fake_kafka_factory):
     kafka = fake_kafka_factory(max_request_bytes=1024)
     with WireClient(kafka.bootstrap_servers) as client:
@@ -316,10 +329,10 @@ def test_a_frame_over_the_size_limit_closes_the_connection(fake_kafka_factory):
 # -- Timestamps -------------------------------------------------------------------------------
 
 
-def test_log_append_time_topics_stamp_batches_with_the_broker_clock(fake_kafka):
-    fake_kafka.create_topic("stamped", configs={"message.timestamp.type": "LogAppendTime"})
+def test_log_append_time_topics_stamp_batches_with_the_broker_clock(kafka):
+    kafka.create_topic("stamped", configs={"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
-    with WireClient(leader_of(fake_kafka, "stamped", 0)) as client:
+    with WireClient(leader_of(kafka, "stamped", 0)) as client:
         response = client.request("Produce", 9, produce_body("stamped", 0, batch([b"a", b"b"])))
         appended_at = response.responses[0].partition_responses[0].log_append_time_ms
         fetched = fetch_partition(client, fetch_body("stamped", 0, 0))
@@ -329,9 +342,9 @@ def test_log_append_time_topics_stamp_batches_with_the_broker_clock(fake_kafka):
     assert [(r.timestamp, r.timestamp_type) for r in records] == [(appended_at, 1)] * 2
 
 
-def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(fake_kafka):
+def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(kafka):
     values = [(None, f"v{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
-    with WireClient(leader_of(fake_kafka, "orders", 0)) as client:
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
         client.request("Produce", 9, produce_body("orders", 0, encode_batch(values)))
 
         def lookup(timestamp: int) -> tuple[int, int]:

@@ -1,14 +1,17 @@
 """The classic group protocol on the wire: Kafka's answers at each step, version differences,
-and every error a consumer's group code path must handle."""
+and every error a consumer's group code path must handle; KIP-848 groups under the group
+admin APIs. They run on the fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from tests.bodies import join_body, subscription
+from tests.test_wire_versions import topic_id
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
@@ -40,8 +43,8 @@ def joined_member(client: WireClient, version: int = 9) -> dict:
     return first
 
 
-def test_find_coordinator_is_deterministic_and_batched_from_v4(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers.split(",")[0]) as client:
+def test_find_coordinator_is_deterministic_and_batched_from_v4(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         single = client.request("FindCoordinator", 3, {"key": "g", "key_type": 0})
         again = client.request("FindCoordinator", 0, {"key": "g"})
         batched = client.request("FindCoordinator", 4, {"key_type": 0,
@@ -50,8 +53,9 @@ def test_find_coordinator_is_deterministic_and_batched_from_v4(fake_kafka):
     assert [c.key for c in batched.coordinators] == ["g", "h"]
 
 
-def test_group_requests_to_another_broker_get_not_coordinator(fake_kafka):
-    with WireClient(not_coordinator(fake_kafka)) as client:
+@pytest.mark.fake_only("needs a broker that is not the coordinator (the real one has one node)")
+def test_group_requests_to_another_broker_get_not_coordinator(kafka):
+    with WireClient(not_coordinator(kafka)) as client:
         assert client.request("JoinGroup", 9, join_body()).error_code == \
             ErrorCode.NOT_COORDINATOR
         assert client.request("Heartbeat", 4, {"group_id": "g", "generation_id": 1,
@@ -62,16 +66,16 @@ def test_group_requests_to_another_broker_get_not_coordinator(fake_kafka):
         assert fetched.groups[0].error_code == ErrorCode.NOT_COORDINATOR
 
 
-def test_member_id_required_only_from_join_group_v4(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_member_id_required_only_from_join_group_v4(kafka):
+    with WireClient(coordinator(kafka)) as client:
         old = client.request("JoinGroup", 3, join_body())
         assert old.error_code == 0 and old.member_id
         new = client.request("JoinGroup", 4, dict(join_body(), group_id="g4"))
         assert new.error_code == ErrorCode.MEMBER_ID_REQUIRED and new.member_id
 
 
-def test_a_lone_member_joins_syncs_heartbeats_commits_and_leaves(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_a_lone_member_joins_syncs_heartbeats_commits_and_leaves(kafka):
+    with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)
         assert member.leader == member.member_id and member.generation_id == 1
         assert member.protocol_name == "range"
@@ -83,17 +87,18 @@ def test_a_lone_member_joins_syncs_heartbeats_commits_and_leaves(fake_kafka):
             "topics": [{"name": "orders", "partitions": [
                 {"partition_index": 1, "committed_offset": 42, "committed_metadata": "m"}]}]})
         assert commit.topics[0].partitions[0].error_code == 0
-        assert fake_kafka.committed("g", "orders", 1) == 42
-        view = fake_kafka.group("g")
-        assert (view.state, view.generation_id, view.protocol_name) == ("Stable", 1, "range")
+        assert kafka.committed("g", "orders", 1) == 42
+        view = kafka.group("g")  # its generation is the JoinGroup answer's: Kafka's
+        assert (view.state, view.protocol_name) == ("Stable", "range")  # describe omits it
+        assert [m.member_id for m in view.members] == [member.member_id]
         left = client.request("LeaveGroup", 5, {"group_id": "g", "members": [
             {"member_id": member.member_id}]})
         assert left.error_code == 0 and left.members[0].error_code == 0
-    assert fake_kafka.group("g").state == "Empty"
+    assert kafka.group("g").state == "Empty"
 
 
-def test_offset_fetch_answers_committed_offsets_at_every_version(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_offset_fetch_answers_committed_offsets_at_every_version(kafka):
+    with WireClient(coordinator(kafka)) as client:
         client.request("OffsetCommit", 2, {"group_id": "g", "generation_id_or_member_epoch": -1,
                                            "member_id": "", "topics": [{"name": "orders",
                                            "partitions": [{"partition_index": 0,
@@ -113,8 +118,8 @@ def test_offset_fetch_answers_committed_offsets_at_every_version(fake_kafka):
                 (7, "meta"), (-1, "")], f"v{version}"
 
 
-def test_commit_errors_as_kafka_answers_them(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_commit_errors_as_kafka_answers_them(kafka):
+    with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)
 
         def commit(generation: int, member_id: str, metadata: str = "", topic: str = "orders"):
@@ -133,8 +138,8 @@ def test_commit_errors_as_kafka_answers_them(fake_kafka):
         assert commit(1, member.member_id) == 0
 
 
-def test_heartbeat_errors_tell_members_to_rejoin(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_heartbeat_errors_tell_members_to_rejoin(kafka):
+    with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)
 
         def heartbeat(generation: int, member_id: str) -> int:
@@ -143,12 +148,21 @@ def test_heartbeat_errors_tell_members_to_rejoin(fake_kafka):
 
         assert heartbeat(2, member.member_id) == ErrorCode.ILLEGAL_GENERATION
         assert heartbeat(1, "stranger") == ErrorCode.UNKNOWN_MEMBER_ID
-        fake_kafka.rebalance("g")
-        assert heartbeat(1, member.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
+        assert heartbeat(1, member.member_id) == 0
 
 
-def test_a_second_member_joins_when_the_first_rejoins(fake_kafka):
-    address = coordinator(fake_kafka)
+@pytest.mark.fake_only("a rebalance forced by the test (FakeKafka.rebalance)")
+def test_a_forced_rebalance_answers_heartbeats_rebalance_in_progress(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        member = joined_member(client)
+        kafka.rebalance("g")
+        assert client.request("Heartbeat", 4, {
+            "group_id": "g", "generation_id": 1, "member_id": member.member_id}).error_code == \
+            ErrorCode.REBALANCE_IN_PROGRESS
+
+
+def test_a_second_member_joins_when_the_first_rejoins(kafka):
+    address = coordinator(kafka)
     with WireClient(address) as first_client, WireClient(address) as second_client:
         first = joined_member(first_client, version=5)
         answers = {}
@@ -161,7 +175,7 @@ def test_a_second_member_joins_when_the_first_rejoins(fake_kafka):
 
         second = threading.Thread(target=second_member_joins)
         second.start()
-        while fake_kafka.group("g").state != "PreparingRebalance":
+        while kafka.group("g").state != "PreparingRebalance":
             pass
         assert first_client.request("Heartbeat", 3, {
             "group_id": "g", "generation_id": 1, "member_id": first.member_id}).error_code == \
@@ -173,16 +187,16 @@ def test_a_second_member_joins_when_the_first_rejoins(fake_kafka):
         assert len(rejoined.members) == 2 and answers["second"].members == []
 
 
-def test_inconsistent_protocols_are_refused(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_inconsistent_protocols_are_refused(kafka):
+    with WireClient(coordinator(kafka)) as client:
         joined_member(client)
         other = client.request("JoinGroup", 9, join_body(protocols=[
             {"name": "roundrobin", "metadata": subscription("orders")}]))
         assert other.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
-def test_a_static_member_with_a_stale_member_id_is_fenced(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_a_static_member_with_a_stale_member_id_is_fenced(kafka):
+    with WireClient(coordinator(kafka)) as client:
         first = client.request("JoinGroup", 9, join_body(instance="pod-1"))
         assert first.error_code == 0
         restarted = client.request("JoinGroup", 9, join_body(instance="pod-1"))
@@ -193,20 +207,23 @@ def test_a_static_member_with_a_stale_member_id_is_fenced(fake_kafka):
         assert stale.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
-def test_describe_list_and_delete_groups(fake_kafka):
-    with WireClient(coordinator(fake_kafka)) as client:
+def test_describe_list_and_delete_groups(kafka):
+    with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)
-        described = client.request("DescribeGroups", 5, {"groups": ["g", "ghost"]}).groups
-        assert (described[0].group_state, described[0].protocol_data) == ("Stable", "range")
-        assert described[0].members[0].member_id == member.member_id
-        assert described[0].members[0].client_id == "wire"
-        assert described[1].group_state == "Dead"
+        # Answers name their group: Kafka's coordinator answers per offsets partition, so
+        # not necessarily in the order asked.
+        described = {g.group_id: g for g in client.request(
+            "DescribeGroups", 5, {"groups": ["g", "ghost"]}).groups}
+        assert (described["g"].group_state, described["g"].protocol_data) == ("Stable", "range")
+        assert [(m.member_id, m.client_id) for m in described["g"].members] == [
+            (member.member_id, "wire")]
+        assert described["ghost"].group_state == "Dead"
         listed = client.request("ListGroups", 4, {"states_filter": ["Stable"]}).groups
         assert [g.group_id for g in listed] == ["g"]
         assert client.request("ListGroups", 4, {"states_filter": ["Empty"]}).groups == []
         deleted = client.request("DeleteGroups", 2, {"groups_names": ["g", "ghost"]}).results
-        assert [r.error_code for r in deleted] == [ErrorCode.NON_EMPTY_GROUP,
-                                                  ErrorCode.GROUP_ID_NOT_FOUND]
+        assert {r.group_id: r.error_code for r in deleted} == {
+            "g": ErrorCode.NON_EMPTY_GROUP, "ghost": ErrorCode.GROUP_ID_NOT_FOUND}
         refused = client.request("OffsetDelete", 0, {"group_id": "g", "topics": [
             {"name": "orders", "partitions": [{"partition_index": 0}]}]})
         assert refused.topics[0].partitions[0].error_code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
@@ -214,39 +231,58 @@ def test_describe_list_and_delete_groups(fake_kafka):
             {"member_id": member.member_id}]})
         deleted = client.request("DeleteGroups", 2, {"groups_names": ["g"]}).results
         assert deleted[0].error_code == 0
-    assert fake_kafka.group("g") is None
+    assert kafka.group("g") is None
 
 
-def test_kip848_groups_are_described_and_listed(fake_kafka):
-    with WireClient(coordinator(fake_kafka, "g848")) as client:
+def assigned(client: WireClient, group: str, joined, timeout: float = 30):
+    """Heartbeat as a KIP-848 member does until the coordinator assigns it partitions; returns
+    (member epoch, topic id -> partitions). Kafka's coordinator learns of a topic created a
+    moment ago, and resolves a regex, in the background: a later heartbeat brings them."""
+    epoch, deadline = joined.member_epoch, time.monotonic() + timeout
+    answer = joined
+    while not (answer.assignment and answer.assignment.topic_partitions):
+        assert time.monotonic() < deadline, f"no partitions assigned: {answer}"
+        time.sleep(0.05)
+        answer = client.request("ConsumerGroupHeartbeat", 0, {
+            "group_id": group, "member_id": joined.member_id, "member_epoch": epoch})
+        assert answer.error_code == 0, answer
+        epoch = answer.member_epoch
+    return epoch, {t.topic_id: sorted(t.partitions) for t in answer.assignment.topic_partitions}
+
+
+def test_kip848_groups_are_described_and_listed(kafka):
+    orders_id = topic_id(kafka, "orders")
+    with WireClient(coordinator(kafka, "g848")) as client:
         joined = client.request("ConsumerGroupHeartbeat", 0, {
             "group_id": "g848", "member_id": "", "member_epoch": 0, "rebalance_timeout_ms": 1000,
             "subscribed_topic_names": ["orders"], "topic_partitions": []})
-        assert joined.error_code == 0 and joined.member_epoch == 1
-        assert sorted(joined.assignment.topic_partitions[0].partitions) == [0, 1]
+        assert joined.error_code == 0 and joined.member_id and joined.member_epoch > 0
+        epoch, assignment = assigned(client, "g848", joined)
+        assert assignment == {orders_id: [0, 1]}
         fenced = client.request("ConsumerGroupHeartbeat", 0, {
-            "group_id": "g848", "member_id": joined.member_id, "member_epoch": 5})
+            "group_id": "g848", "member_id": joined.member_id, "member_epoch": epoch + 5})
         assert fenced.error_code == ErrorCode.FENCED_MEMBER_EPOCH
         described = client.request("ConsumerGroupDescribe", 0, {"group_ids": ["g848"]}).groups
         assert (described[0].group_state, described[0].assignor_name) == ("Stable", "uniform")
+        assert described[0].group_epoch == epoch
         listed = client.request("ListGroups", 5, {"types_filter": ["consumer"]}).groups
         assert [(g.group_id, g.group_type) for g in listed] == [("g848", "consumer")]
         stale = client.request("OffsetCommit", 9, {
-            "group_id": "g848", "generation_id_or_member_epoch": 0,
+            "group_id": "g848", "generation_id_or_member_epoch": epoch - 1,
             "member_id": joined.member_id, "topics": [{"name": "orders", "partitions": [
                 {"partition_index": 0, "committed_offset": 1}]}]})
         assert stale.topics[0].partitions[0].error_code == ErrorCode.STALE_MEMBER_EPOCH
 
 
-def test_kip848_groups_under_the_classic_admin_apis(fake_kafka):
-    with WireClient(coordinator(fake_kafka, "g848")) as client:
+def test_kip848_groups_under_the_classic_admin_apis(kafka):
+    with WireClient(coordinator(kafka, "g848")) as client:
         joined = client.request("ConsumerGroupHeartbeat", 1, {
             "group_id": "g848", "member_id": "m1", "member_epoch": 0, "rebalance_timeout_ms": 1000,
             "subscribed_topic_regex": "ord.*", "topic_partitions": []})
-        assert joined.error_code == 0 and joined.member_epoch == 1
+        assert joined.error_code == 0 and joined.member_epoch > 0
         committed = client.request("OffsetCommit", 9, {
-            "group_id": "g848", "generation_id_or_member_epoch": 1, "member_id": "m1",
-            "topics": [{"name": "orders", "partitions": [
+            "group_id": "g848", "generation_id_or_member_epoch": joined.member_epoch,
+            "member_id": "m1", "topics": [{"name": "orders", "partitions": [
                 {"partition_index": 0, "committed_offset": 0}]}]})
         assert committed.topics[0].partitions[0].error_code == 0
         v5, v6 = (client.request("DescribeGroups", v, {"groups": ["g848"]}).groups[0]
@@ -254,18 +290,20 @@ def test_kip848_groups_under_the_classic_admin_apis(fake_kafka):
         assert (v5.error_code, v5.group_state, v5.members) == (0, "Dead", [])
         assert (v6.error_code, v6.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
                                                      "Group g848 is not a classic group.")
+        assigned(client, "g848", joined)  # the regex is resolved: the group uses orders
         in_use = client.request("OffsetDelete", 0, {"group_id": "g848", "topics": [
             {"name": "orders", "partitions": [{"partition_index": 0}]}]})
         assert in_use.topics[0].partitions[0].error_code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
         busy = client.request("DeleteGroups", 2, {"groups_names": ["g848"]}).results[0]
         assert busy.error_code == ErrorCode.NON_EMPTY_GROUP
-        assert fake_kafka.committed("g848", "orders", 0) == 0
+        assert kafka.committed("g848", "orders", 0) == 0
         left = client.request("ConsumerGroupHeartbeat", 1, {
             "group_id": "g848", "member_id": "m1", "member_epoch": -1})
         assert (left.error_code, left.member_epoch) == (0, -1)
         deleted = client.request("DeleteGroups", 2, {"groups_names": ["g848"]}).results[0]
         assert deleted.error_code == 0
-    assert fake_kafka.group("g848") is None and fake_kafka.committed("g848", "orders", 0) is None
+    assert kafka.group("g848") is None and kafka.committed("g848", "orders", 0) is None
+
 
 
 def test_a_commit_from_outside_a_kip848_group_is_accepted_only_while_it_has_no_member(

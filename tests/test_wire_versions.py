@@ -1,7 +1,8 @@
 """Every served API answers at every version it advertises, with the right fields.
 
 These tests speak the wire protocol directly (tests/wire.py) so they can pick exact versions;
-the real-client tests cover what clients actually negotiate.
+the real-client tests cover what clients actually negotiate. They run on the fake and on
+Apache Kafka (``--kafka=both``): each broker is asked at the versions it advertises.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from fakebroker.api import HANDLERS, served_versions
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.records import decode_records
-from fakebroker.protocol.specs import api_spec
+from fakebroker.protocol.specs import api_keys_by_name, api_spec
 from tests.bodies import (
     DELETE_RECORDS_TO_END,
     DESCRIBE_CLUSTER,
@@ -22,36 +23,82 @@ from tests.bodies import (
     fetch_body,
     produce_body,
 )
+from tests.real_cluster import wait_for as eventually
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
 
 
-def versions_of(name: str) -> list[int]:
-    key = next(k for k in HANDLERS if api_spec(k).name == name)
-    served = served_versions(key)
-    assert served is not None
-    return list(served)
+def advertised(kafka) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max) version, as the broker's ApiVersions answer advertises them."""
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("ApiVersions", 3, {"client_software_name": "wire",
+                                                     "client_software_version": "1.0"})
+    assert response.error_code == 0
+    return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
 
-def test_api_versions_lists_every_served_api_at_its_newest_stable_version(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        for version in versions_of("ApiVersions"):
+def versions_of(kafka, name: str) -> list[int]:
+    """Every version of API ``name`` the broker advertises (each one our codecs must know)."""
+    key = api_keys_by_name()[name]
+    low, high = advertised(kafka)[key]
+    versions = list(range(low, high + 1))
+    assert set(versions) <= api_spec(key).versions, f"{name}: unknown versions advertised"
+    return versions
+
+
+def metadata(kafka, *topics: str, version: int = 12):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        return client.request("Metadata", version, {
+            "topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False})
+
+
+def topic_id(kafka, topic: str):
+    """A topic's id, as Metadata v10+ names it."""
+    (found,) = metadata(kafka, topic).topics
+    assert found.error_code == 0 and found.topic_id != ZERO_UUID
+    return found.topic_id
+
+
+def leader_of(kafka, topic: str, partition: int) -> str:
+    """host:port of a partition's leader, as Metadata names it."""
+    answer = metadata(kafka, topic)
+    leader = next(p.leader_id for p in answer.topics[0].partitions
+                  if p.partition_index == partition)
+    broker = next(b for b in answer.brokers if b.node_id == leader)
+    return f"{broker.host}:{broker.port}"
+
+
+def test_api_versions_at_every_version_advertises_each_served_api_up_to_its_newest_stable(
+        kafka):
+    newest_stable = {key: api_spec(key).max_stable_version for key in HANDLERS}
+    with WireClient(kafka.bootstrap_servers) as client:
+        for version in versions_of(kafka, "ApiVersions"):
             body = {"client_software_name": "wire", "client_software_version": "1.0"}
             response = client.request("ApiVersions", version, body)
             assert response.error_code == 0
             advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-            assert advertised[0] == (0, 13)  # Produce: v0-2 still served, as 3.9 did
-            assert advertised[1] == (0, 18)
-            assert advertised[22] == (0, 5)  # InitProducerId v6 is unstable: held back
-            assert set(advertised) == set(HANDLERS)
+            assert {key: advertised[key][1] for key in HANDLERS} == newest_stable
+            assert advertised[0] == (0, 13)  # Produce: v0-2 still served (Kafka 4 kept them)
+            assert advertised[1][1] == 18 and advertised[22][1] == 5  # InitProducerId v6: unstable
 
 
-def test_metadata_at_every_version_lists_brokers_and_topic_partitions(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        for version in versions_of("Metadata"):
+@pytest.mark.fake_only("which APIs and oldest versions fakebroker serves: those of Kafka 3.9 "
+                       "(Kafka 4 dropped some old versions, KIP-896, and serves more APIs)")
+def test_the_fake_advertises_exactly_the_apis_it_serves_from_kafka_3_9s_oldest_versions(kafka):
+    advertised_ = advertised(kafka)
+    assert set(advertised_) == set(HANDLERS)
+    for key in HANDLERS:
+        assert advertised_[key][0] == min(served_versions(key)), api_spec(key).name
+    assert advertised_[1] == (0, 18)
+
+
+def test_metadata_at_every_version_lists_brokers_and_topic_partitions(kafka):
+    broker_ids = [b.id for b in kafka.brokers]
+    with WireClient(kafka.bootstrap_servers) as client:
+        for version in versions_of(kafka, "Metadata"):
             response = client.request("Metadata", version, {"topics": [{"name": "orders"}]})
-            assert [b.node_id for b in response.brokers] == [1]
+            assert [b.node_id for b in response.brokers] == broker_ids == [1]
             (topic,) = response.topics
             assert topic.error_code == 0
             assert [p.partition_index for p in topic.partitions] == [0, 1]
@@ -60,34 +107,51 @@ def test_metadata_at_every_version_lists_brokers_and_topic_partitions(fake_kafka
                 assert topic.topic_id != ZERO_UUID
 
 
-def test_produce_and_fetch_at_every_version_round_trip_records(fake_kafka):
-    topic_id = fake_kafka.call(lambda: fake_kafka.cluster.state.topics["orders"].id)
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        expected_offset = 0
-        for version in versions_of("Produce"):
-            magic = 2 if version >= 3 else 1
-            records = batch([f"p{version}".encode()], magic=magic)
+def produce_and_fetch_every_version(kafka, produce_versions: list[int]) -> list[int]:
+    """Produce one record at each of ``produce_versions`` (magic 1 below v3), then fetch
+    them all at every advertised Fetch version; returns the magic byte of the first entry
+    each Fetch version got."""
+    orders_id = topic_id(kafka, "orders")
+    first_magic = []
+    with WireClient(kafka.bootstrap_servers) as client:
+        for offset, version in enumerate(produce_versions):
+            records = batch([f"p{version}".encode()], magic=2 if version >= 3 else 1)
             response = client.request("Produce", version,
-                                      produce_body("orders", 0, records, topic_id))
+                                      produce_body("orders", 0, records, orders_id))
             (partition,) = response.responses[0].partition_responses
-            assert (partition.error_code, partition.base_offset) == (0, expected_offset)
-            expected_offset += 1
-        for version in versions_of("Fetch"):
-            response = client.request("Fetch", version, fetch_body("orders", 0, 0, topic_id))
+            assert (partition.error_code, partition.base_offset) == (0, offset), f"v{version}"
+        for version in versions_of(kafka, "Fetch"):
+            response = client.request("Fetch", version, fetch_body("orders", 0, 0, orders_id))
             (partition,) = response.responses[0].partitions
             assert partition.error_code == 0
-            assert partition.high_watermark == expected_offset
+            assert partition.high_watermark == len(produce_versions)
             values = [r.value for r in decode_records(partition.records)]
-            assert values == [f"p{v}".encode() for v in versions_of("Produce")]
-            # v0-1 get magic 0, v2+ get the stored bytes (the first entry is magic 1 here).
-            assert partition.records[16] == (0 if version <= 1 else 1)
+            assert values == [f"p{v}".encode() for v in produce_versions], f"Fetch v{version}"
+            first_magic.append(partition.records[16])
+    return first_magic
 
 
-def test_list_offsets_at_every_version_answers_earliest_and_latest(fake_kafka):
-    fake_kafka.call(lambda: None)
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+def test_produce_from_v3_and_fetch_at_every_version_round_trip_records(kafka):
+    produce_versions = [v for v in versions_of(kafka, "Produce") if v >= 3]
+    first_magic = produce_and_fetch_every_version(kafka, produce_versions)
+    # Fetch v0-1 read magic 0, v2-3 magic 1 (down-converted), v4+ the stored magic 2 batches.
+    assert first_magic == [0 if v <= 1 else 1 if v <= 3 else 2
+                           for v in versions_of(kafka, "Fetch")]
+
+
+@pytest.mark.fake_only("Produce v0-2: Kafka 4 advertises them (for librdkafka, KAFKA-18659) "
+                       "but refuses them and closes the connection; the fake serves them as "
+                       "Kafka 3.9 did")
+def test_the_fake_serves_produce_v0_to_v2_with_magic_1_entries(kafka):
+    first_magic = produce_and_fetch_every_version(kafka, versions_of(kafka, "Produce"))
+    # v0-1 get magic 0, v2+ the stored bytes (the first entry is magic 1 here).
+    assert first_magic == [0 if v <= 1 else 1 for v in versions_of(kafka, "Fetch")]
+
+
+def test_list_offsets_at_every_version_answers_earliest_and_latest(kafka):
+    with WireClient(kafka.bootstrap_servers) as client:
         client.request("Produce", 9, produce_body("orders", 1, batch([b"a", b"b", b"c"])))
-        for version in versions_of("ListOffsets"):
+        for version in versions_of(kafka, "ListOffsets"):
             answers = []
             for timestamp in (-2, -1):
                 response = client.request("ListOffsets", version, {
@@ -101,42 +165,59 @@ def test_list_offsets_at_every_version_answers_earliest_and_latest(fake_kafka):
             assert answers == [0, 3]
 
 
+def describes_the_cluster_metadata_names(response, kafka) -> bool:
+    answer = metadata(kafka)
+    return (response.cluster_id == answer.cluster_id is not None
+            and [b.broker_id for b in response.brokers] == [b.id for b in kafka.brokers])
+
+
 @pytest.mark.parametrize("api,body,check", [
     ("OffsetForLeaderEpoch", OFFSET_FOR_LEADER_EPOCH,
-     lambda r: r.topics[0].partitions[0].end_offset == 0),
+     lambda r, _: r.topics[0].partitions[0].end_offset == 0),
     ("InitProducerId", INIT_PRODUCER_ID,
-     lambda r: r.error_code == 0 and r.producer_id >= 0 and r.producer_epoch == 0),
+     lambda r, _: r.error_code == 0 and r.producer_id >= 0 and r.producer_epoch == 0),
     ("DescribeConfigs", DESCRIBE_TOPIC_CONFIGS,
-     lambda r: {c.name: c.value for c in r.results[0].configs}["retention.ms"] == "604800000"),
-    ("DescribeCluster", DESCRIBE_CLUSTER,
-     lambda r: r.cluster_id == "fakebroker-cluster" and [b.broker_id for b in r.brokers] == [1]),
+     lambda r, _: {c.name: c.value for c in r.results[0].configs}["retention.ms"] == "604800000"),
+    ("DescribeCluster", DESCRIBE_CLUSTER, describes_the_cluster_metadata_names),
     ("DeleteRecords", DELETE_RECORDS_TO_END,
-     lambda r: r.topics[0].partitions[0].error_code == 0),
+     lambda r, _: r.topics[0].partitions[0].error_code == 0),
 ])
-def test_admin_and_producer_apis_answer_at_every_version(fake_kafka, api, body, check):
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        for version in versions_of(api):
-            assert check(client.request(api, version, body)), f"{api} v{version}"
+def test_admin_and_producer_apis_answer_at_every_version(kafka, api, body, check):
+    with WireClient(kafka.bootstrap_servers) as client:
+        for version in versions_of(kafka, api):
+            assert check(client.request(api, version, body), kafka), f"{api} v{version}"
 
 
-def test_create_partitions_and_delete_topics_at_every_version(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        for version in versions_of("CreateTopics"):
-            name = f"created-{version}"
-            response = client.request("CreateTopics", version, {
-                "topics": [{"name": name, "num_partitions": 2, "replication_factor": 1}],
-                "timeout_ms": 1000})
-            assert response.topics[0].error_code == 0
-        for version in versions_of("CreatePartitions"):
+def create_topics(client: WireClient, *names: str, version: int = 7) -> None:
+    response = client.request("CreateTopics", version, {"topics": [
+        {"name": name, "num_partitions": 2, "replication_factor": 1} for name in names],
+        "timeout_ms": 5000})
+    assert [t.error_code for t in response.topics] == [0] * len(names), f"v{version}"
+
+
+def test_create_topics_create_partitions_and_delete_topics_at_every_version(kafka):
+    create_versions = versions_of(kafka, "CreateTopics")
+    grow_versions = versions_of(kafka, "CreatePartitions")
+    delete_versions = versions_of(kafka, "DeleteTopics")
+    with WireClient(kafka.bootstrap_servers) as client:
+        for version in create_versions:
+            create_topics(client, f"created-{version}", version=version)
+        create_topics(client, *(f"grown-{v}" for v in grow_versions),
+                      *(f"deleted-{v}" for v in delete_versions))
+        for version in grow_versions:
             response = client.request("CreatePartitions", version, {
-                "topics": [{"name": f"created-{version + 2}", "count": 3, "assignments": None}],
-                "timeout_ms": 1000})
-            assert response.results[0].error_code == 0
-        for version in versions_of("DeleteTopics"):
-            name = f"created-{version + 1}"
-            topic_id = fake_kafka.call(lambda n=name: fake_kafka.cluster.state.topics[n].id)
+                "topics": [{"name": f"grown-{version}", "count": 3, "assignments": None}],
+                "timeout_ms": 5000})
+            assert response.results[0].error_code == 0, f"v{version}"
+        for version in delete_versions:
+            name = f"deleted-{version}"
+            by_id = version >= 6  # from v6 a topic is named by its id
             response = client.request("DeleteTopics", version, {
-                "topic_names": [name], "topics": [{"name": None, "topic_id": topic_id}],
-                "timeout_ms": 1000})
-            assert response.responses[0].error_code == 0
-    assert "created-3" not in fake_kafka.topics()
+                "topic_names": [name], "timeout_ms": 5000,
+                "topics": [{"name": None if by_id else name,
+                            "topic_id": topic_id(kafka, name) if by_id else ZERO_UUID}]})
+            assert response.responses[0].error_code == 0, f"v{version}"
+    expected = {**{f"created-{v}": 2 for v in create_versions},
+                **{f"grown-{v}": 3 for v in grow_versions}, "orders": 2}
+    # Kafka's brokers learn of a deletion from the metadata log: soon, not at once.
+    eventually(lambda: kafka.topics() == expected, f"the topics to be {expected}")

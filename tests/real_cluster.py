@@ -1,0 +1,307 @@
+"""FakeKafka's inspection API over a real Kafka broker, so one test body reads the same on
+either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``records``,
+``offsets``, ``group`` and ``committed``, answered by Kafka's own APIs.
+
+* topics, partitions, committed offsets, topic creation: confluent-kafka's ``AdminClient``
+  (librdkafka), the way an application reads them;
+* ``offsets`` and ``records``: ListOffsets and Fetch (read_uncommitted, from the log start to
+  the high watermark) at the partition's leader, on the wire (tests/wire.py), the batches
+  decoded as the fake's ``records`` decodes its log: the same ``Record``s, with the batch's
+  producer id, epoch and sequence (which no client library hands out), control records left
+  out as there;
+* ``group``: ConsumerGroupDescribe, then DescribeGroups, on the wire (tests/wire.py), because
+  librdkafka's admin leaves out what tests read (a KIP-848 group's epoch, a member's regex).
+  Kafka's describe APIs do not report a classic group's generation or leader: those are
+  ``None`` here (a test reads them from the JoinGroup answer instead).
+
+The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
+cluster before each test: every group's members are removed and the group deleted, every
+topic deleted (waiting until the broker no longer lists it), then the marker's topics
+created (each served by its leader before the test starts). Tests keep their names unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from fakebroker.protocol.errors import ClusterError, ErrorCode
+from fakebroker.protocol.records import Record, decode_records
+from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
+from fakebroker.state.views import GroupView, MemberView, assigned_partitions
+from tests.wire import WireClient
+
+T = TypeVar("T")
+
+# Kafka's internal topics (org.apache.kafka.common.internals.Topic): never listed by topics(),
+# never deleted by reset().
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+TIMEOUT = 30.0
+
+
+def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
+    """Poll ``condition`` until it returns something true; ``TimeoutError`` naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"real Kafka: timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+class RealCluster:
+    """A real Kafka broker seen through FakeKafka's inspection API (see the module doc)."""
+
+    def __init__(self, bootstrap_servers: str):
+        from confluent_kafka.admin import AdminClient
+
+        self.bootstrap_servers = bootstrap_servers
+        # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
+        # and (as a producer-type handle) by default with auto-creation allowed, which would
+        # bring a topic back as soon as reset() deleted it. Lookups list every topic.
+        self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 3,
+                                   "allow.auto.create.topics": False})
+
+    def __repr__(self) -> str:
+        return f"<RealCluster {self.bootstrap_servers}>"
+
+    def warm_up(self) -> RealCluster:
+        """Wait until a fresh broker has what a fake cluster has from its start: a group
+        coordinator (Kafka creates ``__consumer_offsets`` on the first FindCoordinator and
+        answers COORDINATOR_NOT_AVAILABLE meanwhile) and producer ids (the first
+        InitProducerId waits for a block from the controller: COORDINATOR_LOAD_IN_PROGRESS)."""
+        def answered(api: str, version: int, body: dict) -> bool:
+            with WireClient(self.bootstrap_servers, client_id="warm-up") as client:
+                return client.request(api, version, body).error_code == 0
+
+        wait_for(lambda: answered("FindCoordinator", 3, {"key": "warm-up", "key_type": 0}),
+                 "a group coordinator")
+        wait_for(lambda: answered("InitProducerId", 4, {
+            "transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1}), "producer ids")
+        return self
+
+    def close(self) -> None:
+        """Let go of the admin client (before the broker stops: it would log refusals)."""
+        self._admin = None
+
+    # -- the cluster ----------------------------------------------------------------------
+
+    @property
+    def brokers(self) -> list[BrokerAddress]:
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        return [BrokerAddress(b.id, b.host, b.port)
+                for b in sorted(metadata.brokers.values(), key=lambda b: b.id)]
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     configs: Mapping[str, str] | None = None) -> None:
+        """Create a topic and wait until every partition's leader serves it, as a fake topic is
+        from its creation (``ClusterError`` with Kafka's error name if it cannot be created).
+        Kafka answers CreateTopics before its broker leads the new partitions: a Produce at
+        once may meet NOT_LEADER_OR_FOLLOWER, which clients retry."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import NewTopic
+
+        topic = NewTopic(name, partitions, replication_factor, config=dict(configs or {}))
+        future = self._admin.create_topics([topic], operation_timeout=TIMEOUT)[name]
+        try:
+            future.result(timeout=TIMEOUT)
+        except KafkaException as exc:
+            error = exc.args[0]
+            raise ClusterError(error.name(), error.str()) from None
+        wait_for(lambda: self._served(name, partitions), f"topic {name!r} to be served")
+
+    def topics(self) -> dict[str, int]:
+        """Topic name -> partition count (Kafka's internal topics left out)."""
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        return {name: len(t.partitions) for name, t in metadata.topics.items()
+                if name not in INTERNAL_TOPICS and t.error is None}
+
+    def records(self, topic: str, partition: int = 0) -> list[Record]:
+        """The data records of a partition from its log start to its high watermark, as the
+        leader serves them to a read_uncommitted consumer (Fetch), decoded as the fake's."""
+        start, _ = self.offsets(topic, partition)
+        records: list[Record] = []
+        offset = start
+        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+            while True:
+                answer = client.request("Fetch", 12, {
+                    "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 26,
+                    "isolation_level": 0, "topics": [{"topic": topic, "partitions": [
+                        {"partition": partition, "fetch_offset": offset,
+                         "partition_max_bytes": 1 << 26}]}]})
+                (served,) = answer.responses[0].partitions
+                if served.error_code != 0:
+                    raise ClusterError(ErrorCode(served.error_code).name, f"{topic}-{partition}")
+                if offset >= served.high_watermark:
+                    return records
+                batch = [r for r in decode_records(served.records) if r.offset >= offset]
+                if not batch:
+                    raise ClusterError("UNKNOWN_SERVER_ERROR",
+                                       f"{topic}-{partition}: nothing served at {offset}")
+                records += [r for r in batch if not r.is_control]
+                offset = batch[-1].offset + 1
+
+    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
+        """(log start offset, high watermark) of a partition (ListOffsets at its leader)."""
+        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+            answers = []
+            for timestamp in (-2, -1):  # earliest, latest
+                answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
+                    {"name": topic, "partitions": [
+                        {"partition_index": partition, "timestamp": timestamp}]}]})
+                (found,) = answer.topics[0].partitions
+                if found.error_code != 0:
+                    raise ClusterError(ErrorCode(found.error_code).name, f"{topic}-{partition}")
+                answers.append(found.offset)
+        return answers[0], answers[1]
+
+    def committed(self, group_id: str, topic: str, partition: int) -> int | None:
+        """The offset a group committed for a partition, or None (OffsetFetch, as an admin)."""
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(topic, partition)])
+        future = self._admin.list_consumer_group_offsets([request])[group_id]
+        (found,) = future.result(timeout=TIMEOUT).topic_partitions
+        if found.error is not None:
+            raise ClusterError(found.error.name(), found.error.str())
+        return found.offset if found.offset >= 0 else None
+
+    def group(self, group_id: str) -> GroupView | None:
+        """A snapshot of a group: a KIP-848 group from ConsumerGroupDescribe (generation is
+        the group epoch, protocol the server assignor), else a classic group from
+        DescribeGroups (generation and leader None: Kafka does not report them); None if
+        there is no such group."""
+        with WireClient(self._coordinator(group_id), client_id="inspect") as client:
+            (described,) = client.request("ConsumerGroupDescribe", 0,
+                                          {"group_ids": [group_id]}).groups
+            if described.error_code == 0:
+                return GroupView(
+                    group_id, described.group_state, described.group_epoch, "consumer",
+                    described.assignor_name, None, tuple(
+                        MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                                   {t.topic_name: sorted(t.partitions)
+                                    for t in m.assignment.topic_partitions},
+                                   m.subscribed_topic_regex)
+                        for m in described.members))
+            if described.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
+                raise ClusterError(ErrorCode(described.error_code).name,
+                                   described.error_message or "")
+            (classic,) = client.request("DescribeGroups", 5, {"groups": [group_id]}).groups
+        if classic.error_code != 0:
+            raise ClusterError(ErrorCode(classic.error_code).name, "DescribeGroups")
+        if classic.group_state == "Dead":
+            return None
+        consumer = classic.protocol_type == "consumer"
+        return GroupView(
+            group_id, classic.group_state, None, classic.protocol_type,
+            classic.protocol_data or None, None, tuple(
+                MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                           assigned_partitions(m.member_assignment) if consumer else {})
+                for m in classic.members))
+
+    # -- a fresh cluster for each test ------------------------------------------------------
+
+    def reset(self, topics: Mapping[str, TopicSpec] | None = None) -> None:
+        """Make the shared broker look like a new cluster: no groups, no topics but
+        ``topics`` (the ``fake_kafka`` marker's), each new."""
+        self._remove_groups()
+        self._delete_topics()
+        for name, spec in (topics or {}).items():
+            args = topic_args(spec)
+            self.create_topic(name, args.pop("partitions", 1),
+                              args.pop("replication_factor", 1), args.pop("configs", None))
+            if args:
+                raise TypeError(f"topic {name!r}: the real broker takes no {sorted(args)}")
+
+    def _remove_groups(self) -> None:
+        """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
+        and delete the groups; fails naming any group Kafka would not delete."""
+        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+            listed = client.request("ListGroups", 5, {"states_filter": [],
+                                                       "types_filter": []}).groups
+        for group in listed:
+            with WireClient(self._coordinator(group.group_id), client_id="reset") as client:
+                if group.group_type == "consumer":
+                    self._leave_consumer_group(client, group.group_id)
+                elif group.group_type == "classic":
+                    self._leave_classic_group(client, group.group_id)
+                if group.group_type in ("consumer", "classic"):
+                    self._delete_group(client, group.group_id)
+
+    @staticmethod
+    def _leave_consumer_group(client: WireClient, group_id: str) -> None:
+        (described,) = client.request("ConsumerGroupDescribe", 0,
+                                      {"group_ids": [group_id]}).groups
+        for member in described.members:
+            left = client.request("ConsumerGroupHeartbeat", 1, {
+                "group_id": group_id, "member_id": member.member_id, "member_epoch": -1,
+                "instance_id": member.instance_id})
+            if left.error_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):
+                raise ClusterError(ErrorCode(left.error_code).name,
+                                   f"member {member.member_id} of {group_id} did not leave")
+
+    @staticmethod
+    def _leave_classic_group(client: WireClient, group_id: str) -> None:
+        (described,) = client.request("DescribeGroups", 5, {"groups": [group_id]}).groups
+        if not described.members:
+            return
+        left = client.request("LeaveGroup", 5, {"group_id": group_id, "members": [
+            {"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+             "reason": "test reset"} for m in described.members]})
+        if left.error_code != 0:
+            raise ClusterError(ErrorCode(left.error_code).name, f"{group_id}: LeaveGroup")
+
+    @staticmethod
+    def _delete_group(client: WireClient, group_id: str) -> None:
+        (result,) = client.request("DeleteGroups", 2, {"groups_names": [group_id]}).results
+        if result.error_code not in (0, ErrorCode.GROUP_ID_NOT_FOUND):
+            raise ClusterError(ErrorCode(result.error_code).name,
+                               f"group {group_id!r} could not be deleted")
+
+    def _delete_topics(self) -> None:
+        names = list(self.topics())
+        if not names:
+            return
+        futures = self._admin.delete_topics(names, operation_timeout=TIMEOUT)
+        for future in futures.values():
+            future.result(timeout=TIMEOUT)
+        wait_for(lambda: not set(names) & set(self.topics()), f"topics {names} to be deleted")
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _served(self, topic: str, partitions: int) -> bool:
+        """Metadata names a leader for each partition and the leader answers ListOffsets."""
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None or len(found.partitions) != partitions \
+                or any(p.leader < 0 for p in found.partitions.values()):
+            return False
+        for p in found.partitions.values():
+            leader = metadata.brokers[p.leader]
+            with WireClient(f"{leader.host}:{leader.port}", client_id="inspect") as client:
+                answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
+                    {"name": topic, "partitions": [{"partition_index": p.id, "timestamp": -1}]}]})
+            if answer.topics[0].partitions[0].error_code != 0:
+                return False
+        return True
+
+    def _leader(self, topic: str, partition: int) -> str:
+        """host:port of a partition's leader; ``ClusterError`` if there is no such partition."""
+        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None or partition not in found.partitions:
+            raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION",
+                               f"{topic}-{partition} does not exist")
+        leader = metadata.brokers[found.partitions[partition].leader]
+        return f"{leader.host}:{leader.port}"
+
+    def _coordinator(self, group_id: str) -> str:
+        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+            found = client.request("FindCoordinator", 3, {"key": group_id, "key_type": 0})
+        if found.error_code != 0:
+            raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
+        return f"{found.host}:{found.port}"

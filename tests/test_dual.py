@@ -1,0 +1,91 @@
+"""The ``--kafka`` option and the ``fake_only`` marker (tests/dual.py): which broker each test
+body runs on, and that a fake-only test says why."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+CONFTEST = """
+from tests.dual import (
+    kafka, pytest_addoption, pytest_collection_modifyitems, pytest_generate_tests,
+    real_cluster,
+)
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fake_only(reason): fake only")
+    config.addinivalue_line("markers", "real_kafka: real broker")
+"""
+
+TESTS = """
+import pytest
+
+def test_on_any_broker(kafka):
+    pass
+
+@pytest.mark.fake_only("faults")
+def test_with_faults(kafka):
+    pass
+
+def test_without_a_broker():
+    pass
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_suite=TESTS)
+    return pytester
+
+
+def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    result = pytester.runpytest("--collect-only", "-q", *args)
+    return [line.split("::")[1] for line in result.outlines if "::" in line]
+
+
+@pytest.mark.parametrize("option,expected", [
+    ((), ["test_on_any_broker[fake]", "test_with_faults[fake]", "test_without_a_broker"]),
+    (("--kafka=real",), ["test_on_any_broker[real]", "test_with_faults[fake]",
+                         "test_without_a_broker"]),
+    (("--kafka=both",), ["test_on_any_broker[fake]", "test_on_any_broker[real]",
+                         "test_with_faults[fake]", "test_without_a_broker"]),
+])
+def test_the_option_chooses_the_brokers_and_fake_only_tests_stay_on_the_fake(suite, option,
+                                                                             expected):
+    assert collected(suite, *option) == expected
+
+
+def test_under_kafka_real_a_fake_only_test_is_skipped_with_its_reason(suite):
+    result = suite.runpytest("--kafka=real", "-rs", "-k", "faults or without")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*fake only: faults*"])
+
+
+def test_a_fake_only_marker_must_say_why(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_suite="""
+        import pytest
+
+        @pytest.mark.fake_only()
+        def test_it(kafka):
+            pass
+    """)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*fake_only needs one reason*"])
+
+
+def test_a_fakebroker_setting_on_the_real_broker_fails_naming_it(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_suite="""
+        import pytest
+
+        @pytest.mark.fake_kafka(auto_create_topics=False, topics={"t": 1})
+        def test_it(kafka):
+            pass
+    """)
+    result = pytester.runpytest("--kafka=real")
+    result.assert_outcomes(errors=1)  # at setup, before any broker starts
+    result.stdout.fnmatch_lines(["*options ?'auto_create_topics'? set up the fake broker only*"])
