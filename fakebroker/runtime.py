@@ -17,7 +17,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
@@ -28,13 +28,15 @@ from fakebroker.faults.rules import FaultRegistry, FaultRule
 from fakebroker.journal import Journal, JournalEntry
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
-from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, ClusterError, Topic
 from fakebroker.state.consumer_groups import ConsumerGroupError
 from fakebroker.state.groups import GroupError
-from fakebroker.state.views import GroupView, consumer_group_view, group_view
+
+if TYPE_CHECKING:
+    from fakebroker.protocol.records import Record
+    from fakebroker.state.views import GroupView
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -99,6 +101,8 @@ class FakeCluster:
 
     def records(self, topic: str, partition: int = 0) -> list[Record]:
         """Every record stored in a partition from its log start, decoded."""
+        from fakebroker.protocol.records import decode_records
+
         log = self._partition(topic, partition).log
         return [r for b in log.batches for r in decode_records(b.data)
                 if r.offset >= log.log_start_offset and not r.is_control]
@@ -110,6 +114,8 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a consumer group (state, generation, members, assignments)."""
+        from fakebroker.state.views import consumer_group_view, group_view
+
         consumer_group = self.state.consumer_groups.groups.get(group_id)
         if consumer_group is not None:
             return consumer_group_view(consumer_group)
