@@ -26,8 +26,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from construct import Container, ListContainer
-
 from fakebroker.api import ERROR_PLACEMENTS, served_versions
 from fakebroker.faults.rules import FaultPlan, Target
 from fakebroker.faults.shapes import Level
@@ -205,6 +203,8 @@ def filter_request(api_key: int, version: int, request: Any, layout: ErrorLayout
 
 def _filtered(level: Level, container: Any, errors: dict[Target, int],
               topic_name: TopicResolver, parent: Target) -> Any:
+    from construct import Container, ListContainer  # as parsed requests are (codec)
+
     copy = Container(container)
     kept = ListContainer()
     for entry in container.get(level.request_list) or ():
