@@ -299,10 +299,11 @@ def command() -> NoReturn:
     if any(not thread.daemon for thread in threading.enumerate()
            if thread is not threading.main_thread()):
         sys.exit(status)
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # all of them: logging's, and coverage's in a measured run
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except (OSError, ValueError):  # a reader gone, a stream closed: nothing left to do
             pass
     os._exit(status)

@@ -24,14 +24,16 @@ import functools
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakebroker.api import ERROR_PLACEMENTS, served_versions
 from fakebroker.faults.rules import FaultPlan, Target
-from fakebroker.faults.shapes import Level
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_name
 from fakebroker.protocol.specs import api_spec, parse_range
+
+if TYPE_CHECKING:
+    from fakebroker.faults.shapes import Level
 
 
 @dataclass(frozen=True, slots=True)
