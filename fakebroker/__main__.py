@@ -1,7 +1,5 @@
 """``python -m fakebroker serve ...`` — the same as the ``fakebroker`` command."""
 
-import sys
+from fakebroker.cli import command
 
-from fakebroker.cli import main
-
-sys.exit(main())
+command()

@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 
 import trio
 
-from fakebroker.api import CACHEABLE, HANDLERS, served_versions
+from fakebroker.api import CACHEABLE, HANDLERS, ByApiKey, served_versions
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.faults.placement import request_targets
 from fakebroker.faults.rules import FaultRegistry, Target
@@ -78,8 +78,7 @@ _API_KEY = struct.Struct(">h")
 _CORRELATION = struct.Struct(">i")
 _HEADER_PEEK = 8  # api key, api version, correlation id: the least a request can be
 # API key -> whether its handler is a plain function (answers without waiting).
-_PLAIN_HANDLERS = {key: not inspect.iscoroutinefunction(handler)
-                   for key, handler in HANDLERS.items()}
+_PLAIN_HANDLERS = ByApiKey(lambda module: not inspect.iscoroutinefunction(module.handle))
 
 
 class Close(NamedTuple):

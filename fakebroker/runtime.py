@@ -17,7 +17,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
@@ -29,13 +29,15 @@ from fakebroker.journal import Journal, JournalEntry
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.protocol.records import Record, decode_records
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, Topic
 from fakebroker.state.groups import GroupKind
-from fakebroker.state.views import GroupView, consumer_group_view, group_view
 from fakebroker.timers import run_group_timers
+
+if TYPE_CHECKING:
+    from fakebroker.protocol.records import Record
+    from fakebroker.state.views import GroupView
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -100,6 +102,8 @@ class FakeCluster:
 
     def records(self, topic: str, partition: int = 0) -> list[Record]:
         """Every record stored in a partition from its log start, decoded."""
+        from fakebroker.protocol.records import decode_records
+
         log = self._partition(topic, partition).log
         return [r for b in log.batches for r in decode_records(b.data)
                 if r.offset >= log.log_start_offset and not r.is_control]
@@ -111,6 +115,8 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a consumer group (state, generation, members, assignments)."""
+        from fakebroker.state.views import consumer_group_view, group_view
+
         groups = self.state.groups
         consumer_group = groups.consumer_group(group_id)
         if consumer_group is not None:

@@ -8,87 +8,163 @@ Each module holds everything about its API: a docstring naming it, its key, its 
 and its behaviour; ``API_KEY``; ``handle``; ``ERROR_PLACEMENT``, where Kafka puts its errors
 (``fakebroker.faults.shapes``, read by the fault machinery); ``CACHEABLE = True`` when a
 broker may keep its answers.
+
+Modules are imported when first needed, one API at a time: a broker imports the module of an
+API the first time a request of it comes (or its handler, placement or answer keeping is looked
+up), never the modules of APIs nobody calls. Which keys are served, and at which versions,
+comes from ``MODULE_NAMES`` and ``protocol_specs`` alone (a module is named as its API in
+snake case, as ``snake(spec.name)``), so ApiVersions answers without importing any handler.
+``MODULES`` (every module, imported) is there for tests and tools.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any
+import importlib
+from collections.abc import Callable, Iterator, MutableMapping, Set
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from fakebroker.api import (
-    api_versions,
-    consumer_group_describe,
-    consumer_group_heartbeat,
-    create_partitions,
-    create_topics,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_cluster,
-    describe_configs,
-    describe_groups,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    init_producer_id,
-    join_group,
-    leave_group,
-    list_groups,
-    list_offsets,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    produce,
-    sync_group,
-)
-from fakebroker.faults.shapes import Placement
-from fakebroker.protocol.specs import api_spec
+from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
-MODULES = (
-    produce,
-    fetch,
-    list_offsets,
-    metadata,
-    api_versions,
-    create_topics,
-    delete_topics,
-    delete_records,
-    init_producer_id,
-    offset_for_leader_epoch,
-    describe_configs,
-    create_partitions,
-    describe_cluster,
-    find_coordinator,
-    join_group,
-    sync_group,
-    heartbeat,
-    leave_group,
-    offset_commit,
-    offset_fetch,
-    describe_groups,
-    list_groups,
-    delete_groups,
-    offset_delete,
-    consumer_group_heartbeat,
-    consumer_group_describe,
+if TYPE_CHECKING:
+    from fakebroker.faults.shapes import Placement
+
+T = TypeVar("T")
+
+# The served APIs: each a module of this package, named as its API in snake case.
+MODULE_NAMES = (
+    "produce",
+    "fetch",
+    "list_offsets",
+    "metadata",
+    "api_versions",
+    "create_topics",
+    "delete_topics",
+    "delete_records",
+    "init_producer_id",
+    "offset_for_leader_epoch",
+    "describe_configs",
+    "create_partitions",
+    "describe_cluster",
+    "find_coordinator",
+    "join_group",
+    "sync_group",
+    "heartbeat",
+    "leave_group",
+    "offset_commit",
+    "offset_fetch",
+    "describe_groups",
+    "list_groups",
+    "delete_groups",
+    "offset_delete",
+    "consumer_group_heartbeat",
+    "consumer_group_describe",
 )
 
-HANDLERS: dict[int, Callable[..., Any]] = {m.API_KEY: m.handle for m in MODULES}
-# APIs whose answer depends only on the request's bytes and the cluster's metadata
-# (``Cluster.generation``): a broker may keep an answer and give it again (module CACHEABLE).
-CACHEABLE: frozenset[int] = frozenset(
-    m.API_KEY for m in MODULES if getattr(m, "CACHEABLE", False))
-# Where each API's errors go (module ERROR_PLACEMENT; every module declares one).
-ERROR_PLACEMENTS: dict[int, Placement] = {m.API_KEY: m.ERROR_PLACEMENT for m in MODULES}
+
+@functools.cache
+def served_keys() -> dict[int, str]:
+    """Every served API key -> the name of its module, from the names and ``protocol_specs``
+    (no module imported)."""
+    keys = api_keys_by_name()
+    return {keys["".join(word.capitalize() for word in name.split("_"))]: name
+            for name in MODULE_NAMES}
+
+
+@functools.cache
+def api_module(api_key: int) -> ModuleType:
+    """The module of a served API, imported on first use; ``KeyError`` if not served."""
+    name = served_keys()[api_key]
+    module = importlib.import_module(f"{__name__}.{name}")
+    if module.API_KEY != api_key:
+        raise RuntimeError(f"fakebroker.api.{name} declares API_KEY {module.API_KEY}, but "
+                           f"protocol_specs gives {api_key}")
+    return module
 
 
 @functools.cache
 def served_versions(api_key: int) -> range | None:
     """The versions of ``api_key`` this broker serves, or None if it serves none."""
-    if api_key not in HANDLERS:
+    if api_key not in served_keys():
         return None
     spec = api_spec(api_key)
     return range(spec.min_version, spec.max_stable_version + 1)
+
+
+class ByApiKey(MutableMapping[int, T], Generic[T]):
+    """Every served API key -> a value read from its module (``read(module)``), the module
+    imported the first time its key is looked up. Keys, ``in`` and ``len`` import nothing;
+    a value set here (a test's ``monkeypatch.setitem``) replaces the module's until deleted."""
+
+    def __init__(self, read: Callable[[ModuleType], T]) -> None:
+        self._read = read
+        self._values: dict[int, T] = {}
+
+    def __getitem__(self, api_key: int) -> T:
+        try:
+            return self._values[api_key]
+        except KeyError:
+            value = self._values[api_key] = self._read(api_module(api_key))
+            return value
+
+    def __setitem__(self, api_key: int, value: T) -> None:
+        if api_key not in served_keys():
+            raise KeyError(api_key)
+        self._values[api_key] = value
+
+    def __delitem__(self, api_key: int) -> None:
+        self._values.pop(api_key, None)
+
+    def get(self, api_key: int, default: Any = None) -> Any:  # type: ignore[override]
+        """``self[api_key]``, or ``default`` for a key not served (a dict lookup once the
+        key's module was read)."""
+        try:
+            return self._values[api_key]
+        except KeyError:
+            return self[api_key] if api_key in served_keys() else default
+
+    def __contains__(self, api_key: object) -> bool:
+        return api_key in served_keys()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(served_keys())
+
+    def __len__(self) -> int:
+        return len(served_keys())
+
+
+class _Cacheable(Set[int]):
+    """The served keys whose module sets ``CACHEABLE``; ``in`` imports only the module of
+    the key asked about, iterating imports them all."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, bool] = {}
+
+    def __contains__(self, api_key: object) -> bool:
+        known = self._known.get(api_key)  # type: ignore[call-overload]
+        if known is None:
+            known = api_key in served_keys() and bool(
+                getattr(api_module(api_key), "CACHEABLE", False))  # type: ignore[arg-type]
+            self._known[api_key] = known  # type: ignore[index]
+        return known
+
+    def __iter__(self) -> Iterator[int]:
+        return (key for key in served_keys() if key in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+HANDLERS: ByApiKey[Callable[..., Any]] = ByApiKey(lambda module: module.handle)
+# APIs whose answer depends only on the request's bytes and the cluster's metadata
+# (``Cluster.generation``): a broker may keep an answer and give it again (module CACHEABLE).
+CACHEABLE: Set[int] = _Cacheable()
+# Where each API's errors go (module ERROR_PLACEMENT; every module declares one).
+ERROR_PLACEMENTS: ByApiKey[Placement] = ByApiKey(lambda module: module.ERROR_PLACEMENT)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MODULES":  # every module, imported: for tests and tools
+        return tuple(api_module(key) for key in served_keys())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,9 +45,9 @@ def call(url: str, method: str, path: str, body: Any = None, timeout: float = 30
             raise ControlCallError(exc.code, text.decode(errors="replace")) from None
 
 
-def add_parser(commands: Any) -> None:
-    ctl = commands.add_parser("ctl", help="control a running `fakebroker serve`",
-                              description=__doc__.splitlines()[0])
+def add_arguments(ctl: argparse.ArgumentParser) -> None:
+    """Give ``fakebroker ctl``'s parser its description, options and calls."""
+    ctl.description = __doc__.splitlines()[0]
     ctl.add_argument("--url", help="control URL (http://127.0.0.1:PORT)")
     ctl.add_argument("--ready-file", type=Path, help="read control_url from this ready file")
     calls = ctl.add_subparsers(dest="call", required=True)

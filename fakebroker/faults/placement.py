@@ -1,8 +1,9 @@
 """The machinery that puts an injected error where Kafka puts it, by each API's declaration.
 
 Each module of ``fakebroker.api`` declares its ``ERROR_PLACEMENT`` with the pieces of
-``fakebroker.faults.shapes``; they are read here once, when this module is imported, so
-placing an error, and finding what a request names, costs a lookup per request.
+``fakebroker.faults.shapes``; an API's is read here once, the first time a request of that API
+is placed (``_Tables``), so placing an error, and finding what a request names, costs a lookup
+per request, and a broker reads no declaration of an API nobody calls.
 
 * An API version with entries (partitions beneath topics, topics, groups) gets an error per
   entry; a rule naming no topic, partition or group faults every entry of the request. An
@@ -19,50 +20,62 @@ the errors then overwrite the answer's entries. Answer entries keep the request'
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from construct import Container, ListContainer
+from typing import TYPE_CHECKING, Any
 
 from fakebroker.api import ERROR_PLACEMENTS, served_versions
 from fakebroker.faults.rules import FaultPlan, Target
-from fakebroker.faults.shapes import Level
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_name
 from fakebroker.protocol.specs import api_spec, parse_range
 
+if TYPE_CHECKING:
+    from fakebroker.faults.shapes import Level
 
-def _served(api_key: int) -> range:
+
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """What placing an API's errors needs, read once from its declaration and spec."""
+
+    # version -> the entries its errors go in; None: the top level only.
+    entries: dict[int, Level | None]
+    # every served version whose answer has a top-level error_code.
+    top_error_versions: frozenset[int]
+    # (request list, key of its entries) of the lists that name groups, any version.
+    group_lists: tuple[tuple[str, str], ...]
+
+
+_NOTHING = _Tables({}, frozenset(), ())
+
+
+@functools.cache
+def _tables(api_key: int) -> _Tables:
+    """The API's tables (an API not served has none)."""
     versions = served_versions(api_key)
-    assert versions is not None
-    return versions
-
-
-# (api key, version) -> the entries its errors go in; None: the top level only.
-_ENTRIES: dict[tuple[int, int], Level | None] = {
-    (key, version): placement.entries_at(version)
-    for key, placement in ERROR_PLACEMENTS.items() for version in _served(key)}
-# (api key, version) of every served version whose answer has a top-level error_code.
-_TOP_ERROR_CODES: frozenset[tuple[int, int]] = frozenset(
-    (key, version) for key in ERROR_PLACEMENTS for row in api_spec(key).response["fields"]
-    if row[0] == "ErrorCode" for version in parse_range(row[2]) if version in _served(key))
-# API key -> (request list, key of its entries) of the lists that name groups, any version.
-_GROUP_LISTS: dict[int, tuple[tuple[str, str], ...]] = {
-    key: tuple(dict.fromkeys((level.request_list, level.request_key)
-                             for level in placement.levels() if level.kind == "group"))
-    for key, placement in ERROR_PLACEMENTS.items()}
+    if versions is None:
+        return _NOTHING
+    placement = ERROR_PLACEMENTS[api_key]
+    return _Tables(
+        entries={version: placement.entries_at(version) for version in versions},
+        top_error_versions=frozenset(
+            version for row in api_spec(api_key).response["fields"] if row[0] == "ErrorCode"
+            for version in parse_range(row[2]) if version in versions),
+        group_lists=tuple(dict.fromkeys((level.request_list, level.request_key)
+                                        for level in placement.levels()
+                                        if level.kind == "group")))
 
 
 def entries_of(api_key: int, version: int) -> Level | None:
     """The entries an API version's errors go in, or None when they go at top level."""
-    return _ENTRIES.get((api_key, version))
+    return _tables(api_key).entries.get(version)
 
 
 def has_top_level_error(api_key: int, version: int) -> bool:
     """Whether the answer of this served API version has a top-level ``error_code``."""
-    return (api_key, version) in _TOP_ERROR_CODES
+    return version in _tables(api_key).top_error_versions
 
 
 # -- what a request names -----------------------------------------------------------------
@@ -73,7 +86,7 @@ TopicResolver = Callable[[uuid.UUID], str | None]
 def request_targets(api_key: int, version: int, request: Any,
                     topic_name: TopicResolver) -> list[Target]:
     """The partitions or entries a request names, in request order."""
-    level = _ENTRIES.get((api_key, version))
+    level = _tables(api_key).entries.get(version)
     if level is None:
         return []
     found: list[Target] = []
@@ -116,7 +129,7 @@ def request_groups(api_key: int, request: Any) -> set[str]:
     group_id = request.get("group_id")
     if isinstance(group_id, str) and group_id:
         found.add(group_id)
-    for request_list, key in _GROUP_LISTS[api_key]:
+    for request_list, key in _tables(api_key).group_lists:
         for entry in request.get(request_list) or ():
             value = entry.get(key) if key else entry
             if value:
@@ -157,7 +170,7 @@ class ErrorLayout:
 
 def layout_errors(plan: FaultPlan, api_key: int, version: int, targets: list[Target]
                   ) -> ErrorLayout:
-    level = _ENTRIES.get((api_key, version))
+    level = entries_of(api_key, version)
     layout = ErrorLayout()
     if level is None:
         layout.top = plan.whole_error or next(iter(plan.target_errors.values()), None)
@@ -182,7 +195,7 @@ def layout_errors(plan: FaultPlan, api_key: int, version: int, targets: list[Tar
 def filter_request(api_key: int, version: int, request: Any, layout: ErrorLayout,
                    topic_name: TopicResolver) -> Any:
     """A copy of ``request`` without the entries that get an error."""
-    level = _ENTRIES.get((api_key, version))
+    level = entries_of(api_key, version)
     if level is None or not layout.entries:
         return request
     copy = _filtered(level, request, layout.entries, topic_name, Target())
@@ -192,6 +205,8 @@ def filter_request(api_key: int, version: int, request: Any, layout: ErrorLayout
 
 def _filtered(level: Level, container: Any, errors: dict[Target, int],
               topic_name: TopicResolver, parent: Target) -> Any:
+    from construct import Container, ListContainer  # as parsed requests are (codec)
+
     copy = Container(container)
     kept = ListContainer()
     for entry in container.get(level.request_list) or ():
@@ -211,7 +226,7 @@ def _filtered(level: Level, container: Any, errors: dict[Target, int],
 def inject_errors(api_key: int, version: int, request: Any, response: dict[str, Any],
                   layout: ErrorLayout, topic_name: TopicResolver) -> dict[str, Any]:
     """Put the layout's errors into ``response`` (entries made where missing)."""
-    level = _ENTRIES.get((api_key, version))
+    level = entries_of(api_key, version)
     if layout.top is not None:
         if level is not None and level.kind == "group":
             answers = _answer_list(response, level.response_list)

@@ -13,7 +13,8 @@ Guarantees:
   varint length+1) strings, bytes, records and arrays, and end every struct with a tagged-field
   section.
 * Parsed messages are containers: fields read by key or as attributes (``Parsed``, cheap
-  attribute reads, unless the message may carry bytes or records).
+  attribute reads, unless the message may carry bytes or records; see ``message_types``).
+  Importing this module does not import construct; building the first codec does.
 * Parsing fills every field of the message's whole field tree, including fields absent from the
   version and tagged fields not sent, with their defaults (0, ``""``, ``False``, ``[]``, zero
   UUID, ``None`` for null defaults), so handlers never branch on a field's presence. A known
@@ -40,17 +41,12 @@ import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-# construct earns its place here only as the type of a parsed message: ``Container`` is a dict
-# whose fields also read as attributes, and handlers, fault placement and tests read and build
-# messages as Containers. No construct parser or builder runs: construct's field classes used
-# to read and write tagged fields (a stream per field), and the generated functions below do
-# it in less time (measured: encoding answers with tagged fields set ~0.5x, parsing a Fetch
-# v16 answer with them ~0.9x; the figures are in the commit that made the change).
-from construct import Container
+from typing import TYPE_CHECKING, Any
 
 from fakebroker.protocol.specs import api_spec, data_spec, header_spec, parse_range
+
+if TYPE_CHECKING:
+    from construct import Container
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -86,12 +82,30 @@ def read_uvarint_at(data: bytes, pos: int) -> tuple[int, int]:
             raise DecodeError("varint too long")
 
 
-class Parsed(Container):
-    """A parsed message: a construct ``Container`` that is also its own ``__dict__``, so a
-    field read as an attribute (``request.topics``) is a plain instance-dict hit instead of
-    Container's ``__getattr__`` fallback (about ten times cheaper). The self-reference makes
-    each parsed message a reference cycle, freed by the garbage collector's next young pass,
-    so messages that may carry bytes or records (a produced batch) stay plain Containers."""
+@functools.cache
+def message_types() -> tuple[type[Container], type[Container]]:
+    """(``Container``, ``Parsed``): the types of parsed messages, made the first time a codec
+    is built, so importing the codec does not import construct: a broker listens without it
+    (``fakebroker serve`` then imports it ahead of the first request, ``cli._import_ahead``).
+
+    construct earns its place only as the type of a parsed message: ``Container`` is a dict
+    whose fields also read as attributes, and handlers, fault placement and tests read and
+    build messages as Containers. No construct parser or builder runs: construct's field
+    classes used to read and write tagged fields (a stream per field), and the generated
+    functions below do it in less time (measured: encoding answers with tagged fields set
+    ~0.5x, parsing a Fetch v16 answer with them ~0.9x; the figures are in the commit that
+    made the change)."""
+    from construct import Container
+
+    class Parsed(Container):
+        """A parsed message: a construct ``Container`` that is also its own ``__dict__``, so
+        a field read as an attribute (``request.topics``) is a plain instance-dict hit instead
+        of Container's ``__getattr__`` fallback (about ten times cheaper). The self-reference
+        makes each parsed message a reference cycle, freed by the garbage collector's next
+        young pass, so messages that may carry bytes or records (a produced batch) stay plain
+        Containers."""
+
+    return Container, Parsed
 
 
 class FrozenArray(tuple):
@@ -274,7 +288,8 @@ def field_codec(row: list[Any], version: int, flexible: bool) -> tuple[FieldType
 def tree_default(rows: list[list[Any]]) -> Default:
     """A factory for a struct of ``rows`` with every field at its default."""
     parts = [(snake(r[0]), field_codec(r, max(parse_range(r[2])), False)[1]) for r in rows]
-    return lambda: Container((name, make()) for name, make in parts)
+    container = message_types()[0]
+    return lambda: container((name, make()) for name, make in parts)
 
 
 def message_codec(rows: list[list[Any]], version: int, flexible: bool) -> tuple[Message, Default]:
@@ -397,8 +412,9 @@ class _Source:
 
     def __init__(self, header: str):
         self.lines = [header]
+        container, parsed = message_types()
         self.names: dict[str, Any] = {
-            "Container": Container, "Parsed": Parsed, "_self_dict": object.__setattr__,
+            "Container": container, "Parsed": parsed, "_self_dict": object.__setattr__,
             "DecodeError": DecodeError, "UUID": uuid.UUID, "ZERO_UUID": ZERO_UUID,
             "_uvarint_rest": _uvarint_rest, "_short": _short, "_null": _null,
             "_MISSING": _MISSING, "_pack": struct.pack, "_uvarint_into": write_uvarint_into,

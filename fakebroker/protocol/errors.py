@@ -2,37 +2,57 @@
 
 ``ErrorCode.NOT_LEADER_OR_FOLLOWER == 6``; ``error_code("OFFSET_OUT_OF_RANGE") == 1``;
 ``error_name(6) == "NOT_LEADER_OR_FOLLOWER"``.
+
+The table is read the first time a code or name is looked up, and the ``ErrorCode`` enum is
+made the first time it is used: importing this module (every broker does, at start) reads
+nothing.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any
 
 from fakebroker.protocol.specs import error_table
 
-ErrorCode = enum.IntEnum(  # type: ignore[misc]
-    "ErrorCode", [(name, code) for code, name, _ in error_table()]
-)
+
+@functools.cache
+def _tables() -> tuple[dict[str, int], dict[int, str]]:
+    """(code by name, name by code), read once."""
+    rows = error_table()
+    return {name: code for code, name, _ in rows}, {code: name for code, name, _ in rows}
+
+
+@functools.cache
+def _error_code_enum() -> type[enum.IntEnum]:
+    return enum.IntEnum("ErrorCode", [(name, code) for code, name, _ in error_table()],
+                        module=__name__)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ErrorCode":  # made on first use, then the same class every time
+        return _error_code_enum()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def error_code(error: int | str) -> int:
     """A Kafka error given by name (any case) or code, as its code; ``ValueError`` if unknown."""
+    by_name, by_code = _tables()
     if isinstance(error, int):
-        ErrorCode(error)
+        if error not in by_code:
+            raise ValueError(f"{error} is not a valid ErrorCode")
         return error
     try:
-        return ErrorCode[error.upper()].value
+        return by_name[error.upper()]
     except KeyError:
         raise ValueError(f"unknown Kafka error {error!r}") from None
 
 
 def error_name(code: int) -> str:
     """The Kafka name of an error code, or ``"UNKNOWN(<code>)"``."""
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return f"UNKNOWN({code})"
+    name = _tables()[1].get(code)
+    return name if name is not None else f"UNKNOWN({code})"
 
 
 class ClusterError(Exception):

@@ -14,9 +14,7 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Callable
-from typing import Any, NamedTuple
-
-from construct import Container
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fakebroker.protocol.codec import (
     DecodeError,
@@ -25,6 +23,9 @@ from fakebroker.protocol.codec import (
     response_codec,
 )
 from fakebroker.protocol.specs import api_spec
+
+if TYPE_CHECKING:
+    from construct import Container
 
 API_VERSIONS_KEY = 18
 _SIZE = struct.Struct(">i")

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 
+@functools.cache
 def specs_root() -> Path:
     """The ``protocol_specs`` folder: beside the package in a checkout, inside it when installed."""
     checkout = Path(__file__).resolve().parents[2] / "protocol_specs"
     if checkout.is_dir():
         return checkout
+    from importlib import resources
+
     return Path(str(resources.files("fakebroker") / "protocol_specs"))
 
 
@@ -54,7 +57,10 @@ class ApiSpec:
 
 @functools.cache
 def api_files() -> dict[int, Path]:
-    return {int(p.name[:3]): p for p in sorted((specs_root() / "apis").glob("*.json"))}
+    """API key -> its spec file (``apis/000_Produce.json``)."""
+    folder = specs_root() / "apis"
+    return {int(name[:3]): folder / name
+            for name in sorted(os.listdir(folder)) if name.endswith(".json")}
 
 
 @functools.cache

@@ -16,8 +16,6 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from fakebroker.protocol.records import decode_records
-
 
 @dataclass(frozen=True, slots=True)
 class StoredBatch:
@@ -102,6 +100,8 @@ class PartitionLog:
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """The first (offset, timestamp) whose timestamp >= ``timestamp``, or None."""
+        from fakebroker.protocol.records import decode_records
+
         for batch in self.batches:
             if batch.max_timestamp >= timestamp:
                 for record in decode_records(batch.data):
@@ -111,6 +111,8 @@ class PartitionLog:
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """The (offset, timestamp) of the record with the largest timestamp (first such)."""
+        from fakebroker.protocol.records import decode_records
+
         best: StoredBatch | None = None
         for batch in self.batches:
             if best is None or batch.max_timestamp > best.max_timestamp:
