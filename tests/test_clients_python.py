@@ -61,9 +61,11 @@ def kafka_python_round_trip(kafka, topic: str, codec: str) -> list[Seen]:
 
     producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers,
                              compression_type=None if codec == "none" else codec)
-    for key, value, headers, timestamp in sent_records(codec):
-        producer.send(topic, key=key, value=value, headers=headers, timestamp_ms=timestamp)
+    acks = [producer.send(topic, key=key, value=value, headers=headers, timestamp_ms=timestamp)
+            for key, value, headers, timestamp in sent_records(codec)]
     producer.flush(timeout=30)
+    for ack in acks:
+        ack.get(timeout=1)  # every record acknowledged, or the error that refused it
     producer.close()
 
     consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap_servers,
