@@ -1,10 +1,17 @@
-"""Smoke test of the benchmark suite's code (not a timed test: no figure is judged).
+"""Smoke tests of the benchmark suite's code (not timed tests: no figure is judged).
 
-Runs the quick start-up and latency workloads against fakebroker and the trio echo server
-only, so the suite cannot rot without a test failing; the peers are never downloaded here.
+They run the quick start-up and latency workloads against fakebroker and the trio echo server,
+the throughput workload's steps on a few thousand records and the report's table, so the suite
+cannot rot without a test failing. tansu and nafka are never downloaded here.
 """
 
+from __future__ import annotations
+
+import logging
+
+from fakebroker.bench import systems, throughput
 from fakebroker.bench.__main__ import main
+from fakebroker.bench.report import Results, table
 
 
 def test_quick_start_and_latency_workloads_run(capsys):
@@ -16,3 +23,42 @@ def test_quick_start_and_latency_workloads_run(capsys):
         assert results.medians(metric)["fakebroker"] > 0
     assert results.medians("api_versions_p50_us")["trio-echo"] > 0
     assert "| 4. ApiVersions v3 round trip p50 |" in capsys.readouterr().out
+
+
+def test_throughput_steps_consume_every_record_both_ways():
+    count = 3000
+    with systems.launch("fakebroker") as system:
+        figures = throughput.run(system, count)
+    assert figures.produce_rps > 0
+    for consumed in (figures.consume, figures.consume_default):
+        assert consumed.records == count and consumed.rps > 0
+    assert figures.consume.pauses == 0  # its queue limits are far above 3000 records
+
+
+def _log(text: str) -> logging.LogRecord:
+    return logging.LogRecord("rdkafka", logging.DEBUG, __file__, 0, text, None, None)
+
+
+def test_the_pause_counter_counts_queue_full_back_offs_only():
+    counter = throughput.PauseCounter()
+    try:
+        for text in (
+            "BACKOFF [rdkafka#consumer-9] [thrd:127.0.0.1:37159/1]: 127.0.0.1:37159/1: "
+            "t [0]: Fetch backoff for 1000ms: Local: Queue full",
+            "FETCH [rdkafka#consumer-9] [thrd:127.0.0.1:37159/1]: 127.0.0.1:37159/1: "
+            "Fetch backoff for 1000ms",  # the broker thread's own line for the same pause
+            "BACKOFF [rdkafka#consumer-9]: t [0]: Fetch backoff for 500ms: Broker: "
+            "Not leader for partition",  # an error back-off, not the queue's
+        ):
+            counter.logger.handle(_log(text))
+        assert counter.pauses == 1
+        assert counter.client_config()["debug"] == "fetch"
+    finally:
+        counter.detach()
+
+
+def test_the_table_shows_counts_whole():
+    results = Results()
+    results.add("consume_default_pauses", "fakebroker", 3)
+    results.add("consume_default_pauses", "tansu", 2)
+    assert "| pauses | 3 | 2 | 1.50× |" in table(results, ["fakebroker", "tansu"])

@@ -62,11 +62,16 @@ def run_start(name: str, results: Results, sizes: Sizes) -> None:
 def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
     with systems.launch(name) as system:
         figures = throughput.run(system, sizes.records)
-    if figures.consumed < sizes.records:
-        results.note("throughput", name, f"consumed {figures.consumed:,} of {sizes.records:,} "
-                     "records: the broker had deleted the rest (retention)")
+    if figures.consume.records < sizes.records:
+        results.note("throughput", name, f"consumed {figures.consume.records:,} of "
+                     f"{sizes.records:,} records: the broker had deleted the rest (retention)")
+    if figures.consume.pauses:
+        results.note("throughput", name, f"the client paused {figures.consume.pauses} times "
+                     "with its back-off removed")
     results.add("produce_rps", name, figures.produce_rps)
-    results.add("consume_rps", name, figures.consume_rps)
+    results.add("consume_rps", name, figures.consume.rps)
+    results.add("consume_default_rps", name, figures.consume_default.rps)
+    results.add("consume_default_pauses", name, figures.consume_default.pauses)
     results.add("rss_growth_per_byte", name, figures.rss_per_byte)
     results.add("rss_total_per_byte", name, figures.total_rss_per_byte)
 
