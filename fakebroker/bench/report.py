@@ -7,14 +7,16 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-Check = Callable[[float, dict[str, float]], bool]  # fakebroker's median, all medians -> met?
+# fakebroker's median, the medians of all systems -> met, not met, or None: cannot tell (the
+# peer it is judged against was not measured).
+Check = Callable[[float, dict[str, float]], bool | None]
 
 
 @dataclass(frozen=True)
 class Metric:
     """One reported figure. ``higher_is_better`` orients the ratio's reading (None: neither,
     a count to read beside another figure); ``target`` (text) and ``check`` state the goal
-    of issue #6 for fakebroker, if there is one."""
+    for fakebroker, if there is one."""
 
     key: str
     label: str
@@ -25,8 +27,8 @@ class Metric:
 
 
 def _vs(peer: str, factor: float, cmp: Callable[[float, float], bool]) -> Check:
-    def check(ours: float, medians: dict[str, float]) -> bool:
-        return peer in medians and cmp(ours, factor * medians[peer])
+    def check(ours: float, medians: dict[str, float]) -> bool | None:
+        return cmp(ours, factor * medians[peer]) if peer in medians else None
     return check
 
 
@@ -34,12 +36,16 @@ def _at_most(limit: float) -> Check:
     return lambda ours, _medians: ours <= limit
 
 
+# Time to first record is judged against the real broker with the same client, set up as a
+# test suite would set it (no initial rebalance delay): a cold JVM's class loading is in both.
+FIRST_RECORD_TARGET = ("≤ 1.0× kafka-nodelay", _vs("kafka-nodelay", 1.0, operator.le))
+
 
 METRICS: tuple[Metric, ...] = (
     Metric("start_inprocess_ms", "1. start in-process, until a client connects", "ms", False,
            "≤ 5 ms", _at_most(5)),
     Metric("stop_inprocess_ms", "1. stop in-process", "ms", False),
-    Metric("start_process_ms", "1. start as a process, until a client connects", "ms", False),
+    Metric("start_process_ms", "1. start as a process, until ready for a client", "ms", False),
     Metric("stop_process_ms", "1. stop a process (SIGTERM until exit)", "ms", False),
     Metric("produce_rps", "2. produce 100-byte records (confluent-kafka)", "records/s", True,
            "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
@@ -57,11 +63,11 @@ METRICS: tuple[Metric, ...] = (
     Metric("metadata_new_p50_us", "4. Metadata v8, every request new, p50", "µs", False),
     Metric("metadata_new_p99_us", "4. Metadata v8, every request new, p99", "µs", False),
     Metric("first_record_confluent_ms", "5. first record, confluent-kafka group consumer", "ms",
-           False, "≤ 250 ms", _at_most(250)),
+           False, *FIRST_RECORD_TARGET),
     Metric("first_record_java_warm_ms", "5. first record, Java group consumer (warm JVM)", "ms",
-           False, "≤ 250 ms", _at_most(250)),
+           False, *FIRST_RECORD_TARGET),
     Metric("first_record_java_cold_ms", "5. first record, Java (first in a new JVM)", "ms",
-           False),
+           False, *FIRST_RECORD_TARGET),
     Metric("rss_growth_per_byte", "6. RSS growth over the produce per payload byte", "B/B",
            False, "≤ 1.2", _at_most(1.2)),
     Metric("rss_total_per_byte", "6. whole RSS after the produce per payload byte", "B/B",
@@ -125,6 +131,6 @@ def table(results: Results, systems: list[str]) -> str:
             cells.append(f"{ours / medians[peer]:.2f}×" if ok else "—")
         met = ""
         if metric.check is not None and ours is not None:
-            met = "yes" if metric.check(ours, medians) else "**no**"
+            met = {True: "yes", False: "**no**", None: "—"}[metric.check(ours, medians)]
         rows.append("| " + " | ".join([*cells, metric.target, met]) + " |")
     return "\n".join(rows)
