@@ -60,7 +60,7 @@ def mock_inprocess(rounds: int) -> Timings:
 def nafka_inprocess(rounds: int) -> Timings:
     driver = Path(__file__).with_name("nafka_driver.py")
     result = subprocess.run(
-        [str(peers.nafka_python()), str(driver), "inprocess", "--rounds", str(rounds)],
+        [str(peers.nafka_python()), "-I", str(driver), "inprocess", "--rounds", str(rounds)],
         capture_output=True, text=True, check=True, timeout=120,
     )
     data = json.loads(result.stdout.strip().splitlines()[-1])

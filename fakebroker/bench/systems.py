@@ -73,8 +73,10 @@ def _tansu(port: int) -> list[str]:
 
 
 def _nafka(port: int) -> list[str]:
+    # Isolated (-I): the driver's folder is not on its sys.path, where fakebroker.bench.kafka
+    # would shadow kafka-python, which nafka imports.
     driver = Path(__file__).with_name("nafka_driver.py")
-    return [str(peers.nafka_python()), str(driver), "serve", "--port", str(port)]
+    return [str(peers.nafka_python()), "-I", str(driver), "serve", "--port", str(port)]
 
 
 def _mock(_port: int) -> list[str]:
