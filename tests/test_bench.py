@@ -1,10 +1,22 @@
-"""Smoke test of the benchmark suite's code (not a timed test: no figure is judged).
+"""Smoke tests of the benchmark suite's code (not timed tests: no figure is judged).
 
-Runs the quick start-up and latency workloads against fakebroker and the trio echo server
-only, so the suite cannot rot without a test failing; the peers are never downloaded here.
+They run the quick start-up and latency workloads against fakebroker and the trio echo server,
+the throughput workload's steps on a few thousand records, the report's table and the Kafka
+peer (unavailable without its jars; started and stopped once where they are installed), so the
+suite cannot rot without a test failing. tansu and nafka are never downloaded here.
 """
 
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from fakebroker.bench import kafka, latency, systems, throughput
 from fakebroker.bench.__main__ import main
+from fakebroker.bench.peers import PeerUnavailable
+from fakebroker.bench.report import Results, table
 
 
 def test_quick_start_and_latency_workloads_run(capsys):
@@ -16,3 +28,77 @@ def test_quick_start_and_latency_workloads_run(capsys):
         assert results.medians(metric)["fakebroker"] > 0
     assert results.medians("api_versions_p50_us")["trio-echo"] > 0
     assert "| 4. ApiVersions v3 round trip p50 |" in capsys.readouterr().out
+
+
+def test_throughput_steps_consume_every_record_both_ways():
+    count = 3000
+    with systems.launch("fakebroker") as system:
+        figures = throughput.run(system, count)
+    assert figures.produce_rps > 0
+    for consumed in (figures.consume, figures.consume_default):
+        assert consumed.records == count and consumed.rps > 0
+    assert figures.consume.pauses == 0  # its queue limits are far above 3000 records
+
+
+def _log(text: str) -> logging.LogRecord:
+    return logging.LogRecord("rdkafka", logging.DEBUG, __file__, 0, text, None, None)
+
+
+def test_the_pause_counter_counts_queue_full_back_offs_only():
+    counter = throughput.PauseCounter()
+    try:
+        for text in (
+            "BACKOFF [rdkafka#consumer-9] [thrd:127.0.0.1:37159/1]: 127.0.0.1:37159/1: "
+            "t [0]: Fetch backoff for 1000ms: Local: Queue full",
+            "FETCH [rdkafka#consumer-9] [thrd:127.0.0.1:37159/1]: 127.0.0.1:37159/1: "
+            "Fetch backoff for 1000ms",  # the broker thread's own line for the same pause
+            "BACKOFF [rdkafka#consumer-9]: t [0]: Fetch backoff for 500ms: Broker: "
+            "Not leader for partition",  # an error back-off, not the queue's
+        ):
+            counter.logger.handle(_log(text))
+        assert counter.pauses == 1
+        assert counter.client_config()["debug"] == "fetch"
+    finally:
+        counter.detach()
+
+
+def test_the_table_shows_counts_whole_and_cannot_judge_without_the_peer():
+    results = Results()
+    results.add("consume_default_pauses", "fakebroker", 3)
+    results.add("consume_default_pauses", "kafka", 2)
+    results.add("first_record_confluent_ms", "fakebroker", 120.0)
+    shown = table(results, ["fakebroker", "kafka"])
+    assert "| pauses | 3 | 2 | 1.50× |" in shown
+    # first record is judged against kafka-nodelay, which this run did not measure
+    assert "| ≤ 1.0× kafka-nodelay | — |" in shown
+    results.add("first_record_confluent_ms", "kafka-nodelay", 100.0)
+    assert "| ≤ 1.0× kafka-nodelay | **no** |" in table(results, ["fakebroker", "kafka-nodelay"])
+
+
+def test_kafka_is_unavailable_with_the_reason_without_its_jars(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKEBROKER_CLIENTS_DIR", str(tmp_path))
+    with pytest.raises(PeerUnavailable, match="install-kafka"):
+        systems.prepare("kafka")
+    results = main(["--quick", "--workloads", "latency", "--systems", "fakebroker,kafka"])
+    assert "not installed" in results.errors["all"]["kafka"]
+    assert "kafka" not in results.medians("api_versions_p50_us")
+    assert "- all: kafka failed: Apache Kafka 4.4.0 is not installed" in capsys.readouterr().out
+
+
+@pytest.mark.real_kafka
+@pytest.mark.timeout(240)
+def test_the_kafka_peer_starts_answers_and_stops_leaving_nothing():
+    if not kafka.kafka_available():
+        pytest.skip(f"Apache Kafka {kafka.KAFKA_VERSION} is not installed: {kafka.INSTALL_HINT}")
+    system = systems.launch("kafka-nodelay")
+    folder: Path = system.folder
+    try:
+        assert 0 < system.format_s < system.start_s
+        assert "group.initial.rebalance.delay.ms=0" in (
+            system.broker.tmp_dir / "server.properties").read_text().splitlines()
+        figures = latency.run(system, 20, warmup=5)  # ApiVersions v3 and Metadata v8 served
+        assert figures.metadata[0] > 0
+    finally:
+        assert system.stop() > 0
+    assert system.process.poll() is not None
+    assert not folder.exists()

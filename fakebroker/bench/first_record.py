@@ -8,8 +8,14 @@ delay and sync, then a fetch.
 
 * confluent-kafka (librdkafka), in this process: ``rounds`` consumers one after another.
 * the Apache Kafka Java client 3.9, through the project's Java harness
-  (``tests/java/Harness.java first-record``, driven by ``tests.clients.java``): all rounds in
-  one JVM, so round 0 is cold (class loading, interpreted code) and later rounds are warm.
+  (``tests/java/Harness.java first-record``, driven by ``tests.clients.java``): ``rounds``
+  consumers one after another in one JVM, so round 0 is cold (class loading, interpreted code)
+  and later rounds are warm; a run takes several JVMs, as a cold round's time varies most.
+
+A real Kafka broker waits ``group.initial.rebalance.delay.ms`` (3000 ms by default) before it
+completes a new group's first rebalance; the ``kafka`` and ``kafka-nodelay`` systems measure
+it at that default and at 0, and the report judges fakebroker's time as a ratio to
+kafka-nodelay's with the same client.
 
 The suite uses the harness rather than a Java program of its own: the harness is the project's
 one Java driver, compiled once with a class-data-sharing archive and the JVM flags the tests

@@ -1,4 +1,6 @@
-"""Runs nafka 0.1 inside its own venv (kafka-python 2.x): executed by path, stdlib + nafka only.
+"""Runs nafka 0.1 inside its own venv (kafka-python 2.x): executed by path, isolated
+(``python -I``: its folder, which holds fakebroker.bench.kafka, must not shadow kafka-python),
+stdlib + nafka only.
 
 ``serve --port P``: nafka's broker on 127.0.0.1:P, in memory, with nafka's own logging off
 (its CLI logs every request at DEBUG, which no fixture user would pay for); runs until SIGTERM.

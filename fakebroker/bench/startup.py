@@ -15,12 +15,13 @@ import json
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from fakebroker import FakeKafka
 from fakebroker.bench import peers
 from fakebroker.bench.mock import MockCluster
-from fakebroker.bench.systems import launch
+from fakebroker.bench.systems import Running, launch
 
 Timings = tuple[list[float], list[float]]  # (start ms, stop ms) per round
 
@@ -59,7 +60,7 @@ def mock_inprocess(rounds: int) -> Timings:
 def nafka_inprocess(rounds: int) -> Timings:
     driver = Path(__file__).with_name("nafka_driver.py")
     result = subprocess.run(
-        [str(peers.nafka_python()), str(driver), "inprocess", "--rounds", str(rounds)],
+        [str(peers.nafka_python()), "-I", str(driver), "inprocess", "--rounds", str(rounds)],
         capture_output=True, text=True, check=True, timeout=120,
     )
     data = json.loads(result.stdout.strip().splitlines()[-1])
@@ -79,11 +80,14 @@ def inprocess(name: str, rounds: int) -> Timings | None:
     return measure(rounds) if measure is not None else None
 
 
-def as_process(name: str, rounds: int) -> Timings:
-    """Start/stop timings of ``name`` as a process."""
+def as_process(name: str, rounds: int,
+               on_start: Callable[[Running], None] | None = None) -> Timings:
+    """Start/stop timings of ``name`` as a process; ``on_start`` sees each started system."""
     starts, stops = [], []
     for _ in range(rounds):
         running = launch(name)
+        if on_start is not None:
+            on_start(running)
         starts.append(running.start_s * 1000)
         stops.append(running.stop() * 1000)
     return starts, stops

@@ -7,27 +7,43 @@ servers and pid (for psutil's RSS and CPU figures). ``Running.stop()`` sends SIG
 ``with`` block or the suite.
 
 Systems: ``fakebroker`` (``python -m fakebroker serve``), ``tansu`` (in-memory storage),
-``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv) and
-``trio-echo`` (``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor).
+``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv), ``kafka``
+and ``kafka-nodelay`` (Apache Kafka 4.4.0, ``fakebroker.bench.kafka``) and ``trio-echo``
+(``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor).
+
+The two Kafka systems are one single-node KRaft broker started as the project's tests start it
+(``fakebroker.bench.kafka.start_real_kafka``: a fresh log directory formatted, then the broker's
+JVM), differing in one setting: ``kafka`` has ``group.initial.rebalance.delay.ms`` at Kafka's
+default, 3000 ms, ``kafka-nodelay`` at 0, as a test suite would set it. Kafka accepts TCP
+connections well before it serves them, so its ``start_s`` runs from the format's start until
+the broker lists itself in a Metadata answer; its stop is Kafka's controlled shutdown.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import fakebroker
-from fakebroker.bench import peers
+from fakebroker.bench import kafka, peers
 
 HOST = "127.0.0.1"
-BROKERS = ("fakebroker", "tansu", "librdkafka-mock", "nafka")
+BROKERS = ("fakebroker", "tansu", "librdkafka-mock", "nafka", "kafka")
 START_TIMEOUT_S = 30.0
+KAFKA_START_TIMEOUT_S = 120.0  # a JVM broker next to busy CPUs
+# The Kafka systems: their server.properties beside the launcher's BASE_PROPERTIES.
+KAFKA_SYSTEMS: dict[str, dict[str, str]] = {
+    "kafka": {"group.initial.rebalance.delay.ms": "3000"},  # Kafka's default
+    "kafka-nodelay": {"group.initial.rebalance.delay.ms": "0"},
+}
 
 
 def free_port() -> int:
@@ -57,8 +73,10 @@ def _tansu(port: int) -> list[str]:
 
 
 def _nafka(port: int) -> list[str]:
+    # Isolated (-I): the driver's folder is not on its sys.path, where fakebroker.bench.kafka
+    # would shadow kafka-python, which nafka imports.
     driver = Path(__file__).with_name("nafka_driver.py")
-    return [str(peers.nafka_python()), str(driver), "serve", "--port", str(port)]
+    return [str(peers.nafka_python()), "-I", str(driver), "serve", "--port", str(port)]
 
 
 def _mock(_port: int) -> list[str]:
@@ -117,6 +135,12 @@ class Running:
 
 def prepare(name: str) -> None:
     """Install what ``name`` needs (peers download on first use); PeerUnavailable if it can't."""
+    if name in KAFKA_SYSTEMS:
+        try:
+            kafka.check_installed()
+        except kafka.RealKafkaMissing as exc:
+            raise peers.PeerUnavailable(str(exc)) from None
+        return
     COMMANDS[name][0](0)
 
 
@@ -128,8 +152,43 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+@dataclass
+class RunningKafka(Running):
+    """A started Kafka system: its broker and the folder holding its log directory."""
+
+    broker: kafka.RealKafka
+    folder: Path
+    format_s: float  # of start_s: formatting the log directory (a JVM of its own)
+
+    def stop(self) -> float:
+        """Kafka's controlled shutdown (SIGTERM; SIGKILL after 20 s), then its folder is
+        removed; seconds until the JVM exited. Idempotent."""
+        begin = time.perf_counter()
+        self.broker.stop()
+        elapsed = time.perf_counter() - begin
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return elapsed
+
+
+def launch_kafka(name: str) -> RunningKafka:
+    """Format and start the Kafka system ``name``; returns once Metadata lists the broker."""
+    folder = Path(tempfile.mkdtemp(prefix=f"fakebroker-bench-{name}-"))
+    try:
+        broker = kafka.start_real_kafka(folder, timeout=KAFKA_START_TIMEOUT_S,
+                                        overrides=KAFKA_SYSTEMS[name])
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return RunningKafka(name, broker.bootstrap_servers, broker.process,
+                        broker.format_seconds + broker.startup_seconds, broker, folder,
+                        broker.format_seconds)
+
+
 def launch(name: str) -> Running:
-    """Start system ``name`` and return once a client can connect to it."""
+    """Start system ``name`` and return once a client can connect to it (Kafka: once it
+    lists itself in a Metadata answer)."""
+    if name in KAFKA_SYSTEMS:
+        return launch_kafka(name)
     command, prints_bootstrap = COMMANDS[name]
     port = 0 if prints_bootstrap else free_port()
     argv = command(port)

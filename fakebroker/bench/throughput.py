@@ -8,13 +8,16 @@
 * consume: a Consumer assigns that partition from the beginning and ``consume()``s batches of
   up to 10000 until it has read up to offset N; the time runs from the first record (librdkafka
   waits ~500 ms after ``assign()`` before it even asks for the offset, whatever the broker).
-  One setting differs from the defaults, ``fetch.queue.backoff.ms`` 0 (see CONSUMER_TUNING).
+  Twice: with the client's queue back-off removed (``CONSUMER_TUNING``), which measures the
+  broker, and at librdkafka's defaults, which measures how often the client pauses; each time
+  the client's back-off pauses are counted (``PauseCounter``).
 * memory: the broker process's resident set size after the produce minus before it, divided by
   the payload bytes (N x 100); the whole RSS per payload byte is reported too.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
@@ -32,19 +35,33 @@ from fakebroker.bench.clients import QUIET, create_topics, unique
 from fakebroker.bench.systems import Running
 
 RECORD_BYTES = 100
-# librdkafka pauses fetching for fetch.queue.backoff.ms (1 s) whenever its local queue holds
-# queued.min.messages (100k): a Python loop drains slower than any broker fills it, so at the
-# defaults every broker measures the same ~130k records/s. Without the pause the figure is
-# the broker's.
-CONSUMER_TUNING = {"fetch.queue.backoff.ms": 0}
+# librdkafka's consumer stops fetching a partition for fetch.queue.backoff.ms (1 s) each time
+# its local queue holds queued.min.messages (100k records) or queued.max.messages.kbytes
+# (64 MiB, ~650k of these records). The Python loop drains the queue at its own pace, so a
+# broker that refills it faster pays more pauses: at the defaults the figure ranks the client's
+# pace against the broker's, and a faster broker can come out slower. With both limits at
+# their maximum the queue never fills (N records are ~100 MB) and the figure is the broker's
+# delivery; fetch.wait.max.ms 10 bounds a fetch that finds nothing new.
+CONSUMER_TUNING = {"queued.min.messages": 10_000_000, "queued.max.messages.kbytes": 2_097_151,
+                   "fetch.wait.max.ms": 10}
 TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class Consumed:
+    """One consume run: records read, records per second from the first record on, and how
+    many times the client paused fetching because its queue was full."""
+
+    records: int  # all N of them, unless the broker deleted some
+    rps: float
+    pauses: int
 
 
 @dataclass(frozen=True)
 class Throughput:
     produce_rps: float
-    consumed: int  # records the consumer got: all of them, unless the broker deleted some
-    consume_rps: float
+    consume: Consumed  # the client's queue back-off removed
+    consume_default: Consumed  # at librdkafka's defaults
     rss_per_byte: float  # growth of the broker's RSS over the produce, per payload byte
     total_rss_per_byte: float  # the broker's whole RSS after the produce, per payload byte
 
@@ -76,47 +93,87 @@ def produce(bootstrap: str, topic: str, count: int) -> float:
     return count / elapsed
 
 
-def consume(bootstrap: str, topic: str, count: int) -> tuple[int, float]:
-    """Read partition 0 from the beginning to offset ``count``: (records read, records per
-    second from the first record on). Fewer than ``count`` records come back only from a
-    broker that deleted some (the librdkafka mock keeps about 5 MB per partition)."""
+class PauseCounter(logging.Handler):
+    """Counts librdkafka's queue back-off pauses in its ``fetch`` debug log: the line
+    "Fetch backoff for <fetch.queue.backoff.ms>ms: Local: Queue full", logged each time a
+    partition stops fetching because its queue reached queued.min.messages or
+    queued.max.messages.kbytes. Nothing else is kept or printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.pauses = 0
+        self.logger = logging.getLogger(unique("fakebroker.bench.rdkafka"))
+        self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if "Fetch backoff for" in text and "Queue full" in text:
+            self.pauses += 1
+
+    def client_config(self) -> dict[str, object]:
+        """The consumer settings that send the ``fetch`` debug log here (and every other log
+        line of that client, which goes nowhere else)."""
+        return {"debug": "fetch", "log_level": 7, "logger": self.logger}
+
+    def detach(self) -> None:
+        self.logger.removeHandler(self)
+
+
+def consume(bootstrap: str, topic: str, count: int, tuning: dict[str, object]) -> Consumed:
+    """Read partition 0 from the beginning to offset ``count`` with the consumer settings
+    ``tuning`` (beside librdkafka's defaults). Fewer than ``count`` records come back only from
+    a broker that deleted some (the librdkafka mock keeps about 5 MB per partition)."""
+    counter = PauseCounter()
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("bench"),
                          "enable.auto.commit": False, "enable.partition.eof": True,
-                         **CONSUMER_TUNING, **QUIET})
+                         **tuning, **counter.client_config()})
     try:
-        got = 0
-        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.perf_counter() + TIMEOUT_S
-        begin: float | None = None
-        while True:
-            messages = consumer.consume(10000, timeout=1.0)
-            if begin is None and messages:
-                begin = time.perf_counter()
-            for message in messages:
-                error = message.error()
-                if error is None:
-                    got += 1
-                elif error.code() != KafkaError._PARTITION_EOF:
-                    raise KafkaException(error)
-                elif message.offset() >= count:  # nothing left to read
-                    return got, got / (time.perf_counter() - (begin or 0.0))
-            if got >= count and begin is not None:
-                return got, got / (time.perf_counter() - begin)
-            if time.perf_counter() > deadline:
-                raise KafkaException(f"consumed {got} of {count} records in {TIMEOUT_S} s")
+        return _read(consumer, topic, count, counter)
     finally:
-        consumer.close()
+        consumer.close()  # serves the last log lines too
+        counter.detach()
+
+
+def _read(consumer: Consumer, topic: str, count: int, counter: PauseCounter) -> Consumed:
+    begin: float | None = None
+    got = 0
+
+    def done() -> Consumed:
+        return Consumed(got, got / (time.perf_counter() - (begin or 0.0)), counter.pauses)
+
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    deadline = time.perf_counter() + TIMEOUT_S
+    while True:
+        messages = consumer.consume(10000, timeout=1.0)
+        if begin is None and messages:
+            begin = time.perf_counter()
+        for message in messages:
+            error = message.error()
+            if error is None:
+                got += 1
+            elif error.code() != KafkaError._PARTITION_EOF:
+                raise KafkaException(error)
+            elif message.offset() >= count:  # nothing left to read
+                return done()
+        if got >= count and begin is not None:
+            return done()
+        if time.perf_counter() > deadline:
+            raise KafkaException(f"consumed {got} of {count} records in {TIMEOUT_S} s")
 
 
 def run(system: Running, count: int) -> Throughput:
-    """Produce then consume ``count`` records on a fresh topic of ``system``."""
+    """Produce ``count`` records on a fresh topic of ``system``, then consume them with the
+    back-off removed, then at librdkafka's defaults."""
     topic = unique("throughput")
     create_topics(system, [topic])
     broker = psutil.Process(system.pid)
     rss_before = broker.memory_info().rss
     produce_rps = produce(system.bootstrap, topic, count)
     rss_after = broker.memory_info().rss
-    consumed, consume_rps = consume(system.bootstrap, topic, count)
+    tuned = consume(system.bootstrap, topic, count, CONSUMER_TUNING)
+    default = consume(system.bootstrap, topic, count, {})
     payload = count * RECORD_BYTES
-    return Throughput(produce_rps, consumed, consume_rps, (rss_after - rss_before) / payload,
+    return Throughput(produce_rps, tuned, default, (rss_after - rss_before) / payload,
                       rss_after / payload)
