@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakebroker.protocol.errors import ClusterError, error_code
-from fakebroker.state import views
 from fakebroker.state.pending import Pending
 
 JoinAnswer = dict[str, Any]  # JoinGroup response fields
@@ -429,6 +428,8 @@ class ClassicGroupCoordinator:
     def subscribed_topics(self, group_id: str) -> set[str]:
         """The topics the members of a ``consumer``-protocol group subscribe to, read from their
         metadata for the selected protocol (none for other protocol types)."""
+        from fakebroker.state import views  # decoding subscriptions: only OffsetDelete asks
+
         group = self.group(group_id)
         if group is None or group.protocol_type != "consumer":
             return set()
