@@ -25,7 +25,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -50,31 +49,6 @@ if TYPE_CHECKING:
 USAGE_ERROR = 2
 
 
-@dataclass(frozen=True, slots=True)
-class ServeOption:
-    """A flag of ``serve`` that is not a cluster setting, with its environment variable."""
-
-    name: str
-    parse: Callable[[str], Any]
-    help: str
-    env_name: str | None = None
-    metavar: str | None = None
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    @property
-    def env(self) -> str:
-        return ENV_PREFIX + (self.env_name or self.name).upper()
-
-    def from_text(self, text: str) -> Any:
-        try:
-            return self.parse(text)
-        except ValueError as exc:
-            raise OptionError(f"{self.name}: {exc}") from None
-
-
 def _port_or_zero(text: str) -> int:
     port = parse_int(text)
     if not 0 <= port <= 65535:
@@ -82,14 +56,15 @@ def _port_or_zero(text: str) -> int:
     return port
 
 
-SERVE_OPTIONS: dict[str, ServeOption] = {o.name: o for o in (
-    ServeOption("control_port", _port_or_zero,
+# The flags of serve that are not cluster settings: Settings too (flag and variable alike).
+SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
+    Setting("control_port", _port_or_zero,
                 "serve the HTTP control API on this port (0 = any free port)", metavar="PORT"),
-    ServeOption("journal", Path, "append every request to FILE as a JSON line", metavar="FILE"),
-    ServeOption("scenario", Path, "brokers, topics, faults and a timeline of actions",
+    Setting("journal", Path, "append every request to FILE as a JSON line", metavar="FILE"),
+    Setting("scenario", Path, "brokers, topics, faults and a timeline of actions",
                 metavar="FILE.toml"),
-    ServeOption("ready_file", Path, "write connection details here as JSON", metavar="FILE"),
-    ServeOption("log_level", str, "Python logging level (default WARNING)", metavar="LEVEL"),
+    Setting("ready_file", Path, "write connection details here as JSON", metavar="FILE"),
+    Setting("log_level", str, "Python logging level (default WARNING)", metavar="LEVEL"),
 )}
 TOPICS_ENV = ENV_PREFIX + "TOPICS"
 
@@ -123,7 +98,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
 
 
-def _flag_type(option: Setting | ServeOption) -> Callable[[str], Any]:
+def _flag_type(option: Setting) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         try:
             return option.from_text(text)
