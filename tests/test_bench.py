@@ -9,6 +9,8 @@ suite cannot rot without a test failing. tansu and nafka are never downloaded he
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,32 @@ def test_the_kafka_peer_starts_answers_and_stops_leaving_nothing():
         assert system.stop() > 0
     assert system.process.poll() is not None
     assert not folder.exists()
+
+
+def test_a_baseline_runs_another_revision_of_the_checkout(tmp_path, monkeypatch):
+    """``--baseline REV``: the revision's own files, compiled ahead, first on the import path
+    of the system ``fakebroker@<short rev>``; a revision git does not know is one line."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    monkeypatch.setattr(systems, "SOURCES", {})
+    monkeypatch.setattr(systems, "COMMANDS", dict(systems.COMMANDS))
+    package = tmp_path / "fakebroker"
+    package.mkdir()
+    (package / "__init__.py").write_text("BEFORE = True\n")
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "before")
+    (package / "__init__.py").write_text("BEFORE = False\n")
+
+    name = systems.add_baseline("HEAD", root=tmp_path)
+
+    assert name == f"fakebroker@{git('rev-parse', '--short', 'HEAD')}"
+    source = systems.SOURCES[name]
+    assert (source / "fakebroker" / "__init__.py").read_text() == "BEFORE = True\n"
+    assert list((source / "fakebroker" / "__pycache__").glob("__init__.*.pyc"))
+    assert systems._child_env(name)["PYTHONPATH"].split(os.pathsep)[0] == str(source)
+    with pytest.raises(ValueError, match="not a revision"):
+        systems.add_baseline("no-such-revision", root=tmp_path)

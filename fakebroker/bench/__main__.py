@@ -5,7 +5,9 @@ JVMs, are its repeats); within a repeat every system gets its turn (a freshly st
 each time), so load on the machine hits all systems alike. The report gives medians,
 fakebroker ÷ each peer, and the targets (issue #6; issue #13 for time to first record, judged
 against real Kafka), as a markdown table, with the machine and the load average before and
-after; ``--json`` also writes every raw figure.
+after; ``--json`` also writes every raw figure. ``--baseline REV`` adds ``fakebroker@REV``
+(this checkout's git revision REV) to every workload fakebroker runs in, so the table's
+``fb ÷ fakebroker@REV`` column is a change's before/after from one run.
 """
 
 from __future__ import annotations
@@ -172,6 +174,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="small sizes (100k records, one repeat): seconds per workload")
     parser.add_argument("--repeat", type=int, help="repeats per workload (default 3, quick 1)")
     parser.add_argument("--json", type=Path, help="also write every raw figure here")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also measure this git revision of fakebroker (before/after)")
     args = parser.parse_args(argv)
     args.workloads = list(dict.fromkeys(ALIASES.get(w, w) for w in args.workloads.split(",")))
     args.systems = args.systems.split(",")
@@ -181,7 +185,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             parser.error(f"unknown: {', '.join(sorted(unknown))}")
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
+    if args.baseline:
+        try:
+            baseline = systems.add_baseline(args.baseline)
+        except ValueError as exc:
+            parser.error(str(exc))
+        args.systems.insert(args.systems.index("fakebroker") + 1 if "fakebroker" in
+                            args.systems else 0, baseline)
     return args
+
+
+def measures(workload: str, name: str) -> bool:
+    """Whether ``workload`` measures system ``name`` (a baseline wherever fakebroker)."""
+    return (name if name not in systems.SOURCES else "fakebroker") in MEASURES[workload]
 
 
 def main(argv: list[str] | None = None) -> Results:
@@ -201,7 +217,7 @@ def main(argv: list[str] | None = None) -> Results:
     began = time.time()
     for workload in args.workloads:
         for repeat in range(1 if workload in ROUNDS_ARE_REPEATS else args.repeat):
-            for name in (s for s in chosen if s in MEASURES[workload]):
+            for name in (s for s in chosen if measures(workload, s)):
                 log(f"{workload} #{repeat + 1}: {name}")
                 try:
                     RUNNERS[workload](name, results, sizes)

@@ -9,7 +9,9 @@ servers and pid (for psutil's RSS and CPU figures). ``Running.stop()`` sends SIG
 Systems: ``fakebroker`` (``python -m fakebroker serve``), ``tansu`` (in-memory storage),
 ``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv), ``kafka``
 and ``kafka-nodelay`` (Apache Kafka 4.4.0, ``fakebroker.bench.kafka``) and ``trio-echo``
-(``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor).
+(``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor). ``add_baseline``
+adds ``fakebroker@REV``: the same command run from another git revision of this checkout, so
+a change is measured before and after in one run.
 
 The two Kafka systems are one single-node KRaft broker started as the project's tests start it
 (``fakebroker.bench.kafka.start_real_kafka``: a fresh log directory formatted, then the broker's
@@ -21,6 +23,8 @@ the broker lists itself in a Metadata answer; its stop is Kafka's controlled shu
 
 from __future__ import annotations
 
+import atexit
+import compileall
 import os
 import shutil
 import socket
@@ -144,10 +148,37 @@ def prepare(name: str) -> None:
     COMMANDS[name][0](0)
 
 
-def _child_env() -> dict[str, str]:
-    """This environment with the fakebroker being measured first on the import path."""
+# system name -> the folder holding the fakebroker it runs (default: the one measuring)
+SOURCES: dict[str, Path] = {}
+
+
+def add_baseline(revision: str, root: Path | None = None) -> str:
+    """Add ``fakebroker@REVISION``: ``revision`` of the git checkout ``root`` (default: the
+    one this fakebroker runs from), exported (``git archive``) into a temporary folder removed
+    at exit, run as the ``fakebroker`` system is. Returns its name; ``ValueError`` (one line)
+    when ``root`` is not a git checkout or git does not know ``revision``."""
+    root = root or Path(fakebroker.__file__).resolve().parents[1]
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", revision],
+                            capture_output=True, text=True)
+    if commit.returncode != 0:
+        raise ValueError(f"--baseline {revision}: not a revision of a git checkout at {root}")
+    name = f"fakebroker@{commit.stdout.strip()}"
+    folder = Path(tempfile.mkdtemp(prefix="fakebroker-bench-baseline-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    archive = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", revision],
+                             capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    # Compiled ahead, as pip compiles an installed wheel: no run pays for compiling sources.
+    compileall.compile_dir(folder / "fakebroker", quiet=1)
+    SOURCES[name] = folder
+    COMMANDS[name] = COMMANDS["fakebroker"]
+    return name
+
+
+def _child_env(name: str) -> dict[str, str]:
+    """This environment with the fakebroker that ``name`` runs first on the import path."""
     env = dict(os.environ)
-    root = str(Path(fakebroker.__file__).resolve().parents[1])
+    root = str(SOURCES.get(name, Path(fakebroker.__file__).resolve().parents[1]))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     return env
 
@@ -195,7 +226,7 @@ def launch(name: str) -> Running:
     begin = time.perf_counter()
     process = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE if prints_bootstrap else
-        subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(),
+        subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(name),
     )
     running = Running(name, f"{HOST}:{port}", process, 0.0)
     try:
