@@ -33,7 +33,7 @@ from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, Topic
 from fakebroker.state.groups import GroupKind
-from fakebroker.timers import run_group_timers
+from fakebroker.timers import run_timers
 
 if TYPE_CHECKING:
     from fakebroker.protocol.records import Record
@@ -288,7 +288,8 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 await nursery.start(server.serve, listener)
-            nursery.start_soon(run_group_timers, state.groups)
+            nursery.start_soon(run_timers, state.groups)
+            nursery.start_soon(run_timers, state.transactions)
             nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings)
