@@ -6,7 +6,8 @@ Behavior: answered by the transactional id's coordinator only (NOT_COORDINATOR e
 The group joins the transaction (which begins if none was), so the producer's
 TxnOffsetCommit for it is accepted and its offsets are committed with the transaction.
 Errors as AddPartitionsToTxn's: INVALID_PRODUCER_ID_MAPPING for an unknown transactional or
-producer id, PRODUCER_FENCED for another epoch, INVALID_REQUEST for an empty transactional id.
+producer id, PRODUCER_FENCED for another epoch (INVALID_PRODUCER_EPOCH below v2),
+INVALID_REQUEST for an empty transactional id.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import TOP_LEVEL
-from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 25
 ERROR_PLACEMENT = TOP_LEVEL
@@ -31,5 +33,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                            request.producer_epoch, request.group_id,
                                            trio.current_time())
     except ClusterError as exc:
-        return {"throttle_time_ms": 0, "error_code": exc.code}
+        return {"throttle_time_ms": 0,
+                "error_code": error_code(fenced_error(exc.error, ctx.version, 2))}
     return {"throttle_time_ms": 0, "error_code": 0}

@@ -9,7 +9,8 @@ Behavior:
 * v0-3: a partition of an unknown topic (or beyond its partitions) gets
   UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED; nothing is added.
   Otherwise the coordinator's verdict goes on every partition: an unknown transactional or
-  producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, an empty
+  producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
+  below v2, as Kafka answers older clients), an empty
   transactional id INVALID_REQUEST; the partitions join the transaction, which begins
   (Ongoing) if none was.
 * v4+ ``verify_only`` (KIP-890 part 1): nothing joins; per partition NONE when it is in the
@@ -23,6 +24,7 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, by_version, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
@@ -72,7 +74,7 @@ def answer_transaction(ctx: RequestContext, transactional_id: str, producer_id: 
         transactions.add_partitions(transactional_id, producer_id, epoch, named,
                                     trio.current_time())
     except ClusterError as exc:
-        return dict.fromkeys(named, exc.error)
+        return dict.fromkeys(named, fenced_error(exc.error, ctx.version, 2))
     return dict.fromkeys(named, "NONE")
 
 

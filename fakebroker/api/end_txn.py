@@ -13,7 +13,8 @@ Behavior:
   NONE (v5: named by the epoch before the bump, answered the current one), the other
   INVALID_TXN_STATE; ending with no transaction (Empty) is INVALID_TXN_STATE.
 * INVALID_PRODUCER_ID_MAPPING for an unknown transactional or producer id, PRODUCER_FENCED
-  for another epoch (a fenced instance, or a transaction its timeout aborted), INVALID_REQUEST
+  for another epoch (a fenced instance, or a transaction its timeout aborted;
+  INVALID_PRODUCER_EPOCH below v2, as Kafka answers older clients), INVALID_REQUEST
   for an empty transactional id. Errors answer producer id and epoch -1 (v5).
 """
 
@@ -21,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
-from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 26
 NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error (v5)
@@ -39,6 +41,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.transactional_id, request.producer_id, request.producer_epoch,
             request.committed, 2 if ctx.version >= TRANSACTIONS_V2 else 0)
     except ClusterError as exc:
-        return dict(NO_PRODUCER, throttle_time_ms=0, error_code=exc.code)
+        return dict(NO_PRODUCER, throttle_time_ms=0,
+                    error_code=error_code(fenced_error(exc.error, ctx.version, 2)))
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
             "producer_epoch": epoch}

@@ -10,7 +10,8 @@ Behavior:
   instance; an exhausted epoch gives a new producer id at epoch 0. An ongoing transaction is
   aborted first (its epoch fenced) and the answer is CONCURRENT_TRANSACTIONS: the client
   retries and gets the epoch after. v3+ may name the producer id and epoch it had (KIP-360):
-  another id or a stale epoch is PRODUCER_FENCED, the epoch just handed out gets it again.
+  another id or a stale epoch is PRODUCER_FENCED (INVALID_PRODUCER_EPOCH below v4, as Kafka
+  answers older clients), the epoch just handed out gets it again.
 * An empty transactional id is INVALID_REQUEST; a transaction timeout above the cluster's
   ``transaction_max_timeout_ms`` (transaction.max.timeout.ms) INVALID_TRANSACTION_TIMEOUT.
 """
@@ -21,9 +22,10 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
-from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 22
 NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error
@@ -42,6 +44,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 transactional_id, request.transaction_timeout_ms, request.producer_id,
                 request.producer_epoch, trio.current_time())
     except ClusterError as exc:
-        return dict(NO_PRODUCER, throttle_time_ms=0, error_code=exc.code)
+        return dict(NO_PRODUCER, throttle_time_ms=0,
+                    error_code=error_code(fenced_error(exc.error, ctx.version, 4)))
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id,
             "producer_epoch": epoch}
