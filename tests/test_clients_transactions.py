@@ -192,3 +192,42 @@ def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(kafka
         assert consume_all(consumer, 0, quiet=1) == []
     finally:
         consumer.close()
+
+
+# -- what a test sees of transactions on the fake ---------------------------------------------
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_the_fake_shows_each_records_outcome_the_markers_and_the_last_stable_offset(
+        fake_kafka):
+    transactional_id = new_id("inspected")
+    producer = transactional_producer(fake_kafka, transactional_id)
+    for values, outcome in ((["c0", "c1"], "commit"), (["a0"], "abort"), (["o0"], "open")):
+        producer.begin_transaction()
+        for value in values:
+            producer.produce("orders", value=value.encode(), partition=0)
+        producer.flush(30)
+        if outcome == "commit":
+            producer.commit_transaction(30)
+        elif outcome == "abort":
+            producer.abort_transaction(30)
+    assert [(r.offset, r.value, r.transaction) for r in fake_kafka.records("orders")] == [
+        (0, b"c0", "committed"), (1, b"c1", "committed"), (3, b"a0", "aborted"),
+        (5, b"o0", "open")]
+    markers = [(r.offset, r.transaction) for r in fake_kafka.records("orders", markers=True)
+               if r.is_control]
+    assert markers == [(2, "committed"), (4, "aborted")]
+    offsets = fake_kafka.offsets("orders")
+    assert offsets == (0, 6) and offsets.last_stable_offset == 5
+    view = fake_kafka.transactions()[transactional_id]
+    assert (view.state, view.partitions, view.groups) == ("Ongoing", (("orders", 0),), ())
+    assert view.start_time_ms > 0 and view.timeout_ms == 60_000  # librdkafka's default
+
+    fake_kafka.abort_transaction(transactional_id)  # as if it timed out now
+    aborted = fake_kafka.transactions()[transactional_id]
+    assert (aborted.state, aborted.producer_epoch) == ("CompleteAbort", view.producer_epoch + 1)
+    assert fake_kafka.records("orders")[-1].transaction == "aborted"
+    assert fake_kafka.offsets("orders").last_stable_offset == 7
+    with pytest.raises(KafkaException) as refused:
+        producer.commit_transaction(30)
+    assert refused.value.args[0].code() == KafkaError._FENCED

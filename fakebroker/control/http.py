@@ -15,7 +15,8 @@ POST /faults/{id}/release   let what a ``hold`` rule holds go on: ``{"count": n}
                             oldest, no body all; answers the rule with ``released``
 POST /actions/{name}        move-leader, move-coordinator, broker-down, broker-up,
                             delete-records, truncate, rebalance, kick-member, set-latency,
-                            release-fault (see ``fakebroker.control.actions``)
+                            abort-transaction, release-fault (see
+                            ``fakebroker.control.actions``)
 GET /journal                journal entries; query: api, broker, client_id, error, faulted,
                             since, limit
 GET /coverage               API versions, error codes and faults seen since start

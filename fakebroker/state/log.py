@@ -103,6 +103,17 @@ class PartitionLog:
         of: those ending at or after ``start`` and starting before ``end``."""
         return [t for t in self.aborted if t.last_offset >= start and t.first_offset < end]
 
+    def outcome(self, producer_id: int, offset: int) -> str:
+        """What became of the transactional record (or marker) at ``offset`` of
+        ``producer_id``: "open", "aborted" or "committed"."""
+        first = self.ongoing.get(producer_id)
+        if first is not None and offset >= first:
+            return "open"
+        if any(t.producer_id == producer_id and t.first_offset <= offset <= t.last_offset
+               for t in self.aborted):
+            return "aborted"
+        return "committed"
+
     def read(self, offset: int, max_bytes: int, at_least_one: bool = True,
              end: int | None = None) -> list[bytes]:
         """Batches holding ``offset`` and after (those starting before ``end``, when given:

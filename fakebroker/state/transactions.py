@@ -280,6 +280,19 @@ class TransactionCoordinator:
         self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         self._complete(txn, commit=False, bump=False)
 
+    def abort(self, transactional_id: str) -> None:
+        """Abort the id's ongoing transaction now, as its timeout would (``ClusterError``:
+        TRANSACTIONAL_ID_NOT_FOUND, or INVALID_TXN_STATE when none is ongoing)."""
+        txn = self.transactions.get(transactional_id)
+        if txn is None:
+            raise ClusterError("TRANSACTIONAL_ID_NOT_FOUND",
+                               f"no transactional id {transactional_id}")
+        if txn.state is not TxnState.ONGOING:
+            raise ClusterError("INVALID_TXN_STATE",
+                               f"{transactional_id} has no ongoing transaction "
+                               f"({txn.state.value})")
+        self._fence_and_abort(txn)
+
     # -- time -----------------------------------------------------------------------------
 
     def next_deadline(self) -> float:
