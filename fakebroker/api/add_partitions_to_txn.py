@@ -7,7 +7,8 @@ Behavior:
 * Answered by the transactional id's coordinator only (NOT_COORDINATOR elsewhere, on every
   partition of that transaction).
 * v0-3: a partition of an unknown topic (or beyond its partitions) gets
-  UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED; nothing is added.
+  UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED (answered in that
+  order, as Kafka's); nothing is added.
   Otherwise the coordinator's verdict goes on every partition: an unknown transactional or
   producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
   below v2, as Kafka answers older clients), an empty
@@ -62,9 +63,11 @@ def answer_transaction(ctx: RequestContext, transactional_id: str, producer_id: 
     """Each named partition's error for one transaction of the request."""
     named = [(t.name, p) for t in topics for p in t.partitions]
     unknown = {tp for tp in named if ctx.cluster.partition(*tp) is None}
-    if unknown:
-        return {tp: "UNKNOWN_TOPIC_OR_PARTITION" if tp in unknown
-                else "OPERATION_NOT_ATTEMPTED" for tp in named}
+    if unknown:  # Kafka answers the unknown ones first
+        return {**dict.fromkeys((tp for tp in named if tp in unknown),
+                                "UNKNOWN_TOPIC_OR_PARTITION"),
+                **dict.fromkeys((tp for tp in named if tp not in unknown),
+                                "OPERATION_NOT_ATTEMPTED")}
     if transactional_id and not ctx.is_coordinator(transactional_id):
         return dict.fromkeys(named, "NOT_COORDINATOR")
     transactions = ctx.cluster.transactions

@@ -5,9 +5,9 @@ Versions: 0. Flexible.
 
 Behavior: per partition, answered by its leader (NOT_LEADER_OR_FOLLOWER elsewhere,
 UNKNOWN_TOPIC_OR_PARTITION for one that does not exist): each producer that appended to it,
-with its epoch, last sequence, last batch timestamp, coordinator epoch (the fake's
-coordinators are always at epoch 0; -1 for a producer without a transactional id) and the
-first offset of its open transaction there (-1 when none is open).
+with its epoch, last sequence, last batch timestamp, the coordinator epoch of its last marker
+there (-1 before any; the fake's coordinators are always at epoch 0) and the first offset of
+its open transaction there (-1 when none is open).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement, per_partition, per_topic
-from fakebroker.state.transactions import COORDINATOR_EPOCH
 
 API_KEY = 61
 NO_PRODUCERS = {"error_message": None, "active_producers": ()}  # beside an error
@@ -25,7 +24,6 @@ ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partiti
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    transactional = {t.producer_id for t in ctx.cluster.transactions.transactions.values()}
     topics = []
     for topic in request.topics:
         partitions = []
@@ -39,7 +37,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     {"producer_id": pid, "producer_epoch": state.epoch,
                      "last_sequence": state.last_sequence,
                      "last_timestamp": state.recent[-1].max_timestamp if state.recent else -1,
-                     "coordinator_epoch": COORDINATOR_EPOCH if pid in transactional else -1,
+                     "coordinator_epoch": partition.log.coordinator_epochs.get(pid, -1),
                      "current_txn_start_offset": partition.log.ongoing.get(pid, -1)}
                     for pid, state in states.items()]
             partitions.append(answer)

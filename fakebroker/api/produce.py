@@ -51,6 +51,7 @@ ZSTD = 4
 # Beside a partition's error: nothing was appended.
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
                 "record_errors": ()}
+NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 
@@ -186,7 +187,8 @@ def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchH
         verdict = exc.error
     if verdict == "PRODUCER_FENCED":
         raise ClusterError("INVALID_PRODUCER_EPOCH")
-    if verdict == "TRANSACTION_ABORTABLE" and ctx.version <= 10:
-        raise ClusterError("INVALID_TXN_STATE")
+    if verdict == "TRANSACTION_ABORTABLE":
+        raise ClusterError("INVALID_TXN_STATE" if ctx.version <= 10 else verdict,
+                           NOT_ADDED)
     if verdict != "NONE":
         raise ClusterError(verdict)

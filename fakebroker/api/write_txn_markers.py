@@ -9,7 +9,8 @@ UNKNOWN_TOPIC_OR_PARTITION for one that does not exist, NOT_LEADER_OR_FOLLOWER f
 that does not lead it, INVALID_PRODUCER_EPOCH for an epoch older than the producer's;
 otherwise the control batch is appended (ending the producer's transaction in that
 partition: the last stable offset moves past it, an abort is indexed for read_committed
-fetches). The fake's own coordinator writes its markers without this request.
+fetches). Refused partitions are answered before the written ones, as Kafka answers. The
+fake's own coordinator writes its markers without this request.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     for marker in request.markers:
         topics = []
         for topic in marker.topics:
-            partitions = []
-            for index in topic.partition_indexes:
-                error = write(ctx, marker, topic.name, index)
-                partitions.append({"partition_index": index, "error_code": error_code(error)})
+            partitions = [{"partition_index": index,
+                           "error_code": error_code(write(ctx, marker, topic.name, index))}
+                          for index in topic.partition_indexes]
+            partitions.sort(key=lambda p: p["error_code"] == 0)  # Kafka: refusals first
             topics.append({"name": topic.name, "partitions": partitions})
         markers.append({"producer_id": marker.producer_id, "topics": topics})
     return {"markers": markers}

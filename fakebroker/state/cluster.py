@@ -312,7 +312,7 @@ class Cluster:
                 partition.log.log_end_offset, partition.leader_epoch,
                 now_ms if log_append else None)
             partition.log.append_marker(stored, now_ms, partition.leader_epoch, producer_id,
-                                        commit)
+                                        commit, coordinator_epoch)
             results[(topic, index)] = "NONE"
         self.notify_append()
         return results

@@ -59,6 +59,8 @@ class PartitionLog:
     # producer id -> first offset of its open transaction in this log
     ongoing: dict[int, int] = field(default_factory=dict)
     aborted: list[AbortedTxn] = field(default_factory=list)  # by marker offset
+    # producer id -> the coordinator epoch of its last marker here (DescribeProducers)
+    coordinator_epochs: dict[int, int] = field(default_factory=dict)
 
     @property
     def high_watermark(self) -> int:
@@ -84,7 +86,7 @@ class PartitionLog:
             self.ongoing.setdefault(producer_id, base)
 
     def append_marker(self, data: bytes, timestamp: int, leader_epoch: int, producer_id: int,
-                      commit: bool) -> None:
+                      commit: bool, coordinator_epoch: int) -> None:
         """Store a control batch of one marker (stamped at ``log_end_offset``): the
         producer's transaction here ends; an abort of one that wrote here is indexed."""
         offset = self.log_end_offset
@@ -94,6 +96,7 @@ class PartitionLog:
                                         producer_id, True, True))
         self.base_offsets.append(offset)
         self.log_end_offset = offset + 1
+        self.coordinator_epochs[producer_id] = coordinator_epoch
         first = self.ongoing.pop(producer_id, None)
         if first is not None and not commit:
             self.aborted.append(AbortedTxn(producer_id, first, offset))

@@ -52,7 +52,8 @@ def next_sequence(sequence: int) -> int:
 class ProducerRegistry:
     """Allocated producer ids and their current epochs."""
 
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
+    # Kafka hands out producer ids from 0 (in blocks its controller allocates).
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(0))
     epochs: dict[int, int] = field(default_factory=dict)
     # (topic, partition) -> producer id -> state
     partitions: dict[tuple[str, int], dict[int, PartitionProducerState]] = field(
