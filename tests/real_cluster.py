@@ -29,7 +29,12 @@ from typing import TypeVar
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
-from fakebroker.state.views import GroupView, MemberView, assigned_partitions
+from fakebroker.state.views import (
+    GroupView,
+    MemberView,
+    PartitionOffsets,
+    assigned_partitions,
+)
 from tests.wire import WireClient
 
 T = TypeVar("T")
@@ -145,19 +150,21 @@ class RealCluster:
                 records += [r for r in batch if not r.is_control]
                 offset = batch[-1].offset + 1
 
-    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
-        """(log start offset, high watermark) of a partition (ListOffsets at its leader)."""
+    def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
+        """(log start offset, high watermark) of a partition, with its last stable offset
+        (ListOffsets at its leader: earliest, latest, latest for read_committed)."""
         with WireClient(self._leader(topic, partition), client_id="inspect") as client:
             answers = []
-            for timestamp in (-2, -1):  # earliest, latest
-                answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
-                    {"name": topic, "partitions": [
-                        {"partition_index": partition, "timestamp": timestamp}]}]})
+            for timestamp, isolation in ((-2, 0), (-1, 0), (-1, 1)):
+                answer = client.request("ListOffsets", 7, {
+                    "replica_id": -1, "isolation_level": isolation, "topics": [
+                        {"name": topic, "partitions": [
+                            {"partition_index": partition, "timestamp": timestamp}]}]})
                 (found,) = answer.topics[0].partitions
                 if found.error_code != 0:
                     raise ClusterError(ErrorCode(found.error_code).name, f"{topic}-{partition}")
                 answers.append(found.offset)
-        return answers[0], answers[1]
+        return PartitionOffsets(*answers)
 
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset a group committed for a partition, or None (OffsetFetch, as an admin)."""

@@ -146,6 +146,8 @@ def test_read_committed_consumers_wait_for_an_open_transaction(kafka):
         assert consume_all(consumer, 0, quiet=2) == []  # nothing past the open transaction
         with WireClient(kafka.bootstrap_servers) as client:
             assert latest(client, 0, READ_COMMITTED) == 0
+        held = kafka.offsets("orders", 0)
+        assert held.last_stable_offset == 0 and held.high_watermark == 3  # 1 open, 1 + marker
         open_txn.commit_transaction(30)
         assert sorted(consume_all(consumer, 4)) == ["later-0", "later-1", "open-0", "open-1"]
     finally:
@@ -231,3 +233,41 @@ def test_the_fake_shows_each_records_outcome_the_markers_and_the_last_stable_off
     with pytest.raises(KafkaException) as refused:
         producer.commit_transaction(30)
     assert refused.value.args[0].code() == KafkaError._FENCED
+
+
+# -- faults on the transactional path (the fake's own) -----------------------------------------
+
+
+@pytest.mark.fake_only("moves the transaction coordinator to another broker")
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": 2})
+def test_a_producer_follows_its_moved_transaction_coordinator(kafka):
+    transactional_id = new_id("moving")
+    producer = transactional_producer(kafka, transactional_id)
+    producer.begin_transaction()
+    produce_values(producer, ["before-0", "before-1"])
+    producer.flush(30)
+    kafka.move_coordinator(transactional_id)  # the old one answers NOT_COORDINATOR
+    produce_values(producer, ["after-0"])
+    producer.commit_transaction(30)
+    assert kafka.journal(error="NOT_COORDINATOR")
+    assert kafka.transactions()[transactional_id].state == "CompleteCommit"
+    consumer = confluent_consumer(kafka, new_id("after-move"))
+    try:
+        assert sorted(consume_all(consumer, 3)) == ["after-0", "before-0", "before-1"]
+    finally:
+        consumer.close()
+
+
+@pytest.mark.fake_only("scripts the coordinator's answers")
+def test_a_commit_told_concurrent_transactions_is_retried(kafka):
+    transactional_id = new_id("busy")
+    producer = transactional_producer(kafka, transactional_id)
+    busy = kafka.faults.add(api="EndTxn", transactional_id=transactional_id,
+                            error="CONCURRENT_TRANSACTIONS", count=2)
+    producer.begin_transaction()
+    produce_values(producer, ["busy-0"])
+    producer.commit_transaction(30)
+    assert busy.hits == 2  # refused twice, retried, then committed
+    assert [list(e.errors) for e in kafka.journal(api="EndTxn")] == [
+        ["CONCURRENT_TRANSACTIONS"], ["CONCURRENT_TRANSACTIONS"], []]
+    assert [r.transaction for r in kafka.records("orders", 0)] == ["committed"]

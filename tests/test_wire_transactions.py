@@ -12,7 +12,7 @@ import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import decode_records, encode_batch
-from tests.bodies import batch, fetch_body, produce_body
+from tests.bodies import batch, fetch_body, join_body, produce_body
 from tests.real_cluster import wait_for as eventually
 from tests.wire import WireClient
 
@@ -351,3 +351,38 @@ def test_list_transactions_filters_by_state_and_producer_id(kafka):
         unknown = describe(client, "unknown-" + txn_id)
         assert unknown.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
         assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
+
+
+def test_txn_offset_commit_checks_the_member_and_its_generation_kip_447(kafka):
+    txn_id, group = new_id(), f"group-{uuid.uuid4().hex[:8]}"
+    with WireClient(kafka.bootstrap_servers) as finder:
+        found = eventually(lambda: (c := finder.request("FindCoordinator", 3, {
+            "key": group, "key_type": 0})).error_code == 0 and c, "a group coordinator")
+    with WireClient(f"{found.host}:{found.port}") as group_client:
+        asked = group_client.request("JoinGroup", 5, join_body(group=group))
+        assert asked.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        joined = group_client.request("JoinGroup", 5, join_body(asked.member_id, group=group))
+        member, generation = joined.member_id, joined.generation_id
+        assert group_client.request("SyncGroup", 3, {
+            "group_id": group, "generation_id": generation, "member_id": member,
+            "assignments": [{"member_id": member, "assignment": b""}]}).error_code == 0
+    with coordinator(kafka, txn_id) as client:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert client.request("AddOffsetsToTxn", 3, {
+            "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,
+            "group_id": group}).error_code == 0
+
+        def txn_commit(member_id: str, generation_id: int) -> int:
+            return client.request("TxnOffsetCommit", 3, {
+                "transactional_id": txn_id, "group_id": group, "producer_id": pid,
+                "producer_epoch": epoch, "generation_id_or_member_epoch": generation_id,
+                "member_id": member_id, "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 3}]}]}
+            ).topics[0].partitions[0].error_code
+
+        assert txn_commit(member, generation + 1) == ErrorCode.ILLEGAL_GENERATION
+        assert txn_commit("someone-else", generation) == ErrorCode.UNKNOWN_MEMBER_ID
+        assert txn_commit(member, generation) == 0
+        assert end(client, txn_id, pid, epoch, True).error_code == 0
+    eventually(lambda: kafka.committed(group, "orders", 0) == 3, "the committed offset")
