@@ -132,6 +132,32 @@ def test_committed_transactions_are_read_once_and_aborted_ones_never(kafka):
     assert kafka.committed(group, "input", 0) == 3  # the offsets, with the first commit
 
 
+def test_a_kafka_python_transactional_producer_commits_and_aborts(kafka):
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers,
+                             transactional_id=new_id("kafka-python"))
+    try:
+        producer.init_transactions()
+        for outcome in ("commit", "abort", "commit"):
+            producer.begin_transaction()
+            for i in range(2):
+                producer.send("orders", f"{outcome}-{i}".encode(), partition=i)
+            producer.flush()
+            if outcome == "commit":
+                producer.commit_transaction()
+            else:
+                producer.abort_transaction()
+    finally:
+        producer.close()
+    consumer = confluent_consumer(kafka, new_id("after-kafka-python"))
+    try:
+        assert sorted(consume_all(consumer, 4)) == ["commit-0", "commit-0", "commit-1",
+                                                    "commit-1"]
+    finally:
+        consumer.close()
+
+
 def test_read_committed_consumers_wait_for_an_open_transaction(kafka):
     open_txn = transactional_producer(kafka, new_id("open"))
     open_txn.begin_transaction()
