@@ -348,6 +348,22 @@ def test_list_transactions_filters_by_state_and_producer_id(kafka):
         assert list(client.request("ListTransactions", 0, {
             "state_filters": ["CompleteCommit"], "producer_id_filters": [ids.producer_id]}
         ).transaction_states) == []
+        by_pattern = client.request("ListTransactions", 2, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": txn_id[:6] + ".*"})
+        assert txn_id in [t.transactional_id for t in by_pattern.transaction_states]
+        assert not [t for t in client.request("ListTransactions", 2, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": txn_id[:6]}).transaction_states
+            if t.transactional_id == txn_id]  # the whole id must match
+        bad = client.request("ListTransactions", 2, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": "(unclosed"})
+        assert bad.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+        longer = client.request("ListTransactions", 1, {
+            "state_filters": [], "producer_id_filters": [ids.producer_id],
+            "duration_filter": 3_600_000})
+        assert list(longer.transaction_states) == []  # not running for an hour yet
         unknown = describe(client, "unknown-" + txn_id)
         assert unknown.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
         assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
@@ -386,3 +402,30 @@ def test_txn_offset_commit_checks_the_member_and_its_generation_kip_447(kafka):
         assert txn_commit(member, generation) == 0
         assert end(client, txn_id, pid, epoch, True).error_code == 0
     eventually(lambda: kafka.committed(group, "orders", 0) == 3, "the committed offset")
+
+
+def test_describe_producers_names_the_open_transactions_first_offset(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert produce(broker, "", 1, batch([b"before"])) == 0
+        assert add_partitions(client, txn_id, pid, epoch, {"orders": [1]}) == {
+            ("orders", 1): 0}
+        assert produce(broker, txn_id, 1, txn_batch([b"a", b"b"], pid, epoch)) == 0
+
+        def producers():
+            answer = broker.request("DescribeProducers", 0, {"topics": [
+                {"name": "orders", "partition_indexes": [1, 7]}]}).topics[0].partitions
+            return {p.partition_index: p for p in answer}
+
+        found = producers()
+        assert found[7].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        [active] = [p for p in found[1].active_producers if p.producer_id == pid]
+        assert (active.producer_epoch, active.last_sequence, active.coordinator_epoch,
+                active.current_txn_start_offset) == (epoch, 1, -1, 1)
+        assert end(client, txn_id, pid, epoch, True).error_code == 0
+        ended = eventually(lambda: [p for p in producers()[1].active_producers
+                                    if p.producer_id == pid
+                                    and p.current_txn_start_offset == -1], "the marker")
+        assert ended[0].coordinator_epoch >= 0
