@@ -32,7 +32,7 @@ def test_a_transaction_past_its_timeout_is_aborted_at_its_deadline_with_its_epoc
         txns, written = coordinator()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run_timers, txns)
-            pid, epoch = txns.init_producer("t", 2000, -1, -1, trio.current_time())
+            pid, epoch = txns.init_producer("t", 2000, -1, -1)
             txns.add_partitions("t", pid, epoch, [ORDERS_0], trio.current_time())
             await trio.sleep(1.999)
             assert txns.transactions["t"].state is TxnState.ONGOING and written == []
@@ -49,7 +49,7 @@ def test_a_transaction_past_its_timeout_is_aborted_at_its_deadline_with_its_epoc
 
 def test_offsets_of_a_transaction_are_committed_at_its_commit_and_dropped_at_an_abort():
     txns, _ = coordinator()
-    pid, epoch = txns.init_producer("t", 60_000, -1, -1, 0)
+    pid, epoch = txns.init_producer("t", 60_000, -1, -1)
     offset = CommittedOffset(7, -1, None, 1)
     for commit, expected in ((False, None), (True, offset)):
         txns.add_group("t", pid, epoch, "g", 0)
@@ -63,10 +63,10 @@ def test_offsets_of_a_transaction_are_committed_at_its_commit_and_dropped_at_an_
 
 def test_an_exhausted_epoch_rotates_to_a_new_producer_id():
     txns, written = coordinator()
-    pid, _ = txns.init_producer("t", 60_000, -1, -1, 0)
+    pid, _ = txns.init_producer("t", 60_000, -1, -1)
     txns.transactions["t"].producer_epoch = MAX_EPOCH - 1
-    assert txns.init_producer("t", 60_000, -1, -1, 0) == (pid, MAX_EPOCH)
-    rotated, epoch = txns.init_producer("t", 60_000, -1, -1, 0)
+    assert txns.init_producer("t", 60_000, -1, -1) == (pid, MAX_EPOCH)
+    rotated, epoch = txns.init_producer("t", 60_000, -1, -1)
     assert rotated != pid and epoch == 0
     # Transactions v2: an end at the last usable epoch rotates too, and a retry naming the
     # old id at that epoch is answered with the new one.
@@ -80,9 +80,9 @@ def test_an_exhausted_epoch_rotates_to_a_new_producer_id():
 
 def test_init_producer_id_with_the_epoch_it_just_gave_answers_it_again_kip_360():
     txns, _ = coordinator()
-    pid, epoch = txns.init_producer("t", 60_000, -1, -1, 0)
-    bumped = txns.init_producer("t", 60_000, pid, epoch, 0)
+    pid, epoch = txns.init_producer("t", 60_000, -1, -1)
+    bumped = txns.init_producer("t", 60_000, pid, epoch)
     assert bumped == (pid, epoch + 1)
-    assert txns.init_producer("t", 60_000, pid, epoch, 0) == bumped  # a retry
+    assert txns.init_producer("t", 60_000, pid, epoch) == bumped  # a retry
     with pytest.raises(ClusterError, match="PRODUCER_FENCED"):
-        txns.init_producer("t", 60_000, pid + 1, 0, 0)
+        txns.init_producer("t", 60_000, pid + 1, 0)

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import Placement
@@ -42,7 +40,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         else:
             producer_id, epoch = ctx.cluster.transactions.init_producer(
                 transactional_id, request.transaction_timeout_ms, request.producer_id,
-                request.producer_epoch, trio.current_time())
+                request.producer_epoch)
     except ClusterError as exc:
         return dict(NO_PRODUCER, throttle_time_ms=0,
                     error_code=error_code(fenced_error(exc.error, ctx.version, 4)))

@@ -177,13 +177,6 @@ def encode_marker(producer_id: int, producer_epoch: int, commit: bool, coordinat
                         producer_epoch=producer_epoch, transactional=True, control=True)
 
 
-def marker_type(record: Record) -> int | None:
-    """A control record's type (``COMMIT_MARKER``, ``ABORT_MARKER``), or None."""
-    if not record.is_control or record.key is None or len(record.key) < 4:
-        return None
-    return _CONTROL_KEY.unpack_from(record.key)[1]
-
-
 def down_convert(data: bytes, magic: int) -> bytes:
     """Rewrite stored batches as an uncompressed magic 0 or 1 message set for old fetchers:
     offsets, keys and values kept, timestamps kept for magic 1, headers and control records

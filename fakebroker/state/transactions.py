@@ -15,9 +15,11 @@ Guarantees:
   log side) and the group offsets it carried are committed or dropped, so the states
   PrepareCommit and PrepareAbort last no time here (Kafka answers CONCURRENT_TRANSACTIONS
   while they last; the fake always has its markers written before it answers).
-* Transactions v2 (KIP-890, a client ending with EndTxn v5, or producing with Produce v12+
-  when the cluster's ``transaction.version`` is 2): every end bumps the epoch and answers it;
-  a retried end is recognized by the epoch one below, as Kafka's coordinator recognizes it.
+* Transactions v2 (KIP-890: a client ending with EndTxn v5): every end bumps the epoch and
+  answers it; a retried end is recognized by the epoch one below, as Kafka's coordinator
+  recognizes it. Partitions and groups may join implicitly (``add_partitions`` from a
+  Produce v12+, ``add_group`` from a TxnOffsetCommit v5+: the handlers decide, by the
+  cluster's ``transaction_version``).
 * Time comes in as ``now`` (trio's clock, seconds): ``next_deadline`` is the earliest
   transaction timeout and ``expire(now)`` aborts every transaction past it, fencing its
   epoch first, as Kafka's timed-out transaction abort does. Wall-clock milliseconds (start
@@ -99,7 +101,7 @@ class TransactionCoordinator:
     # -- InitProducerId -------------------------------------------------------------------
 
     def init_producer(self, transactional_id: str, timeout_ms: int, producer_id: int,
-                      epoch: int, now: float) -> tuple[int, int]:
+                      epoch: int) -> tuple[int, int]:
         """InitProducerId with a transactional id: (producer id, epoch). Raises
         ``ClusterError``: INVALID_REQUEST (empty id), INVALID_TRANSACTION_TIMEOUT (above
         ``max_timeout_ms``, or not positive), PRODUCER_FENCED (KIP-360: the named id or epoch
@@ -116,8 +118,6 @@ class TransactionCoordinator:
                 txn.producer_epoch < 0 or producer_id == txn.producer_id
                 or (producer_id == txn.previous_producer_id and epoch >= MAX_EPOCH)):
             raise ClusterError("PRODUCER_FENCED")
-        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            raise ClusterError("CONCURRENT_TRANSACTIONS")
         if txn.state is TxnState.ONGOING:
             self._fence_and_abort(txn)
             raise ClusterError("CONCURRENT_TRANSACTIONS")
@@ -146,8 +146,8 @@ class TransactionCoordinator:
 
     def _current(self, transactional_id: str, producer_id: int, epoch: int) -> Transaction:
         """The transaction a request names, checked as Kafka checks it: unknown id or
-        producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, an end in
-        progress CONCURRENT_TRANSACTIONS."""
+        producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED (no end is
+        ever in progress here, so never Kafka's CONCURRENT_TRANSACTIONS)."""
         if not transactional_id:
             raise ClusterError("INVALID_REQUEST")
         txn = self.transactions.get(transactional_id)
@@ -155,8 +155,6 @@ class TransactionCoordinator:
             raise ClusterError("INVALID_PRODUCER_ID_MAPPING")
         if txn.producer_epoch != epoch:
             raise ClusterError("PRODUCER_FENCED")
-        if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            raise ClusterError("CONCURRENT_TRANSACTIONS")
         return txn
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
