@@ -130,8 +130,8 @@ class FakeCluster:
 
     def transactions(self) -> dict[str, TransactionView]:
         """Every transactional id the cluster knows, by id: its state, producer id and epoch,
-        the partitions and groups of its current (or last) transaction, when it began and
-        its timeout."""
+        the partitions and groups of its ongoing transaction (none once it ended, as Kafka's
+        DescribeTransactions), when its last transaction began and its timeout."""
         from fakebroker.state.views import transaction_view
 
         return {txn_id: transaction_view(txn) for txn_id, txn in

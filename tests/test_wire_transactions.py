@@ -202,6 +202,8 @@ def test_end_txn_commits_once_and_answers_retries_as_kafka(kafka):
         assert end(client, txn_id, pid, epoch, True).error_code == 0
         eventually(lambda: describe(client, txn_id).transaction_state == "CompleteCommit",
                    "the commit completes")
+        completed = describe(client, txn_id)
+        assert list(completed.topics) == [] and completed.transaction_start_time_ms > 0
         assert end(client, txn_id, pid, epoch, True).error_code == 0  # a retry
         assert end(client, txn_id, pid, epoch, False).error_code == ErrorCode.INVALID_TXN_STATE
         assert end(client, txn_id, pid + 1, epoch, True).error_code == \

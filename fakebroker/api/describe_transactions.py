@@ -5,8 +5,9 @@ Versions: 0. Flexible.
 Behavior: per transactional id, answered by its coordinator (NOT_COORDINATOR elsewhere):
 its state (Empty, Ongoing, CompleteCommit, CompleteAbort ...), producer id and epoch,
 transaction timeout, the start time of its transaction (wall-clock ms, -1 when none began)
-and the partitions of its current or last transaction; TRANSACTIONAL_ID_NOT_FOUND for an
-unknown id, INVALID_REQUEST for an empty one, as Kafka's coordinator answers.
+and the partitions of its ongoing transaction (none once it ended, as Kafka's);
+TRANSACTIONAL_ID_NOT_FOUND for an unknown id, INVALID_REQUEST for an empty one, as Kafka's
+coordinator answers.
 """
 
 from __future__ import annotations

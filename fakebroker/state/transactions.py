@@ -69,7 +69,7 @@ class Transaction:
     previous_producer_id: int = -1  # before an epoch exhaustion rotated the id
     timeout_ms: int = 60_000
     state: TxnState = TxnState.EMPTY
-    partitions: set[TopicPartition] = field(default_factory=set)
+    partitions: set[TopicPartition] = field(default_factory=set)  # of the ongoing one
     groups: set[str] = field(default_factory=set)
     start_time_ms: int = -1  # wall clock, when the transaction began (-1: none)
     deadline: float = math.inf  # trio clock: when an ongoing transaction times out
@@ -266,6 +266,8 @@ class TransactionCoordinator:
             if group_id in self.pending and not self.pending[group_id]:
                 del self.pending[group_id]
         txn.state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        txn.partitions.clear()  # as Kafka's completed transaction: its start time stays
+        txn.groups.clear()
         txn.deadline = math.inf
 
     def _fence_and_abort(self, txn: Transaction) -> None:

@@ -126,7 +126,7 @@ class TransactionView:
     state: str  # Empty, Ongoing, CompleteCommit, CompleteAbort (Kafka's names)
     producer_id: int
     producer_epoch: int
-    partitions: tuple[tuple[str, int], ...]  # of the current (or last) transaction
+    partitions: tuple[tuple[str, int], ...]  # of the ongoing transaction (none once ended)
     groups: tuple[str, ...]  # whose offsets it carries
     start_time_ms: int  # wall clock; -1 when no transaction began
     timeout_ms: int
