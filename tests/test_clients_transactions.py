@@ -130,6 +130,12 @@ def test_committed_transactions_are_read_once_and_aborted_ones_never(kafka):
     finally:
         everything.close()
     assert kafka.committed(group, "input", 0) == 3  # the offsets, with the first commit
+    outcomes = {r.value.decode(): r.transaction for p in range(2)
+                for r in kafka.records("orders", p)}
+    assert outcomes == {**dict.fromkeys(committed, "committed"),
+                        **{f"aborted-{i}": "aborted" for i in range(4)}}
+    assert [r.transaction for r in kafka.records("orders", 0, markers=True)
+            if r.is_control] == ["committed", "aborted", "committed"]
 
 
 def test_a_kafka_python_transactional_producer_commits_and_aborts(kafka):
