@@ -431,3 +431,38 @@ def test_describe_producers_names_the_open_transactions_first_offset(kafka):
                                     if p.producer_id == pid
                                     and p.current_txn_start_offset == -1], "the marker")
         assert ended[0].coordinator_epoch >= 0
+
+
+def test_a_timed_out_transaction_is_aborted_and_later_ends_answered_by_its_version(kafka):
+    """Kafka aborts a transaction past its timeout with its epoch fenced. A transactions v1
+    producer's end is then PRODUCER_FENCED; a v2 one's (begun by Produce v12, ended by EndTxn
+    v5) names the epoch one below, which v2 takes for a retry: an abort is answered as done,
+    a commit INVALID_TXN_STATE."""
+    v1, v2 = new_id(), new_id()
+    with coordinator(kafka, v1) as client1, coordinator(kafka, v2) as client2, \
+            WireClient(kafka.bootstrap_servers) as broker:
+        first = init(client1, v1, timeout_ms=1000)
+        assert add_partitions(client1, v1, first.producer_id, first.producer_epoch,
+                              {"orders": [0]}) == {("orders", 0): 0}
+        assert produce(broker, v1, 0, txn_batch([b"v1"], first.producer_id,
+                                                first.producer_epoch)) == 0
+        second = init(client2, v2, timeout_ms=1000, version=5)
+        assert produce(broker, v2, 1, txn_batch([b"v2"], second.producer_id,
+                                                second.producer_epoch), version=12) == 0
+        for client, txn_id in ((client1, v1), (client2, v2)):  # Kafka looks every 10 s
+            eventually(lambda c=client, t=txn_id: describe(c, t).transaction_state
+                       == "CompleteAbort", "the timed-out transaction aborted", timeout=30)
+        assert describe(client1, v1).producer_epoch == first.producer_epoch + 1
+        ids = first.producer_id, first.producer_epoch
+        assert end(client1, v1, *ids, True).error_code == ErrorCode.PRODUCER_FENCED
+        assert end(client1, v1, *ids, False).error_code == ErrorCode.PRODUCER_FENCED
+        ids = second.producer_id, second.producer_epoch
+        assert end(client2, v2, *ids, True, version=5).error_code == \
+            ErrorCode.INVALID_TXN_STATE
+        aborted = end(client2, v2, *ids, False, version=5)
+        assert (aborted.error_code, aborted.producer_epoch) == (0, second.producer_epoch + 1)
+        assert produce(broker, v1, 0, txn_batch([b"late"], first.producer_id,
+                                                first.producer_epoch, 1)) == \
+            ErrorCode.INVALID_PRODUCER_EPOCH
+        for partition in (0, 1):
+            assert latest(broker, partition, READ_COMMITTED) == 2  # the record, its abort

@@ -179,7 +179,8 @@ def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchH
     try:
         if ctx.version >= 12 and transactions.transaction_version >= 2:
             transactions.add_partitions(transactional_id, batch.producer_id,
-                                        batch.producer_epoch, [partition], trio.current_time())
+                                        batch.producer_epoch, [partition], trio.current_time(),
+                                        version=2)
             return
         verdict = transactions.verify_partitions(transactional_id, batch.producer_id,
                                                  batch.producer_epoch, [partition])[partition]

@@ -82,7 +82,7 @@ def check(ctx: RequestContext, request: Any) -> int:
         if ctx.version >= TRANSACTIONS_V2 and transactions.transaction_version >= 2:
             transactions.add_group(request.transactional_id, request.producer_id,
                                    request.producer_epoch, request.group_id,
-                                   trio.current_time())
+                                   trio.current_time(), version=2)
         elif not transactions.has_group(request.transactional_id, request.producer_id,
                                         request.producer_epoch, request.group_id):
             return error_code("INVALID_TXN_STATE")

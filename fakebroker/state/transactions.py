@@ -15,11 +15,12 @@ Guarantees:
   log side) and the group offsets it carried are committed or dropped, so the states
   PrepareCommit and PrepareAbort last no time here (Kafka answers CONCURRENT_TRANSACTIONS
   while they last; the fake always has its markers written before it answers).
-* Transactions v2 (KIP-890: a client ending with EndTxn v5): every end bumps the epoch and
-  answers it; a retried end is recognized by the epoch one below, as Kafka's coordinator
-  recognizes it. Partitions and groups may join implicitly (``add_partitions`` from a
-  Produce v12+, ``add_group`` from a TxnOffsetCommit v5+: the handlers decide, by the
-  cluster's ``transaction_version``).
+* Transactions v2 (KIP-890): a transaction begun by an implicit add (``add_partitions`` from
+  a Produce v12+, ``add_group`` from a TxnOffsetCommit v5+: the handlers decide, by the
+  cluster's ``transaction_version``) or ended by EndTxn v5 runs at version 2: every end by
+  the client bumps the epoch and answers it, and a later end naming the epoch one below is
+  taken for a retry of the last one (also after a timeout's abort fenced that epoch: an abort
+  is then answered as done, a commit INVALID_TXN_STATE), as Kafka's coordinator does.
 * Time comes in as ``now`` (trio's clock, seconds): ``next_deadline`` is the earliest
   transaction timeout and ``expire(now)`` aborts every transaction past it, fencing its
   epoch first, as Kafka's timed-out transaction abort does. Wall-clock milliseconds (start
@@ -73,7 +74,9 @@ class Transaction:
     groups: set[str] = field(default_factory=set)
     start_time_ms: int = -1  # wall clock, when the transaction began (-1: none)
     deadline: float = math.inf  # trio clock: when an ongoing transaction times out
-    version: int = 0  # the transaction version its last end used (2: the epoch was bumped)
+    # The transaction version it runs (2: begun by an implicit add, or ended by EndTxn v5):
+    # under 2 a retried end is told by the epoch one below the current one.
+    version: int = 0
 
 
 # Writes the markers of a transaction: (producer id, epoch, commit, partitions).
@@ -158,11 +161,13 @@ class TransactionCoordinator:
         return txn
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
-                       partitions: Iterable[TopicPartition], now: float) -> None:
-        """AddPartitionsToTxn (or a TV2 produce): the partitions join the transaction, which
-        begins if none is ongoing. Raises ``ClusterError`` as ``_current``."""
+                       partitions: Iterable[TopicPartition], now: float, version: int = 0
+                       ) -> None:
+        """AddPartitionsToTxn (``version`` 0), or a transactions v2 produce (2): the
+        partitions join the transaction, which begins if none is ongoing, of that
+        transaction version. Raises ``ClusterError`` as ``_current``."""
         txn = self._current(transactional_id, producer_id, epoch)
-        self._begin(txn, now)
+        self._begin(txn, now, version)
         txn.partitions.update(partitions)
 
     def verify_partitions(self, transactional_id: str, producer_id: int, epoch: int,
@@ -175,11 +180,11 @@ class TransactionCoordinator:
                      else "TRANSACTION_ABORTABLE") for tp in partitions}
 
     def add_group(self, transactional_id: str, producer_id: int, epoch: int, group_id: str,
-                  now: float) -> None:
-        """AddOffsetsToTxn (or a TV2 TxnOffsetCommit): the group's offsets join the
-        transaction."""
+                  now: float, version: int = 0) -> None:
+        """AddOffsetsToTxn (``version`` 0), or a transactions v2 TxnOffsetCommit (2): the
+        group's offsets join the transaction."""
         txn = self._current(transactional_id, producer_id, epoch)
-        self._begin(txn, now)
+        self._begin(txn, now, version)
         txn.groups.add(group_id)
 
     def has_group(self, transactional_id: str, producer_id: int, epoch: int, group_id: str
@@ -200,10 +205,11 @@ class TransactionCoordinator:
         return any((topic, partition) in offsets
                    for offsets in self.pending.get(group_id, {}).values())
 
-    def _begin(self, txn: Transaction, now: float) -> None:
+    def _begin(self, txn: Transaction, now: float, version: int) -> None:
         if txn.state is TxnState.ONGOING:
             return
         txn.state = TxnState.ONGOING
+        txn.version = version
         txn.partitions.clear()
         txn.groups.clear()
         txn.start_time_ms = self.wall_ms()
@@ -224,7 +230,7 @@ class TransactionCoordinator:
         txn = self.transactions.get(transactional_id)
         if txn is None:
             raise ClusterError("INVALID_PRODUCER_ID_MAPPING")
-        v2 = txn.state in COMPLETE and txn.version >= 2  # how the last end went
+        v2 = txn.state in COMPLETE and txn.version >= 2
         retry_overflow = (v2 and txn.previous_producer_id == producer_id
                           and epoch == MAX_EPOCH - 1 and txn.producer_epoch == 0)
         retry_bump = v2 and txn.producer_epoch == epoch + 1
@@ -276,7 +282,6 @@ class TransactionCoordinator:
         if txn.producer_epoch < MAX_EPOCH:
             txn.producer_epoch += 1
         txn.last_producer_epoch = -1
-        txn.version = 0  # no end of the client's: its epoch is fenced, never a retry
         self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         self._complete(txn, commit=False, bump=False)
 
