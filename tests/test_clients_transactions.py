@@ -1,9 +1,11 @@
 """Exactly-once with real clients over TCP: a confluent-kafka (librdkafka) transactional
 producer commits records and a consumer's offsets in one transaction and aborts another;
-read_committed consumers (confluent-kafka and kafka-python) see each committed record exactly
-once and never an aborted or open one; a second instance with the same transactional.id
-fences the first; a transaction past its timeout is aborted. They run on the fake and on
-Apache Kafka (``--kafka=both``)."""
+read_committed consumers (confluent-kafka, kafka-python, aiokafka) see each committed record
+exactly once and never an aborted or open one; kafka-python's and aiokafka's transactional
+producers commit and abort too; a second instance with the same transactional.id fences the
+first; a transaction past its timeout is aborted. They run on the fake and on Apache Kafka
+(``--kafka=both``); what needs the fake's faults, operations or inspection runs on the fake
+only."""
 
 from __future__ import annotations
 
@@ -162,6 +164,49 @@ def test_a_kafka_python_transactional_producer_commits_and_aborts(kafka):
                                                     "commit-1"]
     finally:
         consumer.close()
+
+
+def test_aiokafka_commits_and_aborts_and_its_read_committed_consumer_sees_commits(kafka):
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.structs import TopicPartition as AioPartition
+
+    async def run() -> list[str]:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap_servers,
+                                    transactional_id=new_id("aiokafka"))
+        await producer.start()
+        try:
+            async with producer.transaction():
+                for i in range(3):
+                    await producer.send("orders", f"committed-{i}".encode(), partition=0)
+            with pytest.raises(RuntimeError):
+                async with producer.transaction():  # an exception aborts it
+                    await producer.send_and_wait("orders", b"aborted-0", partition=0)
+                    raise RuntimeError("abort")
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap_servers,
+                                    isolation_level="read_committed",
+                                    enable_auto_commit=False)
+        await consumer.start()
+        try:
+            consumer.assign([AioPartition("orders", 0)])
+            await consumer.seek_to_beginning()
+            seen: list[str] = []
+            deadline = time.monotonic() + 30
+            while len(seen) < 3 and time.monotonic() < deadline:
+                batches = await consumer.getmany(timeout_ms=500)
+                seen += [m.value.decode() for ms in batches.values() for m in ms]
+            seen += [m.value.decode() for ms in (await consumer.getmany(timeout_ms=1000))
+                     .values() for m in ms]  # and nothing after them
+            return seen
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(run()) == ["committed-0", "committed-1", "committed-2"]
+    assert [r.transaction for r in kafka.records("orders", 0)] == ["committed"] * 3 + [
+        "aborted"]
 
 
 def test_read_committed_consumers_wait_for_an_open_transaction(kafka):
