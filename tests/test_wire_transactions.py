@@ -466,3 +466,26 @@ def test_a_timed_out_transaction_is_aborted_and_later_ends_answered_by_its_versi
             ErrorCode.INVALID_PRODUCER_EPOCH
         for partition in (0, 1):
             assert latest(broker, partition, READ_COMMITTED) == 2  # the record, its abort
+
+
+def test_end_txn_v5_with_no_transaction_aborts_by_bumping_the_epoch_and_refuses_a_commit(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id, version=5)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+
+        def end_v5(epoch: int, commit: bool, version: int = 5) -> tuple[int, int]:
+            answer = end(client, txn_id, pid, epoch, commit, version=version)
+            return answer.error_code, answer.get("producer_epoch", -1)
+
+        assert end_v5(epoch, True) == (ErrorCode.INVALID_TXN_STATE, -1)  # Empty
+        assert end_v5(epoch, False) == (0, epoch + 1)  # nothing to abort: a new epoch
+        epoch += 1
+        assert produce(broker, txn_id, 0, txn_batch([b"a"], pid, epoch), version=12) == 0
+        assert end_v5(epoch, True) == (0, epoch + 1)
+        eventually(lambda: describe(client, txn_id).transaction_state == "CompleteCommit",
+                   "the commit completes")
+        assert end_v5(epoch + 1, True) == (ErrorCode.INVALID_TXN_STATE, -1)  # no new one
+        assert end_v5(epoch + 2, True) == (ErrorCode.PRODUCER_FENCED, -1)
+        assert end_v5(epoch + 1, True, version=4) == (0, -1)  # v4: the same end again
+        assert end_v5(epoch + 1, False) == (0, epoch + 2)

@@ -9,9 +9,10 @@ Behavior:
   group offsets committed (or dropped) before the answer, so a read_committed consumer sees
   the outcome as soon as the producer learns it. v5 bumps the epoch at the end (the markers
   carry the new one) and answers it; an exhausted epoch answers a new producer id at 0.
-* Retries, as Kafka's coordinator answers them: the end that already happened again is
-  NONE (v5: named by the epoch before the bump, answered the current one), the other
-  INVALID_TXN_STATE; ending with no transaction (Empty) is INVALID_TXN_STATE.
+* Retries and ends with no transaction, as Kafka 4.4 answers them: the end that already
+  happened again is NONE (v5: named by the epoch before the bump, answered the current
+  one), the other INVALID_TXN_STATE; a commit with no transaction is INVALID_TXN_STATE, an
+  abort with none too below v5, while v5 bumps the epoch and answers it.
 * INVALID_PRODUCER_ID_MAPPING for an unknown transactional or producer id, PRODUCER_FENCED
   for another epoch (a fenced instance, or a transaction its timeout aborted;
   INVALID_PRODUCER_EPOCH below v2, as Kafka answers older clients), INVALID_REQUEST

@@ -221,29 +221,34 @@ class TransactionCoordinator:
 
     def end(self, transactional_id: str, producer_id: int, epoch: int, commit: bool,
             version: int) -> tuple[int, int]:
-        """EndTxn: commit or abort the ongoing transaction; answers (producer id, epoch) to
-        use next (bumped under transactions v2, ``version`` 2). Retries are answered as
-        Kafka answers them: the same end again succeeds, the other INVALID_TXN_STATE; Empty
-        is INVALID_TXN_STATE. Raises ``ClusterError``."""
+        """EndTxn at transaction ``version`` (2: EndTxn v5): commit or abort the ongoing
+        transaction; answers (producer id, epoch) to use next (bumped under version 2).
+        Answered as Kafka 4.4 answers: the end that already happened again is NONE (under
+        version 2 named by the epoch before its bump), the other INVALID_TXN_STATE, as is a
+        commit with no transaction; under version 2 an abort with no transaction bumps the
+        epoch. Raises ``ClusterError``."""
         if not transactional_id:
             raise ClusterError("INVALID_REQUEST")
         txn = self.transactions.get(transactional_id)
         if txn is None:
             raise ClusterError("INVALID_PRODUCER_ID_MAPPING")
-        v2 = txn.state in COMPLETE and txn.version >= 2
-        retry_overflow = (v2 and txn.previous_producer_id == producer_id
+        v2 = version >= 2
+        bumped = v2 and txn.version >= 2 and txn.state in COMPLETE  # by the end retried
+        retry_overflow = (bumped and txn.previous_producer_id == producer_id
                           and epoch == MAX_EPOCH - 1 and txn.producer_epoch == 0)
-        retry_bump = v2 and txn.producer_epoch == epoch + 1
-        valid = retry_bump or retry_overflow if v2 else epoch == txn.producer_epoch
+        retry = retry_overflow or (bumped and txn.producer_epoch == epoch + 1)
         if txn.producer_id != producer_id and not retry_overflow:
             raise ClusterError("INVALID_PRODUCER_ID_MAPPING")
-        if not valid:
+        if epoch != txn.producer_epoch and not retry:
             raise ClusterError("PRODUCER_FENCED")
         wanted = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
         if txn.state is TxnState.ONGOING:
             txn.version = version
-            self._complete(txn, commit, bump=version >= 2)
-        elif txn.state is not wanted:
+            self._complete(txn, commit, bump=v2)
+        elif v2 and not retry and not commit:  # nothing to abort: the epoch bumps all the same
+            txn.version = version
+            self._complete(txn, False, bump=True)
+        elif txn.state is not wanted or (v2 and not retry):
             raise ClusterError("INVALID_TXN_STATE")
         return txn.producer_id, txn.producer_epoch
 

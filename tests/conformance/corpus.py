@@ -726,6 +726,8 @@ def _transactions(c: _Corpus) -> None:
     """A transaction of ``etx`` on orders/0 with the offsets of group ``txg``, asked about
     while it is open, committed, then ended again; transactions v2 with ``etx5``."""
     c.settle(transactional_ids=["etx", "etx5"], groups=["txg"])
+    c.each("InitProducerId", "a transaction timeout above the maximum", lambda v: dict(
+        INIT_PRODUCER_ID, transactional_id="etx", transaction_timeout_ms=900_001))
     c.add("InitProducerId", 4, dict(INIT_PRODUCER_ID, transactional_id="etx"),
           "txn setup: init etx")
     pid = GivenBy("txn setup: init etx", "producer_id", -1)
@@ -760,11 +762,21 @@ def _transactions(c: _Corpus) -> None:
     c.each("AddOffsetsToTxn", "group txg joins", lambda v: {
         "transactional_id": "etx", "producer_id": pid, "producer_epoch": 0,
         "group_id": "txg"})
+    c.each("AddOffsetsToTxn", "an old epoch", lambda v: {
+        "transactional_id": "etx", "producer_id": pid, "producer_epoch": 9,
+        "group_id": "txg"})
     c.each("TxnOffsetCommit", "an offset of txg", lambda v: {
         "transactional_id": "etx", "group_id": "txg", "producer_id": pid,
         "producer_epoch": 0, "topics": [{"name": "orders", "topic_id": TopicId("orders"),
                                          "partitions": [{"partition_index": 0,
                                                          "committed_offset": 5}]}]})
+    c.each("TxnOffsetCommit", "an unknown topic and partition", lambda v: {
+        "transactional_id": "etx", "group_id": "txg", "producer_id": pid,
+        "producer_epoch": 0, "topics": [
+            {"name": "ghost", "topic_id": uuid.UUID(int=7),
+             "partitions": [{"partition_index": 0, "committed_offset": 1}]},
+            {"name": "orders", "topic_id": TopicId("orders"),
+             "partitions": [{"partition_index": 9, "committed_offset": 1}]}]})
     c.each("OffsetFetch", "require_stable, an offset pending", lambda v: dict(
         _fetch_offsets("txg", {"orders": [0]})(v), require_stable=True),
         versions=range(7, 99))
@@ -774,6 +786,9 @@ def _transactions(c: _Corpus) -> None:
                                                           "producer_id_filters": [pid]})
     c.each("ListTransactions", "an unknown state", lambda v: {
         "state_filters": ["Sleeping"], "producer_id_filters": []})
+    c.each("ListTransactions", "by transactional id pattern", lambda v: {
+        "state_filters": [], "producer_id_filters": [], "transactional_id_pattern": "etx|nope"},
+        versions=range(2, 99))
     c.each("DescribeProducers", "orders/0", lambda v: {"topics": [
         {"name": "orders", "partition_indexes": [0, 9]}]})
     c.add("EndTxn", 4, {"transactional_id": "etx", "producer_id": pid, "producer_epoch": 0,
@@ -805,6 +820,11 @@ def _transactions(c: _Corpus) -> None:
           "a transactional batch of transactions v2 (added by the leader)")
     c.add("EndTxn", 5, {"transactional_id": "etx5", "producer_id": pid5, "producer_epoch": 0,
                         "committed": True}, "commit (transactions v2: the epoch bumps)")
+    c.settle(ended=["etx5"])
+    c.add("EndTxn", 5, {"transactional_id": "etx5", "producer_id": pid5, "producer_epoch": 0,
+                        "committed": True}, "commit again (a v2 retry: the epoch before)")
+    c.add("EndTxn", 5, {"transactional_id": "etx5", "producer_id": pid5, "producer_epoch": 1,
+                        "committed": True}, "commit with no transaction (Empty)")
 
 
 # -- the captured corpus ----------------------------------------------------------------------
