@@ -489,3 +489,37 @@ def test_end_txn_v5_with_no_transaction_aborts_by_bumping_the_epoch_and_refuses_
         assert end_v5(epoch + 2, True) == (ErrorCode.PRODUCER_FENCED, -1)
         assert end_v5(epoch + 1, True, version=4) == (0, -1)  # v4: the same end again
         assert end_v5(epoch + 1, False) == (0, epoch + 2)
+
+
+def finalized_transaction_version(kafka) -> int | None:
+    """The level ApiVersions v3+ names; supported 0-2 from v4 (v3 leaves out supported
+    features of minimum 0, KAFKA-17011)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        levels = set()
+        for version in (3, 4, 5):
+            answer = client.request("ApiVersions", version, {
+                "client_software_name": "wire", "client_software_version": "1.0"})
+            supported = [(f.min_version, f.max_version) for f in answer.supported_features
+                         if f.name == "transaction.version"]
+            assert supported == ([(0, 2)] if version >= 4 else [])
+            levels.add(next((f.max_version_level for f in answer.finalized_features
+                             if f.name == "transaction.version"), None))
+    (level,) = levels
+    return level
+
+
+def test_transaction_version_2_is_finalized_as_kafka_4_finalizes_it(kafka):
+    assert finalized_transaction_version(kafka) == 2
+
+
+@pytest.mark.fake_only("the cluster's transaction_version setting")
+@pytest.mark.fake_kafka(topics={"orders": 2}, transaction_version=1)
+def test_below_transaction_version_2_partitions_are_never_added_implicitly(kafka):
+    assert finalized_transaction_version(kafka) == 1  # Java 4 clients then run v1
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        records = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        assert produce(broker, txn_id, 0, records, version=12) == \
+            ErrorCode.TRANSACTION_ABORTABLE
+        assert describe(client, txn_id).transaction_state == "Empty"
