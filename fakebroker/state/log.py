@@ -68,8 +68,10 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        """Where read_committed readers stop: the earliest open transaction's first offset."""
-        return min(self.ongoing.values(), default=self.high_watermark)
+        """Where read_committed readers stop: the earliest open transaction's first offset
+        (never below the log start: records deleted there are not waited for, as Kafka's)."""
+        return max(min(self.ongoing.values(), default=self.high_watermark),
+                   self.log_start_offset)
 
     def append(self, data: bytes, record_count: int, max_timestamp: int, leader_epoch: int,
                producer_id: int = -1, transactional: bool = False) -> None:
