@@ -55,27 +55,31 @@ class JournalEntry:
         return asdict(self)
 
 
+# The fields that hold an error code (AddPartitionsToTxn names its partitions' otherwise).
+ERROR_CODE_FIELDS = frozenset({"ErrorCode", "PartitionErrorCode"})
+
+
 @dataclass(frozen=True, slots=True)
 class _ErrorPath:
-    """Where a response version's ``error_code`` fields sit: whether this level has one, and
-    the nested fields (name, whether an array, their own path) that lead to more."""
+    """Where a response version's error code fields sit: the name of this level's (None:
+    none), and the nested fields (name, whether an array, their own path) that lead to more."""
 
-    here: bool
+    here: str | None
     below: tuple[tuple[str, bool, _ErrorPath], ...]
 
 
 def _error_path(rows: list[list[Any]], version: int) -> _ErrorPath | None:
-    here, below = False, []
+    here, below = None, []
     for row in rows:
         if version not in parse_range(row[2]):
             continue
-        if row[0] == "ErrorCode":
-            here = True
+        if row[0] in ERROR_CODE_FIELDS:
+            here = snake(row[0])
         elif len(row) > 3 and "fields" in row[3]:
             child = _error_path(row[3]["fields"], version)
             if child is not None:
                 below.append((snake(row[0]), row[1].startswith("[]"), child))
-    return _ErrorPath(here, tuple(below)) if here or below else None
+    return _ErrorPath(here, tuple(below)) if here is not None or below else None
 
 
 @functools.cache
@@ -96,7 +100,7 @@ def answer_errors(api_key: int, version: int, response: Mapping[str, Any]) -> li
 
 
 def _collect(entry: Mapping[str, Any], path: _ErrorPath, found: dict[int, None]) -> None:
-    if path.here and (code := entry.get("error_code")):
+    if path.here is not None and (code := entry.get(path.here)):
         found[code] = None
     for name, is_array, child in path.below:
         value = entry.get(name)

@@ -147,6 +147,8 @@ class ClusterSettings:
     max_request_bytes: int = 100 * 1024 * 1024
     group_initial_rebalance_delay_ms: int = 0
     group_min_session_timeout_ms: int = 6000
+    transaction_max_timeout_ms: int = 900_000
+    transaction_version: int = 2
     seed: int | None = None
     journal_capacity: int = 10_000
 
@@ -203,6 +205,14 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             kafka="group.initial.rebalance.delay.ms", metavar="MS"),
     Setting("group_min_session_timeout_ms", parse_int, "smallest session timeout a member may ask",
             _at_least(0), kafka="group.min.session.timeout.ms", metavar="MS"),
+    Setting("transaction_max_timeout_ms", parse_int,
+            "longest transaction timeout a producer may ask (longer: INVALID_TRANSACTION_TIMEOUT)",
+            _at_least(1), kafka="transaction.max.timeout.ms", metavar="MS"),
+    Setting("transaction_version", parse_int,
+            "the finalized transaction.version feature: 2 (Kafka 4's default) runs transactions "
+            "v2 (KIP-890) with the clients that support it, 0 or 1 the older protocol",
+            lambda v: None if v in (0, 1, 2) and not isinstance(v, bool)
+            else "expected 0, 1 or 2", metavar="LEVEL"),
     Setting("seed", parse_int, "seed of probabilistic faults (reproducible chaos)",
             _optional(lambda v: None if isinstance(v, int) else "expected a whole number"),
             metavar="N"),

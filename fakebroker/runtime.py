@@ -33,11 +33,11 @@ from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, Topic
 from fakebroker.state.groups import GroupKind
-from fakebroker.timers import run_group_timers
+from fakebroker.timers import run_timers
 
 if TYPE_CHECKING:
     from fakebroker.protocol.records import Record
-    from fakebroker.state.views import GroupView
+    from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
 
 TopicSpec = int | Mapping[str, Any]
 
@@ -100,18 +100,42 @@ class FakeCluster:
         """Create a topic; raises ``ClusterError`` (with Kafka's error name) when it can't."""
         return self.state.create_topic(name, partitions, replication_factor, dict(configs or {}))
 
-    def records(self, topic: str, partition: int = 0) -> list[Record]:
-        """Every record stored in a partition from its log start, decoded."""
+    def records(self, topic: str, partition: int = 0, markers: bool = False) -> list[Record]:
+        """Every record stored in a partition from its log start, decoded; a transactional
+        one says what became of it (``transaction``: "committed", "aborted" or "open").
+        ``markers``: the transactions' control records too (``is_control``; their
+        ``transaction`` is the outcome they wrote)."""
+        import dataclasses
+
         from fakebroker.protocol.records import decode_records
 
         log = self._partition(topic, partition).log
-        return [r for b in log.batches for r in decode_records(b.data)
-                if r.offset >= log.log_start_offset and not r.is_control]
+        found = []
+        for batch in log.batches:
+            if batch.control and not markers:
+                continue
+            outcome = log.outcome(batch.producer_id, batch.base_offset) \
+                if batch.transactional else None
+            found += [dataclasses.replace(r, transaction=outcome) if outcome else r
+                      for r in decode_records(batch.data) if r.offset >= log.log_start_offset]
+        return found
 
-    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
-        """(log start offset, high watermark) of a partition."""
+    def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
+        """(log start offset, high watermark) of a partition, with ``.last_stable_offset``."""
+        from fakebroker.state.views import PartitionOffsets
+
         log = self._partition(topic, partition).log
-        return log.log_start_offset, log.high_watermark
+        return PartitionOffsets(log.log_start_offset, log.high_watermark,
+                                log.last_stable_offset)
+
+    def transactions(self) -> dict[str, TransactionView]:
+        """Every transactional id the cluster knows, by id: its state, producer id and epoch,
+        the partitions and groups of its ongoing transaction (none once it ended, as Kafka's
+        DescribeTransactions), when its last transaction began and its timeout."""
+        from fakebroker.state.views import transaction_view
+
+        return {txn_id: transaction_view(txn) for txn_id, txn in
+                sorted(self.state.transactions.transactions.items())}
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a consumer group (state, generation, members, assignments)."""
@@ -203,6 +227,14 @@ class FakeCluster:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
 
     @operation()
+    def abort_transaction(self, transactional_id: str) -> None:
+        """The coordinator aborts the ongoing transaction of ``transactional_id`` now, as
+        when it times out: the epoch is bumped first (the producer is fenced: its next call
+        fails as Kafka fails it), abort markers go to every partition of the transaction,
+        its pending offsets are dropped."""
+        self.state.transactions.abort(transactional_id)
+
+    @operation()
     def set_latency(self, broker: int, ms: int) -> None:
         """Every request to ``broker`` waits ``ms`` milliseconds before it is handled."""
         if broker not in self.state.brokers:
@@ -288,7 +320,8 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 await nursery.start(server.serve, listener)
-            nursery.start_soon(run_group_timers, state.groups)
+            nursery.start_soon(run_timers, state.groups)
+            nursery.start_soon(run_timers, state.transactions)
             nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings)

@@ -17,7 +17,7 @@ from fakebroker.journal import JournalEntry
 from fakebroker.operations import OnClusterThread
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
-from fakebroker.state.views import GroupView
+from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
 
 T = TypeVar("T")
 
@@ -181,13 +181,20 @@ class FakeKafka:
         return self.call(lambda: {n: len(t.partitions)
                                   for n, t in self.cluster.state.topics.items()})
 
-    def records(self, topic: str, partition: int = 0) -> list[Record]:
-        """The records of a partition, decoded (key, value, headers, timestamp, offset...)."""
-        return self.call(self.cluster.records, topic, partition)
+    def records(self, topic: str, partition: int = 0, markers: bool = False) -> list[Record]:
+        """The records of a partition, decoded (key, value, headers, timestamp, offset...);
+        a transactional one's ``transaction`` is "committed", "aborted" or "open";
+        ``markers``: with the transactions' control records."""
+        return self.call(self.cluster.records, topic, partition, markers)
 
-    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
-        """(log start offset, high watermark) of a partition."""
+    def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
+        """(log start offset, high watermark) of a partition; ``.last_stable_offset``."""
         return self.call(self.cluster.offsets, topic, partition)
+
+    def transactions(self) -> dict[str, TransactionView]:
+        """Every transactional id, by id: state, producer id and epoch, partitions, groups,
+        start time and timeout."""
+        return self.call(self.cluster.transactions)
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a consumer group: state, generation, protocol, leader, members with
@@ -226,4 +233,5 @@ class FakeKafka:
     rebalance = OnClusterThread(FakeCluster.rebalance)
     kick_member = OnClusterThread(FakeCluster.kick_member)
     set_latency = OnClusterThread(FakeCluster.set_latency)
+    abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)

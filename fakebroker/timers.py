@@ -1,26 +1,36 @@
-"""The one task that keeps time for every group: ``run_group_timers``.
+"""The task that keeps time for a coordinator that never sleeps: ``run_timers``.
 
-The coordinators never sleep (``fakebroker.state.groups``): they know their deadlines — classic
-session and rebalance timeouts, the initial rebalance delay, member ids handed out with
-MEMBER_ID_REQUIRED, KIP-848 session and revocation timeouts — and apply those due when told the
-time. This task sleeps on trio's clock until the earliest deadline, or until a coordinator
-sets an earlier one, then applies what is due with ``now`` = ``trio.current_time()``.
-So a timeout fires no earlier than its deadline, and under
+The coordinators (``fakebroker.state.groups``, ``fakebroker.state.transactions``) know their
+deadlines — classic session and rebalance timeouts, the initial rebalance delay, member ids
+handed out with MEMBER_ID_REQUIRED, KIP-848 session and revocation timeouts, transaction
+timeouts — and apply those due when told the time. This task sleeps on trio's clock until the
+earliest deadline, or until the coordinator sets an earlier one, then applies what is due with
+``now`` = ``trio.current_time()``. So a timeout fires no earlier than its deadline, and under
 ``trio.testing.MockClock(autojump_threshold=0)`` exactly at it, without real sleeping.
-``open_cluster`` starts it.
+``open_cluster`` starts one for the groups and one for the transactions.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Protocol
 
 import trio
 
-from fakebroker.state.groups import Groups
+
+class Timed(Protocol):
+    """What a coordinator offers its timer."""
+
+    def next_deadline(self) -> float: ...
+
+    def expire(self, now: float) -> None: ...
+
+    def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]: ...
 
 
-async def run_group_timers(groups: Groups) -> None:
-    """Apply every group timeout when it is due; runs until cancelled."""
+async def run_timers(timed: Timed) -> None:
+    """Apply every timeout of ``timed`` when it is due; runs until cancelled."""
     woken = trio.Event()
     sleeps_to = math.inf
 
@@ -28,13 +38,13 @@ async def run_group_timers(groups: Groups) -> None:
         if deadline < sleeps_to:
             woken.set()
 
-    unwatch = groups.watch_deadlines(wake)
+    unwatch = timed.watch_deadlines(wake)
     try:
         while True:
-            sleeps_to = groups.next_deadline()
+            sleeps_to = timed.next_deadline()
             with trio.move_on_at(sleeps_to):
                 await woken.wait()
             woken = trio.Event()
-            groups.expire(trio.current_time())
+            timed.expire(trio.current_time())
     finally:
         unwatch()

@@ -22,6 +22,8 @@ created (each served by its leader before the test starts). Tests keep their nam
 
 from __future__ import annotations
 
+import dataclasses
+import struct
 import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
@@ -29,7 +31,12 @@ from typing import TypeVar
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
-from fakebroker.state.views import GroupView, MemberView, assigned_partitions
+from fakebroker.state.views import (
+    GroupView,
+    MemberView,
+    PartitionOffsets,
+    assigned_partitions,
+)
 from tests.wire import WireClient
 
 T = TypeVar("T")
@@ -50,6 +57,28 @@ def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) ->
         if time.monotonic() > deadline:
             raise TimeoutError(f"real Kafka: timed out waiting for {what}")
         time.sleep(0.02)
+
+
+def with_outcomes(records: list[Record], markers: bool) -> list[Record]:
+    """``records`` (a partition's, in offset order) with each transactional one's outcome,
+    read from the log as a read_committed consumer reads it: a producer's records up to its
+    next control record took that marker's outcome (key: version, then type 0 abort or 1
+    commit); those after its last marker are still open."""
+    outcome: dict[int, str] = {}  # offset -> outcome
+    waiting: dict[int, list[int]] = {}  # producer id -> offsets awaiting its marker
+    for record in records:
+        if not record.is_transactional:
+            continue
+        if record.is_control:
+            commit = struct.unpack_from(">hh", record.key or bytes(4))[1] == 1
+            ended = "committed" if commit else "aborted"
+            for offset in [*waiting.pop(record.producer_id, []), record.offset]:
+                outcome[offset] = ended
+        else:
+            waiting.setdefault(record.producer_id, []).append(record.offset)
+    return [dataclasses.replace(r, transaction=outcome.get(r.offset, "open"))
+            if r.is_transactional else r
+            for r in records if markers or not r.is_control]
 
 
 class RealCluster:
@@ -120,9 +149,15 @@ class RealCluster:
         return {name: len(t.partitions) for name, t in metadata.topics.items()
                 if name not in INTERNAL_TOPICS and t.error is None}
 
-    def records(self, topic: str, partition: int = 0) -> list[Record]:
+    def records(self, topic: str, partition: int = 0, markers: bool = False) -> list[Record]:
         """The data records of a partition from its log start to its high watermark, as the
-        leader serves them to a read_uncommitted consumer (Fetch), decoded as the fake's."""
+        leader serves them to a read_uncommitted consumer (Fetch), decoded as the fake's; a
+        transactional record's ``transaction`` is what its producer's next marker in the
+        log wrote ("committed", "aborted"), or "open" before any; ``markers``: with the
+        control records (their ``transaction``: the outcome they wrote)."""
+        return with_outcomes(self._stored(topic, partition), markers)
+
+    def _stored(self, topic: str, partition: int) -> list[Record]:
         start, _ = self.offsets(topic, partition)
         records: list[Record] = []
         offset = start
@@ -142,22 +177,24 @@ class RealCluster:
                 if not batch:
                     raise ClusterError("UNKNOWN_SERVER_ERROR",
                                        f"{topic}-{partition}: nothing served at {offset}")
-                records += [r for r in batch if not r.is_control]
+                records += batch
                 offset = batch[-1].offset + 1
 
-    def offsets(self, topic: str, partition: int = 0) -> tuple[int, int]:
-        """(log start offset, high watermark) of a partition (ListOffsets at its leader)."""
+    def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
+        """(log start offset, high watermark) of a partition, with its last stable offset
+        (ListOffsets at its leader: earliest, latest, latest for read_committed)."""
         with WireClient(self._leader(topic, partition), client_id="inspect") as client:
             answers = []
-            for timestamp in (-2, -1):  # earliest, latest
-                answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
-                    {"name": topic, "partitions": [
-                        {"partition_index": partition, "timestamp": timestamp}]}]})
+            for timestamp, isolation in ((-2, 0), (-1, 0), (-1, 1)):
+                answer = client.request("ListOffsets", 7, {
+                    "replica_id": -1, "isolation_level": isolation, "topics": [
+                        {"name": topic, "partitions": [
+                            {"partition_index": partition, "timestamp": timestamp}]}]})
                 (found,) = answer.topics[0].partitions
                 if found.error_code != 0:
                     raise ClusterError(ErrorCode(found.error_code).name, f"{topic}-{partition}")
                 answers.append(found.offset)
-        return answers[0], answers[1]
+        return PartitionOffsets(*answers)
 
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset a group committed for a partition, or None (OffsetFetch, as an admin)."""

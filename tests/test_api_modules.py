@@ -122,7 +122,7 @@ def test_every_api_module_declares_where_its_errors_go(name):
             assert keyed_by(level, level.request_key, set(fields(request_rows, version)))
             assert keyed_by(level, level.response_key, answer_fields)
             if level.child is None:
-                assert "error_code" in answer_fields, f"v{version}: no error_code beside it"
+                assert level.error_field in answer_fields, f"v{version}: no error field"
             entry_fields[id(level)] |= answer_fields
     for level in placement.levels():
         assert entry_fields[id(level)], f"{level.response_list}: at no served version"

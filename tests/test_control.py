@@ -304,3 +304,27 @@ def test_every_cluster_operation_is_a_fakekafka_method_an_action_and_a_ctl_comma
                             capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
     for name in OPERATIONS:
         assert name in result.stdout
+
+
+def test_a_transaction_is_shown_and_aborted_from_the_control_api_and_ctl(served):
+    from confluent_kafka import KafkaError, KafkaException, Producer
+
+    url = served["control_url"]
+    producer = Producer({"bootstrap.servers": served["bootstrap_servers"],
+                         "transactional.id": "ci-tx"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("orders", b"pending", partition=0)
+    producer.flush(30)
+    cluster = call(url, "GET", "/cluster")
+    shown = cluster["transactions"]["ci-tx"]
+    assert (shown["state"], shown["partitions"]) == ("Ongoing", [["orders", 0]])
+    assert cluster["topics"]["orders"]["partitions"][0]["last_stable_offset"] == 0
+    assert call(url, "POST", "/actions/abort-transaction", {"transactional_id": "ci-tx"}) == {
+        "action": "abort-transaction"}
+    assert call(url, "GET", "/cluster")["transactions"]["ci-tx"]["state"] == "CompleteAbort"
+    refused = ctl(served, "action", "abort-transaction", "--transactional-id", "ci-tx")
+    assert refused.returncode == 1 and "INVALID_TXN_STATE" in refused.stdout + refused.stderr
+    with pytest.raises(KafkaException) as fenced:
+        producer.commit_transaction(30)
+    assert fenced.value.args[0].code() == KafkaError._FENCED

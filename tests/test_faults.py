@@ -17,6 +17,7 @@ from fakebroker.faults.placement import (
     has_top_level_error,
     inject_errors,
     request_targets,
+    request_transactional_ids,
     top_level_answer,
 )
 from fakebroker.faults.shapes import Level
@@ -241,7 +242,7 @@ def entry_errors(level: Level, answer: Container) -> list[int]:
     """The error codes of an answer's innermost entries, in order."""
     entries = answer[level.response_list] or []
     if level.child is None:
-        return [entry.error_code for entry in entries]
+        return [entry[level.error_field] for entry in entries]
     return [code for entry in entries for code in entry_errors(level.child, entry)]
 
 
@@ -279,8 +280,8 @@ def test_every_served_api_version_carries_a_whole_request_error(api_key):
     error_code."""
     for version in served_versions(api_key):
         level = entries_of(api_key, version)
-        on_groups = level is not None and level.kind == "group" and not has_top_level_error(
-            api_key, version)
+        on_groups = level is not None and level.kind == "group" and level.entry_error \
+            and not has_top_level_error(api_key, version)
         if not (has_top_level_error(api_key, version) or on_groups):
             continue  # such a version's whole-request error goes on each entry (above)
         request = request_with_entries(api_key, version)
@@ -591,3 +592,21 @@ def test_the_journal_records_requests_errors_and_faults(fake_kafka):
     coverage = fake_kafka.coverage()
     assert coverage["apis"]["Produce"] == {9: 2}
     assert coverage["errors"] == {"NOT_LEADER_OR_FOLLOWER": 1}
+
+
+def test_a_rule_for_a_transactional_id_finds_it_in_every_transactional_api():
+    """The transactional ids a request names, for every API and version that names one:
+    ``transactional_id``, AddPartitionsToTxn's v0-3 field and its v4+ transactions."""
+    names = {"AddPartitionsToTxn": ["v3_and_below_transactional_id0"],
+             "Produce": ["transactional_id0"]}
+    for api in ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn",
+                "TxnOffsetCommit", "Produce"):
+        key = next(k for k in SERVED if api_spec(k).name == api)
+        for version in served_versions(key):
+            found = request_transactional_ids(key, request_with_entries(key, version))
+            if api == "AddPartitionsToTxn" and version >= 4:
+                assert found == {"transactional_id0", "transactional_id1"}
+            elif api == "Produce" and version < 3:
+                assert found == set()  # no transactional id before v3
+            else:
+                assert found == set(names.get(api, ["transactional_id0"])), (api, version)

@@ -1,5 +1,5 @@
 """Session and rebalance timeouts of the classic group coordinator, on trio's MockClock:
-deterministic, and no real sleeping. The one group timer (``run_group_timers``) applies them;
+deterministic, and no real sleeping. The one group timer (``run_timers``) applies them;
 requests wait for their answers as the handlers do (``answer_of``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fakebroker.api.common import answer_of
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.classic_groups import ClassicGroupCoordinator
 from fakebroker.state.groups import Groups
-from fakebroker.timers import run_group_timers
+from fakebroker.timers import run_timers
 
 PROTOCOLS = [("range", b"meta")]
 
@@ -50,7 +50,7 @@ def test_session_timeout_removes_a_silent_member_and_rebalances_the_rest():
     async def main():
         groups = Groups()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_group_timers, groups)
+            nursery.start_soon(run_timers, groups)
             first, second = await stable_group_of_two(groups, nursery)
             group = groups.classic_group("g")
             await trio.sleep(9)
@@ -76,7 +76,7 @@ def test_members_that_do_not_rejoin_within_the_rebalance_timeout_are_removed():
     async def main():
         groups = Groups()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_group_timers, groups)
+            nursery.start_soon(run_timers, groups)
             first, second = await stable_group_of_two(groups, nursery)
             groups.classic.force_rebalance("g", trio.current_time())
             started = trio.current_time()
@@ -104,7 +104,7 @@ def test_a_member_id_handed_out_with_member_id_required_expires():
     async def main():
         groups = Groups()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_group_timers, groups)
+            nursery.start_soon(run_timers, groups)
             answer = groups.classic.join("g", "", None, "c", "/h", 10_000, 30_000, "consumer",
                                          PROTOCOLS, require_known_member_id=True,
                                          now=trio.current_time())
@@ -121,7 +121,7 @@ def test_the_initial_rebalance_delay_holds_the_first_join():
     async def main():
         groups = Groups(ClassicGroupCoordinator(initial_rebalance_delay_ms=3000))
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_group_timers, groups)
+            nursery.start_soon(run_timers, groups)
             started = trio.current_time()
             answer = await join(groups)
             assert trio.current_time() - started == 3
@@ -138,7 +138,7 @@ def test_a_restarted_static_members_shorter_session_ends_on_time():
         groups = Groups()
         start = trio.current_time()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_group_timers, groups)
+            nursery.start_soon(run_timers, groups)
             old = (await join(groups, instance="pod", session_ms=30_000))["member_id"]
             groups.classic.sync("g", 1, old, "pod", None, None, {old: b"a"}, start)
             await trio.sleep_until(start + 1)

@@ -15,7 +15,7 @@ from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.state.consumer_groups import Heartbeat
 from fakebroker.state.groups import Groups
 from fakebroker.state.pending import Pending
-from fakebroker.timers import run_group_timers
+from fakebroker.timers import run_timers
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
@@ -86,14 +86,14 @@ def test_a_follower_sync_waits_for_the_leader_or_fails_when_a_rebalance_starts()
 
 
 def test_one_timer_expires_classic_and_kip848_members_on_trios_clock():
-    """``run_group_timers`` drives both coordinators, and each tells it of its new deadlines:
+    """``run_timers`` drives both coordinators, and each tells it of its new deadlines:
     a KIP-848 member's 45 s session, then a classic member's 10 s one, end on time under
     MockClock, without real sleeping (the timer sleeps for good in between)."""
     async def main():
         groups = Groups()
         start = trio.current_time()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_group_timers, groups)
+            nursery.start_soon(run_timers, groups)
             await trio.sleep_until(start + 1)
             groups.consumer.heartbeat(Heartbeat(
                 "k", "m1", 0, rebalance_timeout_ms=300_000, subscribed_topic_names=["orders"],

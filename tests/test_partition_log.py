@@ -3,7 +3,12 @@ the leader-epoch history OffsetForLeaderEpoch answers from."""
 
 from __future__ import annotations
 
-from fakebroker.protocol.records import assign_offsets, decode_records, encode_batch
+from fakebroker.protocol.records import (
+    assign_offsets,
+    decode_records,
+    encode_batch,
+    encode_marker,
+)
 from fakebroker.state.log import PartitionLog
 
 
@@ -84,3 +89,52 @@ def test_timestamp_lookups_find_the_first_record_at_or_after():
     assert log.offset_for_timestamp(2000) == (2, 5000)
     assert log.offset_for_timestamp(9000) is None
     assert log.max_timestamp_offset() == (2, 5000)
+
+
+def transactional(log: PartitionLog, values: list[bytes], producer_id: int) -> None:
+    data = encode_batch([(None, v, [], 1000) for v in values], producer_id=producer_id,
+                        producer_epoch=0, base_sequence=0, transactional=True)
+    log.append(assign_offsets(data, log.log_end_offset, 0, None), len(values), 1000, 0,
+               producer_id, True)
+
+
+def marker(log: PartitionLog, producer_id: int, commit: bool) -> None:
+    data = encode_marker(producer_id, 0, commit, 0, 1000)
+    log.append_marker(assign_offsets(data, log.log_end_offset, 0, None), 1000, 0, producer_id,
+                      commit, 0)
+
+
+def test_open_transactions_hold_the_last_stable_offset_and_aborts_are_indexed():
+    log = PartitionLog()
+    append(log, [b"plain"])
+    transactional(log, [b"a1", b"a2"], producer_id=7)  # offsets 1-2
+    transactional(log, [b"b1"], producer_id=8)  # offset 3
+    assert (log.last_stable_offset, log.high_watermark) == (1, 4)
+    assert values(log.read(0, 1 << 20, end=log.last_stable_offset)) == [b"plain"]
+    marker(log, 7, commit=False)  # offset 4
+    assert log.last_stable_offset == 3  # producer 8's is still open
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in log.aborted] == [(7, 1, 4)]
+    assert [t.first_offset for t in log.aborted_between(0, 3)] == [1]
+    assert log.aborted_between(5, 9) == []
+    assert [log.outcome(7, 1), log.outcome(8, 3)] == ["aborted", "open"]
+    marker(log, 8, commit=True)  # offset 5
+    assert (log.last_stable_offset, log.high_watermark) == (6, 6)
+    assert log.outcome(8, 3) == "committed"
+
+
+def test_the_last_stable_offset_never_falls_below_the_log_start():
+    log = PartitionLog()
+    transactional(log, [b"a"], producer_id=7)
+    append(log, [b"b", b"c"])
+    log.delete_before(2)
+    assert (log.last_stable_offset, log.high_watermark) == (2, 3)
+
+
+def test_a_truncated_transaction_is_forgotten_with_its_records():
+    log = PartitionLog()
+    append(log, [b"a"])
+    transactional(log, [b"b"], producer_id=7)
+    marker(log, 7, commit=False)
+    transactional(log, [b"c"], producer_id=8)
+    log.truncate_to(1)
+    assert (log.ongoing, log.aborted, log.last_stable_offset) == ({}, [], 1)

@@ -60,6 +60,14 @@ MODULE_NAMES = (
     "offset_delete",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "add_partitions_to_txn",
+    "add_offsets_to_txn",
+    "end_txn",
+    "write_txn_markers",
+    "txn_offset_commit",
+    "describe_producers",
+    "describe_transactions",
+    "list_transactions",
 )
 
 

@@ -10,6 +10,13 @@ Behavior:
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 * v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
   another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
+* v3+ names the ``transaction.version`` feature: finalized at the cluster's
+  ``transaction_version`` (Kafka 4's default 2; a level of 0 is not listed, as Kafka lists
+  no finalized feature at 0), supported 0-2 from v4 (Kafka's v3 answers leave out supported
+  features whose minimum is 0, which v3 clients cannot read: KAFKA-17011). Java clients 4.x
+  run transactions v2 (KIP-890) only when it is finalized at 2. The other features Kafka
+  lists (metadata.version, group.version ...) are not: no client behaviour here depends on
+  them.
 * An error answer lists no APIs, as Kafka's.
 * The answer depends only on the request and the broker, so a broker keeps it
   (``CACHEABLE``).
@@ -29,6 +36,10 @@ from fakebroker.protocol.errors import error_code
 API_KEY = 18
 ERROR_PLACEMENT = TOP_LEVEL
 CACHEABLE = True
+TRANSACTION_VERSION = "transaction.version"
+MAX_TRANSACTION_VERSION = 2
+SUPPORTED_FROM_MIN_0 = 4  # the first version listing supported features of minimum 0
+FEATURES_EPOCH = 1  # the finalized features never change while a cluster runs
 SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -57,5 +68,15 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
             or request.node_id not in (-1, ctx.broker.id):
         error = error_code("REBOOTSTRAP_REQUIRED")
-    return {"error_code": error, "api_keys": [] if error else api_keys(),
-            "throttle_time_ms": 0}
+    answer = {"error_code": error, "api_keys": [] if error else api_keys(),
+              "throttle_time_ms": 0}
+    if not error:
+        level = ctx.cluster.settings.transaction_version
+        answer.update(
+            supported_features=[{"name": TRANSACTION_VERSION, "min_version": 0,
+                                 "max_version": MAX_TRANSACTION_VERSION}]
+            if ctx.version >= SUPPORTED_FROM_MIN_0 else [],
+            finalized_features_epoch=FEATURES_EPOCH,
+            finalized_features=[{"name": TRANSACTION_VERSION, "max_version_level": level,
+                                 "min_version_level": level}] if level else [])
+    return answer

@@ -52,6 +52,12 @@ async def answer_of(reply: T | Pending[T]) -> T:
     return reply.result()
 
 
+def fenced_error(error: str, version: int, since: int) -> str:
+    """``error`` as a request version answers it: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH
+    before version ``since``, which older clients understand (KIP-588)."""
+    return "INVALID_PRODUCER_EPOCH" if error == "PRODUCER_FENCED" and version < since else error
+
+
 def operations(*acl_operations: int) -> int:
     """The bit field of AclOperation codes an answer's ``*_authorized_operations`` carries."""
     return sum(1 << op for op in acl_operations)

@@ -18,8 +18,11 @@ Behavior:
   always returned whole (KIP-74). Fetch v0-3 clients get stored batches down-converted to
   magic 0 (v0-1) or magic 1 (v2-3).
 * No fetch sessions: session_id 0 is answered, so clients keep sending full fetches.
-* read_committed: last_stable_offset is the high watermark (no open transactions yet) and an
-  empty aborted transaction list is returned.
+* read_committed (isolation level 1): only batches below the last stable offset (the first
+  offset of the earliest open transaction) are returned, and ``aborted_transactions`` lists
+  the aborted transactions (producer id, first offset) overlapping what is returned, so the
+  client drops their records; read_uncommitted gets everything and a null list. The control
+  batches (markers) are returned as stored: clients skip them.
 """
 
 from __future__ import annotations
@@ -120,13 +123,19 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     if not log.log_start_offset <= offset <= log.log_end_offset:
         result["error_code"] = error_code("OFFSET_OUT_OF_RANGE")
         return result
-    result.update(high_watermark=log.high_watermark, last_stable_offset=log.high_watermark,
+    stable = log.last_stable_offset
+    result.update(high_watermark=log.high_watermark, last_stable_offset=stable,
                   log_start_offset=log.log_start_offset)
-    if request.isolation_level == READ_COMMITTED:
-        result["aborted_transactions"] = []
+    committed = request.isolation_level == READ_COMMITTED
     limit = min(wanted.partition_max_bytes, budget) if ctx.version >= 3 \
         else wanted.partition_max_bytes
-    chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3)
+    chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3,
+                      end=stable if committed else None)
+    if committed:
+        end = log.end_of_read(offset, len(chunks))
+        result["aborted_transactions"] = [
+            {"producer_id": t.producer_id, "first_offset": t.first_offset}
+            for t in log.aborted_between(offset, end)]
     if ctx.version <= 3 and chunks:
         converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
         result.update(error_code=0, records=converted, size=len(converted))

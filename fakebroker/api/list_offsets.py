@@ -3,11 +3,11 @@
 Versions: 0-9 (3.9), 10-11 (4.x). Flexible from v6.
 
 Behavior:
-* Timestamps: -2 earliest (log start), -1 latest (high watermark; the last stable offset under
-  read_committed, the same here), -3 max timestamp (v7+, the first record holding the largest
-  timestamp), -4 earliest local (v8+, the log start), -5 latest tiered (v9+, -1: nothing is
-  tiered); any other value: the first record whose timestamp is >= it, or offset -1 and
-  timestamp -1 when there is none.
+* Timestamps: -2 earliest (log start), -1 latest (high watermark; under read_committed,
+  isolation level 1 from v2, the last stable offset: where an open transaction begins),
+  -3 max timestamp (v7+, the first record holding the largest timestamp), -4 earliest local
+  (v8+, the log start), -5 latest tiered (v9+, -1: nothing is tiered); any other value: the
+  first record whose timestamp is >= it, or offset -1 and timestamp -1 when there is none.
 * v0 answers in ``old_style_offsets`` (at most ``max_num_offsets`` of them).
 * v4+ answers the leader epoch of the offset's record (the current epoch for the log end).
 * Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
@@ -23,6 +23,7 @@ from fakebroker.faults.shapes import Placement, per_partition, per_topic
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+READ_COMMITTED = 1
 # A partition's answer when no offset is found (and beside an error).
 NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1, "old_style_offsets": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
@@ -33,12 +34,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     topics = []
     for wanted in request.topics:
         topic = ctx.cluster.topics.get(wanted.name)
-        partitions = [lookup(ctx, topic, p) for p in wanted.partitions]
+        partitions = [lookup(ctx, topic, p, request.isolation_level == READ_COMMITTED)
+                      for p in wanted.partitions]
         topics.append({"name": wanted.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def lookup(ctx: RequestContext, topic: Any, wanted: Any) -> dict[str, Any]:
+def lookup(ctx: RequestContext, topic: Any, wanted: Any, committed: bool) -> dict[str, Any]:
     result: dict[str, Any] = dict(NOT_FOUND, partition_index=wanted.partition_index)
     partition = (topic.partitions[wanted.partition_index]
                  if topic is not None and 0 <= wanted.partition_index < len(topic.partitions)
@@ -51,7 +53,7 @@ def lookup(ctx: RequestContext, topic: Any, wanted: Any) -> dict[str, Any]:
         return result
     assert partition is not None
     log = partition.log
-    found = offset_for(log, wanted.timestamp)
+    found = offset_for(log, wanted.timestamp, committed)
     if found is not None:
         offset, timestamp = found
         epoch = (partition.leader_epoch if offset >= log.log_end_offset
@@ -62,10 +64,11 @@ def lookup(ctx: RequestContext, topic: Any, wanted: Any) -> dict[str, Any]:
     return result
 
 
-def offset_for(log: Any, timestamp: int) -> tuple[int, int] | None:
-    """(offset, timestamp) answering a ListOffsets timestamp, or None for "no such record"."""
+def offset_for(log: Any, timestamp: int, committed: bool) -> tuple[int, int] | None:
+    """(offset, timestamp) answering a ListOffsets timestamp, or None for "no such record";
+    ``committed``: a read_committed reader's latest is the last stable offset."""
     if timestamp == LATEST:
-        return log.high_watermark, -1
+        return (log.last_stable_offset if committed else log.high_watermark), -1
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return log.log_start_offset, -1
     if timestamp == LATEST_TIERED:

@@ -54,7 +54,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         for p in wanted.partitions:
             code = group_error
             if not code:
-                code = partition_error(ctx, topic, p)
+                code = partition_error(ctx, topic, p, unknown_id=ctx.version >= 10)
             if not code:
                 assert topic is not None
                 accepted[(topic.name, p.partition_index)] = CommittedOffset(
@@ -65,10 +65,11 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def partition_error(ctx: RequestContext, topic: Any, partition: Any) -> int:
+def partition_error(ctx: RequestContext, topic: Any, partition: Any, unknown_id: bool) -> int:
+    """A committed partition's own error (0: none); ``unknown_id``: the version names topics
+    by id, so an unknown one is UNKNOWN_TOPIC_ID."""
     if topic is None:
-        return error_code("UNKNOWN_TOPIC_ID" if ctx.version >= 10
-                          else "UNKNOWN_TOPIC_OR_PARTITION")
+        return error_code("UNKNOWN_TOPIC_ID" if unknown_id else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= partition.partition_index < len(topic.partitions):
         return error_code("UNKNOWN_TOPIC_OR_PARTITION")
     metadata = partition.committed_metadata or ""

@@ -8,7 +8,9 @@ empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level in v2-7 
 from v8. v9+ requests from a KIP-848 member are checked against its member epoch
 (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); a classic group's member ids are not checked, as
 Kafka's ClassicGroup does not.
-require_stable has nothing to wait for (no pending transactional offsets yet).
+With ``require_stable`` (v7+), a partition whose offset a transaction has committed but not
+yet ended (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT and offset -1, so the client
+retries until the transaction ends; without it the last committed offset is answered.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ ERROR_PLACEMENT = Placement(
     request_errors=GROUP_ERRORS)
 
 
-def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
-                  ) -> list[dict[str, Any]]:
+def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
+                  require_stable: bool = False) -> list[dict[str, Any]]:
     """Answers per topic for ``topics`` (None = all committed) of ``group_id``."""
     offsets = ctx.cluster.groups.offsets.of_group(group_id)
     if topics is None:
@@ -64,7 +66,9 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int
         for index in indexes:
             partition = dict(NOT_COMMITTED, partition_index=index, error_code=error)
             committed = offsets.get((name, index))
-            if committed:
+            if require_stable and ctx.cluster.transactions.pending_offset(group_id, name, index):
+                partition["error_code"] = error or error_code("UNSTABLE_OFFSET_COMMIT")
+            elif committed:
                 partition.update(committed_offset=committed.offset,
                                  committed_leader_epoch=committed.leader_epoch,
                                  metadata=committed.metadata or "")
@@ -89,11 +93,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     error = error_code(exc.error)
             group = dict(NO_TOPICS, group_id=g.group_id, error_code=error)
             if not error:
-                group["topics"] = partitions_of(ctx, g.group_id, g.topics, 0)
+                group["topics"] = partitions_of(ctx, g.group_id, g.topics, 0,
+                                                request.require_stable)
             groups.append(group)
         return {"throttle_time_ms": 0, "groups": groups}
     error = 0 if ctx.is_coordinator(request.group_id) else error_code("NOT_COORDINATOR")
     if error and ctx.version >= 2:
         return {"throttle_time_ms": 0, "error_code": error, "topics": []}
-    topics = partitions_of(ctx, request.group_id, request.topics, error)
+    topics = partitions_of(ctx, request.group_id, request.topics, error,
+                           request.require_stable)
     return {"throttle_time_ms": 0, "error_code": 0, "topics": topics}

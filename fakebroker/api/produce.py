@@ -16,6 +16,12 @@ Behavior:
   appended twice and is answered with its first offset (and, as Kafka does, the stored
   batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
   INVALID_PRODUCER_EPOCH otherwise (with the log start offset, without a message).
+* Transactional batches (a request with a transactional id): the partition must be in the
+  producer's ongoing transaction, as the leader verifies with the coordinator (KIP-890):
+  Produce v12+ from a cluster whose ``transaction.version`` is 2 adds it there implicitly
+  (transactions v2); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
+  (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
+  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended.
 * The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
   with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
 """
@@ -23,6 +29,8 @@ Behavior:
 from __future__ import annotations
 
 from typing import Any
+
+import trio
 
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
@@ -43,6 +51,7 @@ ZSTD = 4
 # Beside a partition's error: nothing was appended.
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
                 "record_errors": ()}
+NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 
@@ -60,7 +69,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             try:
                 if acks_error:
                     raise ClusterError("INVALID_REQUIRED_ACKS")
-                result.update(append(ctx, topic, data.index, data.records))
+                result.update(append(ctx, topic, data.index, data.records,
+                                     request.transactional_id))
                 appended = True
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
@@ -87,8 +97,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
 
 
-def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None
-           ) -> dict[str, Any]:
+def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
+           transactional_id: str | None = None) -> dict[str, Any]:
     """Validate and append one partition's records; the partition's response fields."""
     if topic is None:
         raise ClusterError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
@@ -102,6 +112,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     headers = validate(ctx, topic, records or b"")
     log = partition.log
     first = headers[0]
+    if first.is_transactional and transactional_id is not None:
+        verify_transaction(ctx, transactional_id, first, (partition.topic, partition.index))
     if first.producer_id >= 0:
         duplicate = check_sequence(ctx, partition, first)
         if duplicate is not None:  # Kafka answers the stored batch's timestamp here
@@ -115,7 +127,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)
-    log.append(stored, span, max_timestamp, partition.leader_epoch)
+    log.append(stored, span, max_timestamp, partition.leader_epoch, first.producer_id,
+               first.is_transactional)
     if first.producer_id >= 0:
         ctx.cluster.producers.record(partition.topic, partition.index, first.producer_id,
                                      first.producer_epoch, first.base_sequence,
@@ -155,3 +168,28 @@ def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
     except ClusterError as exc:  # Kafka sends no message, and the log start offset
         raise ClusterError(exc.error, log_start_offset=partition.log.log_start_offset
                            ) from None
+
+
+def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchHeader,
+                       partition: tuple[str, int]) -> None:
+    """The partition leader's check that a transactional batch's partition is in its
+    producer's transaction (added here under transactions v2), with the errors Kafka's
+    AddPartitionsToTxnManager gives producers."""
+    transactions = ctx.cluster.transactions
+    try:
+        if ctx.version >= 12 and transactions.transaction_version >= 2:
+            transactions.add_partitions(transactional_id, batch.producer_id,
+                                        batch.producer_epoch, [partition], trio.current_time(),
+                                        version=2)
+            return
+        verdict = transactions.verify_partitions(transactional_id, batch.producer_id,
+                                                 batch.producer_epoch, [partition])[partition]
+    except ClusterError as exc:
+        verdict = exc.error
+    if verdict == "PRODUCER_FENCED":
+        raise ClusterError("INVALID_PRODUCER_EPOCH")
+    if verdict == "TRANSACTION_ABORTABLE":
+        raise ClusterError("INVALID_TXN_STATE" if ctx.version <= 10 else verdict,
+                           NOT_ADDED)
+    if verdict != "NONE":
+        raise ClusterError(verdict)

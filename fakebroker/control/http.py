@@ -5,7 +5,8 @@ Routes (JSON bodies and answers):
 ==========================  ================================================================
 GET /health                 ``{"status": "ok"}``
 GET /cluster                brokers (up, latency), topics with partitions (leader, epoch,
-                            replicas, ISR, log start, high watermark), groups
+                            replicas, ISR, log start, high watermark, last stable
+                            offset), groups, transactions
 POST /topics                ``{"name", "partitions", "replication_factor", "configs"}`` -> 201
 POST /faults                a fault rule's fields -> 201 the rule (with its ``id``)
 GET /faults                 every rule, with ``hits`` and ``active`` (``held`` for hold rules)
@@ -15,7 +16,8 @@ POST /faults/{id}/release   let what a ``hold`` rule holds go on: ``{"count": n}
                             oldest, no body all; answers the rule with ``released``
 POST /actions/{name}        move-leader, move-coordinator, broker-down, broker-up,
                             delete-records, truncate, rebalance, kick-member, set-latency,
-                            release-fault (see ``fakebroker.control.actions``)
+                            abort-transaction, release-fault (see
+                            ``fakebroker.control.actions``)
 GET /journal                journal entries; query: api, broker, client_id, error, faulted,
                             since, limit
 GET /coverage               API versions, error codes and faults seen since start
@@ -54,14 +56,15 @@ class HttpError(Exception):
 
 
 def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
-    """The cluster as data: brokers, topics and their partitions, groups."""
+    """The cluster as data: brokers, topics and their partitions, groups, transactions."""
     state = cluster.state
     topics = {}
     for name, topic in sorted(state.topics.items()):
         topics[name] = {"id": str(topic.id), "partitions": [
             {"partition": p.index, "leader": p.leader, "leader_epoch": p.leader_epoch,
              "replicas": p.replicas, "isr": p.isr, "log_start_offset": p.log.log_start_offset,
-             "high_watermark": p.log.high_watermark} for p in topic.partitions]}
+             "high_watermark": p.log.high_watermark,
+             "last_stable_offset": p.log.last_stable_offset} for p in topic.partitions]}
     groups = {group_id: cluster.group(group_id) for group_id in sorted(state.groups.ids())}
     return {
         "cluster_id": state.cluster_id,
@@ -74,6 +77,12 @@ def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
                                     "client_id": m.client_id, "assignment": m.assignment}
                                    for m in v.members]}
                    for g, v in groups.items() if v is not None},
+        "transactions": {t: {"state": v.state, "producer_id": v.producer_id,
+                             "producer_epoch": v.producer_epoch,
+                             "partitions": [list(tp) for tp in v.partitions],
+                             "groups": list(v.groups), "start_time_ms": v.start_time_ms,
+                             "timeout_ms": v.timeout_ms}
+                         for t, v in cluster.transactions().items()},
     }
 
 

@@ -138,9 +138,12 @@ def request_groups(api_key: int, request: Any) -> set[str]:
 
 
 def request_transactional_ids(api_key: int, request: Any) -> set[str]:
-    """Transactional ids a request names: its ``transactional_id``, and the keys its API
-    declares transactional keys by their type (FindCoordinator)."""
-    found = {request.get("transactional_id")} - {None, ""}
+    """Transactional ids a request names: its ``transactional_id`` (AddPartitionsToTxn's
+    ``v3_and_below_transactional_id``, and those of its ``transactions`` from v4), and the
+    keys its API declares transactional keys by their type (FindCoordinator)."""
+    found = {request.get("transactional_id"), request.get("v3_and_below_transactional_id"),
+             *(entry.get("transactional_id") for entry in request.get("transactions") or ())
+             } - {None, ""}
     keys = ERROR_PLACEMENTS[api_key].keys
     if keys is not None:
         found |= _keys(request, keys.fields, keys.type_field, keys.transactional_ids)
@@ -176,7 +179,8 @@ def layout_errors(plan: FaultPlan, api_key: int, version: int, targets: list[Tar
         layout.top = plan.whole_error or next(iter(plan.target_errors.values()), None)
         return layout
     errors = dict(plan.target_errors)
-    top_field = has_top_level_error(api_key, version) or level.kind == "group"
+    top_field = has_top_level_error(api_key, version) or (
+        level.kind == "group" and level.entry_error)
     if plan.whole_error is not None:
         if error_name(plan.whole_error) in ERROR_PLACEMENTS[api_key].request_errors \
                 and top_field:
@@ -228,19 +232,19 @@ def inject_errors(api_key: int, version: int, request: Any, response: dict[str, 
     """Put the layout's errors into ``response`` (entries made where missing)."""
     level = entries_of(api_key, version)
     if layout.top is not None:
-        if level is not None and level.kind == "group":
+        if level is not None and level.kind == "group" and level.entry_error:
             answers = _answer_list(response, level.response_list)
             for entry in request.get(level.request_list) or ():
                 answer = _answer_for(level, entry, answers)
                 answer.update(level.error_fields)
-                answer["error_code"] = layout.top
+                answer[level.error_field] = layout.top
         else:
             response["error_code"] = layout.top
     if level is None:
         return response
     if layout.every_entry is not None:
         for entry in response.get(level.response_list) or ():
-            entry["error_code"] = layout.every_entry
+            entry[level.error_field] = layout.every_entry
     if layout.entries:
         _inject(level, request, response, layout.entries, topic_name, Target())
     return response
@@ -255,7 +259,7 @@ def _inject(level: Level, request: Any, response: dict[str, Any],
             if target in errors:
                 answer = _answer_for(level, entry, answers)
                 answer.update(level.error_fields)
-                answer["error_code"] = errors[target]
+                answer[level.error_field] = errors[target]
             continue
         if any(_under(t, target) for t in errors):
             answer = _answer_for(level, entry, answers)

@@ -60,7 +60,7 @@ class Level:
     are plain values) and answered by the entry of ``response_list`` whose ``response_key``
     holds the same value. ``child``: the level within each entry. ``echoed``: request entry
     fields copied into an error entry made for it. ``error_fields``: the other fields Kafka
-    sets in an entry that has an error.
+    sets in an entry that has an error; ``error_field``: the field the error goes in.
     """
 
     kind: Literal["topic", "partition", "group"]
@@ -71,6 +71,10 @@ class Level:
     child: Level | None = None
     echoed: tuple[str, ...] = ()
     error_fields: Mapping[str, Any] = field(default_factory=dict)
+    error_field: str = "error_code"
+    # A group level whose answer entries have no error field of their own (WriteTxnMarkers'
+    # markers): a whole-request error goes on each entry beneath instead.
+    entry_error: bool = True
 
 
 @dataclass(frozen=True)
@@ -145,21 +149,25 @@ def per_topic(request_list: str, response_list: str, name: str = "name",
 
 def per_partition(request_list: str, response_list: str, index: str,
                   answer_index: str | None = None, *,
-                  error_fields: Mapping[str, Any] | None = None) -> Level:
+                  error_fields: Mapping[str, Any] | None = None,
+                  error_field: str = "error_code") -> Level:
     """Partitions of the topic around them, by their ``index`` field (``""``: the entries
-    are indexes), answered by the entry whose ``answer_index`` (default: ``index``) holds it."""
+    are indexes), answered by the entry whose ``answer_index`` (default: ``index``) holds it,
+    its error in ``error_field``."""
     return Level("partition", request_list, response_list, index, answer_index or index,
-                 error_fields=error_fields or {})
+                 error_fields=error_fields or {}, error_field=error_field)
 
 
 def per_group(request_list: str, response_list: str, answer_key: str = "group_id", *,
               key: str = "", topics: Level | None = None,
-              error_fields: Mapping[str, Any] | None = None) -> Level:
-    """Groups (or coordinator keys) by their ``key`` field (``""``: the entries are ids),
-    answered by the entry whose ``answer_key`` holds it. A top-level error goes on every
-    group of such a request."""
+              error_fields: Mapping[str, Any] | None = None, entry_error: bool = True
+              ) -> Level:
+    """Groups (or coordinator keys, or other keyed entries) by their ``key`` field (``""``:
+    the entries are ids), answered by the entry whose ``answer_key`` holds it. A top-level
+    error goes on every group of such a request (``entry_error``: the entries have an error
+    field; without one it goes on every entry of ``topics``)."""
     return Level("group", request_list, response_list, key, answer_key, topics,
-                 error_fields=error_fields or {})
+                 error_fields=error_fields or {}, entry_error=entry_error)
 
 
 def by_version(steps: Mapping[int, Level | None]) -> Versions:

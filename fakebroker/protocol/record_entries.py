@@ -59,6 +59,9 @@ class Record:
     is_transactional: bool
     is_control: bool
     leader_epoch: int
+    # Set by inspection (``FakeKafka.records``) for transactional records: "committed",
+    # "aborted" or "open" (a marker: the outcome it wrote); None otherwise.
+    transaction: str | None = None
 
 
 RecordInput = tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]], int]

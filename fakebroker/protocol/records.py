@@ -53,6 +53,7 @@ __all__ = [
     "decode_records",
     "down_convert",
     "encode_batch",
+    "encode_marker",
     "read_batch_headers",
 ]
 
@@ -156,6 +157,24 @@ def encode_batch(
     if (producer_id, producer_epoch, base_sequence) != (-1, -1, -1) or transactional or control:
         raise ValueError("legacy messages carry no producer state")
     return legacy_records.encode(records, magic, base_offset, compression)
+
+
+# A control record's key: version 0, then its type (ControlRecordType: 0 abort, 1 commit);
+# an end-transaction marker's value: version 0, then the coordinator epoch (EndTxnMarker).
+_CONTROL_KEY = struct.Struct(">hh")
+_MARKER_VALUE = struct.Struct(">hi")
+ABORT_MARKER, COMMIT_MARKER = 0, 1
+
+
+def encode_marker(producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+                  timestamp_ms: int) -> bytes:
+    """The control batch a transaction's end writes to each of its partitions, as Kafka
+    writes it: transactional and control bits set, no sequence, one record whose key is the
+    marker type and whose value carries the coordinator epoch."""
+    key = _CONTROL_KEY.pack(0, COMMIT_MARKER if commit else ABORT_MARKER)
+    value = _MARKER_VALUE.pack(0, coordinator_epoch)
+    return encode_batch([(key, value, (), timestamp_ms)], producer_id=producer_id,
+                        producer_epoch=producer_epoch, transactional=True, control=True)
 
 
 def down_convert(data: bytes, magic: int) -> bytes:

@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.records import assign_offsets, encode_marker
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
 from fakebroker.state.groups import Groups
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.producers import ProducerRegistry
+from fakebroker.state.transactions import COORDINATOR_EPOCH, TransactionCoordinator
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
@@ -100,6 +103,7 @@ class Cluster:
     default_replication_factor: int = 1
     producers: ProducerRegistry = field(default_factory=ProducerRegistry)
     groups: Groups = field(default_factory=Groups)
+    transactions: TransactionCoordinator = field(init=False)  # made from the settings
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
@@ -112,6 +116,10 @@ class Cluster:
     def __post_init__(self) -> None:
         self.groups.consumer.partitions_of = lambda: {
             name: len(t.partitions) for name, t in self.topics.items()}
+        self.transactions = TransactionCoordinator(
+            self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
+            self.settings.transaction_version)
+        self.transactions.write_markers = self.write_markers
 
     def changed(self) -> None:
         """Note a change to the metadata (answers kept for the old state are dropped)."""
@@ -284,6 +292,30 @@ class Cluster:
     def on_append(self, observer: Callable[[], None]) -> None:
         """Call ``observer()`` after every append (used to wake waiting fetches)."""
         self._append_observers.append(observer)
+
+    def write_markers(self, producer_id: int, producer_epoch: int, commit: bool,
+                      partitions: Iterable[tuple[str, int]],
+                      coordinator_epoch: int = COORDINATOR_EPOCH) -> dict[tuple[str, int], str]:
+        """Append a transaction's commit or abort marker to each partition's log (Kafka's
+        WriteTxnMarkers); wakes waiting fetches. Answers per partition NONE, or
+        UNKNOWN_TOPIC_OR_PARTITION for one that no longer exists."""
+        now_ms = time.time_ns() // 1_000_000
+        results = {}
+        for topic, index in partitions:
+            partition = self.partition(topic, index)
+            if partition is None:
+                results[(topic, index)] = "UNKNOWN_TOPIC_OR_PARTITION"
+                continue
+            log_append = self.topics[topic].config("message.timestamp.type") == "LogAppendTime"
+            stored = assign_offsets(
+                encode_marker(producer_id, producer_epoch, commit, coordinator_epoch, now_ms),
+                partition.log.log_end_offset, partition.leader_epoch,
+                now_ms if log_append else None)
+            partition.log.append_marker(stored, now_ms, partition.leader_epoch, producer_id,
+                                        commit, coordinator_epoch)
+            results[(topic, index)] = "NONE"
+        self.notify_append()
+        return results
 
     def notify_append(self) -> None:
         for observer in self._append_observers:

@@ -9,6 +9,11 @@ Guarantees:
 * ``delete_before`` moves the log start forward and drops whole batches below it;
   ``truncate_to`` drops everything from an offset on (an unclean leader election).
 * ``epoch_end_offset`` answers OffsetForLeaderEpoch from the epochs this log has seen.
+* Transactions: a producer's first transactional batch opens its transaction here
+  (``ongoing``); its control batch (``append_marker``) closes it, and an abort is kept in the
+  aborted index (``aborted``: producer id, first offset, marker offset), as Kafka's log keeps
+  it. The last stable offset is the first offset of the earliest open transaction, or the
+  high watermark when none is open; read_committed readers stop there (``read``'s ``end``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,19 @@ class StoredBatch:
     data: bytes
     max_timestamp: int
     leader_epoch: int
+    producer_id: int = -1
+    transactional: bool = False
+    control: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    """An aborted transaction of one producer in one log: from its first offset to its
+    abort marker's offset (Kafka's AbortedTxn index entry)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
 
 
 @dataclass(slots=True)
@@ -38,24 +56,73 @@ class PartitionLog:
     log_end_offset: int = 0
     # (leader epoch, first offset written in it), ascending: OffsetForLeaderEpoch's facts.
     epochs: list[tuple[int, int]] = field(default_factory=list)
+    # producer id -> first offset of its open transaction in this log
+    ongoing: dict[int, int] = field(default_factory=dict)
+    aborted: list[AbortedTxn] = field(default_factory=list)  # by marker offset
+    # producer id -> the coordinator epoch of its last marker here (DescribeProducers)
+    coordinator_epochs: dict[int, int] = field(default_factory=dict)
 
     @property
     def high_watermark(self) -> int:
         return self.log_end_offset
 
-    def append(self, data: bytes, record_count: int, max_timestamp: int, leader_epoch: int) -> None:
-        """Store ``data`` (already stamped with offsets starting at ``log_end_offset``)."""
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed readers stop: the earliest open transaction's first offset
+        (never below the log start: records deleted there are not waited for, as Kafka's)."""
+        return max(min(self.ongoing.values(), default=self.high_watermark),
+                   self.log_start_offset)
+
+    def append(self, data: bytes, record_count: int, max_timestamp: int, leader_epoch: int,
+               producer_id: int = -1, transactional: bool = False) -> None:
+        """Store ``data`` (already stamped with offsets starting at ``log_end_offset``); a
+        transactional batch opens its producer's transaction here if none is open."""
         base = self.log_end_offset
         if not self.epochs or self.epochs[-1][0] != leader_epoch:
             self.begin_epoch(leader_epoch)
-        self.batches.append(
-            StoredBatch(base, base + record_count - 1, data, max_timestamp, leader_epoch)
-        )
+        self.batches.append(StoredBatch(base, base + record_count - 1, data, max_timestamp,
+                                        leader_epoch, producer_id, transactional))
         self.base_offsets.append(base)
         self.log_end_offset = base + record_count
+        if transactional:
+            self.ongoing.setdefault(producer_id, base)
 
-    def read(self, offset: int, max_bytes: int, at_least_one: bool = True) -> list[bytes]:
-        """Batches holding ``offset`` and after, up to ``max_bytes`` in all.
+    def append_marker(self, data: bytes, timestamp: int, leader_epoch: int, producer_id: int,
+                      commit: bool, coordinator_epoch: int) -> None:
+        """Store a control batch of one marker (stamped at ``log_end_offset``): the
+        producer's transaction here ends; an abort of one that wrote here is indexed."""
+        offset = self.log_end_offset
+        if not self.epochs or self.epochs[-1][0] != leader_epoch:
+            self.begin_epoch(leader_epoch)
+        self.batches.append(StoredBatch(offset, offset, data, timestamp, leader_epoch,
+                                        producer_id, True, True))
+        self.base_offsets.append(offset)
+        self.log_end_offset = offset + 1
+        self.coordinator_epochs[producer_id] = coordinator_epoch
+        first = self.ongoing.pop(producer_id, None)
+        if first is not None and not commit:
+            self.aborted.append(AbortedTxn(producer_id, first, offset))
+
+    def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed fetch of ``[start, end)`` must be told
+        of: those ending at or after ``start`` and starting before ``end``."""
+        return [t for t in self.aborted if t.last_offset >= start and t.first_offset < end]
+
+    def outcome(self, producer_id: int, offset: int) -> str:
+        """What became of the transactional record (or marker) at ``offset`` of
+        ``producer_id``: "open", "aborted" or "committed"."""
+        first = self.ongoing.get(producer_id)
+        if first is not None and offset >= first:
+            return "open"
+        if any(t.producer_id == producer_id and t.first_offset <= offset <= t.last_offset
+               for t in self.aborted):
+            return "aborted"
+        return "committed"
+
+    def read(self, offset: int, max_bytes: int, at_least_one: bool = True,
+             end: int | None = None) -> list[bytes]:
+        """Batches holding ``offset`` and after (those starting before ``end``, when given:
+        the last stable offset of read_committed), up to ``max_bytes`` in all.
 
         With ``at_least_one`` the first batch is returned even when it alone exceeds
         ``max_bytes`` (KIP-74), so a consumer can always make progress.
@@ -68,6 +135,8 @@ class PartitionLog:
         for batch in self.batches[index:]:
             if batch.last_offset < offset:
                 continue
+            if end is not None and batch.base_offset >= end:
+                break
             size = len(batch.data)
             if total + size > max_bytes and (chunks or not at_least_one):
                 break
@@ -75,11 +144,22 @@ class PartitionLog:
             total += size
         return chunks
 
+    def end_of_read(self, offset: int, count: int) -> int:
+        """The offset after the ``count`` batches ``read(offset, ...)`` returned (``offset``
+        when it returned none)."""
+        index = max(bisect.bisect_right(self.base_offsets, offset) - 1, 0)
+        while index < len(self.batches) and self.batches[index].last_offset < offset:
+            index += 1
+        last = index + count - 1
+        return self.batches[last].last_offset + 1 if count and last < len(self.batches) \
+            else offset
+
     def delete_before(self, offset: int) -> None:
         """Advance the log start to ``offset`` (<= log end), dropping batches wholly below it."""
         self.log_start_offset = max(self.log_start_offset, offset)
         keep = bisect.bisect_right([b.last_offset for b in self.batches], offset - 1)
         self._drop_head(keep)
+        self.aborted = [t for t in self.aborted if t.last_offset >= self.log_start_offset]
 
     def truncate_to(self, offset: int) -> None:
         """Remove every record at or after ``offset``; the log end becomes ``offset``."""
@@ -93,6 +173,8 @@ class PartitionLog:
         del self.base_offsets[index:]
         self.log_end_offset = max(offset, self.log_start_offset)
         self.epochs = [(e, o) for e, o in self.epochs if o < self.log_end_offset]
+        self.ongoing = {p: o for p, o in self.ongoing.items() if o < self.log_end_offset}
+        self.aborted = [t for t in self.aborted if t.last_offset < self.log_end_offset]
 
     def _drop_head(self, count: int) -> None:
         del self.batches[:count]

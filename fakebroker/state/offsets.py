@@ -9,10 +9,11 @@ Guarantees:
 * ``commit`` stores a batch of offsets at once, each replacing the one before for its
   partition; what ``get`` and ``of_group`` answer is what was committed last.
 
-Transactional offsets (TxnOffsetCommit) will fit beside this: Kafka keeps them pending per
-producer id, invisible to OffsetFetch (which answers UNSTABLE_OFFSET_COMMIT for them when asked
-to require stable offsets), and commits each producer's batch at its transaction's commit
-marker — a ``commit`` here — or drops it at an abort.
+Transactional offsets (TxnOffsetCommit) are not here while their transaction runs: the
+transaction coordinator (``fakebroker.state.transactions``) keeps them pending per producer id,
+invisible to OffsetFetch (which answers UNSTABLE_OFFSET_COMMIT for them when asked to require
+stable offsets), and commits each producer's batch here (``commit``) at its transaction's
+commit, or drops it at an abort.
 """
 
 from __future__ import annotations

@@ -50,43 +50,33 @@ def next_sequence(sequence: int) -> int:
 
 @dataclass
 class ProducerRegistry:
-    """Allocated producer ids, transactional ids and their epochs."""
+    """Allocated producer ids and their current epochs."""
 
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
+    # Kafka hands out producer ids from 0 (in blocks its controller allocates).
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(0))
     epochs: dict[int, int] = field(default_factory=dict)
-    transactional: dict[str, int] = field(default_factory=dict)
     # (topic, partition) -> producer id -> state
     partitions: dict[tuple[str, int], dict[int, PartitionProducerState]] = field(
         default_factory=dict
     )
 
-    def init_producer(
-        self, transactional_id: str | None, producer_id: int = -1, epoch: int = -1
-    ) -> tuple[int, int]:
-        """InitProducerId: a new id at epoch 0, or the same id with its epoch bumped.
-
-        A transactional id keeps its producer id and bumps the epoch on every call. Without
-        one (an idempotent producer) the answer is always a new id at epoch 0, whatever id and
-        epoch the request names, as Kafka's coordinator answers (the producer bumps its
-        epoch itself). Raises ``ClusterError`` with PRODUCER_FENCED.
-        """
-        if transactional_id is not None and transactional_id in self.transactional:
-            pid = self.transactional[transactional_id]
-            if producer_id >= 0 and (producer_id != pid or epoch != self.epochs[pid]):
-                raise ClusterError("PRODUCER_FENCED", "The producer has been fenced")
-            return self._bump(pid)
-        pid = next(self._ids)
+    def init_producer(self) -> tuple[int, int]:
+        """InitProducerId without a transactional id (an idempotent producer): always a new
+        id at epoch 0, whatever id and epoch the request names, as Kafka's coordinator
+        answers (the producer bumps its epoch itself). Transactional ids are the
+        transaction coordinator's (``fakebroker.state.transactions``)."""
+        pid = self.new_id()
         self.epochs[pid] = 0
-        if transactional_id is not None:
-            self.transactional[transactional_id] = pid
         return pid, 0
 
-    def _bump(self, pid: int) -> tuple[int, int]:
-        epoch = self.epochs[pid] + 1
-        if epoch > 32767:
-            pid, epoch = next(self._ids), 0
-        self.epochs[pid] = epoch
-        return pid, epoch
+    def new_id(self) -> int:
+        """A producer id never handed out before."""
+        return next(self._ids)
+
+    def set_epoch(self, producer_id: int, epoch: int) -> None:
+        """The producer's current epoch, as its coordinator bumped it: batches of older
+        epochs are fenced (INVALID_PRODUCER_EPOCH)."""
+        self.epochs[producer_id] = epoch
 
     def check(
         self, topic: str, partition: int, producer_id: int, epoch: int,

@@ -90,3 +90,50 @@ def group_view(group) -> GroupView:
     )
     return GroupView(group.group_id, group.state.value, group.generation_id,
                      group.protocol_type, group.protocol_name, group.leader_id, members)
+
+
+class PartitionOffsets(tuple):
+    """``kafka.offsets(topic, partition)``: (log start offset, high watermark) as a pair,
+    which it compares and unpacks as, with the last stable offset beside it
+    (``.last_stable_offset``: where read_committed readers stop)."""
+
+    last_stable_offset: int
+
+    def __new__(cls, log_start_offset: int, high_watermark: int, last_stable_offset: int
+                ) -> PartitionOffsets:
+        pair = super().__new__(cls, (log_start_offset, high_watermark))
+        pair.last_stable_offset = last_stable_offset
+        return pair
+
+    @property
+    def log_start_offset(self) -> int:
+        return self[0]
+
+    @property
+    def high_watermark(self) -> int:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return (f"PartitionOffsets(log_start_offset={self[0]}, high_watermark={self[1]}, "
+                f"last_stable_offset={self.last_stable_offset})")
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionView:
+    """A snapshot of a transactional id: ``kafka.transactions()[transactional_id]``."""
+
+    transactional_id: str
+    state: str  # Empty, Ongoing, CompleteCommit, CompleteAbort (Kafka's names)
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[tuple[str, int], ...]  # of the ongoing transaction (none once ended)
+    groups: tuple[str, ...]  # whose offsets it carries
+    start_time_ms: int  # wall clock; -1 when no transaction began
+    timeout_ms: int
+
+
+def transaction_view(txn) -> TransactionView:
+    """Snapshot of a ``fakebroker.state.transactions.Transaction``."""
+    return TransactionView(txn.transactional_id, txn.state.value, txn.producer_id,
+                           txn.producer_epoch, tuple(sorted(txn.partitions)),
+                           tuple(sorted(txn.groups)), txn.start_time_ms, txn.timeout_ms)

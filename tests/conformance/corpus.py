@@ -197,12 +197,15 @@ class Settle:
     ``transactional_ids`` without an error (Kafka creates topics, __consumer_offsets and
     __transaction_state asynchronously, then loads each coordinator partition), and, with
     ``producer_ids``, give a producer id (Kafka's first InitProducerId waits for a block of
-    ids from its controller; the id given counts as the broker's next ``ProducerId``)."""
+    ids from its controller; the id given counts as the broker's next ``ProducerId``), and
+    until the transactions of ``ended`` are no longer ending (Kafka writes a transaction's
+    markers after EndTxn answers, and answers CONCURRENT_TRANSACTIONS until then)."""
 
     topics: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     transactional_ids: tuple[str, ...] = ()
     producer_ids: bool = False
+    ended: tuple[str, ...] = ()
 
 
 Step = Request | Settle
@@ -239,9 +242,10 @@ class _Corpus:
                 self.steps.append(Request(api, version, made, case))
 
     def settle(self, topics: Sequence[str] = (), groups: Sequence[str] = (),
-               transactional_ids: Sequence[str] = (), producer_ids: bool = False) -> None:
+               transactional_ids: Sequence[str] = (), producer_ids: bool = False,
+               ended: Sequence[str] = ()) -> None:
         self.steps.append(Settle(tuple(topics), tuple(groups), tuple(transactional_ids),
-                                 producer_ids))
+                                 producer_ids, tuple(ended)))
 
 
 TIMESTAMPED = [(None, f"t{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
@@ -260,6 +264,7 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _classic_groups(c)
     _consumer_groups(c)
     _producers(c)
+    _transactions(c)
     return c.steps
 
 
@@ -715,6 +720,111 @@ def _producers(c: _Corpus) -> None:
                           (idempotent([b"e0"], 2), "the old epoch")]:
         c.add("Produce", 9, records, case)
     c.add("Fetch", 12, fetch_body("timed", 0, 4, TopicId("timed")), "idempotent batches")
+
+
+def _transactions(c: _Corpus) -> None:
+    """A transaction of ``etx`` on orders/0 with the offsets of group ``txg``, asked about
+    while it is open, committed, then ended again; transactions v2 with ``etx5``."""
+    c.settle(transactional_ids=["etx", "etx5"], groups=["txg"])
+    c.each("InitProducerId", "a transaction timeout above the maximum", lambda v: dict(
+        INIT_PRODUCER_ID, transactional_id="etx", transaction_timeout_ms=900_001))
+    c.add("InitProducerId", 4, dict(INIT_PRODUCER_ID, transactional_id="etx"),
+          "txn setup: init etx")
+    pid = GivenBy("txn setup: init etx", "producer_id", -1)
+
+    def add(producer: Any, partitions: list[int], verify_only: bool = False
+            ) -> Callable[[int], Mapping[str, Any]]:
+        topics = [{"name": "orders", "partitions": partitions}]
+        return lambda v: ({"transactions": [{
+            "transactional_id": "etx", "producer_id": producer, "producer_epoch": 0,
+            "verify_only": verify_only, "topics": topics}]} if v >= 4 else {
+            "v3_and_below_transactional_id": "etx", "v3_and_below_producer_id": producer,
+            "v3_and_below_producer_epoch": 0, "v3_and_below_topics": topics})
+
+    c.each("AddPartitionsToTxn", "orders/0 joins", add(pid, [0]), versions=range(0, 4))
+    c.each("AddPartitionsToTxn", "verify orders/0 (in) and orders/1 (not in)",
+           add(pid, [0, 1], verify_only=True), versions=range(4, 99))
+    c.each("AddPartitionsToTxn", "an unknown producer id", add(123456, [0]))
+    c.each("AddPartitionsToTxn", "an unknown partition", add(pid, [0, 9]),
+           versions=range(0, 4))
+    records = encode_batch([(None, b"txn", [], 1_700_000_000_000)], producer_id=0,
+                           producer_epoch=0, base_sequence=0, transactional=True)
+    c.add("Produce", 9, dict(produce_body("orders", 0, ProducedBatches(records, pid)),
+                             transactional_id="etx"), "a transactional batch")
+    c.add("Produce", 9, dict(produce_body("orders", 1, ProducedBatches(records, pid)),
+                             transactional_id="etx"), "a transactional batch, not added")
+    c.each("Fetch", "read_committed, a transaction open", lambda v: dict(
+        fetch_body("orders", 0, 0, TopicId("orders")), isolation_level=1),
+        versions=range(4, 99))
+    c.each("ListOffsets", "read_committed latest, a transaction open", lambda v: {
+        "replica_id": -1, "isolation_level": 1, "topics": [{"name": "orders", "partitions": [
+            {"partition_index": 0, "timestamp": -1}]}]}, versions=range(2, 99))
+    c.each("AddOffsetsToTxn", "group txg joins", lambda v: {
+        "transactional_id": "etx", "producer_id": pid, "producer_epoch": 0,
+        "group_id": "txg"})
+    c.each("AddOffsetsToTxn", "an old epoch", lambda v: {
+        "transactional_id": "etx", "producer_id": pid, "producer_epoch": 9,
+        "group_id": "txg"})
+    c.each("TxnOffsetCommit", "an offset of txg", lambda v: {
+        "transactional_id": "etx", "group_id": "txg", "producer_id": pid,
+        "producer_epoch": 0, "topics": [{"name": "orders", "topic_id": TopicId("orders"),
+                                         "partitions": [{"partition_index": 0,
+                                                         "committed_offset": 5}]}]})
+    c.each("TxnOffsetCommit", "an unknown topic and partition", lambda v: {
+        "transactional_id": "etx", "group_id": "txg", "producer_id": pid,
+        "producer_epoch": 0, "topics": [
+            {"name": "ghost", "topic_id": uuid.UUID(int=7),
+             "partitions": [{"partition_index": 0, "committed_offset": 1}]},
+            {"name": "orders", "topic_id": TopicId("orders"),
+             "partitions": [{"partition_index": 9, "committed_offset": 1}]}]})
+    c.each("OffsetFetch", "require_stable, an offset pending", lambda v: dict(
+        _fetch_offsets("txg", {"orders": [0]})(v), require_stable=True),
+        versions=range(7, 99))
+    c.each("DescribeTransactions", "open, and unknown", lambda v: {
+        "transactional_ids": ["etx", "unknown-etx"]})
+    c.each("ListTransactions", "ongoing ones", lambda v: {"state_filters": ["Ongoing"],
+                                                          "producer_id_filters": [pid]})
+    c.each("ListTransactions", "an unknown state", lambda v: {
+        "state_filters": ["Sleeping"], "producer_id_filters": []})
+    c.each("ListTransactions", "by transactional id pattern", lambda v: {
+        "state_filters": [], "producer_id_filters": [], "transactional_id_pattern": "etx|nope"},
+        versions=range(2, 99))
+    c.each("DescribeProducers", "orders/0", lambda v: {"topics": [
+        {"name": "orders", "partition_indexes": [0, 9]}]})
+    c.add("EndTxn", 4, {"transactional_id": "etx", "producer_id": pid, "producer_epoch": 0,
+                        "committed": True}, "commit")
+    c.settle(ended=["etx"])
+    c.each("EndTxn", "commit again (a retry)", lambda v: {
+        "transactional_id": "etx", "producer_id": pid, "producer_epoch": 0,
+        "committed": True}, versions=range(0, 5))
+    c.each("EndTxn", "abort after the commit", lambda v: {
+        "transactional_id": "etx", "producer_id": pid, "producer_epoch": 0,
+        "committed": False}, versions=range(0, 5))
+    c.each("EndTxn", "an old epoch", lambda v: {
+        "transactional_id": "etx", "producer_id": pid, "producer_epoch": 7,
+        "committed": True}, versions=range(0, 5))
+    c.each("Fetch", "read_committed, after the commit", lambda v: dict(
+        fetch_body("orders", 0, 0, TopicId("orders")), isolation_level=1),
+        versions=range(4, 99))
+    c.each("OffsetFetch", "require_stable, after the commit", lambda v: dict(
+        _fetch_offsets("txg", {"orders": [0]})(v), require_stable=True),
+        versions=range(7, 99))
+    c.each("WriteTxnMarkers", "an abort marker on orders/1", lambda v: {"markers": [{
+        "producer_id": pid, "producer_epoch": 0, "transaction_result": False,
+        "coordinator_epoch": 0, "topics": [{"name": "orders", "partition_indexes": [1, 9]}]}]})
+    c.add("InitProducerId", 5, dict(INIT_PRODUCER_ID, transactional_id="etx5"),
+          "txn setup: init etx5")
+    pid5 = GivenBy("txn setup: init etx5", "producer_id", -1)
+    c.add("Produce", 12, dict(produce_body("orders", 1, ProducedBatches(records, pid5)),
+                              transactional_id="etx5"),
+          "a transactional batch of transactions v2 (added by the leader)")
+    c.add("EndTxn", 5, {"transactional_id": "etx5", "producer_id": pid5, "producer_epoch": 0,
+                        "committed": True}, "commit (transactions v2: the epoch bumps)")
+    c.settle(ended=["etx5"])
+    c.add("EndTxn", 5, {"transactional_id": "etx5", "producer_id": pid5, "producer_epoch": 0,
+                        "committed": True}, "commit again (a v2 retry: the epoch before)")
+    c.add("EndTxn", 5, {"transactional_id": "etx5", "producer_id": pid5, "producer_epoch": 1,
+                        "committed": True}, "commit with no transaction (Empty)")
 
 
 # -- the captured corpus ----------------------------------------------------------------------

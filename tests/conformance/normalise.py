@@ -128,12 +128,14 @@ def producer_ids(answer: Answer, side: Side, request: Request) -> Answer:
 
 
 def broker_clock(answer: Answer, side: Side, request: Request) -> Answer:
-    """Hides times read from the broker's clock: a ``log_append_time_ms`` and the batch and
-    record timestamps of stored records that are not before the replay began (every
-    timestamp a request of the corpus carries is older: those are compared)."""
+    """Hides times read from the broker's clock: a ``log_append_time_ms``, a transaction's
+    start time and the batch and record timestamps of stored records that are not before the
+    replay began (every timestamp a request of the corpus carries is older: those are
+    compared)."""
     def hide(key: str | None, value: Any) -> Any:
         stamped = key in ("log_append_time_ms", "timestamp", "first_timestamp",
-                          "max_timestamp") and isinstance(value, int)
+                          "max_timestamp", "transaction_start_time_ms") \
+            and isinstance(value, int)
         return "<broker clock>" if stamped and value >= side.started_ms else value
     return _map_leaves(answer, hide)
 

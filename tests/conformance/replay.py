@@ -163,6 +163,12 @@ class Side:
                 t["error_code"] not in NOT_LOADED for t in self.call(Request(
                     "DescribeTransactions", 0, {"transactional_ids": step.transactional_ids},
                     "settle", client_id="settle"))["transaction_states"]))
+        for transactional_id in step.ended:
+            self._until(deadline, f"the transaction of {transactional_id} ended",
+                        lambda t=transactional_id: self.call(Request(
+                            "DescribeTransactions", 0, {"transactional_ids": [t]}, "settle",
+                            client_id="settle"))["transaction_states"][0][
+                            "transaction_state"] not in ("PrepareCommit", "PrepareAbort"))
         if step.producer_ids:
             self._until(deadline, "a producer id", lambda: self.call(Request(
                 "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000,

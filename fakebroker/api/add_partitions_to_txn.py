@@ -1,0 +1,90 @@
+"""AddPartitionsToTxn (key 24): partitions join a producer's transaction.
+
+Versions: 0-5. Flexible from v3; v4+ carries a batch of transactions (a partition leader's
+request: each may be ``verify_only``), answered per transaction.
+
+Behavior:
+* Answered by the transactional id's coordinator only (NOT_COORDINATOR elsewhere, on every
+  partition of that transaction).
+* v0-3: a partition of an unknown topic (or beyond its partitions) gets
+  UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED (answered in that
+  order, as Kafka's); nothing is added.
+  Otherwise the coordinator's verdict goes on every partition: an unknown transactional or
+  producer id INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
+  below v2, as Kafka answers older clients), an empty
+  transactional id INVALID_REQUEST; the partitions join the transaction, which begins
+  (Ongoing) if none was.
+* v4+ ``verify_only`` (KIP-890 part 1): nothing joins; per partition NONE when it is in the
+  ongoing transaction, TRANSACTION_ABORTABLE when it is not; the coordinator's errors as above.
+  The top-level error code is 0 (with no authorizer the cluster action is allowed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from fakebroker.api.common import fenced_error
+from fakebroker.api.context import RequestContext
+from fakebroker.faults.shapes import Placement, by_version, per_partition, per_topic
+from fakebroker.protocol.errors import ClusterError, error_code
+
+API_KEY = 24
+ERROR_PLACEMENT = Placement(by_version({
+    0: per_topic("v3_and_below_topics", "results_by_topic_v3_and_below",
+                 partitions=per_partition("partitions", "results_by_partition", "",
+                                          "partition_index",
+                                          error_field="partition_error_code")),
+    4: None,  # v4+: at the top level
+}))
+
+Partitions = dict[tuple[str, int], str]  # (topic, partition) -> error name
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if ctx.version >= 4:
+        results = []
+        for txn in request.transactions:
+            errors = answer_transaction(ctx, txn.transactional_id, txn.producer_id,
+                                        txn.producer_epoch, txn.topics, txn.verify_only)
+            results.append({"transactional_id": txn.transactional_id,
+                            "topic_results": by_topic(errors)})
+        return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
+    errors = answer_transaction(ctx, request.v3_and_below_transactional_id,
+                                request.v3_and_below_producer_id,
+                                request.v3_and_below_producer_epoch,
+                                request.v3_and_below_topics, False)
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": by_topic(errors)}
+
+
+def answer_transaction(ctx: RequestContext, transactional_id: str, producer_id: int,
+                       epoch: int, topics: Any, verify_only: bool) -> Partitions:
+    """Each named partition's error for one transaction of the request."""
+    named = [(t.name, p) for t in topics for p in t.partitions]
+    unknown = {tp for tp in named if ctx.cluster.partition(*tp) is None}
+    if unknown:  # Kafka answers the unknown ones first
+        return {**dict.fromkeys((tp for tp in named if tp in unknown),
+                                "UNKNOWN_TOPIC_OR_PARTITION"),
+                **dict.fromkeys((tp for tp in named if tp not in unknown),
+                                "OPERATION_NOT_ATTEMPTED")}
+    if transactional_id and not ctx.is_coordinator(transactional_id):
+        return dict.fromkeys(named, "NOT_COORDINATOR")
+    transactions = ctx.cluster.transactions
+    try:
+        if verify_only:
+            return transactions.verify_partitions(transactional_id, producer_id, epoch, named)
+        transactions.add_partitions(transactional_id, producer_id, epoch, named,
+                                    trio.current_time())
+    except ClusterError as exc:
+        return dict.fromkeys(named, fenced_error(exc.error, ctx.version, 2))
+    return dict.fromkeys(named, "NONE")
+
+
+def by_topic(errors: Partitions) -> list[dict[str, Any]]:
+    """Per-partition errors as the answer's topics, in the order named."""
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for (topic, index), error in errors.items():
+        topics.setdefault(topic, []).append(
+            {"partition_index": index, "partition_error_code": error_code(error)})
+    return [{"name": name, "results_by_partition": results} for name, results in topics.items()]

@@ -1,0 +1,525 @@
+"""Transactions on the wire: the coordinator's answers and errors, the markers in the log, the
+last stable offset and what read_committed readers are told. They run on the fake and on
+Apache Kafka (``--kafka=both``); on Kafka the markers and committed offsets of an ended
+transaction are written just after EndTxn answers, so those checks wait for them."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.records import decode_records, encode_batch
+from tests.bodies import batch, fetch_body, join_body, produce_body
+from tests.real_cluster import wait_for as eventually
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
+# Answers a client retries after a short wait (Kafka's coordinator may still be loading).
+RETRIABLE = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+             ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS}
+READ_COMMITTED, READ_UNCOMMITTED = 1, 0
+
+
+def new_id() -> str:
+    return f"txn-{uuid.uuid4().hex[:8]}"
+
+
+def coordinator(kafka, transactional_id: str) -> WireClient:
+    """A connection to the transactional id's coordinator (found as clients find it)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        found = eventually(lambda: (answer := client.request("FindCoordinator", 4, {
+            "key_type": 1, "coordinator_keys": [transactional_id]}).coordinators[0]
+        ).error_code == 0 and answer, "a transaction coordinator")
+    return WireClient(f"{found.host}:{found.port}")
+
+
+def retried(client: WireClient, api: str, version: int, body: dict):
+    """The answer once it is not a retriable coordinator error."""
+    deadline = time.monotonic() + 30
+    while True:
+        answer = client.request(api, version, body)
+        if answer.error_code not in RETRIABLE or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.2)
+
+
+def init(client: WireClient, transactional_id: str, timeout_ms: int = 60_000,
+         producer_id: int = -1, epoch: int = -1, version: int = 4):
+    return retried(client, "InitProducerId", version, {
+        "transactional_id": transactional_id, "transaction_timeout_ms": timeout_ms,
+        "producer_id": producer_id, "producer_epoch": epoch})
+
+
+def add_partitions(client: WireClient, transactional_id: str, producer_id: int, epoch: int,
+                   topics: dict[str, list[int]], version: int = 3) -> dict[tuple[str, int], int]:
+    answer = client.request("AddPartitionsToTxn", version, {
+        "v3_and_below_transactional_id": transactional_id,
+        "v3_and_below_producer_id": producer_id, "v3_and_below_producer_epoch": epoch,
+        "v3_and_below_topics": [{"name": t, "partitions": p} for t, p in topics.items()]})
+    return {(t.name, p.partition_index): p.partition_error_code
+            for t in answer.results_by_topic_v3_and_below for p in t.results_by_partition}
+
+
+def end(client: WireClient, transactional_id: str, producer_id: int, epoch: int,
+        commit: bool, version: int = 4):
+    return client.request("EndTxn", version, {
+        "transactional_id": transactional_id, "producer_id": producer_id,
+        "producer_epoch": epoch, "committed": commit})
+
+
+def txn_batch(values: list[bytes], producer_id: int, epoch: int, sequence: int = 0) -> bytes:
+    return encode_batch([(b"k", v, [], 1_700_000_000_000) for v in values],
+                        producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence,
+                        transactional=True)
+
+
+def produce(client: WireClient, transactional_id: str, partition: int, records: bytes,
+            version: int = 9) -> int:
+    body = produce_body("orders", partition, records)
+    body["transactional_id"] = transactional_id
+    return client.request("Produce", version, body).responses[0].partition_responses[0]\
+        .error_code
+
+
+def fetch(client: WireClient, partition: int, offset: int, isolation: int):
+    body = fetch_body("orders", partition, offset)
+    body["isolation_level"] = isolation
+    return client.request("Fetch", 12, body).responses[0].partitions[0]
+
+
+def latest(client: WireClient, partition: int, isolation: int) -> int:
+    return client.request("ListOffsets", 5, {"replica_id": -1, "isolation_level": isolation,
+                                             "topics": [{"name": "orders", "partitions": [
+                                                 {"partition_index": partition,
+                                                  "timestamp": -1}]}]}
+                          ).topics[0].partitions[0].offset
+
+
+def describe(client: WireClient, transactional_id: str):
+    return client.request("DescribeTransactions", 0,
+                          {"transactional_ids": [transactional_id]}).transaction_states[0]
+
+
+# -- InitProducerId ---------------------------------------------------------------------------
+
+
+def test_init_producer_id_keeps_the_producer_id_and_bumps_the_epoch_fencing_the_old_one(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client:
+        first = init(client, txn_id)
+        second = init(client, txn_id)
+        assert (first.error_code, second.error_code) == (0, 0)
+        assert second.producer_id == first.producer_id
+        assert second.producer_epoch == first.producer_epoch + 1
+        zombie = first.producer_id, first.producer_epoch
+        assert add_partitions(client, txn_id, *zombie, {"orders": [0]}) == {
+            ("orders", 0): ErrorCode.PRODUCER_FENCED}
+        assert add_partitions(client, txn_id, *zombie, {"orders": [0]}, version=1) == {
+            ("orders", 0): ErrorCode.INVALID_PRODUCER_EPOCH}
+        assert end(client, txn_id, *zombie, True).error_code == ErrorCode.PRODUCER_FENCED
+        assert end(client, txn_id, *zombie, True, version=1).error_code == \
+            ErrorCode.INVALID_PRODUCER_EPOCH
+        with WireClient(kafka.bootstrap_servers) as broker:
+            assert produce(broker, txn_id, 0, txn_batch([b"z"], *zombie)) == \
+                ErrorCode.INVALID_PRODUCER_EPOCH  # the leader's verification: fenced
+        # KIP-360: the current id and epoch may ask for the next; an old epoch is fenced
+        # (named INVALID_PRODUCER_EPOCH before v4, KIP-588).
+        for version, fenced in ((3, ErrorCode.INVALID_PRODUCER_EPOCH),
+                                (4, ErrorCode.PRODUCER_FENCED)):
+            assert init(client, txn_id, producer_id=first.producer_id,
+                        epoch=first.producer_epoch, version=version).error_code == fenced
+        bumped = init(client, txn_id, producer_id=second.producer_id,
+                      epoch=second.producer_epoch, version=4)
+        assert (bumped.error_code, bumped.producer_epoch) == (0, second.producer_epoch + 1)
+    assert kafka.offsets("orders", 0)[1] == 0
+
+
+def test_init_producer_id_refuses_an_empty_id_and_a_timeout_above_the_maximum(kafka):
+    with WireClient(kafka.bootstrap_servers) as client:
+        empty = client.request("InitProducerId", 4, {
+            "transactional_id": "", "transaction_timeout_ms": 60_000})
+        assert (empty.error_code, empty.producer_id) == (ErrorCode.INVALID_REQUEST, -1)
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client:
+        for version in (0, 3, 4, 5):
+            long = init(client, txn_id, timeout_ms=900_001, version=version)
+            assert (long.error_code, long.producer_id, long.producer_epoch) == (
+                ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1)
+
+
+def test_init_producer_id_during_a_transaction_aborts_it_and_answers_the_epoch_after(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        first = init(client, txn_id)
+        ids = first.producer_id, first.producer_epoch
+        assert add_partitions(client, txn_id, *ids, {"orders": [0]}) == {("orders", 0): 0}
+        assert produce(broker, txn_id, 0, txn_batch([b"a", b"b"], *ids)) == 0
+        assert latest(broker, 0, READ_COMMITTED) == 0  # open: the LSO is its first offset
+        again = init(client, txn_id)  # CONCURRENT_TRANSACTIONS, then retried
+        assert again.error_code == 0 and again.producer_id == first.producer_id
+        assert again.producer_epoch == first.producer_epoch + 2  # fenced, then bumped
+        eventually(lambda: latest(broker, 0, READ_COMMITTED) == 3, "the abort marker")
+        assert [t.producer_id for t in fetch(broker, 0, 0, READ_COMMITTED)
+                .aborted_transactions] == [first.producer_id]
+
+
+# -- AddPartitionsToTxn, EndTxn ---------------------------------------------------------------
+
+
+def test_add_partitions_names_unknown_ids_and_partitions(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client:
+        assert add_partitions(client, txn_id, 1234, 0, {"orders": [0]}) == {
+            ("orders", 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+        ids = init(client, txn_id)
+        assert add_partitions(client, txn_id, ids.producer_id + 1, ids.producer_epoch,
+                              {"orders": [0]}) == {
+            ("orders", 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+        assert add_partitions(client, txn_id, ids.producer_id, ids.producer_epoch,
+                              {"orders": [0, 9], "nowhere": [0]}) == {
+            ("orders", 0): ErrorCode.OPERATION_NOT_ATTEMPTED,
+            ("orders", 9): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            ("nowhere", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+        assert describe(client, txn_id).transaction_state == "Empty"  # nothing was added
+
+
+def test_end_txn_commits_once_and_answers_retries_as_kafka(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert end(client, txn_id, pid, epoch, True).error_code == ErrorCode.INVALID_TXN_STATE
+        assert add_partitions(client, txn_id, pid, epoch, {"orders": [0, 1]}) == {
+            ("orders", 0): 0, ("orders", 1): 0}
+        state = describe(client, txn_id)
+        assert (state.transaction_state, state.producer_id, state.producer_epoch) == (
+            "Ongoing", pid, epoch)
+        assert [(t.topic, sorted(t.partitions)) for t in state.topics] == [("orders", [0, 1])]
+        assert produce(broker, txn_id, 0, txn_batch([b"a"], pid, epoch)) == 0
+        assert end(client, txn_id, pid, epoch, True).error_code == 0
+        eventually(lambda: describe(client, txn_id).transaction_state == "CompleteCommit",
+                   "the commit completes")
+        completed = describe(client, txn_id)
+        assert list(completed.topics) == [] and completed.transaction_start_time_ms > 0
+        assert end(client, txn_id, pid, epoch, True).error_code == 0  # a retry
+        assert end(client, txn_id, pid, epoch, False).error_code == ErrorCode.INVALID_TXN_STATE
+        assert end(client, txn_id, pid + 1, epoch, True).error_code == \
+            ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        assert end(client, "unknown-" + txn_id, pid, epoch, True).error_code == \
+            ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        eventually(lambda: latest(broker, 1, READ_COMMITTED) == 1, "the marker of orders/1")
+        assert latest(broker, 0, READ_COMMITTED) == 2  # the record, then its marker
+        marker = decode_records(fetch(broker, 0, 1, READ_COMMITTED).records or b"")[0]
+        assert (marker.offset, marker.is_control, marker.is_transactional) == (1, True, True)
+        assert (marker.key, marker.value[:2]) == (b"\x00\x00\x00\x01", b"\x00\x00")  # commit
+        assert (marker.producer_id, marker.producer_epoch) == (pid, epoch)
+
+
+def test_end_txn_v5_bumps_the_epoch_at_every_end_and_answers_a_retry_with_it(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id, version=5)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert produce(broker, txn_id, 0, txn_batch([b"a"], pid, epoch), version=12) == 0
+        committed = end(client, txn_id, pid, epoch, True, version=5)
+        assert (committed.error_code, committed.producer_id, committed.producer_epoch) == (
+            0, pid, epoch + 1)
+        eventually(lambda: describe(client, txn_id).transaction_state == "CompleteCommit",
+                   "the commit completes")  # until then Kafka answers CONCURRENT_TRANSACTIONS
+        retry = end(client, txn_id, pid, epoch, True, version=5)
+        assert (retry.error_code, retry.producer_epoch) == (0, epoch + 1)
+        assert end(client, txn_id, pid, epoch, False, version=5).error_code == \
+            ErrorCode.INVALID_TXN_STATE
+        eventually(lambda: latest(broker, 0, READ_COMMITTED) == 2, "the commit marker")
+        # The next transaction runs at the new epoch, its sequences from 0 again.
+        assert produce(broker, txn_id, 0, txn_batch([b"b"], pid, epoch + 1), version=12) == 0
+        aborted = retried(client, "EndTxn", 5, {  # Kafka may still be ending the first
+            "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch + 1,
+            "committed": False})
+        assert (aborted.error_code, aborted.producer_epoch) == (0, epoch + 2)
+        eventually(lambda: latest(broker, 0, READ_COMMITTED) == 4, "the abort marker")
+        assert [(t.producer_id, t.first_offset) for t in
+                fetch(broker, 0, 2, READ_COMMITTED).aborted_transactions] == [(pid, 2)]
+
+
+# -- the produce path -------------------------------------------------------------------------
+
+
+def test_a_transactional_produce_to_a_partition_not_added_is_refused_by_version(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        records = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        assert produce(broker, txn_id, 0, records, version=9) == ErrorCode.INVALID_TXN_STATE
+        assert produce(broker, txn_id, 0, records, version=10) == ErrorCode.INVALID_TXN_STATE
+        assert produce(broker, txn_id, 0, records, version=11) == \
+            ErrorCode.TRANSACTION_ABORTABLE
+        assert kafka.offsets("orders", 0)[1] == 0
+        # Produce v12 (transactions v2): the leader adds the partition itself.
+        assert produce(broker, txn_id, 0, records, version=12) == 0
+        state = describe(client, txn_id)
+        assert state.transaction_state == "Ongoing"
+        assert [(t.topic, list(t.partitions)) for t in state.topics] == [("orders", [0])]
+
+
+def test_read_committed_stops_at_the_first_open_transaction_and_is_told_of_aborts(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert add_partitions(client, txn_id, pid, epoch, {"orders": [0]}) == {
+            ("orders", 0): 0}
+        assert produce(broker, txn_id, 0, txn_batch([b"a", b"b"], pid, epoch)) == 0
+        assert produce(broker, "", 0, batch([b"plain"])) == 0  # after the open transaction
+        open_committed = fetch(broker, 0, 0, READ_COMMITTED)
+        assert (open_committed.high_watermark, open_committed.last_stable_offset) == (3, 0)
+        assert not open_committed.records and list(open_committed.aborted_transactions) == []
+        uncommitted = fetch(broker, 0, 0, READ_UNCOMMITTED)
+        assert uncommitted.last_stable_offset == 0 and uncommitted.aborted_transactions is None
+        assert len(decode_records(uncommitted.records)) == 3
+        assert (latest(broker, 0, READ_COMMITTED), latest(broker, 0, READ_UNCOMMITTED)) == (0, 3)
+        assert end(client, txn_id, pid, epoch, False).error_code == 0
+        eventually(lambda: latest(broker, 0, READ_COMMITTED) == 4, "the abort marker")
+        after = fetch(broker, 0, 0, READ_COMMITTED)
+        assert (after.high_watermark, after.last_stable_offset) == (4, 4)
+        assert [(t.producer_id, t.first_offset) for t in after.aborted_transactions] == [
+            (pid, 0)]
+        at_marker = fetch(broker, 0, 3, READ_COMMITTED)  # the abort ends at its marker
+        assert [t.first_offset for t in at_marker.aborted_transactions] == [0]
+        assert list(fetch(broker, 0, 4, READ_COMMITTED).aborted_transactions) == []
+    assert kafka.offsets("orders", 0) == (0, 4)  # the high watermark counts the marker
+
+
+# -- offsets in a transaction -----------------------------------------------------------------
+
+
+def test_transactional_offsets_are_pending_until_the_commit(kafka):
+    txn_id, group = new_id(), f"group-{uuid.uuid4().hex[:8]}"
+    offsets = {"group_id": group, "topics": [{"name": "orders", "partitions": [
+        {"partition_index": 0, "committed_offset": 42, "committed_metadata": "m"}]}]}
+
+    def txn_commit(version: int) -> int:
+        return client.request("TxnOffsetCommit", version, dict(
+            offsets, transactional_id=txn_id, producer_id=pid, producer_epoch=epoch)
+        ).topics[0].partitions[0].error_code
+
+    def fetched(require_stable: bool):
+        return group_client.request("OffsetFetch", 7, {
+            "group_id": group, "require_stable": require_stable,
+            "topics": [{"name": "orders", "partition_indexes": [0]}]}).topics[0].partitions[0]
+
+    with WireClient(kafka.bootstrap_servers) as finder:
+        found = eventually(lambda: (c := finder.request("FindCoordinator", 3, {
+            "key": group, "key_type": 0})).error_code == 0 and c, "a group coordinator")
+    with coordinator(kafka, txn_id) as client, \
+            WireClient(f"{found.host}:{found.port}") as group_client:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert txn_commit(3) == ErrorCode.INVALID_TXN_STATE  # its group was not added
+        assert client.request("AddOffsetsToTxn", 3, {
+            "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,
+            "group_id": group}).error_code == 0
+        assert txn_commit(3) == 0
+        unstable = fetched(require_stable=True)
+        assert (unstable.error_code, unstable.committed_offset) == (
+            ErrorCode.UNSTABLE_OFFSET_COMMIT, -1)
+        assert (fetched(require_stable=False).committed_offset) == -1
+        assert end(client, txn_id, pid, epoch, True).error_code == 0
+        eventually(lambda: fetched(require_stable=True).committed_offset == 42,
+                   "the offset committed with the transaction")
+        assert fetched(require_stable=True).metadata == "m"
+    assert kafka.committed(group, "orders", 0) == 42
+
+
+def test_list_transactions_filters_by_state_and_producer_id(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client:
+        ids = init(client, txn_id)
+        assert add_partitions(client, txn_id, ids.producer_id, ids.producer_epoch,
+                              {"orders": [1]}) == {("orders", 1): 0}
+        listed = client.request("ListTransactions", 1, {
+            "state_filters": ["Ongoing", "Sleeping"], "producer_id_filters": [ids.producer_id],
+            "duration_filter": -1})
+        assert listed.error_code == 0 and list(listed.unknown_state_filters) == ["Sleeping"]
+        assert [(t.transactional_id, t.producer_id, t.transaction_state)
+                for t in listed.transaction_states] == [
+            (txn_id, ids.producer_id, "Ongoing")]
+        assert list(client.request("ListTransactions", 0, {
+            "state_filters": ["CompleteCommit"], "producer_id_filters": [ids.producer_id]}
+        ).transaction_states) == []
+        by_pattern = client.request("ListTransactions", 2, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": txn_id[:6] + ".*"})
+        assert txn_id in [t.transactional_id for t in by_pattern.transaction_states]
+        assert not [t for t in client.request("ListTransactions", 2, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": txn_id[:6]}).transaction_states
+            if t.transactional_id == txn_id]  # the whole id must match
+        bad = client.request("ListTransactions", 2, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": "(unclosed"})
+        assert bad.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+        longer = client.request("ListTransactions", 1, {
+            "state_filters": [], "producer_id_filters": [ids.producer_id],
+            "duration_filter": 3_600_000})
+        assert list(longer.transaction_states) == []  # not running for an hour yet
+        unknown = describe(client, "unknown-" + txn_id)
+        assert unknown.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
+
+
+def test_txn_offset_commit_checks_the_member_and_its_generation_kip_447(kafka):
+    txn_id, group = new_id(), f"group-{uuid.uuid4().hex[:8]}"
+    with WireClient(kafka.bootstrap_servers) as finder:
+        found = eventually(lambda: (c := finder.request("FindCoordinator", 3, {
+            "key": group, "key_type": 0})).error_code == 0 and c, "a group coordinator")
+    with WireClient(f"{found.host}:{found.port}") as group_client:
+        asked = group_client.request("JoinGroup", 5, join_body(group=group))
+        assert asked.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        joined = group_client.request("JoinGroup", 5, join_body(asked.member_id, group=group))
+        member, generation = joined.member_id, joined.generation_id
+        assert group_client.request("SyncGroup", 3, {
+            "group_id": group, "generation_id": generation, "member_id": member,
+            "assignments": [{"member_id": member, "assignment": b""}]}).error_code == 0
+    with coordinator(kafka, txn_id) as client:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert client.request("AddOffsetsToTxn", 3, {
+            "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,
+            "group_id": group}).error_code == 0
+
+        def txn_commit(member_id: str, generation_id: int) -> int:
+            return client.request("TxnOffsetCommit", 3, {
+                "transactional_id": txn_id, "group_id": group, "producer_id": pid,
+                "producer_epoch": epoch, "generation_id_or_member_epoch": generation_id,
+                "member_id": member_id, "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 3}]}]}
+            ).topics[0].partitions[0].error_code
+
+        assert txn_commit(member, generation + 1) == ErrorCode.ILLEGAL_GENERATION
+        assert txn_commit("someone-else", generation) == ErrorCode.UNKNOWN_MEMBER_ID
+        assert txn_commit(member, generation) == 0
+        assert end(client, txn_id, pid, epoch, True).error_code == 0
+    eventually(lambda: kafka.committed(group, "orders", 0) == 3, "the committed offset")
+
+
+def test_describe_producers_names_the_open_transactions_first_offset(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert produce(broker, "", 1, batch([b"before"])) == 0
+        assert add_partitions(client, txn_id, pid, epoch, {"orders": [1]}) == {
+            ("orders", 1): 0}
+        assert produce(broker, txn_id, 1, txn_batch([b"a", b"b"], pid, epoch)) == 0
+
+        def producers():
+            answer = broker.request("DescribeProducers", 0, {"topics": [
+                {"name": "orders", "partition_indexes": [1, 7]}]}).topics[0].partitions
+            return {p.partition_index: p for p in answer}
+
+        found = producers()
+        assert found[7].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        [active] = [p for p in found[1].active_producers if p.producer_id == pid]
+        assert (active.producer_epoch, active.last_sequence, active.coordinator_epoch,
+                active.current_txn_start_offset) == (epoch, 1, -1, 1)
+        assert end(client, txn_id, pid, epoch, True).error_code == 0
+        ended = eventually(lambda: [p for p in producers()[1].active_producers
+                                    if p.producer_id == pid
+                                    and p.current_txn_start_offset == -1], "the marker")
+        assert ended[0].coordinator_epoch >= 0
+
+
+def test_a_timed_out_transaction_is_aborted_and_later_ends_answered_by_its_version(kafka):
+    """Kafka aborts a transaction past its timeout with its epoch fenced. A transactions v1
+    producer's end is then PRODUCER_FENCED; a v2 one's (begun by Produce v12, ended by EndTxn
+    v5) names the epoch one below, which v2 takes for a retry: an abort is answered as done,
+    a commit INVALID_TXN_STATE."""
+    v1, v2 = new_id(), new_id()
+    with coordinator(kafka, v1) as client1, coordinator(kafka, v2) as client2, \
+            WireClient(kafka.bootstrap_servers) as broker:
+        first = init(client1, v1, timeout_ms=1000)
+        assert add_partitions(client1, v1, first.producer_id, first.producer_epoch,
+                              {"orders": [0]}) == {("orders", 0): 0}
+        assert produce(broker, v1, 0, txn_batch([b"v1"], first.producer_id,
+                                                first.producer_epoch)) == 0
+        second = init(client2, v2, timeout_ms=1000, version=5)
+        assert produce(broker, v2, 1, txn_batch([b"v2"], second.producer_id,
+                                                second.producer_epoch), version=12) == 0
+        for client, txn_id in ((client1, v1), (client2, v2)):  # Kafka looks every 10 s
+            eventually(lambda c=client, t=txn_id: describe(c, t).transaction_state
+                       == "CompleteAbort", "the timed-out transaction aborted", timeout=30)
+        assert describe(client1, v1).producer_epoch == first.producer_epoch + 1
+        ids = first.producer_id, first.producer_epoch
+        assert end(client1, v1, *ids, True).error_code == ErrorCode.PRODUCER_FENCED
+        assert end(client1, v1, *ids, False).error_code == ErrorCode.PRODUCER_FENCED
+        ids = second.producer_id, second.producer_epoch
+        assert end(client2, v2, *ids, True, version=5).error_code == \
+            ErrorCode.INVALID_TXN_STATE
+        aborted = end(client2, v2, *ids, False, version=5)
+        assert (aborted.error_code, aborted.producer_epoch) == (0, second.producer_epoch + 1)
+        assert produce(broker, v1, 0, txn_batch([b"late"], first.producer_id,
+                                                first.producer_epoch, 1)) == \
+            ErrorCode.INVALID_PRODUCER_EPOCH
+        for partition in (0, 1):
+            assert latest(broker, partition, READ_COMMITTED) == 2  # the record, its abort
+
+
+def test_end_txn_v5_with_no_transaction_aborts_by_bumping_the_epoch_and_refuses_a_commit(kafka):
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id, version=5)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+
+        def end_v5(epoch: int, commit: bool, version: int = 5) -> tuple[int, int]:
+            answer = end(client, txn_id, pid, epoch, commit, version=version)
+            return answer.error_code, answer.get("producer_epoch", -1)
+
+        assert end_v5(epoch, True) == (ErrorCode.INVALID_TXN_STATE, -1)  # Empty
+        assert end_v5(epoch, False) == (0, epoch + 1)  # nothing to abort: a new epoch
+        epoch += 1
+        assert produce(broker, txn_id, 0, txn_batch([b"a"], pid, epoch), version=12) == 0
+        assert end_v5(epoch, True) == (0, epoch + 1)
+        eventually(lambda: describe(client, txn_id).transaction_state == "CompleteCommit",
+                   "the commit completes")
+        assert end_v5(epoch + 1, True) == (ErrorCode.INVALID_TXN_STATE, -1)  # no new one
+        assert end_v5(epoch + 2, True) == (ErrorCode.PRODUCER_FENCED, -1)
+        assert end_v5(epoch + 1, True, version=4) == (0, -1)  # v4: the same end again
+        assert end_v5(epoch + 1, False) == (0, epoch + 2)
+
+
+def finalized_transaction_version(kafka) -> int | None:
+    """The level ApiVersions v3+ names; supported 0-2 from v4 (v3 leaves out supported
+    features of minimum 0, KAFKA-17011)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        levels = set()
+        for version in (3, 4, 5):
+            answer = client.request("ApiVersions", version, {
+                "client_software_name": "wire", "client_software_version": "1.0"})
+            supported = [(f.min_version, f.max_version) for f in answer.supported_features
+                         if f.name == "transaction.version"]
+            assert supported == ([(0, 2)] if version >= 4 else [])
+            levels.add(next((f.max_version_level for f in answer.finalized_features
+                             if f.name == "transaction.version"), None))
+    (level,) = levels
+    return level
+
+
+def test_transaction_version_2_is_finalized_as_kafka_4_finalizes_it(kafka):
+    assert finalized_transaction_version(kafka) == 2
+
+
+@pytest.mark.fake_only("the cluster's transaction_version setting")
+@pytest.mark.fake_kafka(topics={"orders": 2}, transaction_version=1)
+def test_below_transaction_version_2_partitions_are_never_added_implicitly(kafka):
+    assert finalized_transaction_version(kafka) == 1  # Java 4 clients then run v1
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        records = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        assert produce(broker, txn_id, 0, records, version=12) == \
+            ErrorCode.TRANSACTION_ABORTABLE
+        assert describe(client, txn_id).transaction_state == "Empty"
