@@ -138,6 +138,26 @@ def test_commit_errors_as_kafka_answers_them(kafka):
         assert commit(1, member.member_id) == 0
 
 
+def test_a_member_commit_to_no_group_is_refused_and_creates_none(kafka):
+    """Kafka's OffsetMetadataManager.validateOffsetCommit: only generation -1 (an admin
+    client, an assign-only consumer) creates a group by committing; a member's commit to a
+    group that does not exist is GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before."""
+    with WireClient(coordinator(kafka, "nobody")) as client:
+        def commit(version: int, generation: int, member_id: str) -> int:
+            response = client.request("OffsetCommit", version, {
+                "group_id": "nobody", "generation_id_or_member_epoch": generation,
+                "member_id": member_id, "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1}]}]})
+            return response.topics[0].partitions[0].error_code
+
+        assert commit(8, 1, "m") == ErrorCode.ILLEGAL_GENERATION
+        assert commit(9, 1, "m") == ErrorCode.GROUP_ID_NOT_FOUND
+        assert commit(9, 0, "") == ErrorCode.GROUP_ID_NOT_FOUND
+        assert kafka.committed("nobody", "orders", 0) is None
+        assert commit(9, -1, "") == 0
+    assert kafka.committed("nobody", "orders", 0) == 1
+
+
 def test_heartbeat_errors_tell_members_to_rejoin(kafka):
     with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)

@@ -6,7 +6,9 @@ Behavior:
 * A member commits for its generation: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
   FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (while the group awaits the leader's
   assignment). A commit with generation -1 and no member id is accepted while the group is
-  Empty (assign-only consumers and admin tools) and creates the group if needed.
+  Empty (assign-only consumers and admin tools) and creates the group if needed; a
+  member's commit (generation >= 0) to no group is GROUP_ID_NOT_FOUND from v9,
+  ILLEGAL_GENERATION before, and creates none.
 * Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) and
   OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the rest are stored.
 * A KIP-848 consumer group member commits with its member epoch: STALE_MEMBER_EPOCH for
@@ -42,7 +44,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         try:
             ctx.cluster.groups.validate_offset_commit(
                 request.group_id, request.generation_id_or_member_epoch, request.member_id,
-                request.group_instance_id, trio.current_time())
+                request.group_instance_id, trio.current_time(),
+                no_group="GROUP_ID_NOT_FOUND" if ctx.version >= 9 else "ILLEGAL_GENERATION")
         except ClusterError as exc:
             group_error = error_code(exc.error)
     now = ctx.now_ms()

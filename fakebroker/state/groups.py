@@ -27,6 +27,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterator
 
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinator
 from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator
 from fakebroker.state.offsets import OffsetStore
@@ -84,12 +85,19 @@ class Groups:
     # -- what every kind is asked ---------------------------------------------------------
 
     def validate_offset_commit(self, group_id: str, generation_or_epoch: int, member_id: str,
-                               instance_id: str | None, now: float) -> None:
-        """Whether an OffsetCommit may store its offsets, checked by the group's kind (a
-        generation for a classic group, a member epoch for a consumer group); raises
-        ``ClusterError`` or ``ClusterError`` as Kafka answers. A commit to no group
-        creates an Empty classic group."""
-        if self.kind(group_id) is GroupKind.CONSUMER:
+                               instance_id: str | None, now: float,
+                               no_group: str = "ILLEGAL_GENERATION") -> None:
+        """Whether an OffsetCommit (or TxnOffsetCommit) may store its offsets, checked by the
+        group's kind (a generation for a classic group, a member epoch for a consumer group);
+        raises ``ClusterError`` as Kafka answers. A commit to no group creates an Empty
+        classic group when its generation is negative (an admin client, an assign-only
+        consumer) and is refused with ``no_group`` otherwise (Kafka's
+        OffsetMetadataManager: GROUP_ID_NOT_FOUND for OffsetCommit v9+, ILLEGAL_GENERATION
+        before and for TxnOffsetCommit)."""
+        kind = self.kind(group_id)
+        if kind is None and generation_or_epoch >= 0 and group_id:
+            raise ClusterError(no_group)
+        if kind is GroupKind.CONSUMER:
             self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch)
         else:
             self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id,
