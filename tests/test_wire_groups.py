@@ -254,6 +254,35 @@ def test_describe_list_and_delete_groups(kafka):
     assert kafka.group("g") is None
 
 
+def test_offset_delete_refuses_a_group_of_another_protocol_while_it_has_members(kafka):
+    """Kafka's ClassicGroup.validateOffsetDelete: offsets of a group whose members use
+    another protocol type than "consumer" (Connect, Schema Registry) cannot be read for
+    subscriptions, so none are deleted while it has members (NON_EMPTY_GROUP, the whole
+    answer); once it is empty they are."""
+    body = join_body(protocols=[{"name": "v1", "metadata": b"worker"}], group="workers")
+    body["protocol_type"] = "connect"
+    with WireClient(coordinator(kafka, "workers")) as client:
+        first = client.request("JoinGroup", 9, body)
+        joined = client.request("JoinGroup", 9, {**body, "member_id": first.member_id})
+        assert joined.error_code == 0
+        client.request("OffsetCommit", 9, {
+            "group_id": "workers", "generation_id_or_member_epoch": joined.generation_id,
+            "member_id": joined.member_id, "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 3}]}]})
+
+        def delete() -> tuple[int, list[int]]:
+            answer = client.request("OffsetDelete", 0, {"group_id": "workers", "topics": [
+                {"name": "orders", "partitions": [{"partition_index": 0}]}]})
+            return answer.error_code, [p.error_code for t in answer.topics
+                                       for p in t.partitions]
+
+        assert delete() == (ErrorCode.NON_EMPTY_GROUP, [])
+        client.request("LeaveGroup", 5, {"group_id": "workers", "members": [
+            {"member_id": joined.member_id}]})
+        assert delete() == (0, [0])
+    assert kafka.committed("workers", "orders", 0) is None
+
+
 def assigned(client: WireClient, group: str, joined, timeout: float = 30):
     """Heartbeat as a KIP-848 member does until the coordinator assigns it partitions; returns
     (member epoch, topic id -> partitions). Kafka's coordinator learns of a topic created a

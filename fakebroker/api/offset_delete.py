@@ -2,7 +2,8 @@
 
 Versions: 0. Not flexible.
 
-Behavior: GROUP_ID_NOT_FOUND for an unknown group and NOT_COORDINATOR at the top level;
+Behavior: GROUP_ID_NOT_FOUND for an unknown group, NOT_COORDINATOR, and NON_EMPTY_GROUP for a
+classic group with members of another protocol type than "consumer", at the top level;
 per partition UNKNOWN_TOPIC_OR_PARTITION for a partition the cluster does not have,
 GROUP_SUBSCRIBED_TO_TOPIC while the group's members subscribe to the topic (read from their
 consumer-protocol subscriptions; a KIP-848 group's by name or regex), else the offset is
@@ -15,7 +16,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.faults.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
-from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 47
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
@@ -27,9 +28,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return {"error_code": error_code("NOT_COORDINATOR"), "throttle_time_ms": 0,
                 "topics": []}
     groups = ctx.cluster.groups
-    if groups.kind(request.group_id) is None:
-        return {"error_code": error_code("GROUP_ID_NOT_FOUND"), "throttle_time_ms": 0,
-                "topics": []}
+    try:
+        groups.validate_offset_delete(request.group_id)
+    except ClusterError as exc:
+        return {"error_code": exc.code, "throttle_time_ms": 0, "topics": []}
     in_use = groups.subscribed_topics(request.group_id)
     topics = []
     for wanted in request.topics:

@@ -112,6 +112,19 @@ class Groups:
         if member_id and member_epoch >= 0 and self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.validate_commit(group_id, member_id, member_epoch)
 
+    def validate_offset_delete(self, group_id: str) -> None:
+        """Whether OffsetDelete may delete the group's offsets at all (``ClusterError``):
+        GROUP_ID_NOT_FOUND for no group; NON_EMPTY_GROUP for a classic group with members
+        of another protocol type than "consumer", whose subscriptions cannot be read (Kafka's
+        ClassicGroup.validateOffsetDelete)."""
+        kind = self.kind(group_id)
+        if kind is None:
+            raise ClusterError("GROUP_ID_NOT_FOUND")
+        group = self.classic.groups.get(group_id)
+        if kind is GroupKind.CLASSIC and group is not None and group.members \
+                and group.protocol_type != "consumer":
+            raise ClusterError("NON_EMPTY_GROUP")
+
     def subscribed_topics(self, group_id: str) -> set[str]:
         """The topics the group's members subscribe to (OffsetDelete keeps their offsets)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
