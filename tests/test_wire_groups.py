@@ -11,7 +11,8 @@ import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from tests.bodies import join_body, subscription
-from tests.test_wire_versions import topic_id
+from tests.real_cluster import wait_for as eventually
+from tests.test_wire_versions import create_topics, topic_id
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
@@ -281,6 +282,28 @@ def test_offset_delete_refuses_a_group_of_another_protocol_while_it_has_members(
             {"member_id": joined.member_id}]})
         assert delete() == (0, [0])
     assert kafka.committed("workers", "orders", 0) is None
+
+
+def test_a_deleted_topic_takes_its_committed_offsets_along(kafka):
+    """Kafka's coordinator drops every group's offsets of a deleted topic's partitions
+    (GroupCoordinator.onPartitionsDeleted): a topic created again under the same name starts
+    with none committed."""
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as admin:
+        create_topics(admin, "doomed")
+    with WireClient(coordinator(kafka)) as client:
+        client.request("OffsetCommit", 9, {
+            "group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+            "topics": [{"name": "doomed", "partitions": [
+                {"partition_index": 0, "committed_offset": 5}]}]})
+    assert kafka.committed("g", "doomed", 0) == 5
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as admin:
+        deleted = admin.request("DeleteTopics", 5, {"topic_names": ["doomed"],
+                                                    "timeout_ms": 5000})
+        assert deleted.responses[0].error_code == 0
+        eventually(lambda: "doomed" not in kafka.topics(), "the topic to be deleted")
+        create_topics(admin, "doomed")
+    eventually(lambda: kafka.committed("g", "doomed", 0) is None,
+               "the deleted topic's offsets to be gone")
 
 
 def assigned(client: WireClient, group: str, joined, timeout: float = 30):

@@ -269,9 +269,12 @@ class Cluster:
         self.changed()
 
     def delete_topic(self, name: str) -> Topic:
+        """Delete topic ``name`` with its records and every group's committed offsets of it
+        (Kafka's coordinator drops them too); ``ClusterError`` when there is none."""
         topic = self.topics.pop(name, None)
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
+        self.groups.offsets.delete_topic(name)
         self.changed()
         return topic
 

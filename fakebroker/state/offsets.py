@@ -58,6 +58,14 @@ class OffsetStore:
             if not offsets:
                 del self._by_group[group_id]
 
+    def delete_topic(self, topic: str) -> None:
+        """Forget every group's offsets of ``topic``'s partitions (the topic was deleted)."""
+        for group_id, offsets in list(self._by_group.items()):
+            for key in [key for key in offsets if key[0] == topic]:
+                del offsets[key]
+            if not offsets:
+                del self._by_group[group_id]
+
     def delete_group(self, group_id: str) -> None:
         """Forget every offset of ``group_id``."""
         self._by_group.pop(group_id, None)
