@@ -5,6 +5,7 @@ fakebroker setting runs on the fake only."""
 from __future__ import annotations
 
 import logging
+import re
 import struct
 import threading
 import time
@@ -340,6 +341,35 @@ def test_log_append_time_topics_stamp_batches_with_the_broker_clock(kafka):
     from fakebroker.protocol.records import decode_records
     records = decode_records(fetched.records)
     assert [(r.timestamp, r.timestamp_type) for r in records] == [(appended_at, 1)] * 2
+
+
+def test_a_timestamp_out_of_the_topics_bounds_is_invalid_timestamp(kafka):
+    """Kafka's LogValidator: a CreateTime record more than message.timestamp.after.max.ms
+    (1 h) ahead of the broker's clock, or more than message.timestamp.before.max.ms behind
+    it, rejects its whole batch with INVALID_TIMESTAMP, naming each such record in
+    record_errors; LogAppendTime topics take any timestamp (the broker stamps its own)."""
+    kafka.create_topic("clocked", configs={"message.timestamp.before.max.ms": "600000"})
+    kafka.create_topic("stamped", configs={"message.timestamp.type": "LogAppendTime"})
+    now = int(time.time() * 1000)
+    hour = 3_600_000
+    records = [(b"k", b"now", [], now), (b"k", b"later", [], now + 2 * hour),
+               (b"k", b"earlier", [], now - hour)]
+    with WireClient(leader_of(kafka, "clocked", 0)) as client:
+        answer = client.request("Produce", 9, produce_body("clocked", 0, encode_batch(records)))
+        refused = answer.responses[0].partition_responses[0]
+    with WireClient(leader_of(kafka, "stamped", 0)) as client:
+        stamped = client.request("Produce", 9, produce_body("stamped", 0, encode_batch(
+            records))).responses[0].partition_responses[0]
+    assert (refused.error_code, refused.error_message) == (
+        ErrorCode.INVALID_TIMESTAMP,
+        "One or more records have been rejected due to invalid timestamp")
+    assert [e.batch_index for e in refused.record_errors] == [1, 2]
+    for error, (_, _, _, timestamp) in zip(refused.record_errors, records[1:], strict=True):
+        assert re.fullmatch(
+            rf"Timestamp {timestamp} of message with offset \d+ is out of range\. The timestamp "
+            r"should be within \[\d+, \d+\]", error.batch_index_error_message)
+    assert kafka.offsets("clocked", 0).high_watermark == 0  # nothing appended
+    assert stamped.error_code == 0
 
 
 def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(kafka):

@@ -11,7 +11,9 @@ Behavior:
   from a broker that does not lead it (v10+ also names the current leader and its endpoint),
   CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
   batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
-  max.message.bytes (these four without a message, as Kafka answers them).
+  max.message.bytes (these four without a message, as Kafka answers them); INVALID_TIMESTAMP
+  for a CreateTime record beyond message.timestamp.after.max.ms ahead of the broker's clock
+  (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors.
 * Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
   appended twice and is answered with its first offset (and, as Kafka does, the stored
   batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
@@ -41,6 +43,7 @@ from fakebroker.protocol.records import (
     CorruptRecordError,
     InvalidRecordError,
     assign_offsets,
+    decode_records,
     read_batch_headers,
 )
 from fakebroker.state.cluster import Partition, Topic
@@ -52,6 +55,7 @@ ZSTD = 4
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
                 "record_errors": ()}
 NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
+INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 
@@ -153,7 +157,31 @@ def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHea
     limit = int(topic.config("max.message.bytes"))
     if any(h.length > limit for h in headers):
         raise ClusterError("MESSAGE_TOO_LARGE")
+    if topic.config("message.timestamp.type") == "CreateTime":
+        check_timestamps(ctx, topic, records, headers)
     return headers
+
+
+def check_timestamps(ctx: RequestContext, topic: Topic, records: bytes,
+                     headers: list[BatchHeader]) -> None:
+    """Kafka's LogValidator.validateTimestamp: every CreateTime record within
+    [now - message.timestamp.before.max.ms, now + message.timestamp.after.max.ms], else
+    INVALID_TIMESTAMP for the batch, each record outside named in ``record_errors``. The
+    batch headers' timestamps tell whether a record may be outside; only then are the records
+    decoded."""
+    now = ctx.now_ms()
+    low = now - int(topic.config("message.timestamp.before.max.ms"))
+    high = now + int(topic.config("message.timestamp.after.max.ms"))
+    if all(h.max_timestamp <= high and h.first_timestamp >= low for h in headers) \
+            and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
+        return
+    errors = [{"batch_index": index, "batch_index_error_message":
+               f"Timestamp {r.timestamp} of message with offset {r.offset} is out of range. "
+               f"The timestamp should be within [{low}, {high}]"}
+              for index, r in enumerate(decode_records(records))
+              if r.timestamp >= 0 and not low <= r.timestamp <= high]
+    if errors:
+        raise ClusterError("INVALID_TIMESTAMP", INVALID_TIMESTAMP, record_errors=errors)
 
 
 def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
