@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -376,6 +377,33 @@ def test_kip848_groups_under_the_classic_admin_apis(kafka):
         assert deleted.error_code == 0
     assert kafka.group("g848") is None and kafka.committed("g848", "orders", 0) is None
 
+
+
+def test_a_kip848_member_commits_with_offset_commit_v9_or_later(kafka):
+    """Kafka's ConsumerGroup.validateOffsetCommit: a member of a consumer group (KIP-848)
+    commits with OffsetCommit v9+ (which carries its member epoch); an older version is
+    UNSUPPORTED_VERSION once the member is known, UNKNOWN_MEMBER_ID before that."""
+    def commit(client: WireClient, version: int, member_id: str, epoch: int) -> int:
+        response = client.request("OffsetCommit", version, {
+            "group_id": "g848", "generation_id_or_member_epoch": epoch, "member_id": member_id,
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 4}]}]})
+        return response.topics[0].partitions[0].error_code
+
+    member_id = uuid.uuid4().hex
+    with WireClient(coordinator(kafka, "g848")) as client:
+        joined = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": member_id, "member_epoch": 0,
+            "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
+            "topic_partitions": []})
+        assert joined.error_code == 0
+        assert commit(client, 8, "stranger", joined.member_epoch) == \
+            ErrorCode.UNKNOWN_MEMBER_ID
+        assert commit(client, 8, member_id, joined.member_epoch) == \
+            ErrorCode.UNSUPPORTED_VERSION
+        assert kafka.committed("g848", "orders", 0) is None
+        assert commit(client, 9, member_id, joined.member_epoch) == 0
+    assert kafka.committed("g848", "orders", 0) == 4
 
 
 def test_a_commit_from_outside_a_kip848_group_is_accepted_only_while_it_has_no_member(

@@ -14,7 +14,8 @@ Behavior:
 * A KIP-848 consumer group member commits with its member epoch: STALE_MEMBER_EPOCH for
   another epoch, UNKNOWN_MEMBER_ID for an unknown member. A commit with a negative epoch is
   accepted only while the consumer group has no member; while it has members, one without a
-  member id gets UNKNOWN_MEMBER_ID (Kafka's ConsumerGroup.validateOffsetCommit).
+  member id gets UNKNOWN_MEMBER_ID, and a member's commit below v9 UNSUPPORTED_VERSION (Kafka's
+  ConsumerGroup.validateOffsetCommit).
 * Group-level errors (NOT_COORDINATOR, INVALID_GROUP_ID, ...) are given on every partition.
 """
 
@@ -45,7 +46,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             ctx.cluster.groups.validate_offset_commit(
                 request.group_id, request.generation_id_or_member_epoch, request.member_id,
                 request.group_instance_id, trio.current_time(),
-                no_group="GROUP_ID_NOT_FOUND" if ctx.version >= 9 else "ILLEGAL_GENERATION")
+                no_group="GROUP_ID_NOT_FOUND" if ctx.version >= 9 else "ILLEGAL_GENERATION",
+                version=ctx.version)
         except ClusterError as exc:
             group_error = error_code(exc.error)
     now = ctx.now_ms()

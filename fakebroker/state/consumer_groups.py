@@ -483,16 +483,21 @@ class ConsumerGroupCoordinator:
         if member_epoch != member.epoch:
             raise ClusterError("STALE_MEMBER_EPOCH")
 
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int
-                               ) -> None:
-        """An OffsetCommit to the consumer group ``group_id``, as Kafka's
-        ConsumerGroup.validateOffsetCommit: a negative epoch (an admin client, a consumer that
-        assigns itself partitions) may commit while the group has no member, whatever its
-        member id; otherwise the commit is a member's (see ``validate_commit``), so one
-        without a member id gets UNKNOWN_MEMBER_ID."""
+    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int,
+                               version: int | None = None) -> None:
+        """An OffsetCommit (at ``version``; None: a TxnOffsetCommit) to the consumer group
+        ``group_id``, as Kafka's ConsumerGroup.validateOffsetCommit: a negative epoch (an
+        admin client, a consumer that assigns itself partitions) may commit while the group
+        has no member, whatever its member id; otherwise the commit is a member's (see
+        ``validate_commit``), so one without a member id gets UNKNOWN_MEMBER_ID, and a known
+        member's OffsetCommit below v9 (which cannot carry a member epoch) is
+        UNSUPPORTED_VERSION."""
         group = self.groups.get(group_id)
         if group is not None and member_epoch < 0 and not group.members:
             return
+        if version is not None and version < 9 and self.member(group_id, member_id):
+            raise ClusterError("UNSUPPORTED_VERSION", "OffsetCommit version 9 or above must "
+                               "be used by members using the modern group protocol")
         self.validate_commit(group_id, member_id, member_epoch)
 
     def expire(self, now: float) -> None:

@@ -86,19 +86,22 @@ class Groups:
 
     def validate_offset_commit(self, group_id: str, generation_or_epoch: int, member_id: str,
                                instance_id: str | None, now: float,
-                               no_group: str = "ILLEGAL_GENERATION") -> None:
+                               no_group: str = "ILLEGAL_GENERATION",
+                               version: int | None = None) -> None:
         """Whether an OffsetCommit (or TxnOffsetCommit) may store its offsets, checked by the
         group's kind (a generation for a classic group, a member epoch for a consumer group);
         raises ``ClusterError`` as Kafka answers. A commit to no group creates an Empty
         classic group when its generation is negative (an admin client, an assign-only
         consumer) and is refused with ``no_group`` otherwise (Kafka's
         OffsetMetadataManager: GROUP_ID_NOT_FOUND for OffsetCommit v9+, ILLEGAL_GENERATION
-        before and for TxnOffsetCommit)."""
+        before and for TxnOffsetCommit). ``version``: an OffsetCommit's (None for a
+        TxnOffsetCommit), which a consumer group's members must send at v9+."""
         kind = self.kind(group_id)
         if kind is None and generation_or_epoch >= 0 and group_id:
             raise ClusterError(no_group)
         if kind is GroupKind.CONSUMER:
-            self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch)
+            self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch,
+                                                 version)
         else:
             self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id,
                                          now)
