@@ -1,0 +1,347 @@
+"""Transactions and exactly-once with the real JVM clients (issue 14): the Apache Kafka Java
+client's transactional producer, a consume-transform-produce loop that crashes and is
+restarted, a zombie fenced by its successor, read_committed consumers (3.9.1, transactions
+v1, and 4.4.0, transactions v2 where the broker finalizes ``transaction.version`` 2: the
+``java_client`` fixture), and a Kafka Streams 4.3.1 word count with
+``processing.guarantee=exactly_once_v2`` killed in the middle of its input.
+
+Every test takes the ``kafka`` fixture: ``--kafka=real`` runs them on Apache Kafka 4.4.0 (the
+oracle they were written against), ``--kafka=fake`` on fakebroker. What they assert is what an
+application relies on: each committed record read exactly once, in Kafka's offsets (a
+transaction's end takes one offset: its control record), no aborted or still-open record ever
+read under read_committed, consumed offsets committed with the output, and the named error a
+fenced producer gets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests.clients.java import run_harness, start_harness
+from tests.clients.streams import start_word_count
+
+pytestmark = pytest.mark.java
+
+# Long enough that the broker never aborts a transaction by itself in a test that does not
+# wait for that (its timeout check runs every 10 s by default).
+LONG_TXN_TIMEOUT = "transaction.timeout.ms=60000"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def txn_produce(kafka, topic: str, txn_id: str, plan: str, *args: str,
+                client_version: str | None = None) -> list[dict]:
+    """Harness ``txn-produce``: one transaction per plan item (commit:N, abort:N, open:N)."""
+    return run_harness("txn-produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
+                       "--txn-id", txn_id, "--plan", plan, *args, client_version=client_version)
+
+
+def read(kafka, topic: str, isolation: str = "read_committed",
+         client_version: str | None = None) -> list[dict]:
+    """Every record a group-less Java consumer with that isolation level reads from the
+    beginning to the end offsets it lists (for read_committed: the last stable offsets)."""
+    lines = run_harness("consume", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
+                        f"isolation.level={isolation}", client_version=client_version)
+    records = [line for line in lines if "offset" in line and "value" in line]
+    assert lines[-1] == {"done": len(records)}  # and none past the end offsets
+    return records
+
+
+def end_offsets(kafka, topic: str, isolation: str, client_version: str | None = None
+                ) -> dict[int, int]:
+    """Partition -> the Java Admin's listOffsets(latest) at that isolation level: the high
+    watermark (read_uncommitted) or the last stable offset (read_committed)."""
+    lines = run_harness("admin-list-offsets", "--bootstrap", kafka.bootstrap_servers,
+                        "--topic", topic, "--spec", "latest", "--isolation", isolation,
+                        client_version=client_version)
+    return {line["partition"]: line["offset"] for line in lines}
+
+
+def transaction_version(kafka) -> int:
+    """The ``transaction.version`` feature level the broker finalizes (0 when not listed)."""
+    (features,) = run_harness("admin-describe-features", "--bootstrap", kafka.bootstrap_servers,
+                              client_version="4.4.0")
+    return features["finalized"].get("transaction.version", 0)
+
+
+def copy_args(kafka, *, input: str, output: str, name: str) -> tuple[str, ...]:
+    """Harness ``txn-copy`` options: group ``name``, static member ``name`` (its restart
+    replaces it at once) and transactional.id ``name``; at most 10 records per transaction."""
+    return ("--bootstrap", kafka.bootstrap_servers, "--input", input, "--output", output,
+            "--group", name, "--instance-id", name, "--txn-id", name, "max.poll.records=10",
+            LONG_TXN_TIMEOUT)
+
+
+def produce(kafka, topic: str, count: int, client_version: str | None = None) -> None:
+    """``count`` records, key k<i> and value v<i>, by the default (idempotent) producer."""
+    lines = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
+                        "--count", str(count), client_version=client_version)
+    assert lines[-1] == {"done": count}
+
+
+# -- the transactional producer ---------------------------------------------------------------
+
+
+@pytest.mark.fake_kafka(topics={"payments": 1})
+def test_java_transactional_producer_commits_and_aborts(kafka, java_client):
+    """Three transactions, committed, aborted, committed: each takes its records' offsets
+    plus one for its end marker; read_committed reads exactly the committed records at those
+    offsets; the aborted ones stay in the log, read only by read_uncommitted."""
+    lines = txn_produce(kafka, "payments", f"payer-{java_client}", "commit:5,abort:3,commit:4",
+                        LONG_TXN_TIMEOUT, client_version=java_client)
+    assert lines[-1] == {"done": 12}
+    assert [line["outcome"] for line in lines if "outcome" in line] == [
+        "committed", "aborted", "committed"]
+    acked = [(line["offset"], line["value"]) for line in lines if "offset" in line]
+    assert acked == [(o, f"v{i}") for i, o in enumerate([0, 1, 2, 3, 4, 6, 7, 8, 10, 11, 12, 13])]
+
+    assert kafka.offsets("payments", 0) == (0, 15)  # markers at 5, 9 and 14
+    assert end_offsets(kafka, "payments", "read_committed", java_client) == {0: 15}
+    committed = read(kafka, "payments", "read_committed", java_client)
+    assert [(r["offset"], r["key"], r["value"]) for r in committed] == [
+        (o, f"k{i}", f"v{i}") for o, i in
+        [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (10, 8), (11, 9), (12, 10), (13, 11)]]
+    uncommitted = read(kafka, "payments", "read_uncommitted", java_client)
+    assert [(r["offset"], r["value"]) for r in uncommitted] == acked
+
+    stored = kafka.records("payments", 0)
+    assert [r.offset for r in stored] == [o for o, _ in acked]
+    assert all(r.is_transactional for r in stored)
+    assert len({r.producer_id for r in stored}) == 1
+
+
+@pytest.mark.fake_kafka(topics={"payments": 1})
+def test_java_open_transaction_hides_what_follows_until_the_restart_aborts_it(
+        kafka, java_client):
+    """A producer that vanishes inside a transaction leaves it open: the last stable offset
+    stops at its first record, so read_committed reads only what was committed before it. The
+    restarted producer (same transactional.id) aborts it in initTransactions: its records stay
+    unread, and the new transaction's records follow its abort marker."""
+    txn_id = f"payer-{java_client}"
+    first = txn_produce(kafka, "payments", txn_id, "commit:3,open:4", LONG_TXN_TIMEOUT,
+                        client_version=java_client)
+    assert first[-2:] == [{"txn": 1, "outcome": "open"}, {"halted": 1}]
+    assert [line["offset"] for line in first if line.get("txn") == 1 and "offset" in line] == [
+        4, 5, 6, 7]
+    assert end_offsets(kafka, "payments", "read_uncommitted", java_client) == {0: 8}
+    assert end_offsets(kafka, "payments", "read_committed", java_client) == {0: 4}
+    assert [r["value"] for r in read(kafka, "payments", client_version=java_client)] == [
+        "v0", "v1", "v2"]
+
+    second = txn_produce(kafka, "payments", txn_id, "commit:2", "--value-prefix", "w",
+                         LONG_TXN_TIMEOUT, client_version=java_client)
+    assert second[-1] == {"done": 2}
+    assert [line["offset"] for line in second if "offset" in line] == [9, 10]  # abort at 8
+    assert end_offsets(kafka, "payments", "read_committed", java_client) == {0: 12}
+    assert [(r["offset"], r["value"]) for r in read(kafka, "payments",
+                                                    client_version=java_client)] == [
+        (0, "v0"), (1, "v1"), (2, "v2"), (9, "w0"), (10, "w1")]
+
+
+@pytest.mark.fake_kafka(topics={"payments": 1})
+def test_java_abandoned_transaction_is_aborted_after_its_timeout(kafka):
+    """Nobody restarts the vanished producer: the broker aborts its transaction once
+    transaction.timeout.ms (here 1 s) has passed, within its periodic check (every 10 s by
+    default); the last stable offset then reaches the high watermark, past the abort marker,
+    and read_committed reads only the committed records."""
+    lines = txn_produce(kafka, "payments", "abandoned", "commit:2,open:3",
+                        "transaction.timeout.ms=1000")
+    assert lines[-1] == {"halted": 1}
+    deadline = time.monotonic() + 40
+    while end_offsets(kafka, "payments", "read_committed") != {0: 6}:
+        assert time.monotonic() < deadline, "the open transaction was never aborted"
+        time.sleep(1)
+    assert kafka.offsets("payments", 0) == (0, 6)  # the abort marker took offset 5
+    assert [(r["offset"], r["value"]) for r in read(kafka, "payments")] == [(0, "v0"), (1, "v1")]
+
+
+# -- consume-transform-produce ----------------------------------------------------------------
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2, "shouted": 2})
+def test_java_consume_transform_produce_is_exactly_once_across_a_crash(kafka, java_client):
+    """A copier (read_committed consumer, transactional producer, offsets sent to the
+    transaction) crashes after sending 25 records, its last transaction open: only the
+    transactions it committed are visible. Restarted with the same transactional.id and group,
+    it aborts that transaction, resumes at the offsets committed with the output and finishes:
+    the output holds every input record exactly once, upper-cased, and the group's offsets
+    are the input's end offsets."""
+    produce(kafka, "orders", 60, java_client)
+    args = copy_args(kafka, input="orders", output="shouted", name=f"shouter-{java_client}")
+    crashed = run_harness("txn-copy", *args, "--crash-after", "25", client_version=java_client)
+    assert crashed[-1] == {"halted": 25}
+    before = sum(line["records"] for line in crashed if line.get("event") == "committed")
+    assert 0 < before < 25  # the 25th record's transaction was never committed
+    assert len(read(kafka, "shouted", client_version=java_client)) == before
+    in_log = [r for p in range(2) for r in kafka.records("shouted", p)]
+    assert len(in_log) == 25  # the open transaction's records were written
+
+    restarted = run_harness("txn-copy", *args, client_version=java_client)
+    assert restarted[-1] == {"done": 60 - before}
+    output = read(kafka, "shouted", client_version=java_client)
+    assert sorted((r["key"], r["value"]) for r in output) == sorted(
+        (f"k{i}", f"V{i}") for i in range(60))
+    for partition in range(2):
+        assert kafka.committed(f"shouter-{java_client}", "orders", partition) == \
+            kafka.offsets("orders", partition)[1]
+    # The crashed transaction's records are still in the log, aborted: read_uncommitted sees them.
+    uncommitted = read(kafka, "shouted", "read_uncommitted", java_client)
+    assert len(uncommitted) == 60 + 25 - before
+
+
+# Each client's view of being fenced, on Kafka 4.4.0: the 3.9.1 client (transactions v1) and the
+# 4.4.0 client (transactions v2 when finalized) both surface ProducerFencedException.
+FENCED_ERRORS = {"3.9.1": {1: "ProducerFencedException", 2: "ProducerFencedException"},
+                 "4.4.0": {1: "ProducerFencedException", 2: "ProducerFencedException"}}
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1, "shouted": 1})
+def test_java_zombie_copier_is_fenced_by_its_successor(kafka, java_client):
+    """A copier stalls inside a transaction (5 records sent); its successor with the same
+    transactional.id and static member id takes over: its initTransactions aborts the
+    zombie's transaction, and it copies everything. When the zombie wakes, committing fails
+    with the fenced error; the output holds each input record once."""
+    produce(kafka, "orders", 20, java_client)
+    name = f"shouter-{java_client}"
+    args = copy_args(kafka, input="orders", output="shouted", name=name)
+    with start_harness("txn-copy", *args, "--pause-after", "5",
+                       client_version=java_client) as zombie:
+        zombie.wait_for({"event": "paused", "sent": 5}, timeout=60)
+        successor = run_harness("txn-copy", *args, client_version=java_client)
+        assert successor[-1] == {"done": 20}
+        zombie.proc.stdin.write(b"go\n")
+        zombie.proc.stdin.flush()
+        lines = zombie.wait(timeout=30)
+    assert zombie.returncode == 2
+    assert lines[-2] == {"event": "resumed"}
+    assert lines[-1]["error"] == FENCED_ERRORS[java_client][transaction_version(kafka)]
+    assert not [line for line in lines if line.get("event") == "committed"]
+
+    output = read(kafka, "shouted", client_version=java_client)
+    assert sorted(r["value"] for r in output) == sorted(f"V{i}" for i in range(20))
+    assert kafka.committed(name, "orders", 0) == 20
+    assert len(kafka.records("shouted", 0)) == 25  # the zombie's 5, aborted, and the 20
+
+
+# -- Kafka Streams ----------------------------------------------------------------------------
+
+WORDS = ["apple", "banana", "cherry", "date", "elder", "fig", "grape"]
+
+
+def lines_of_words(start: int, count: int) -> list[str]:
+    """``count`` lines of 1-4 words from WORDS, deterministic, different for each ``start``."""
+    out = []
+    for n in range(start, start + count):
+        out.append(" ".join(WORDS[(n * 3 + k * 5) % len(WORDS)].title() if k % 2 else
+                            WORDS[(n * 3 + k * 5) % len(WORDS)] for k in range(1 + n % 4)))
+    return out
+
+
+def true_counts(lines: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for line in lines:
+        for word in line.lower().split():
+            counts[word] += 1
+    return dict(counts)
+
+
+def produce_lines(kafka, topic: str, lines: list[str], tmp_path: Path) -> None:
+    """One record per line (key k<i>), by the Java client's default producer."""
+    values = tmp_path / f"lines-{time.monotonic_ns()}.txt"
+    values.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    done = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
+                       "--values-file", str(values))
+    assert done[-1] == {"done": len(lines)}
+
+
+def latest_counts(kafka, topic: str, partitions: int) -> dict[str, int]:
+    """Word -> the last count in the log (read_uncommitted: for waiting only)."""
+    latest: dict[str, int] = {}
+    for p in range(partitions):
+        for r in kafka.records(topic, p):
+            latest[r.key.decode()] = int(r.value.decode())
+    return latest
+
+
+def committed_counts(kafka, topic: str) -> dict[str, list[int]]:
+    """Word -> every count a read_committed consumer reads for it, in offset order."""
+    seen: dict[str, list[int]] = defaultdict(list)
+    for r in sorted(read(kafka, topic), key=lambda r: (r["partition"], r["offset"])):
+        seen[r["key"]].append(int(r["value"]))
+    return dict(seen)
+
+
+def wait_for_counts(kafka, app, topic: str, want: dict[str, int], timeout: float = 45) -> None:
+    deadline = time.monotonic() + timeout
+    while latest_counts(kafka, topic, 2) != want:
+        assert app.running(), f"the app stopped: {app.lines()[-5:]}\n{app.stderr_tail()}"
+        assert time.monotonic() < deadline, (
+            f"counts not reached: {latest_counts(kafka, topic, 2)} != {want}\n"
+            f"{app.lines()[-5:]}\n{app.stderr_tail()}")
+        time.sleep(0.5)
+
+
+def topic_configs(kafka, topic: str) -> dict[str, str]:
+    lines = run_harness("admin-describe-configs", "--bootstrap", kafka.bootstrap_servers,
+                        "--topic", topic)
+    return {line["name"]: line["value"] for line in lines if "name" in line}
+
+
+@pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2})
+def test_streams_word_count_is_exactly_once_through_its_repartition_and_store(kafka, tmp_path):
+    """A Kafka Streams word count (exactly_once_v2, a groupBy repartition, a count store):
+    read_committed, each word's counts are exactly 1, 2, ..., n (no record cache: every
+    update is sent), n its true count. Streams created its internal topics: the repartition
+    topic (cleanup.policy delete) and the store's changelog (cleanup.policy compact), each
+    with the input's two partitions."""
+    lines = lines_of_words(0, 40)
+    want = true_counts(lines)
+    produce_lines(kafka, "lines", lines, tmp_path)
+    with start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines", output="counts",
+                          state_dir=tmp_path / "state") as app:
+        app.wait_for({"state": "RUNNING"}, timeout=60)
+        wait_for_counts(kafka, app, "counts", want)
+        assert app.stop()[-1] == {"done": 40}
+    assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
+                                                 for w, n in want.items()}
+
+    topics = kafka.topics()
+    assert topics["wc-words-repartition"] == 2 and topics["wc-counts-changelog"] == 2
+    assert topic_configs(kafka, "wc-words-repartition")["cleanup.policy"] == "delete"
+    assert topic_configs(kafka, "wc-counts-changelog")["cleanup.policy"] == "compact"
+
+
+@pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2})
+def test_streams_word_count_killed_mid_stream_restarts_without_losing_or_doubling(
+        kafka, tmp_path):
+    """The word count is SIGKILLed while it works through its input (a transaction open),
+    more lines arrive, and it restarts with the same application.id and state directory (so
+    the same transactional.id: the dead one's transaction is aborted at once). Read
+    read_committed, each word's counts are still exactly 1, 2, ..., n over both runs: nothing
+    counted twice, nothing lost, no aborted record read."""
+    first = lines_of_words(0, 200)
+    produce_lines(kafka, "lines", first, tmp_path)
+    state = tmp_path / "state"
+    group = ("group.instance.id=wc-instance",)  # the restart replaces the dead member at once
+    with start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines", output="counts",
+                          state_dir=state, delay_ms=10, props=group) as app:
+        app.wait_for(lambda line: line.get("seen", 0) >= 60, timeout=60)
+        assert latest_counts(kafka, "counts", 2)  # some counts were sent
+        killed = app.kill()
+    seen = max(line["seen"] for line in killed if "seen" in line)
+    assert seen < 200  # killed in the middle of the input
+
+    second = lines_of_words(200, 30)
+    produce_lines(kafka, "lines", second, tmp_path)
+    want = true_counts(first + second)
+    with start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines", output="counts",
+                          state_dir=state, props=group) as app:
+        wait_for_counts(kafka, app, "counts", want, timeout=50)
+        app.stop()
+    assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
+                                                 for w, n in want.items()}
