@@ -109,6 +109,9 @@
 //       -> {"event":"initialized"}; the rebalance events as group-consume's; per transaction
 //          {"event":"committed","records":n,"offsets":{"<partition>":next offset}};
 //          {"event":"paused","sent":n} / {"event":"resumed"}; {"halted":n} (crash-after: n sent);
+//          when sendOffsetsToTransaction or commitTransaction throws (e.g. fenced):
+//          {"event":"failed","step":"sendOffsetsToTransaction"|"commitTransaction","error":..}
+//          before the error line;
 //          then {"done":records copied and committed}
 //   admin-describe-features --bootstrap B
 //       -> {"finalized":{"<feature>":max level},"supported":{"<feature>":[min,max]}}
@@ -180,6 +183,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
@@ -792,8 +796,15 @@ public final class Harness {
                         emit(obj("event", "resumed"));
                     }
                 }
-                producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                producer.commitTransaction();
+                String step = "sendOffsetsToTransaction";
+                try {
+                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+                    step = "commitTransaction";
+                    producer.commitTransaction();
+                } catch (KafkaException e) {
+                    emit(obj("event", "failed", "step", step, "error", e.getClass().getSimpleName()));
+                    throw e;
+                }
                 copied += records.count();
                 Map<String, Object> m = new TreeMap<>();
                 for (Map.Entry<TopicPartition, OffsetAndMetadata> o : offsets.entrySet()) {
