@@ -200,8 +200,9 @@ def fenced_error(client_version: str, transaction_version: int) -> str:
     coordinator. The 3.9.1 client speaks transactions v1 only: ProducerFencedException (the
     coordinator answers PRODUCER_FENCED). The 4.4.0 client speaks v2 where the broker finalizes
     transaction.version 2 (Kafka 4.4.0 does): InvalidProducerEpochException (its
-    INVALID_PRODUCER_EPOCH is not mapped to ProducerFencedException there); on v1 it keeps
-    v1's ProducerFencedException (not seen on Kafka 4.4.0, which finalizes v2)."""
+    INVALID_PRODUCER_EPOCH is not mapped to ProducerFencedException there); on v1 it gets
+    v1's ProducerFencedException (seen on Kafka 4.4.0 with transaction.version downgraded to 1
+    by the harness's admin-update-features, where this file's client tests pass too)."""
     v2 = client_version != "3.9.1" and transaction_version >= 2
     return "InvalidProducerEpochException" if v2 else "ProducerFencedException"
 

@@ -115,6 +115,9 @@
 //          then {"done":records copied and committed}
 //   admin-describe-features --bootstrap B
 //       -> {"finalized":{"<feature>":max level},"supported":{"<feature>":[min,max]}}
+//   admin-update-features --bootstrap B --feature NAME=LEVEL [--feature ...] [--downgrade]
+//       updateFeatures: each to LEVEL (UPGRADE, or SAFE_DOWNGRADE with --downgrade)
+//       -> {"updated":{"<feature>":level}}
 //   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
 //
 // A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
@@ -161,6 +164,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
@@ -170,6 +174,7 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -232,6 +237,7 @@ public final class Harness {
                 case "admin-delete-topic": adminDeleteTopic(a); break;
                 case "admin-list-topics": adminListTopics(a); break;
                 case "admin-describe-features": adminDescribeFeatures(a); break;
+                case "admin-update-features": adminUpdateFeatures(a); break;
                 case "txn-produce": txnProduce(a); break;
                 case "txn-copy": txnCopy(a); break;
                 case "warmup": warmup(a); break;
@@ -679,6 +685,28 @@ public final class Harness {
                 supported.put(e.getKey(), List.of((int) e.getValue().minVersion(), (int) e.getValue().maxVersion()));
             }
             emit(obj("finalized", finalized, "supported", supported));
+        }
+    }
+
+    static void adminUpdateFeatures(Args a) throws Exception {
+        a.allow("bootstrap", "feature", "downgrade", "timeout-ms");
+        FeatureUpdate.UpgradeType type = a.flag("downgrade")
+                ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
+        Map<String, FeatureUpdate> updates = new TreeMap<>();
+        Map<String, Object> levels = new TreeMap<>();
+        for (String kv : a.all("feature")) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--feature expects name=level, got: " + kv);
+            }
+            short level = Short.parseShort(kv.substring(eq + 1));
+            updates.put(kv.substring(0, eq), new FeatureUpdate(level, type));
+            levels.put(kv.substring(0, eq), (int) level);
+        }
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            get(c.client.updateFeatures(updates, new UpdateFeaturesOptions()).all(), deadline);
+            emit(obj("updated", levels));
         }
     }
 
@@ -1204,7 +1232,7 @@ public final class Harness {
     // ------------------------------------------------------------------ arguments
 
     static final class Args {
-        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions");
+        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade");
         final Map<String, List<String>> opts = new LinkedHashMap<>();
         final Properties props = new Properties();
 
