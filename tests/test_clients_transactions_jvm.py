@@ -297,18 +297,21 @@ def wait_for_counts(kafka, app, topic: str, want: dict[str, int], timeout: float
 
 
 def topic_configs(kafka, topic: str) -> dict[str, str]:
+    """The configs set on the topic itself (DescribeConfigs source DYNAMIC_TOPIC_CONFIG):
+    for a topic Kafka Streams created, the ones its CreateTopics request carried."""
     lines = run_harness("admin-describe-configs", "--bootstrap", kafka.bootstrap_servers,
                         "--topic", topic)
-    return {line["name"]: line["value"] for line in lines if "name" in line}
+    return {line["name"]: line["value"] for line in lines
+            if line.get("source") == "DYNAMIC_TOPIC_CONFIG"}
 
 
 @pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2})
 def test_streams_word_count_is_exactly_once_through_its_repartition_and_store(kafka, tmp_path):
     """A Kafka Streams word count (exactly_once_v2, a groupBy repartition, a count store):
     read_committed, each word's counts are exactly 1, 2, ..., n (no record cache: every
-    update is sent), n its true count. Streams created its internal topics: the repartition
-    topic (cleanup.policy delete) and the store's changelog (cleanup.policy compact), each
-    with the input's two partitions."""
+    update is sent), n its true count. Streams created its internal topics with the input's
+    two partitions and its own configs: the repartition topic (cleanup.policy delete, kept
+    forever: Streams purges it itself) and the store's changelog (cleanup.policy compact)."""
     lines = lines_of_words(0, 40)
     want = true_counts(lines)
     produce_lines(kafka, "lines", lines, tmp_path)
@@ -322,8 +325,11 @@ def test_streams_word_count_is_exactly_once_through_its_repartition_and_store(ka
 
     topics = kafka.topics()
     assert topics["wc-words-repartition"] == 2 and topics["wc-counts-changelog"] == 2
-    assert topic_configs(kafka, "wc-words-repartition")["cleanup.policy"] == "delete"
-    assert topic_configs(kafka, "wc-counts-changelog")["cleanup.policy"] == "compact"
+    assert topic_configs(kafka, "wc-words-repartition") == {
+        "cleanup.policy": "delete", "retention.ms": "-1", "segment.bytes": "52428800",
+        "message.timestamp.type": "CreateTime"}
+    assert topic_configs(kafka, "wc-counts-changelog") == {
+        "cleanup.policy": "compact", "message.timestamp.type": "CreateTime"}
 
 
 @pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2})
