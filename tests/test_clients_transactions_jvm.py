@@ -21,8 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from fakebroker import FakeKafka
 from tests.clients.java import run_harness, start_harness
+from tests.clients.process import GroupMember
 from tests.clients.streams import start_word_count
+from tests.real_cluster import RealCluster
+
+Kafka = FakeKafka | RealCluster  # what the `kafka` fixture gives (tests/dual.py)
 
 pytestmark = pytest.mark.java
 
@@ -34,14 +39,14 @@ LONG_TXN_TIMEOUT = "transaction.timeout.ms=60000"
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def txn_produce(kafka, topic: str, txn_id: str, plan: str, *args: str,
+def txn_produce(kafka: Kafka, topic: str, txn_id: str, plan: str, *args: str,
                 client_version: str | None = None) -> list[dict]:
     """Harness ``txn-produce``: one transaction per plan item (commit:N, abort:N, open:N)."""
     return run_harness("txn-produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
                        "--txn-id", txn_id, "--plan", plan, *args, client_version=client_version)
 
 
-def read(kafka, topic: str, isolation: str = "read_committed",
+def read(kafka: Kafka, topic: str, isolation: str = "read_committed",
          client_version: str | None = None) -> list[dict]:
     """Every record a group-less Java consumer with that isolation level reads from the
     beginning to the end offsets it lists (for read_committed: the last stable offsets)."""
@@ -52,7 +57,7 @@ def read(kafka, topic: str, isolation: str = "read_committed",
     return records
 
 
-def end_offsets(kafka, topic: str, isolation: str, client_version: str | None = None
+def end_offsets(kafka: Kafka, topic: str, isolation: str, client_version: str | None = None
                 ) -> dict[int, int]:
     """Partition -> the Java Admin's listOffsets(latest) at that isolation level: the high
     watermark (read_uncommitted) or the last stable offset (read_committed)."""
@@ -62,14 +67,14 @@ def end_offsets(kafka, topic: str, isolation: str, client_version: str | None = 
     return {line["partition"]: line["offset"] for line in lines}
 
 
-def transaction_version(kafka) -> int:
+def transaction_version(kafka: Kafka) -> int:
     """The ``transaction.version`` feature level the broker finalizes (0 when not listed)."""
     (features,) = run_harness("admin-describe-features", "--bootstrap", kafka.bootstrap_servers,
                               client_version="4.4.0")
     return features["finalized"].get("transaction.version", 0)
 
 
-def copy_args(kafka, *, input: str, output: str, name: str) -> tuple[str, ...]:
+def copy_args(kafka: Kafka, *, input: str, output: str, name: str) -> tuple[str, ...]:
     """Harness ``txn-copy`` options: group ``name``, static member ``name`` (its restart
     replaces it at once) and transactional.id ``name``; at most 10 records per transaction."""
     return ("--bootstrap", kafka.bootstrap_servers, "--input", input, "--output", output,
@@ -77,7 +82,7 @@ def copy_args(kafka, *, input: str, output: str, name: str) -> tuple[str, ...]:
             LONG_TXN_TIMEOUT)
 
 
-def produce(kafka, topic: str, count: int, client_version: str | None = None) -> None:
+def produce(kafka: Kafka, topic: str, count: int, client_version: str | None = None) -> None:
     """``count`` records, key k<i> and value v<i>, by the default (idempotent) producer."""
     lines = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", topic,
                         "--count", str(count), client_version=client_version)
@@ -152,8 +157,9 @@ def test_java_abandoned_transaction_is_aborted_after_its_timeout(kafka):
     lines = txn_produce(kafka, "payments", "abandoned", "commit:2,open:3",
                         "transaction.timeout.ms=1000")
     assert lines[-1] == {"halted": 1}
+    assert [line["offset"] for line in lines if line.get("txn") == 1 and "offset" in line] == [
+        3, 4, 5]
     deadline = time.monotonic() + 40
-    assert end_offsets(kafka, "payments", "read_committed") == {0: 3}  # the open one starts at 3
     while end_offsets(kafka, "payments", "read_committed") != {0: 7}:
         assert time.monotonic() < deadline, "the open transaction was never aborted"
         time.sleep(1)
@@ -260,7 +266,7 @@ def true_counts(lines: list[str]) -> dict[str, int]:
     return dict(counts)
 
 
-def produce_lines(kafka, topic: str, lines: list[str], tmp_path: Path) -> None:
+def produce_lines(kafka: Kafka, topic: str, lines: list[str], tmp_path: Path) -> None:
     """One record per line (key k<i>), by the Java client's default producer."""
     values = tmp_path / f"lines-{time.monotonic_ns()}.txt"
     values.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
@@ -269,7 +275,7 @@ def produce_lines(kafka, topic: str, lines: list[str], tmp_path: Path) -> None:
     assert done[-1] == {"done": len(lines)}
 
 
-def latest_counts(kafka, topic: str, partitions: int) -> dict[str, int]:
+def latest_counts(kafka: Kafka, topic: str, partitions: int) -> dict[str, int]:
     """Word -> the last count in the log (read_uncommitted: for waiting only)."""
     latest: dict[str, int] = {}
     for p in range(partitions):
@@ -278,7 +284,7 @@ def latest_counts(kafka, topic: str, partitions: int) -> dict[str, int]:
     return latest
 
 
-def committed_counts(kafka, topic: str) -> dict[str, list[int]]:
+def committed_counts(kafka: Kafka, topic: str) -> dict[str, list[int]]:
     """Word -> every count a read_committed consumer reads for it, in offset order."""
     seen: dict[str, list[int]] = defaultdict(list)
     for r in sorted(read(kafka, topic), key=lambda r: (r["partition"], r["offset"])):
@@ -286,7 +292,10 @@ def committed_counts(kafka, topic: str) -> dict[str, list[int]]:
     return dict(seen)
 
 
-def wait_for_counts(kafka, app, topic: str, want: dict[str, int], timeout: float = 45) -> None:
+def wait_for_counts(kafka: Kafka, app: GroupMember, topic: str, want: dict[str, int],
+                    timeout: float = 45) -> None:
+    """Until the latest count per word in the log (read_uncommitted) is ``want``; fails at
+    once if the app stopped."""
     deadline = time.monotonic() + timeout
     while latest_counts(kafka, topic, 2) != want:
         assert app.running(), f"the app stopped: {app.lines()[-5:]}\n{app.stderr_tail()}"
@@ -296,7 +305,7 @@ def wait_for_counts(kafka, app, topic: str, want: dict[str, int], timeout: float
         time.sleep(0.5)
 
 
-def topic_configs(kafka, topic: str) -> dict[str, str]:
+def topic_configs(kafka: Kafka, topic: str) -> dict[str, str]:
     """The configs set on the topic itself (DescribeConfigs source DYNAMIC_TOPIC_CONFIG):
     for a topic Kafka Streams created, the ones its CreateTopics request carried."""
     lines = run_harness("admin-describe-configs", "--bootstrap", kafka.bootstrap_servers,
