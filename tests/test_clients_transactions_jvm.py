@@ -15,6 +15,7 @@ fenced producer gets.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from fakebroker import FakeKafka
-from tests.clients.java import run_harness, start_harness
+from tests.clients.java import NETWORK_DEBUG, run_harness, run_harness_full, start_harness
 from tests.clients.process import GroupMember
 from tests.clients.streams import start_word_count
 from tests.real_cluster import RealCluster
@@ -118,6 +119,29 @@ def test_java_transactional_producer_commits_and_aborts(kafka, java_client):
     assert [r.offset for r in stored] == [o for o, _ in acked]
     assert all(r.is_transactional for r in stored)
     assert len({r.producer_id for r in stored}) == 1
+
+
+@pytest.mark.fake_kafka(topics={"payments": 1})
+def test_java_client_speaks_the_transaction_version_the_broker_finalizes(kafka, java_client):
+    """Transactions v2 (KIP-890) where both sides have it: the 4.4.0 client on a broker that
+    finalizes transaction.version 2 adds partitions to its transaction implicitly, by Produce
+    v12+, and ends it with EndTxn v5+; otherwise (the 3.9.1 client always) it sends
+    AddPartitionsToTxn first and EndTxn below v5 (transactions v1)."""
+    result = run_harness_full("txn-produce", "--bootstrap", kafka.bootstrap_servers,
+                              "--topic", "payments", "--txn-id", f"payer-{java_client}",
+                              "--plan", "commit:2,abort:1", jvm_args=NETWORK_DEBUG,
+                              client_version=java_client)
+    assert result.lines[-1] == {"done": 3}
+    sent: dict[str, set[int]] = defaultdict(set)  # API -> versions of the requests sent
+    for api, version in re.findall(r"Sending (\w+) request with header "
+                                   r"RequestHeader\(apiKey=\w+, apiVersion=(\d+)", result.stderr):
+        sent[api].add(int(version))
+    if java_client != "3.9.1" and transaction_version(kafka) >= 2:
+        assert "ADD_PARTITIONS_TO_TXN" not in sent
+        assert min(sent["PRODUCE"]) >= 12 and min(sent["END_TXN"]) >= 5
+    else:
+        assert sent["ADD_PARTITIONS_TO_TXN"]
+        assert max(sent["END_TXN"]) < 5
 
 
 @pytest.mark.fake_kafka(topics={"payments": 1})
