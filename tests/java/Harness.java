@@ -93,25 +93,32 @@
 //       -> per record once acked: {"txn":k,"partition","offset","value"}; per transaction {"txn":k,"outcome":
 //          "committed"|"aborted"|"open"}; then {"done":records} or, after open, {"halted":k}
 //   txn-copy             --bootstrap B --input IN --output OUT --group G --txn-id ID
-//                        [--instance-id I] [--crash-after N] [--pause-after N]
+//                        [--instance-id I] [--crash-after N] [--pause-after N [--pause-at send|offsets]]
 //       consume-transform-produce, exactly once: a read_committed group member (group.id=G,
 //       group.instance.id=I: a static member, replaced at once by its restart; no auto-commit,
 //       auto.offset.reset=earliest) and a transactional producer (transactional.id=ID). After
 //       initTransactions and subscribe([IN]), per non-empty poll: beginTransaction, send each
-//       record to OUT with its key and its value upper-cased, sendOffsetsToTransaction(next
-//       offsets, consumer.groupMetadata()), commitTransaction. Ends once every assigned
-//       partition's position has reached its end offset (the read_committed end: the LSO).
+//       record to OUT with its key and its value upper-cased, flush() (so that a failed send's
+//       error is the one the next call reports), sendOffsetsToTransaction(next offsets,
+//       consumer.groupMetadata()), commitTransaction. Ends once every assigned partition's
+//       position has reached its end offset (the read_committed end: the LSO).
 //       --crash-after N: after the N-th record sent (counting from this start), flush() and
-//       halt the JVM: no commit, no abort, no close. --pause-after N: after the N-th record
-//       sent, flush() and wait for a line on stdin (a successor with the same ID can fence
-//       this one meanwhile), then go on as usual. Bare props go to the producer and the
-//       consumer (each takes the ones it knows).
+//       halt the JVM: no commit, no abort, no close. --pause-after N: flush() and wait for a
+//       line on stdin (a successor with the same ID can fence this one meanwhile), then go on
+//       as usual; where: --pause-at send (the default): right after the N-th record sent, so
+//       that it wakes to send the rest of that poll's records; --pause-at offsets: after the
+//       whole poll holding the N-th record was sent, so that it wakes to
+//       sendOffsetsToTransaction. Bare props go to the producer and the consumer (each takes
+//       the ones it knows).
 //       -> {"event":"initialized"}; the rebalance events as group-consume's; per transaction
 //          {"event":"committed","records":n,"offsets":{"<partition>":next offset}};
 //          {"event":"paused","sent":n} / {"event":"resumed"}; {"halted":n} (crash-after: n sent);
 //          when sendOffsetsToTransaction or commitTransaction throws (e.g. fenced):
-//          {"event":"failed","step":"sendOffsetsToTransaction"|"commitTransaction","error":..}
-//          before the error line;
+//          {"event":"failed","step":"sendOffsetsToTransaction"|"commitTransaction","error":..},
+//          then, unless that error is fatal (ProducerFencedException, OutOfOrderSequenceException,
+//          an AuthorizationException), abortTransaction() as the producer's docs say:
+//          {"event":"aborted"} or {"event":"abort-failed","error":..}; then the first error's
+//          error line (exit code 2);
 //          then {"done":records copied and committed}
 //   admin-describe-features --bootstrap B
 //       -> {"finalized":{"<feature>":max level},"supported":{"<feature>":[min,max]}}
@@ -195,6 +202,9 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -768,7 +778,11 @@ public final class Harness {
 
     static void txnCopy(Args a) throws Exception {
         a.allow("bootstrap", "input", "output", "group", "txn-id", "instance-id", "crash-after", "pause-after",
-                "timeout-ms");
+                "pause-at", "timeout-ms");
+        String pauseAt = a.get("pause-at", "send");
+        if (!Set.of("send", "offsets").contains(pauseAt)) {
+            throw new IllegalArgumentException("--pause-at must be send or offsets, got: " + pauseAt);
+        }
         String input = a.req("input");
         String output = a.req("output");
         long crashAfter = Long.parseLong(a.get("crash-after", "-1"));
@@ -817,20 +831,30 @@ public final class Harness {
                         OUT.flush();
                         Runtime.getRuntime().halt(0); // as a crash: no commit, no abort, no close
                     }
-                    if (sent == pauseAfter) {
-                        producer.flush();
-                        emit(obj("event", "paused", "sent", sent));
-                        stdin.readLine(); // a line or end of file
-                        emit(obj("event", "resumed"));
+                    if (sent == pauseAfter && pauseAt.equals("send")) {
+                        pause(producer, stdin, sent);
                     }
+                }
+                producer.flush(); // a send's error (e.g. fenced) comes before the offsets'
+                if (sent >= pauseAfter && sent - records.count() < pauseAfter && pauseAt.equals("offsets")) {
+                    pause(producer, stdin, sent);
                 }
                 String step = "sendOffsetsToTransaction";
                 try {
                     producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                     step = "commitTransaction";
                     producer.commitTransaction();
+                } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
+                    emit(obj("event", "failed", "step", step, "error", e.getClass().getSimpleName()));
+                    throw e; // fatal: the documented way out is close()
                 } catch (KafkaException e) {
                     emit(obj("event", "failed", "step", step, "error", e.getClass().getSimpleName()));
+                    try { // abortable: the documented way on is abortTransaction()
+                        producer.abortTransaction();
+                        emit(obj("event", "aborted"));
+                    } catch (KafkaException abort) {
+                        emit(obj("event", "abort-failed", "error", abort.getClass().getSimpleName()));
+                    }
                     throw e;
                 }
                 copied += records.count();
@@ -842,6 +866,13 @@ public final class Harness {
             }
         }
         emit(obj("done", copied));
+    }
+
+    static void pause(KafkaProducer<?, ?> producer, BufferedReader stdin, long sent) throws IOException {
+        producer.flush();
+        emit(obj("event", "paused", "sent", sent));
+        stdin.readLine(); // a line or end of file
+        emit(obj("event", "resumed"));
     }
 
     /** Every assigned partition's position is at its end offset (for read_committed: the LSO). */
