@@ -22,8 +22,8 @@
 // change (REBALANCING, RUNNING, PENDING_SHUTDOWN, NOT_RUNNING, ERROR...); {"seen":n} every 20
 // input lines read since start; on an uncaught exception in a stream thread
 // {"error":"<class>","message":...} and the client shuts down; a line "stop" or end of file on
-// stdin closes it (10 s at most) and prints {"done":lines seen}. Logs (slf4j-simple) on stderr
-// at WARN unless -Dorg.slf4j.simpleLogger.defaultLogLevel=... is given.
+// stdin closes it (10 s at most) and prints {"done":lines seen}, after its last state line.
+// Logs (slf4j-simple) on stderr at WARN unless -Dorg.slf4j.simpleLogger.defaultLogLevel=...
 
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -37,6 +37,8 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.common.serialization.Serdes;
@@ -112,8 +114,13 @@ public final class WordCount {
                 .to(req(opts, "output"), Produced.with(Serdes.String(), Serdes.String()));
 
         KafkaStreams streams = new KafkaStreams(builder.build(), props);
-        streams.setStateListener((now, before) ->
-                emit("{\"state\":\"" + now + "\",\"from\":\"" + before + "\"}"));
+        CountDownLatch stopped = new CountDownLatch(1);
+        streams.setStateListener((now, before) -> {
+            emit("{\"state\":\"" + now + "\",\"from\":\"" + before + "\"}");
+            if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) {
+                stopped.countDown();
+            }
+        });
         streams.setUncaughtExceptionHandler(e -> {
             emit("{\"error\":" + quote(e.getClass().getSimpleName()) + ",\"message\":" + quote(String.valueOf(e.getMessage()))
                     + ",\"cause\":" + quote(String.valueOf(e.getCause())) + "}");
@@ -126,6 +133,7 @@ public final class WordCount {
             // other lines are ignored
         }
         streams.close(Duration.ofSeconds(10));
+        stopped.await(10, TimeUnit.SECONDS); // its last state line comes before "done"
         emit("{\"done\":" + seen.get() + "}");
         OUT.flush();
         System.exit(0);
