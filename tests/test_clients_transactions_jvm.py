@@ -6,11 +6,12 @@ v1, and 4.4.0, transactions v2 where the broker finalizes ``transaction.version`
 ``processing.guarantee=exactly_once_v2`` killed in the middle of its input.
 
 Every test takes the ``kafka`` fixture: ``--kafka=real`` runs them on Apache Kafka 4.4.0 (the
-oracle they were written against), ``--kafka=fake`` on fakebroker. What they assert is what an
-application relies on: each committed record read exactly once, in Kafka's offsets (a
-transaction's end takes one offset: its control record), no aborted or still-open record ever
-read under read_committed, consumed offsets committed with the output, and the named error a
-fenced producer gets.
+oracle they were written against), ``--kafka=fake`` on fakebroker (one only there: the 4.4.0
+client on transactions v1, which needs the fake's ``transaction_version`` setting). What they
+assert is what an application relies on: each committed record read exactly once, in Kafka's
+offsets (a transaction's end takes one offset: its control record), no aborted or still-open
+record ever read under read_committed, consumed offsets committed with the output, and the
+named error a fenced producer gets.
 """
 
 from __future__ import annotations
@@ -121,27 +122,47 @@ def test_java_transactional_producer_commits_and_aborts(kafka, java_client):
     assert len({r.producer_id for r in stored}) == 1
 
 
-@pytest.mark.fake_kafka(topics={"payments": 1})
-def test_java_client_speaks_the_transaction_version_the_broker_finalizes(kafka, java_client):
-    """Transactions v2 (KIP-890) where both sides have it: the 4.4.0 client on a broker that
-    finalizes transaction.version 2 adds partitions to its transaction implicitly, by Produce
-    v12+, and ends it with EndTxn v5+; otherwise (the 3.9.1 client always) it sends
-    AddPartitionsToTxn first and EndTxn below v5 (transactions v1)."""
+def requests_of_a_transaction(kafka: Kafka, client_version: str) -> dict[str, set[int]]:
+    """API -> the versions of the requests the Java client sends (NetworkClient's debug log)
+    for two transactions on "payments", one committed, one aborted."""
     result = run_harness_full("txn-produce", "--bootstrap", kafka.bootstrap_servers,
-                              "--topic", "payments", "--txn-id", f"payer-{java_client}",
+                              "--topic", "payments", "--txn-id", f"payer-{client_version}",
                               "--plan", "commit:2,abort:1", jvm_args=NETWORK_DEBUG,
-                              client_version=java_client)
+                              client_version=client_version)
     assert result.lines[-1] == {"done": 3}
-    sent: dict[str, set[int]] = defaultdict(set)  # API -> versions of the requests sent
+    sent: dict[str, set[int]] = defaultdict(set)
     for api, version in re.findall(r"Sending (\w+) request with header "
                                    r"RequestHeader\(apiKey=\w+, apiVersion=(\d+)", result.stderr):
         sent[api].add(int(version))
+    return sent
+
+
+@pytest.mark.fake_kafka(topics={"payments": 1})
+def test_java_client_speaks_the_transaction_version_the_broker_finalizes(kafka, java_client):
+    """Transactions v2 (KIP-890) where both sides have it: the 4.4.0 client on a broker that
+    finalizes transaction.version 2 (Kafka 4.4.0 does, and the fake by default) adds
+    partitions to its transaction implicitly, by Produce v12+, and ends it with EndTxn v5+;
+    otherwise (the 3.9.1 client always) it sends AddPartitionsToTxn first and EndTxn below v5
+    (transactions v1)."""
+    sent = requests_of_a_transaction(kafka, java_client)
     if java_client != "3.9.1" and transaction_version(kafka) >= 2:
         assert "ADD_PARTITIONS_TO_TXN" not in sent
         assert min(sent["PRODUCE"]) >= 12 and min(sent["END_TXN"]) >= 5
     else:
         assert sent["ADD_PARTITIONS_TO_TXN"]
         assert max(sent["END_TXN"]) < 5
+
+
+@pytest.mark.fake_only("the cluster's transaction_version setting (Kafka 4.4.0 finalizes 2; "
+                       "downgraded to 1 by hand it answered the same)")
+@pytest.mark.fake_kafka(topics={"payments": 1}, transaction_version=1)
+def test_java_4_client_runs_transactions_v1_where_only_v1_is_finalized(kafka):
+    """The 4.4.0 client on a broker that finalizes transaction.version 1: AddPartitionsToTxn,
+    EndTxn below v5, and its transactions' outcomes as on v2."""
+    assert transaction_version(kafka) == 1
+    sent = requests_of_a_transaction(kafka, "4.4.0")
+    assert sent["ADD_PARTITIONS_TO_TXN"] and max(sent["END_TXN"]) < 5
+    assert [(r["offset"], r["value"]) for r in read(kafka, "payments")] == [(0, "v0"), (1, "v1")]
 
 
 @pytest.mark.fake_kafka(topics={"payments": 1})
