@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -117,8 +117,8 @@ def test_java_transactional_producer_commits_and_aborts(kafka, java_client):
     assert [(r["offset"], r["value"]) for r in uncommitted] == acked
 
     stored = kafka.records("payments", 0)
-    assert [r.offset for r in stored] == [o for o, _ in acked]
-    assert all(r.is_transactional for r in stored)
+    assert [(r.offset, r.transaction) for r in stored] == [
+        (o, "aborted" if 6 <= o <= 8 else "committed") for o, _ in acked]
     assert len({r.producer_id for r in stored}) == 1
 
 
@@ -180,6 +180,9 @@ def test_java_open_transaction_hides_what_follows_until_the_restart_aborts_it(
         4, 5, 6, 7]
     assert end_offsets(kafka, "payments", "read_uncommitted", java_client) == {0: 8}
     assert end_offsets(kafka, "payments", "read_committed", java_client) == {0: 4}
+    assert kafka.offsets("payments", 0).last_stable_offset == 4
+    assert [r.transaction for r in kafka.records("payments", 0)] == ["committed"] * 3 + [
+        "open"] * 4
     assert [r["value"] for r in read(kafka, "payments", client_version=java_client)] == [
         "v0", "v1", "v2"]
 
@@ -188,6 +191,8 @@ def test_java_open_transaction_hides_what_follows_until_the_restart_aborts_it(
     assert second[-1] == {"done": 2}
     assert [line["offset"] for line in second if "offset" in line] == [9, 10]  # abort at 8
     assert end_offsets(kafka, "payments", "read_committed", java_client) == {0: 12}
+    assert [r.transaction for r in kafka.records("payments", 0)] == ["committed"] * 3 + [
+        "aborted"] * 4 + ["committed"] * 2
     assert [(r["offset"], r["value"]) for r in read(kafka, "payments",
                                                     client_version=java_client)] == [
         (0, "v0"), (1, "v1"), (2, "v2"), (9, "w0"), (10, "w1")]
@@ -209,6 +214,8 @@ def test_java_abandoned_transaction_is_aborted_after_its_timeout(kafka):
         assert time.monotonic() < deadline, "the open transaction was never aborted"
         time.sleep(1)
     assert kafka.offsets("payments", 0) == (0, 7)  # the abort marker took offset 6
+    assert [r.transaction for r in kafka.records("payments", 0)] == ["committed"] * 2 + [
+        "aborted"] * 3
     assert [(r["offset"], r["value"]) for r in read(kafka, "payments")] == [(0, "v0"), (1, "v1")]
 
 
@@ -230,8 +237,8 @@ def test_java_consume_transform_produce_is_exactly_once_across_a_crash(kafka, ja
     before = sum(line["records"] for line in crashed if line.get("event") == "committed")
     assert 0 < before < 25  # the 25th record's transaction was never committed
     assert len(read(kafka, "shouted", client_version=java_client)) == before
-    in_log = [r for p in range(2) for r in kafka.records("shouted", p)]
-    assert len(in_log) == 25  # the open transaction's records were written
+    in_log = Counter(r.transaction for p in range(2) for r in kafka.records("shouted", p))
+    assert in_log == {"committed": before, "open": 25 - before}  # its last one was written
 
     restarted = run_harness("txn-copy", *args, client_version=java_client)
     assert restarted[-1] == {"done": 60 - before}
@@ -244,6 +251,8 @@ def test_java_consume_transform_produce_is_exactly_once_across_a_crash(kafka, ja
     # The crashed transaction's records are still in the log, aborted: read_uncommitted sees them.
     uncommitted = read(kafka, "shouted", "read_uncommitted", java_client)
     assert len(uncommitted) == 60 + 25 - before
+    in_log = Counter(r.transaction for p in range(2) for r in kafka.records("shouted", p))
+    assert in_log == {"committed": 60, "aborted": 25 - before}
 
 
 # What the zombie does first when it wakes, the options that make it pause there, and what it
@@ -292,7 +301,8 @@ def test_java_zombie_copier_is_fenced_by_its_successor(kafka, java_client, wakes
     assert kafka.committed(name, "orders", 0) == 20
     # The zombie's records sent before its pause, aborted, then the successor's 20 (what it
     # sends after waking is refused).
-    assert len(kafka.records("shouted", 0)) == paused["sent"] + 20
+    assert [r.transaction for r in kafka.records("shouted", 0)] == [
+        "aborted"] * paused["sent"] + ["committed"] * 20
 
 
 # -- Kafka Streams ----------------------------------------------------------------------------
