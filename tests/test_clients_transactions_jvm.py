@@ -436,3 +436,6 @@ def test_streams_word_count_killed_mid_stream_restarts_without_losing_or_doublin
         app.stop()
     assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
                                                  for w, n in want.items()}
+    for topic in ("counts", "wc-words-repartition", "wc-counts-changelog"):
+        outcomes = {r.transaction for p in range(2) for r in kafka.records(topic, p)}
+        assert outcomes <= {"committed", "aborted"}, topic  # the dead one's were ended
