@@ -311,7 +311,8 @@ WORDS = ["apple", "banana", "cherry", "date", "elder", "fig", "grape"]
 
 
 def lines_of_words(start: int, count: int) -> list[str]:
-    """``count`` lines of 1-4 words from WORDS, deterministic, different for each ``start``."""
+    """``count`` lines of 1-4 words from WORDS, deterministic, different for each ``start``;
+    every other word capitalised (the app counts words lower-cased)."""
     out = []
     for n in range(start, start + count):
         out.append(" ".join(WORDS[(n * 3 + k * 5) % len(WORDS)].title() if k % 2 else
@@ -320,6 +321,7 @@ def lines_of_words(start: int, count: int) -> list[str]:
 
 
 def true_counts(lines: list[str]) -> dict[str, int]:
+    """Word (lower-cased) -> how many times the lines hold it."""
     counts: dict[str, int] = defaultdict(int)
     for line in lines:
         for word in line.lower().split():
