@@ -176,8 +176,8 @@ def java_available(client_version: str | None = None) -> bool:
     return True
 
 
-def _cache_key(jars: Sequence[Path]) -> str:
-    h = hashlib.sha256(HARNESS_SOURCE.read_bytes())
+def _cache_key(jars: Sequence[Path], source: Path = HARNESS_SOURCE) -> str:
+    h = hashlib.sha256(source.read_bytes())
     for j in jars:  # a re-install changes mtimes: the CDS archive checks them too
         st = j.stat()
         h.update(f"\0{j.name}:{st.st_size}:{st.st_mtime_ns}".encode())
@@ -214,7 +214,25 @@ def _compiled(version: str) -> tuple[Path, Path | None]:
     return jar, jsa if cds and jsa.is_file() else None
 
 
-def _build(jars: Sequence[Path], base: Path, final: Path) -> None:
+def compile_java(source: Path, jars: Sequence[Path], base: Path) -> Path:
+    """Compile one Java source file against ``jars`` into ``base/<key>/<source stem>.jar``
+    (key: hash of the source, the jars and the JDK), once per key across processes and
+    sessions; returns that jar. The harness and tests/java/WordCount.java are built this way."""
+    base.mkdir(parents=True, exist_ok=True)
+    final = base / _cache_key(jars, source)
+    jar = final / f"{source.stem.lower()}.jar"
+    if jar.is_file():
+        return jar
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not jar.is_file():
+            _build(jars, base, final, source)
+            _prune_old_builds(base, keep=final)
+    return jar
+
+
+def _build(jars: Sequence[Path], base: Path, final: Path, source: Path = HARNESS_SOURCE) -> None:
+    """javac ``source`` against ``jars`` into ``final/<source stem>.jar``."""
     # Build in a temporary folder and rename: no one ever sees half a build.
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=base))
     try:
@@ -230,15 +248,16 @@ def _build(jars: Sequence[Path], base: Path, final: Path) -> None:
                 str(classes),
                 "-cp",
                 os.pathsep.join(map(str, jars)),
-                str(HARNESS_SOURCE),
+                str(source),
             ],
             capture_output=True,
             text=True,
             timeout=300,
         )
         if res.returncode != 0:
-            raise RuntimeError(f"javac failed on {HARNESS_SOURCE}:\n{res.stdout}{res.stderr}")
-        with zipfile.ZipFile(tmp / "harness.jar", "w", zipfile.ZIP_DEFLATED) as zf:
+            raise RuntimeError(f"javac failed on {source}:\n{res.stdout}{res.stderr}")
+        jar = tmp / f"{source.stem.lower()}.jar"
+        with zipfile.ZipFile(jar, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
             for cls in sorted(classes.glob("*.class")):
                 zf.write(cls, cls.name)

@@ -9,15 +9,17 @@
 //   bare key=value arguments are client properties (e.g. compression.type=zstd, linger.ms=0);
 //   --timeout-ms (default 30000) bounds the whole subcommand's waiting.
 //
-//   produce              --bootstrap B --topic T --count N [--partition P] [--key-prefix k]
-//                        [--value-prefix v] [--headers]
+//   produce              --bootstrap B --topic T (--count N | --values-file F) [--partition P]
+//                        [--key-prefix k] [--value-prefix v] [--headers]
 //       producer at default config (idempotent, acks=all; only max.block.ms = --timeout-ms)
-//       plus props; record i has key k<i>, value v<i>, header h=<i> with --headers;
+//       plus props; record i has key k<i>, value v<i> (--values-file: the file's line i, one
+//       record per line), header h=<i> with --headers;
 //       waits for all acks.
 //       -> {"partition","offset","timestamp"} per record in send order, then {"done":N}
 //   consume              --bootstrap B --topic T
 //       consumer without a group: partitionsFor, assign all, seekToBeginning, endOffsets,
-//       poll until every position >= its end offset.
+//       poll until every position >= its end offset. With isolation.level=read_committed
+//       the end offsets are the last stable offsets: only committed transactions' records.
 //       -> a record line per record below the end offsets, then {"done":count}
 //          ({"done":count,"pastEnd":k} when k records at/after the end offsets were polled)
 //   spark-read           --bootstrap B --topic T [--batches N]
@@ -80,6 +82,49 @@
 //           "firstRecordMs":subscribe() to the return of the poll() with the first record}
 //          (subscribe([T]) without a rebalance listener; poll(100 ms) in a loop)
 //          then {"done":N}
+//   txn-produce          --bootstrap B --topic T --txn-id ID --plan PLAN [--partition P]
+//                        [--value-prefix v]
+//       a transactional producer (transactional.id=ID, acks=all, idempotent; only max.block.ms =
+//       --timeout-ms; props such as transaction.timeout.ms win): initTransactions, then one
+//       transaction per PLAN item, e.g. commit:5,abort:3,open:2. Item k sends its n records
+//       (key k<i>, value v<i>, i counting across the whole plan), flush()es, then
+//       commitTransaction (commit), abortTransaction (abort), or neither (open: the last item:
+//       the JVM then halts with the transaction left open, as a crashed producer).
+//       -> per record once acked: {"txn":k,"partition","offset","value"}; per transaction {"txn":k,"outcome":
+//          "committed"|"aborted"|"open"}; then {"done":records} or, after open, {"halted":k}
+//   txn-copy             --bootstrap B --input IN --output OUT --group G --txn-id ID
+//                        [--instance-id I] [--crash-after N] [--pause-after N [--pause-at send|offsets]]
+//       consume-transform-produce, exactly once: a read_committed group member (group.id=G,
+//       group.instance.id=I: a static member, replaced at once by its restart; no auto-commit,
+//       auto.offset.reset=earliest) and a transactional producer (transactional.id=ID). After
+//       initTransactions and subscribe([IN]), per non-empty poll: beginTransaction, send each
+//       record to OUT with its key and its value upper-cased, flush() (so that a failed send's
+//       error is the one the next call reports), sendOffsetsToTransaction(next offsets,
+//       consumer.groupMetadata()), commitTransaction. Ends once every assigned partition's
+//       position has reached its end offset (the read_committed end: the LSO).
+//       --crash-after N: after the N-th record sent (counting from this start), flush() and
+//       halt the JVM: no commit, no abort, no close. --pause-after N: flush() and wait for a
+//       line on stdin (a successor with the same ID can fence this one meanwhile), then go on
+//       as usual; where: --pause-at send (the default): right after the N-th record sent, so
+//       that it wakes to send the rest of that poll's records; --pause-at offsets: after the
+//       whole poll holding the N-th record was sent, so that it wakes to
+//       sendOffsetsToTransaction. Bare props go to the producer and the consumer (each takes
+//       the ones it knows).
+//       -> {"event":"initialized"}; the rebalance events as group-consume's; per transaction
+//          {"event":"committed","records":n,"offsets":{"<partition>":next offset}};
+//          {"event":"paused","sent":n} / {"event":"resumed"}; {"halted":n} (crash-after: n sent);
+//          when sendOffsetsToTransaction or commitTransaction throws (e.g. fenced):
+//          {"event":"failed","step":"sendOffsetsToTransaction"|"commitTransaction","error":..},
+//          then, unless that error is fatal (ProducerFencedException, OutOfOrderSequenceException,
+//          an AuthorizationException), abortTransaction() as the producer's docs say:
+//          {"event":"aborted"} or {"event":"abort-failed","error":..}; then the first error's
+//          error line (exit code 2);
+//          then {"done":records copied and committed}
+//   admin-describe-features --bootstrap B
+//       -> {"finalized":{"<feature>":max level},"supported":{"<feature>":[min,max]}}
+//   admin-update-features --bootstrap B --feature NAME=LEVEL [--feature ...] [--downgrade]
+//       updateFeatures: each to LEVEL (UPGRADE, or SAFE_DOWNGRADE with --downgrade)
+//       -> {"updated":{"<feature>":level}}
 //   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
 //
 // A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
@@ -125,13 +170,18 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -145,12 +195,16 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -192,6 +246,10 @@ public final class Harness {
                 case "admin-describe-cluster": adminDescribeCluster(a); break;
                 case "admin-delete-topic": adminDeleteTopic(a); break;
                 case "admin-list-topics": adminListTopics(a); break;
+                case "admin-describe-features": adminDescribeFeatures(a); break;
+                case "admin-update-features": adminUpdateFeatures(a); break;
+                case "txn-produce": txnProduce(a); break;
+                case "txn-copy": txnCopy(a); break;
                 case "warmup": warmup(a); break;
                 default: throw new IllegalArgumentException("unknown subcommand: " + argv[0]);
             }
@@ -213,9 +271,13 @@ public final class Harness {
     // ------------------------------------------------------------------ subcommands
 
     static void produce(Args a) throws Exception {
-        a.allow("bootstrap", "topic", "count", "partition", "key-prefix", "value-prefix", "headers", "timeout-ms");
+        a.allow("bootstrap", "topic", "count", "partition", "key-prefix", "value-prefix", "headers", "values-file",
+                "timeout-ms");
         String topic = a.req("topic");
-        int count = Integer.parseInt(a.req("count"));
+        List<String> valuesFile = a.has("values-file")
+                ? java.nio.file.Files.readAllLines(java.nio.file.Path.of(a.req("values-file")), StandardCharsets.UTF_8)
+                : null;
+        int count = valuesFile != null ? valuesFile.size() : Integer.parseInt(a.req("count"));
         Integer partition = a.has("partition") ? Integer.valueOf(a.req("partition")) : null;
         String keyPrefix = a.get("key-prefix", "k");
         String valuePrefix = a.get("value-prefix", "v");
@@ -236,8 +298,9 @@ public final class Harness {
                 if (headers) {
                     hs.add(new RecordHeader("h", utf8(String.valueOf(i))));
                 }
+                String value = valuesFile != null ? valuesFile.get(i) : valuePrefix + i;
                 futures.add(producer.send(new ProducerRecord<>(topic, partition, null,
-                        utf8(keyPrefix + i), utf8(valuePrefix + i), hs)));
+                        utf8(keyPrefix + i), utf8(value), hs)));
             }
             // No flush(): it has no timeout; linger.ms (5 ms by default) sends the batches anyway.
             for (Future<RecordMetadata> f : futures) {
@@ -618,6 +681,223 @@ public final class Harness {
         }
     }
 
+    static void adminDescribeFeatures(Args a) throws Exception {
+        a.allow("bootstrap", "timeout-ms");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            FeatureMetadata md = get(c.client.describeFeatures().featureMetadata(), deadline);
+            Map<String, Object> finalized = new TreeMap<>();
+            for (Map.Entry<String, FinalizedVersionRange> e : md.finalizedFeatures().entrySet()) {
+                finalized.put(e.getKey(), (int) e.getValue().maxVersionLevel());
+            }
+            Map<String, Object> supported = new TreeMap<>();
+            for (Map.Entry<String, SupportedVersionRange> e : md.supportedFeatures().entrySet()) {
+                supported.put(e.getKey(), List.of((int) e.getValue().minVersion(), (int) e.getValue().maxVersion()));
+            }
+            emit(obj("finalized", finalized, "supported", supported));
+        }
+    }
+
+    static void adminUpdateFeatures(Args a) throws Exception {
+        a.allow("bootstrap", "feature", "downgrade", "timeout-ms");
+        FeatureUpdate.UpgradeType type = a.flag("downgrade")
+                ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
+        Map<String, FeatureUpdate> updates = new TreeMap<>();
+        Map<String, Object> levels = new TreeMap<>();
+        for (String kv : a.all("feature")) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--feature expects name=level, got: " + kv);
+            }
+            short level = Short.parseShort(kv.substring(eq + 1));
+            updates.put(kv.substring(0, eq), new FeatureUpdate(level, type));
+            levels.put(kv.substring(0, eq), (int) level);
+        }
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            get(c.client.updateFeatures(updates, new UpdateFeaturesOptions()).all(), deadline);
+            emit(obj("updated", levels));
+        }
+    }
+
+    static void txnProduce(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "txn-id", "plan", "partition", "value-prefix", "timeout-ms");
+        String topic = a.req("topic");
+        Integer partition = a.has("partition") ? Integer.valueOf(a.req("partition")) : null;
+        String valuePrefix = a.get("value-prefix", "v");
+        List<String[]> plan = new ArrayList<>();
+        for (String item : a.req("plan").split(",")) {
+            String[] kv = item.trim().split(":");
+            if (kv.length != 2 || !Set.of("commit", "abort", "open").contains(kv[0])) {
+                throw new IllegalArgumentException("--plan items are commit:N, abort:N or open:N, got: " + item);
+            }
+            plan.add(kv);
+        }
+        for (int k = 0; k < plan.size() - 1; k++) {
+            if (plan.get(k)[0].equals("open")) {
+                throw new IllegalArgumentException("--plan: only the last transaction can be left open");
+            }
+        }
+        Deadline deadline = a.deadline();
+        KafkaProducer<byte[], byte[]> producer = newTransactionalProducer(a, a.req("txn-id"));
+        try (Closer<KafkaProducer<byte[], byte[]>> c = new Closer<>(producer, CLOSE_TIMEOUT)) {
+            producer.initTransactions();
+            int i = 0;
+            for (int k = 0; k < plan.size(); k++) {
+                String outcome = plan.get(k)[0];
+                int n = Integer.parseInt(plan.get(k)[1]);
+                producer.beginTransaction();
+                List<Future<RecordMetadata>> futures = new ArrayList<>(n);
+                List<String> values = new ArrayList<>(n);
+                for (int j = 0; j < n; j++, i++) {
+                    values.add(valuePrefix + i);
+                    futures.add(producer.send(new ProducerRecord<>(topic, partition, utf8("k" + i),
+                            utf8(valuePrefix + i))));
+                }
+                producer.flush(); // every record is in the log (uncommitted) before the outcome
+                for (int j = 0; j < n; j++) {
+                    RecordMetadata md = await(futures.get(j), deadline);
+                    emit(obj("txn", k, "partition", md.partition(), "offset", md.offset(), "value", values.get(j)));
+                }
+                if (outcome.equals("open")) {
+                    emit(obj("txn", k, "outcome", "open"));
+                    emit(obj("halted", k));
+                    OUT.flush();
+                    Runtime.getRuntime().halt(0); // as a crash: no end of transaction, no close
+                }
+                if (outcome.equals("commit")) {
+                    producer.commitTransaction();
+                } else {
+                    producer.abortTransaction();
+                }
+                emit(obj("txn", k, "outcome", outcome.equals("commit") ? "committed" : "aborted"));
+            }
+            emit(obj("done", i));
+        }
+    }
+
+    static void txnCopy(Args a) throws Exception {
+        a.allow("bootstrap", "input", "output", "group", "txn-id", "instance-id", "crash-after", "pause-after",
+                "pause-at", "timeout-ms");
+        String pauseAt = a.get("pause-at", "send");
+        if (!Set.of("send", "offsets").contains(pauseAt)) {
+            throw new IllegalArgumentException("--pause-at must be send or offsets, got: " + pauseAt);
+        }
+        String input = a.req("input");
+        String output = a.req("output");
+        long crashAfter = Long.parseLong(a.get("crash-after", "-1"));
+        long pauseAfter = Long.parseLong(a.get("pause-after", "-1"));
+        Deadline deadline = a.deadline();
+        Map<String, String> defaults = new LinkedHashMap<>();
+        defaults.put(ConsumerConfig.GROUP_ID_CONFIG, a.req("group"));
+        if (a.has("instance-id")) {
+            defaults.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, a.req("instance-id"));
+        }
+        defaults.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        defaults.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        defaults.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        long sent = 0;
+        long copied = 0;
+        KafkaProducer<byte[], byte[]> producer = newTransactionalProducer(a, a.req("txn-id"));
+        try (Closer<KafkaProducer<byte[], byte[]>> cp = new Closer<>(producer, CLOSE_TIMEOUT);
+             Closer<KafkaConsumer<byte[], byte[]>> cc = new Closer<>(newConsumer(a, defaults, true), CLOSE_TIMEOUT)) {
+            KafkaConsumer<byte[], byte[]> consumer = cc.client;
+            producer.initTransactions(); // fences an older producer with this ID, ends its transaction
+            emit(obj("event", "initialized"));
+            consumer.subscribe(List.of(input), printingListener(consumer, () -> { }));
+            while (true) {
+                if (deadline.remainingMs() <= 0) {
+                    throw new TimeoutException("not caught up with " + input + " within --timeout-ms="
+                            + deadline.timeoutMs + " (" + copied + " records copied)");
+                }
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                if (records.isEmpty()) {
+                    if (caughtUp(consumer, deadline)) {
+                        break;
+                    }
+                    continue;
+                }
+                producer.beginTransaction();
+                Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : records) {
+                    String value = r.value() == null ? null : str(r.value()).toUpperCase(java.util.Locale.ROOT);
+                    producer.send(new ProducerRecord<>(output, r.key(), value == null ? null : utf8(value)));
+                    offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                    sent++;
+                    if (sent == crashAfter) {
+                        producer.flush();
+                        emit(obj("halted", sent));
+                        OUT.flush();
+                        Runtime.getRuntime().halt(0); // as a crash: no commit, no abort, no close
+                    }
+                    if (sent == pauseAfter && pauseAt.equals("send")) {
+                        pause(producer, stdin, sent);
+                    }
+                }
+                producer.flush(); // a send's error (e.g. fenced) comes before the offsets'
+                if (sent >= pauseAfter && sent - records.count() < pauseAfter && pauseAt.equals("offsets")) {
+                    pause(producer, stdin, sent);
+                }
+                String step = "sendOffsetsToTransaction";
+                try {
+                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+                    step = "commitTransaction";
+                    producer.commitTransaction();
+                } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
+                    emit(obj("event", "failed", "step", step, "error", e.getClass().getSimpleName()));
+                    throw e; // fatal: the documented way out is close()
+                } catch (KafkaException e) {
+                    emit(obj("event", "failed", "step", step, "error", e.getClass().getSimpleName()));
+                    try { // abortable: the documented way on is abortTransaction()
+                        producer.abortTransaction();
+                        emit(obj("event", "aborted"));
+                    } catch (KafkaException abort) {
+                        emit(obj("event", "abort-failed", "error", abort.getClass().getSimpleName()));
+                    }
+                    throw e;
+                }
+                copied += records.count();
+                Map<String, Object> m = new TreeMap<>();
+                for (Map.Entry<TopicPartition, OffsetAndMetadata> o : offsets.entrySet()) {
+                    m.put(String.valueOf(o.getKey().partition()), o.getValue().offset());
+                }
+                emit(obj("event", "committed", "records", records.count(), "offsets", m));
+            }
+        }
+        emit(obj("done", copied));
+    }
+
+    static void pause(KafkaProducer<?, ?> producer, BufferedReader stdin, long sent) throws IOException {
+        producer.flush();
+        emit(obj("event", "paused", "sent", sent));
+        stdin.readLine(); // a line or end of file
+        emit(obj("event", "resumed"));
+    }
+
+    /** Every assigned partition's position is at its end offset (for read_committed: the LSO). */
+    static boolean caughtUp(KafkaConsumer<?, ?> consumer, Deadline deadline) {
+        Set<TopicPartition> assigned = consumer.assignment();
+        if (assigned.isEmpty()) {
+            return false;
+        }
+        Map<TopicPartition, Long> end = consumer.endOffsets(assigned, deadline.remaining());
+        for (TopicPartition tp : assigned) {
+            if (consumer.position(tp, deadline.remaining()) < end.get(tp)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static <T> T await(Future<T> f, Deadline deadline) throws Exception {
+        try {
+            return f.get(deadline.remainingMs(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TimeoutException("no ack within --timeout-ms=" + deadline.timeoutMs);
+        }
+    }
+
     /**
      * Loads the client classes without any broker, for a class-data-sharing archive made from
      * this run (java -XX:ArchiveClassesAtExit=...): later JVMs start about twice as fast.
@@ -668,12 +948,41 @@ public final class Harness {
     // ------------------------------------------------------------------ client helpers
 
     static KafkaConsumer<byte[], byte[]> newConsumer(Args a, Map<String, String> defaults) {
+        return newConsumer(a, defaults, false);
+    }
+
+    /** known: only the bare props a consumer knows (the others are the producer's). */
+    static KafkaConsumer<byte[], byte[]> newConsumer(Args a, Map<String, String> defaults, boolean known) {
         Properties p = new Properties();
         p.putAll(defaults);
-        p.putAll(a.clientProps()); // given props win over the defaults above
+        p.putAll(known ? only(a.clientProps(), ConsumerConfig.configNames()) : a.clientProps()); // given props win
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         return new KafkaConsumer<>(p);
+    }
+
+    /**
+     * A transactional producer: transactional.id, max.block.ms = --timeout-ms (bounds
+     * initTransactions and commitTransaction too), then the bare props a producer knows.
+     */
+    static KafkaProducer<byte[], byte[]> newTransactionalProducer(Args a, String transactionalId) {
+        Properties p = new Properties();
+        p.setProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(a.timeoutMs()));
+        p.putAll(only(a.clientProps(), ProducerConfig.configNames())); // given props win
+        p.setProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        return new KafkaProducer<>(p);
+    }
+
+    static Properties only(Properties props, Set<String> names) {
+        Properties p = new Properties();
+        for (String k : props.stringPropertyNames()) {
+            if (names.contains(k)) {
+                p.setProperty(k, props.getProperty(k));
+            }
+        }
+        return p;
     }
 
     /** Prints the rebalance callbacks; onAssigned runs after each "assigned" line. */
@@ -954,7 +1263,7 @@ public final class Harness {
     // ------------------------------------------------------------------ arguments
 
     static final class Args {
-        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions");
+        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade");
         final Map<String, List<String>> opts = new LinkedHashMap<>();
         final Properties props = new Properties();
 
