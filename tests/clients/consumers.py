@@ -3,8 +3,10 @@
 ``start_consumer(client, bootstrap, topic, group, **config)`` starts a real consumer
 (``"confluent-kafka"``, ``"kafka-python"`` in a thread; ``"java"`` as a harness process) that
 subscribes to ``topic`` from the earliest offset, commits synchronously after each record
-(commit failures are recorded, and the consumer goes on, as an application would), and keeps
-what it consumed. ``config`` holds client properties in Java/librdkafka spelling
+(commit failures are recorded, and the consumer goes on, as an application would: the Python
+clients commit what they consumed again on their next idle poll after a refused commit, e.g.
+one refused by a rebalance, so the group's committed offsets catch up), and keeps what it
+consumed. ``config`` holds client properties in Java/librdkafka spelling
 (``request.timeout.ms``); the kafka-python driver translates the few it needs.
 """
 
@@ -83,15 +85,27 @@ class ThreadConsumer(threading.Thread):
                              "auto.offset.reset": "earliest", "enable.auto.commit": False,
                              **{names.get(k, k): v for k, v in self.config.items()}})
         consumer.subscribe([self.topic])
+
+        def commit(message: Any = None) -> bool:
+            try:
+                if message is None:  # what was consumed, again after a refused commit
+                    consumer.commit(asynchronous=False)
+                else:
+                    consumer.commit(message, asynchronous=False)
+            except KafkaException as exc:
+                self._errors.append(exc.args[0].name())
+                return False
+            return True
+
+        refused = False
         while not self.stopping.is_set():
             message = consumer.poll(0.1)
             if message is None or message.error():
+                if refused:
+                    refused = not commit()
                 continue
             self._record(message.partition(), message.offset(), message.value())
-            try:
-                consumer.commit(message, asynchronous=False)
-            except KafkaException as exc:
-                self._errors.append(exc.args[0].name())
+            refused = not commit(message)
         consumer.close()
 
     def _kafka_python(self) -> None:
@@ -113,14 +127,24 @@ class ThreadConsumer(threading.Thread):
         # topic's metadata before subscribing.
         consumer.partitions_for_topic(self.topic)
         consumer.subscribe([self.topic])
+
+        def commit() -> bool:
+            try:
+                consumer.commit()
+            except KafkaError as exc:
+                self._errors.append(type(exc).__name__)
+                return False
+            return True
+
+        refused = False
         while not self.stopping.is_set():
-            for records in consumer.poll(timeout_ms=100).values():
+            batches = consumer.poll(timeout_ms=100).values()
+            if not batches and refused:
+                refused = not commit()
+            for records in batches:
                 for record in records:
                     self._record(record.partition, record.offset, record.value)
-                    try:
-                        consumer.commit()
-                    except KafkaError as exc:
-                        self._errors.append(type(exc).__name__)
+                    refused = not commit()
         consumer.close()
 
     def consumed(self) -> list[Consumed]:
