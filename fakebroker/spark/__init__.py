@@ -100,7 +100,7 @@ def connector_jars(directory: str | os.PathLike[str] | None = None) -> list[Path
     the folder and how to install them."""
     folder = Path(directory) if directory is not None else jars_dir()
     jars = [folder.resolve() / a.jar for a in CONNECTOR]
-    missing = [a for a, jar in zip(CONNECTOR, jars) if not jar.is_file()]
+    missing = [a for a, jar in zip(CONNECTOR, jars, strict=True) if not jar.is_file()]
     if missing:
         names = ", ".join(str(a) for a in missing)
         raise ConnectorNotInstalled(
