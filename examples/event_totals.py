@@ -41,14 +41,16 @@ EVENT_SCHEMA = "user string, amount long"
 
 def read_events(spark: SparkSession, bootstrap_servers: str, topic: str,
                 options: Mapping[str, str] | None = None) -> DataFrame:
-    """A streaming DataFrame of the events (user, amount), from the earliest offsets unless
-    ``options`` (Spark's Kafka source options) say otherwise."""
+    """A streaming DataFrame of the events (user, amount) of ``topic``, from the earliest
+    offsets, unless ``options`` (Spark's Kafka source options) say otherwise: a
+    ``subscribePattern`` or ``assign`` there replaces ``subscribe``."""
+    settings = {"subscribe": topic, "startingOffsets": "earliest", **dict(options or {})}
+    if "subscribePattern" in settings or "assign" in settings:
+        del settings["subscribe"]
     return parse(
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap_servers)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .options(**dict(options or {}))
+        .options(**settings)
         .load()
     )
 
