@@ -308,3 +308,111 @@ def test_an_unclean_truncation_while_a_partition_is_read(spark_kafka, fake_kafka
         failure.value)
     assert (f"Reason: Could not read records in offset [{lost_from}, {planned_end}) for topic "
             "partition events-0" in str(failure.value))
+
+
+# -- the sink ---------------------------------------------------------------------------------
+# Spark's Kafka sink is at-least-once. What that allows, checked by assert_at_least_once: every
+# record published is a true running total (a user's events are keyed to one partition, so
+# "the total of the user's first n events" is well defined), the newest one per user is the
+# total of all its events, and a total may be published more than once, never changed.
+
+
+def prefix_totals(produced: list[dict]) -> dict[str, list[tuple[int, int]]]:
+    """user -> the totals of its first 1, 2, ... events (in the order produced)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for e in produced:
+        running = out.setdefault(e["user"], [])
+        n, amount = running[-1] if running else (0, 0)
+        running.append((n + 1, amount + e["amount"]))
+    return out
+
+
+def assert_at_least_once(totals: list[tuple[str, tuple[int, int]]],
+                         produced: list[dict]) -> None:
+    prefixes = prefix_totals(produced)
+    for user, total in totals:
+        assert total in prefixes[user], f"{user}: {total} is no running total of its events"
+    assert dict(totals) == expected_totals(produced)
+
+
+@pytest.mark.fake_kafka(brokers=3, topics=TOPICS)
+def test_a_lost_produce_ack_is_retried_and_deduplicated_by_the_idempotent_producer(
+        spark_kafka, fake_kafka, tmp_path):
+    produced = events(USERS, 300)
+    produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
+    lost = fake_kafka.faults.add(api="Produce", topic="totals", apply_then=True, drop=True)
+
+    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path)) == 300
+
+    assert lost.hits == 1
+    totals = published(spark_kafka, fake_kafka)
+    assert_at_least_once(totals, produced)
+    # kafka-clients' producer is idempotent by default: its retry of the appended batch is a
+    # duplicate sequence, which the broker acknowledges without appending it again
+    assert sorted(totals) == sorted(expected_totals(produced).items())
+
+
+@pytest.mark.fake_kafka(brokers=3, topics=TOPICS)
+def test_a_lost_produce_ack_without_idempotence_publishes_the_batch_twice(
+        spark_kafka, fake_kafka, tmp_path):
+    produced = events(USERS, 300)
+    produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
+    lost = fake_kafka.faults.add(api="Produce", topic="totals", apply_then=True, drop=True)
+
+    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path,
+                            sink_options={"kafka.enable.idempotence": "false"})) == 300
+
+    assert lost.hits == 1
+    totals = published(spark_kafka, fake_kafka)
+    assert_at_least_once(totals, produced)
+    # the dropped request was appended, and appended again by the retry: its records twice
+    assert len(totals) > USERS
+    assert sorted(set(totals)) == sorted(expected_totals(produced).items())
+
+
+@pytest.mark.fake_kafka(brokers=3, topics=TOPICS)
+def test_the_sinks_broker_restarting_while_it_publishes(spark_kafka, fake_kafka, tmp_path):
+    produced = events(USERS, 300)
+    produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
+    leader = leader_of(fake_kafka, "totals", 0)
+    # The first Produce of totals is held; its broker goes down (the request ends unapplied
+    # with its connection) and comes back a second later.
+    held = fake_kafka.faults.add(api="Produce", topic="totals", hold=True)
+    query = start(spark_kafka, fake_kafka, tmp_path)
+    held.wait(1, timeout=60)
+    fake_kafka.broker_down(leader)
+    time.sleep(1)
+    fake_kafka.broker_up(leader)
+
+    assert sum(finish(query)) == 300
+    produces = fake_kafka.journal(api="Produce", broker=leader)
+    assert [e.outcome for e in produces if e.targets == ["totals/0"]][0].startswith("held")
+    totals = published(spark_kafka, fake_kafka)
+    assert_at_least_once(totals, produced)
+    assert sorted(totals) == sorted(expected_totals(produced).items())  # here: each once
+
+
+@pytest.mark.fake_kafka(topics=TOPICS)
+def test_a_failed_micro_batch_runs_again_on_restart_and_may_publish_twice(
+        spark_kafka, fake_kafka, tmp_path):
+    """The at-least-once case proper: a sink task fails (a Produce refused with a
+    non-retriable error), the query stops with the micro-batch planned but not committed;
+    restarted from the checkpoint, the batch runs again and publishes all its totals, so
+    those the other task had published before are there twice."""
+    produced = events(USERS, 300)
+    produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
+    refused = fake_kafka.faults.add(api="Produce", topic="totals", error="INVALID_RECORD")
+
+    with pytest.raises(Exception) as failure:
+        run_pipeline(spark_kafka, fake_kafka, tmp_path)
+    assert "InvalidRecordException" in str(failure.value)
+    assert refused.hits == 1
+    before = published(spark_kafka, fake_kafka)
+
+    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path)) == 300
+
+    totals = published(spark_kafka, fake_kafka)
+    assert_at_least_once(totals, produced)
+    assert totals[:len(before)] == before
+    assert sorted(totals[len(before):]) == sorted(expected_totals(produced).items())
+    assert len(before) < USERS  # the failed task's users were not published the first time
