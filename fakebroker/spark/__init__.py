@@ -133,6 +133,7 @@ def session(
 
     Spark allows one SparkContext per process: nest no sessions.
     """
+    paths = connector_jars(jars)
     import pyspark
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
@@ -140,8 +141,7 @@ def session(
     line = ".".join(pyspark.__version__.split(".")[:2])
     if line != ".".join(SPARK_VERSION.split(".")[:2]):
         raise RuntimeError(f"PySpark {pyspark.__version__} is installed, but Spark's Kafka "
-                           f"connector is {SPARK_VERSION}: install pyspark=={SPARK_VERSION}")
-    paths = connector_jars(jars)
+                           f"connector is {SPARK_VERSION}: pip install pyspark=={SPARK_VERSION}")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
