@@ -1,17 +1,20 @@
-"""fakebroker.spark.session's promises that need no JVM: where it looks for Spark's Kafka
-connector, the error naming a missing jar and its install command (raised before a JVM
-starts), the PySpark release it needs, and its pins matching the install script's."""
+"""fakebroker.spark's promises that need no JVM: where it looks for Spark's Kafka connector,
+the error naming a missing jar and its install command (raised before a JVM starts), the
+PySpark release it needs, the pins, and the installer (``python -m fakebroker.spark.install``)
+run from Maven's local repository (offline: nothing is fetched at test time)."""
 
 from __future__ import annotations
 
 import hashlib
-import re
+import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from fakebroker import spark as fakespark
 from fakebroker.spark import CONNECTOR, ConnectorNotInstalled, connector_jars, jars_dir
+from fakebroker.spark.install import InstallError, install, installed, main
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL = ("org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0, "
@@ -25,7 +28,8 @@ def test_a_missing_connector_is_named_with_its_install_command(tmp_path):
 
     assert str(missing.value).startswith(
         f"Spark's Kafka connector is not installed: {ALL} missing from {tmp_path}. "
-        "Install it with `bash .ci/install-spark-kafka`")
+        "Install it with `python -m fakebroker.spark.install` (Maven and a JDK resolve the "
+        "pinned jars from Maven Central")
     assert "$FAKEBROKER_SPARK_KAFKA_JARS" in str(missing.value)
 
 
@@ -67,14 +71,12 @@ def test_the_session_needs_pyspark_of_the_connectors_release(monkeypatch, tmp_pa
             pass
 
 
-def test_the_pins_are_the_install_scripts_and_pysparks():
-    script = (ROOT / ".ci" / "install-spark-kafka").read_text()
-    pins = dict(re.findall(r'^(\w+_VERSION)="([^"]+)"', script, flags=re.M))
-    assert pins == {"SPARK_VERSION": "4.2.0", "KAFKA_CLIENTS_VERSION": "3.9.2",
-                    "COMMONS_POOL2_VERSION": "2.13.1"}
-    assert [a.version for a in CONNECTOR] == ["4.2.0", "4.2.0", "3.9.2", "2.13.1"]
+def test_the_pins_are_pysparks():
+    assert [str(a) for a in CONNECTOR] == ALL.split(", ")
     clients = (ROOT / ".ci" / "install-clients").read_text()
-    assert "pyspark==4.2.0 " in clients
+    assert "SPARK_PACKAGES=(pyspark==4.2.0 " in clients
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"pyspark>=4.2.0,<4.3",' in pyproject
 
 
 def test_the_installed_jars_are_the_ones_checked_at_install():
@@ -85,3 +87,30 @@ def test_the_installed_jars_are_the_ones_checked_at_install():
     assert sorted(sums) == sorted(a.jar for a in CONNECTOR)
     for jar in connector_jars():
         assert hashlib.sha256(jar.read_bytes()).hexdigest() == sums[jar.name]
+
+
+needs_an_install = pytest.mark.skipif(
+    not installed(jars_dir()) or shutil.which("mvn") is None,
+    reason="needs Maven and the connector installed once (.ci/install-clients)")
+
+
+@needs_an_install
+def test_the_installer_resolves_the_pinned_jars_offline(tmp_path):
+    target = tmp_path / "spark-kafka"
+
+    assert install(target, offline=True) == target
+
+    assert sorted(p.name for p in target.iterdir()) == sorted(
+        [".stamp", "SHA256SUMS", *(a.jar for a in CONNECTOR)])
+    for jar in CONNECTOR:  # the same bytes as the install CI made
+        assert (target / jar.jar).read_bytes() == (jars_dir() / jar.jar).read_bytes()
+    assert (target / ".stamp").read_text() == (jars_dir() / ".stamp").read_text()
+    started = time.monotonic()
+    assert main(["--dir", str(target), "--offline"]) == 0  # already there: nothing to do
+    assert time.monotonic() - started < 0.5
+
+
+def test_the_installer_names_a_missing_maven(tmp_path):
+    with pytest.raises(InstallError, match="'no-such-mvn' is not on PATH: install Maven"):
+        install(tmp_path / "jars", mvn="no-such-mvn")
+    assert not (tmp_path / "jars").exists()

@@ -16,7 +16,8 @@ bound to loopback, with quiet logs, so a pipeline runs in its tests exactly as i
 The pytest plugin's ``spark_kafka`` fixture is the same session, one per test module.
 
 The jars are installed once, pinned, into ``~/.cache/fakebroker-clients/spark-kafka-4.2.0``
-(or ``$FAKEBROKER_CLIENTS_DIR/spark-kafka-4.2.0``) by ``.ci/install-spark-kafka``; any folder
+(or ``$FAKEBROKER_CLIENTS_DIR/spark-kafka-4.2.0``) by ``python -m fakebroker.spark.install``
+(which ``.ci/install-clients`` runs); any folder
 holding them can be named with ``jars_dir=`` or ``$FAKEBROKER_SPARK_KAFKA_JARS``. A missing
 jar is a :class:`ConnectorNotInstalled` naming it and the command that installs it.
 Needs ``pip install "fakebroker[spark]"`` (PySpark 4.2.0, pyarrow) and a JDK 17+.
@@ -68,15 +69,15 @@ class Artifact:
 CONNECTOR = (
     Artifact("org.apache.spark", "spark-sql-kafka-0-10_2.13", SPARK_VERSION),
     Artifact("org.apache.spark", "spark-token-provider-kafka-0-10_2.13", SPARK_VERSION),
-    # the versions spark-sql-kafka-0-10_2.13:4.2.0's pom names (.ci/install-spark-kafka checks)
+    # the versions spark-sql-kafka-0-10_2.13:4.2.0's pom names (fakebroker.spark.install checks)
     Artifact("org.apache.kafka", "kafka-clients", "3.9.2"),
     Artifact("org.apache.commons", "commons-pool2", "2.13.1"),
 )
 """The connector's jars that PySpark does not carry itself (its other dependencies —
 scala-library, hadoop-client, lz4, snappy, zstd, slf4j — are in PySpark's ``jars/``)."""
 
-INSTALL_COMMAND = "bash .ci/install-spark-kafka"
-"""Installs :data:`CONNECTOR` from Maven Central (in fakebroker's repository)."""
+INSTALL_COMMAND = "python -m fakebroker.spark.install"
+"""Installs :data:`CONNECTOR` from Maven Central (``fakebroker.spark.install``; needs Maven)."""
 
 
 class ConnectorNotInstalled(FileNotFoundError):
@@ -86,7 +87,7 @@ class ConnectorNotInstalled(FileNotFoundError):
 def jars_dir() -> Path:
     """Where the connector's jars are looked for: ``$FAKEBROKER_SPARK_KAFKA_JARS``, else
     ``spark-kafka-<SPARK_VERSION>`` in ``$FAKEBROKER_CLIENTS_DIR`` (default
-    ``~/.cache/fakebroker-clients``), where ``.ci/install-spark-kafka`` puts them."""
+    ``~/.cache/fakebroker-clients``), where ``python -m fakebroker.spark.install`` puts them."""
     explicit = os.environ.get("FAKEBROKER_SPARK_KAFKA_JARS")
     if explicit:
         return Path(explicit)
@@ -105,10 +106,9 @@ def connector_jars(directory: str | os.PathLike[str] | None = None) -> list[Path
         names = ", ".join(str(a) for a in missing)
         raise ConnectorNotInstalled(
             f"Spark's Kafka connector is not installed: {names} missing from {folder}. "
-            f"Install it with `{INSTALL_COMMAND}` (from fakebroker's repository; it resolves "
-            f"the jars from Maven Central), or put those jars there yourself, e.g. `mvn "
-            f"dependency:copy -Dartifact={missing[0]} -DoutputDirectory={folder}` for each, "
-            "or point $FAKEBROKER_SPARK_KAFKA_JARS at a folder that holds them.")
+            f"Install it with `{INSTALL_COMMAND}` (Maven and a JDK resolve the pinned jars "
+            "from Maven Central; in fakebroker's repository `bash .ci/install-clients` runs "
+            "it), or point $FAKEBROKER_SPARK_KAFKA_JARS at a folder that holds them.")
     return jars
 
 
