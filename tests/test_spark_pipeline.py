@@ -7,6 +7,7 @@ covers."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -131,8 +132,9 @@ def test_a_batch_read_between_json_offsets(spark_kafka, fake_kafka):
 
 @pytest.mark.fake_kafka(topics=TOPICS)
 def test_a_batch_read_from_a_timestamp(spark_kafka, fake_kafka):
-    day = 86_400_000
-    old, new = 1_700_000_000_000, 1_700_000_000_000 + day
+    # an hour ago and a minute ago (Kafka's retention would delete records days old)
+    now = int(time.time() * 1000)
+    old, new = now - 3_600_000, now - 60_000
     produce(fake_kafka.bootstrap_servers, "events", as_records(events(USERS, 300)),
             timestamp_ms=old)
     recent = events(USERS, 120, first=300)
