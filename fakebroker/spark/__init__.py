@@ -134,7 +134,11 @@ def session(
     Spark allows one SparkContext per process: nest no sessions.
     """
     paths = connector_jars(jars)
-    import pyspark
+    try:
+        import pyspark
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"{exc}: pip install 'fakebroker[spark]' (PySpark "
+                                  f"{SPARK_VERSION}, pyarrow)", name=exc.name) from None
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
