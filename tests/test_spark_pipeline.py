@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("pyspark", reason="needs pyspark and pyarrow (.ci/install-clients)")
 
 from examples import event_totals  # noqa: E402
+from fakebroker.spark import connector_jars  # noqa: E402
 from tests.spark_support import (  # noqa: E402
     SPARK_TIMEOUT,
     as_records,
@@ -47,6 +48,20 @@ def published(spark, kafka) -> list[tuple[str, tuple[int, int]]]:
 
 def newest(totals: list[tuple[str, tuple[int, int]]]) -> dict[str, tuple[int, int]]:
     return dict(totals)
+
+
+def test_the_session_is_local_loopback_bound_and_carries_the_connector(spark_kafka):
+    conf = spark_kafka.sparkContext.getConf()
+    assert conf.get("spark.master") == "local[2]"
+    assert conf.get("spark.driver.host") == conf.get("spark.driver.bindAddress") == "127.0.0.1"
+    assert conf.get("spark.ui.enabled") == "false"
+    assert conf.get("spark.jars").split(",") == [str(p) for p in connector_jars()]
+    # the connector's classes come from those jars
+    jvm = spark_kafka.sparkContext._jvm
+    source = jvm.java.lang.Class.forName("org.apache.spark.sql.kafka010.KafkaSourceProvider", True,
+                                         jvm.Thread.currentThread().getContextClassLoader())
+    location = str(source.getProtectionDomain().getCodeSource().getLocation())
+    assert location.endswith("/spark-sql-kafka-0-10_2.13-4.2.0.jar")
 
 
 @pytest.mark.fake_kafka(brokers=3, topics=TOPICS)
