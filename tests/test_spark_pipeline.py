@@ -11,17 +11,19 @@ import time
 
 import pytest
 
-pytest.importorskip("pyspark", reason="needs pyspark and pyarrow (.ci/install-clients)")
-
-from examples import event_totals  # noqa: E402
-from fakebroker.spark import connector_jars  # noqa: E402
-from tests.spark_support import (  # noqa: E402
+from tests.spark_support import (
     SPARK_TIMEOUT,
     as_records,
     events,
     expected_totals,
     produce,
+    require_spark_with_connector,
 )
+
+require_spark_with_connector()
+
+from examples import event_totals  # noqa: E402
+from fakebroker.spark import connector_jars  # noqa: E402
 
 pytestmark = [pytest.mark.spark, SPARK_TIMEOUT]
 
