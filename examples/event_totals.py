@@ -22,7 +22,7 @@ Against ``fakebroker serve --port 9092 --topic events:3 --topic totals:1``::
         --events events --totals totals --checkpoint /tmp/totals-checkpoint
 
 Spark's Kafka connector must be on the classpath: this runs on ``fakebroker.spark.session``,
-which puts it there (``.ci/install-spark-kafka`` installs it).
+which puts it there (``python -m fakebroker.spark.install`` installs it).
 """
 
 from __future__ import annotations
