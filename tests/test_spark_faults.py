@@ -312,6 +312,31 @@ def test_an_unclean_truncation_while_a_partition_is_read(spark_kafka, fake_kafka
             "partition events-0" in str(failure.value))
 
 
+
+@pytest.mark.fake_kafka(topics=TOPICS)
+def test_an_unclean_truncation_with_fail_on_data_loss_false_skips_the_lost_records(
+        spark_kafka, fake_kafka, tmp_path):
+    first = events(USERS, 300)
+    produce(fake_kafka.bootstrap_servers, "events", as_records(first))
+    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path)) == 300
+    read_up_to = fake_kafka.offsets("events", 0)[1]
+    more = events(USERS, 90, first=300)
+    produce(fake_kafka.bootstrap_servers, "events", as_records(more))
+    stored = {r.offset: json.loads(r.value) for r in fake_kafka.records("events", 0)}
+    held = fake_kafka.faults.add(api="Fetch", topic="events", partition=0, hold=True)
+    query = start(spark_kafka, fake_kafka, tmp_path, failOnDataLoss="false",
+                  **{"kafkaConsumer.pollTimeoutMs": "3000"})
+    held.wait(1, timeout=60)
+    log_end = fake_kafka.truncate("events", 0, read_up_to + 5)
+    held.release()
+
+    finish(query)
+
+    lost = [e for offset, e in stored.items() if offset >= log_end]
+    assert lost and log_end >= read_up_to
+    assert newest(spark_kafka, fake_kafka) == expected_totals(
+        e for e in first + more if e not in lost)
+
 # -- the sink ---------------------------------------------------------------------------------
 # Spark's Kafka sink is at-least-once. What that allows, checked by assert_at_least_once: every
 # record published is a true running total (a user's events are keyed to one partition, so
