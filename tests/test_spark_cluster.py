@@ -4,6 +4,8 @@ the fake cluster through the address its brokers advertise."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.spark_support import (
@@ -27,10 +29,20 @@ USERS = 7
 
 @pytest.fixture(scope="module")
 def spark_cluster():
-    """Two executors of one core and 512 MB, each its own JVM, started by a worker."""
+    """Two executors of one core and 512 MB, each its own JVM, started by a worker; yielded
+    once both have registered with the driver (they start after the session does)."""
     with session(master="local-cluster[2,1,1024]", app_name="fakebroker-cluster",
                  config={"spark.executor.memory": "512m"}) as spark:
+        deadline = time.monotonic() + 60
+        while executors(spark) < 2:
+            assert time.monotonic() < deadline, "the two executors did not register in 60 s"
+            time.sleep(0.2)
         yield spark
+
+
+def executors(spark) -> int:
+    """Executors registered with the driver (getExecutorMemoryStatus also lists the driver)."""
+    return spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
 
 
 # The brokers listen on 127.0.0.1 and advertise "localhost": a client that bootstraps at
@@ -38,8 +50,7 @@ def spark_cluster():
 @pytest.mark.fake_kafka(brokers=3, topics={"events": 3, "totals": 1}, advertised_host="localhost")
 def test_executors_in_other_jvms_read_and_publish_through_the_advertised_address(
         spark_cluster, fake_kafka, tmp_path):
-    executors = spark_cluster.sparkContext._jsc.sc().getExecutorMemoryStatus()
-    assert executors.size() == 3  # the driver and two executors, each a JVM of its own
+    assert executors(spark_cluster) == 2  # each a JVM of its own
     produced = events(USERS, 1200)
     produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
     assert {b.host for b in fake_kafka.brokers} == {"localhost"}
