@@ -156,7 +156,10 @@ def published_totals(spark: SparkSession, bootstrap_servers: str,
     return dict(published(spark, bootstrap_servers, topic))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    """The command: runs the job once (AvailableNow) and prints every user's published total,
+    ``user | events | amount``, one per line. ``spark``: a session to use (default: its own
+    :func:`fakebroker.spark.session`, stopped at the end)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap-servers", required=True)
     parser.add_argument("--events", required=True, help="the events topic")
@@ -164,19 +167,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
     parser.add_argument("--max-offsets-per-trigger", type=int)
     args = parser.parse_args(argv)
-
-    from fakebroker.spark import session
-
     options = {}
     if args.max_offsets_per_trigger:
         options["maxOffsetsPerTrigger"] = str(args.max_offsets_per_trigger)
-    with session(app_name="event-totals") as spark:
+
+    def run(spark: SparkSession) -> None:
         start(spark, bootstrap_servers=args.bootstrap_servers, events_topic=args.events,
               totals_topic=args.totals, checkpoint=args.checkpoint,
               options=options).awaitTermination()
         for user, (events, amount) in sorted(
                 published_totals(spark, args.bootstrap_servers, args.totals).items()):
             print(f"{user} | {events} | {amount}")
+
+    if spark is not None:
+        run(spark)
+        return 0
+    from fakebroker.spark import session
+
+    with session(app_name="event-totals") as own:
+        run(own)
     return 0
 
 

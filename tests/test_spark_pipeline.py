@@ -193,3 +193,20 @@ def test_the_batch_job_publishes_totals_with_the_kafka_sink(spark_kafka, fake_ka
 
     totals = published(spark_kafka, fake_kafka)
     assert sorted(totals) == sorted(expected_totals(produced).items())  # once per user
+
+
+@pytest.mark.fake_kafka(topics=TOPICS)
+def test_the_examples_command_prints_the_readmes_totals(spark_kafka, fake_kafka, tmp_path,
+                                                        capsys):
+    """examples/event_totals.py's command as README runs it: 1000 events of 5 users."""
+    produce(fake_kafka.bootstrap_servers, "events",
+            as_records({"user": f"user-{i % 5}", "amount": i} for i in range(1000)))
+
+    assert event_totals.main(["--bootstrap-servers", fake_kafka.bootstrap_servers,
+                              "--events", "events", "--totals", "totals",
+                              "--checkpoint", str(tmp_path / "checkpoint")],
+                             spark=spark_kafka) == 0
+
+    assert capsys.readouterr().out.splitlines() == [
+        "user-0 | 200 | 99500", "user-1 | 200 | 99700", "user-2 | 200 | 99900",
+        "user-3 | 200 | 100100", "user-4 | 200 | 100300"]

@@ -115,24 +115,3 @@ def test_the_installer_names_a_missing_maven(tmp_path):
         install(tmp_path / "jars", mvn="no-such-mvn")
     assert not (tmp_path / "jars").exists()
 
-
-@pytest.mark.spark
-@pytest.mark.timeout(300)
-@pytest.mark.fake_kafka(topics={"events": 3, "totals": 1})
-def test_the_examples_command_prints_the_readmes_totals(fake_kafka, tmp_path, capsys):
-    """examples/event_totals.py as README runs it: its own session, 1000 events of 5 users."""
-    from tests.spark_support import as_records, produce, require_spark_with_connector
-
-    require_spark_with_connector()
-    from examples import event_totals
-
-    produce(fake_kafka.bootstrap_servers, "events",
-            as_records({"user": f"user-{i % 5}", "amount": i} for i in range(1000)))
-
-    assert event_totals.main(["--bootstrap-servers", fake_kafka.bootstrap_servers,
-                              "--events", "events", "--totals", "totals",
-                              "--checkpoint", str(tmp_path / "checkpoint")]) == 0
-
-    assert capsys.readouterr().out.splitlines() == [
-        "user-0 | 200 | 99500", "user-1 | 200 | 99700", "user-2 | 200 | 99900",
-        "user-3 | 200 | 100100", "user-4 | 200 | 100300"]
