@@ -3,6 +3,9 @@
 * ``fake_kafka`` — a fresh ``FakeKafka`` cluster per test, stopped afterwards. Shape it with
   ``@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3})`` (any ``FakeKafka`` argument).
 * ``fake_kafka_factory`` — call it for more clusters in one test; all stop after the test.
+* ``spark_kafka`` — a local SparkSession with Spark's own Kafka connector on its classpath
+  (``fakebroker.spark.session``), one per test module; needs ``fakebroker[spark]`` and the
+  connector's jars (a test using it fails naming a missing jar and how to install it).
 
 Every cluster listens on OS-assigned loopback ports, so tests are safe under pytest-xdist.
 """
@@ -10,11 +13,14 @@ Every cluster listens on OS-assigned loopback ports, so tests are safe under pyt
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from fakebroker.sync import FakeKafka
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,3 +51,14 @@ def fake_kafka(request: pytest.FixtureRequest,
     marker = request.node.get_closest_marker("fake_kafka")
     options = dict(marker.kwargs) if marker else {}
     return fake_kafka_factory(**options)
+
+
+@pytest.fixture(scope="module")
+def spark_kafka() -> Iterator[SparkSession]:
+    """A local SparkSession whose ``.format("kafka")`` is Spark's own connector, shared by the
+    tests of a module and stopped (with its JVM) after them: see ``fakebroker.spark.session``.
+    """
+    from fakebroker.spark import session
+
+    with session(app_name="fakebroker-tests") as spark:
+        yield spark

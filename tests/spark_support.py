@@ -1,84 +1,50 @@
-"""A local Spark session for the Spark tests (pyspark, pyarrow and a JDK: .ci/install-clients).
+"""What the Spark tests share: their time limit, producing events, the expected totals.
 
-One session per test module (a session takes ~10 s to start), its JVM stopped with it::
-
-    @pytest.fixture(scope="module")
-    def spark():
-        with spark_session() as session:
-            yield session
-
-Spark binds to 127.0.0.1 only and its Python workers run this interpreter.
+The session is the pytest plugin's ``spark_kafka`` fixture (``fakebroker.spark.session``:
+Spark's own Kafka connector, bound to 127.0.0.1), one per test module (~6-10 s to start).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
 
 import pytest
 from confluent_kafka import Producer
+
+from fakebroker.spark import SPARK_VERSION, ConnectorNotInstalled, connector_jars
 
 SPARK_TIMEOUT = pytest.mark.timeout(300)
 """Spark tests' time limit: the module's first test also starts the session."""
 
 
-@contextmanager
-def spark_session() -> Iterator:
-    """A local[2] SparkSession with fakebroker's Kafka source registered; on exit the session
-    and its JVM are stopped."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
-
-    from fakebroker.spark import register
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("fakebroker-tests")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.streaming.stopTimeout", "10s")
-        # C1 only and the serial collector: a short-lived JVM on two cores starts twice as fast
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    register(session)
-    try:
-        yield session
-    finally:
-        session.stop()
-        _stop_jvm(SparkContext)
-
-
-def _stop_jvm(context: type) -> None:
-    """Ends the JVM behind SparkContext (py4j gateway), so the next session starts a new one."""
-    gateway = context._gateway
-    if gateway is None:
+def require_spark_with_connector() -> None:
+    """At a Spark test module's top: skip it when PySpark (of the connector's release line)
+    or the connector's jars are not installed, but fail under ``CI=true``, where
+    ``.ci/install-clients`` installs both (their absence is a broken install there)."""
+    pyspark = pytest.importorskip("pyspark", reason="needs pyspark (.ci/install-clients)")
+    problem = None
+    if pyspark.__version__.split(".")[:2] != SPARK_VERSION.split(".")[:2]:
+        problem = (f"PySpark {pyspark.__version__} is installed; Spark's Kafka connector is "
+                   f"{SPARK_VERSION} (.ci/install-clients installs pyspark=={SPARK_VERSION})")
+    else:
+        try:
+            connector_jars()
+        except ConnectorNotInstalled as exc:
+            problem = str(exc)
+    if problem is None:
         return
-    gateway.shutdown()  # the JVM outlives the session: it exits at the end of its stdin
-    gateway.proc.stdin.close()
-    try:
-        gateway.proc.wait(30)
-    finally:
-        if gateway.proc.poll() is None:
-            gateway.proc.kill()
-    context._gateway = None
-    context._jvm = None
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        pytest.fail(problem, pytrace=False)
+    pytest.skip(problem, allow_module_level=True)
 
 
-def produce(bootstrap_servers: str, topic: str, records: Iterable[tuple[bytes, bytes]]) -> int:
-    """Produces (key, value) records with confluent-kafka (keyed partitioning, acks=all);
-    returns how many, once all are acknowledged."""
+def produce(bootstrap_servers: str, topic: str, records: Iterable[tuple[bytes, bytes]], *,
+            timestamp_ms: int = 0, headers: Sequence[tuple[str, bytes]] | None = None) -> int:
+    """Produces (key, value) records with confluent-kafka (keyed partitioning, acks=all), with
+    ``timestamp_ms`` (0: now) and ``headers`` on each; returns how many, once all are
+    acknowledged."""
     producer = Producer({"bootstrap.servers": bootstrap_servers, "log.connection.close": False})
     failures: list[str] = []
 
@@ -88,7 +54,8 @@ def produce(bootstrap_servers: str, topic: str, records: Iterable[tuple[bytes, b
 
     n = 0
     for key, value in records:
-        producer.produce(topic, key=key, value=value, on_delivery=delivered)
+        producer.produce(topic, key=key, value=value, on_delivery=delivered,
+                         timestamp=timestamp_ms, headers=list(headers or []))
         producer.poll(0)
         n += 1
     assert producer.flush(30) == 0 and not failures, failures[:3]
