@@ -85,6 +85,7 @@ def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
         results.note("throughput", name, f"the client paused {figures.consume.pauses} times "
                      "with its back-off removed")
     results.add("produce_rps", name, figures.produce_rps)
+    results.add("produce_cpu_us", name, figures.produce_cpu_us)
     results.add("consume_rps", name, figures.consume.rps)
     results.add("consume_default_rps", name, figures.consume_default.rps)
     results.add("consume_default_pauses", name, figures.consume_default.pauses)

@@ -49,6 +49,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("stop_process_ms", "1. stop a process (SIGTERM until exit)", "ms", False),
     Metric("produce_rps", "2. produce 100-byte records (confluent-kafka)", "records/s", True,
            "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
+    Metric("produce_cpu_us", "2. … the broker's CPU per produced record", "µs", False),
     Metric("consume_rps", "3. consume them, assign from the beginning, client back-off off",
            "records/s", True, "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
     Metric("consume_default_rps", "3. consume them at librdkafka's defaults", "records/s", True),

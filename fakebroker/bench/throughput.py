@@ -11,6 +11,8 @@
   Twice: with the client's queue back-off removed (``CONSUMER_TUNING``), which measures the
   broker, and at librdkafka's defaults, which measures how often the client pauses; each time
   the client's back-off pauses are counted (``PauseCounter``).
+* the broker's CPU time (user + system, psutil) over the produce, per record: unlike records
+  per second, which the client's own pace and the machine's load set, it is the broker's cost.
 * memory: the broker process's resident set size after the produce minus before it, divided by
   the payload bytes (N x 100); the whole RSS per payload byte is reported too. "Before" is
   after a warm-up (WARM_UP records produced to a topic of their own), so what a broker loads
@@ -64,6 +66,7 @@ class Consumed:
 @dataclass(frozen=True)
 class Throughput:
     produce_rps: float
+    produce_cpu_us: float  # the broker's CPU time over the produce, per record (load-robust)
     consume: Consumed  # the client's queue back-off removed
     consume_default: Consumed  # at librdkafka's defaults
     rss_per_byte: float  # growth of the broker's RSS over the produce, per payload byte
@@ -174,11 +177,17 @@ def run(system: Running, count: int) -> Throughput:
     create_topics(system, [topic, warm_up])
     produce(system.bootstrap, warm_up, WARM_UP)
     broker = psutil.Process(system.pid)
-    rss_before = broker.memory_info().rss
+    rss_before, cpu_before = broker.memory_info().rss, _cpu_seconds(broker)
     produce_rps = produce(system.bootstrap, topic, count)
-    rss_after = broker.memory_info().rss
+    rss_after, cpu_after = broker.memory_info().rss, _cpu_seconds(broker)
     tuned = consume(system.bootstrap, topic, count, CONSUMER_TUNING)
     default = consume(system.bootstrap, topic, count, {})
     payload = count * RECORD_BYTES
-    return Throughput(produce_rps, tuned, default, (rss_after - rss_before) / payload,
-                      rss_after / payload)
+    return Throughput(produce_rps, (cpu_after - cpu_before) / count * 1e6, tuned, default,
+                      (rss_after - rss_before) / payload, rss_after / payload)
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    """User + system CPU time of ``process`` and its threads (a JVM's too)."""
+    times = process.cpu_times()
+    return times.user + times.system
