@@ -237,15 +237,18 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
 
 def _import_ahead() -> None:
     """Import what every client's first request needs and a broker does not need to listen:
-    construct (the type of parsed messages, ~10 ms) and ApiVersions' module (every client
-    asks it first). ``serve`` runs this in a daemon thread once it is ready, so a client's own
-    start overlaps it while the broker stays responsive: a signal or a request is handled at
-    once, and one that needs a module still being imported waits for that import, as it would
-    have waited importing it itself. Imports only, of modules whose imports form no cycle with
-    the broker's: Python's per-module import locks make that safe beside the trio thread."""
+    the request path (``fakebroker.pipeline``: decoding, faults, the answers' encoding, the
+    handlers' context), construct (the type of parsed messages) and ApiVersions' module (every
+    client asks it first). ``serve`` runs this in a daemon thread once it is ready, so a
+    client's own start overlaps it while the broker stays responsive: a signal or a request is
+    handled at once, and one that needs a module still being imported waits for that import,
+    as it would have waited importing it itself. Imports only, of modules whose imports form
+    no cycle with the broker's: Python's per-module import locks make that safe beside the
+    trio thread."""
     import construct  # noqa: F401
 
     import fakebroker.api.api_versions  # noqa: F401
+    import fakebroker.pipeline  # noqa: F401
 
 
 def _one_line(exc: BaseException) -> str:

@@ -14,6 +14,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -32,11 +33,11 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, Topic
-from fakebroker.state.groups import GroupKind
 from fakebroker.timers import run_group_timers
 
 if TYPE_CHECKING:
     from fakebroker.protocol.records import Record
+    from fakebroker.state.groups import Groups
     from fakebroker.state.views import GroupView
 
 TopicSpec = int | Mapping[str, Any]
@@ -184,6 +185,8 @@ class FakeCluster:
     def rebalance(self, group: str) -> None:
         """Start a rebalance of a classic group now; members learn it from their next
         heartbeat (REBALANCE_IN_PROGRESS)."""
+        from fakebroker.state.groups import GroupKind  # with the groups: made on first use
+
         kind = self.state.groups.kind(group)
         if kind is GroupKind.CONSUMER:
             raise ClusterError("INVALID_REQUEST",
@@ -231,6 +234,13 @@ class FakeCluster:
         return found
 
 
+def _start_group_timers(nursery: trio.Nursery, groups: Groups) -> None:
+    """Start the groups' timer task in the cluster's nursery (the groups were just made),
+    unless the cluster is stopping: stopped, its groups need no timer."""
+    if not nursery.cancel_scope.cancel_called:
+        nursery.start_soon(run_group_timers, groups)
+
+
 def topic_args(spec: TopicSpec) -> dict[str, Any]:
     """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs."""
     if isinstance(spec, int):
@@ -265,8 +275,6 @@ async def open_cluster(
     ``journal_sink`` when one is given."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
-    state.groups.classic.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
-    state.groups.classic.min_session_timeout_ms = settings.group_min_session_timeout_ms
     services = Services(faults=FaultRegistry(settings.seed),
                         journal=Journal(settings.journal_capacity, journal_sink))
     state.on_append(services.signal.fire)
@@ -288,7 +296,7 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 await nursery.start(server.serve, listener)
-            nursery.start_soon(run_group_timers, state.groups)
+            state.on_groups(functools.partial(_start_group_timers, nursery))
             nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings)

@@ -30,6 +30,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -38,15 +39,18 @@ import os
 import socket
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
 from fakebroker.faults.rules import FaultRegistry
 from fakebroker.journal import Journal
 from fakebroker.options import ClusterSettings
-from fakebroker.pipeline import WAIT, Close, Outcome, Peer, Pipeline, Throttled
-from fakebroker.protocol.framing import FrameReader, FrameTooLarge
-from fakebroker.state.cluster import Broker, Cluster
+from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled
+
+if TYPE_CHECKING:
+    from fakebroker.pipeline import Pipeline
+    from fakebroker.state.cluster import Broker, Cluster
 
 log = logging.getLogger("fakebroker")
 
@@ -122,22 +126,26 @@ class Services:
     journal: Journal = field(default_factory=Journal)
 
 
-@dataclass(slots=True)
 class Reply:
     """The answer slot of a request handled in a task of its own, filled when handled."""
 
-    done: trio.Event = field(default_factory=trio.Event)
-    outcome: Outcome = None
+    __slots__ = ("done", "outcome")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.outcome: Outcome = None
 
 
-@dataclass(slots=True)
 class _Link:
     """One client connection: its stream, its peer, how many answers wait to be written."""
 
-    stream: trio.SocketStream
-    fd: int
-    peer: Peer
-    queued: int = 0  # answers handed to the writer and not yet written
+    __slots__ = ("stream", "fd", "peer", "queued")
+
+    def __init__(self, stream: trio.SocketStream, fd: int, peer: Peer) -> None:
+        self.stream = stream
+        self.fd = fd
+        self.peer = peer
+        self.queued = 0  # answers handed to the writer and not yet written
 
     async def write(self, data: bytes | bytearray) -> None:
         """Write ``data`` whole. Answers are small and the socket's buffer is usually free:
@@ -160,12 +168,23 @@ class BrokerServer:
     ):
         self.broker = broker
         self.max_request_bytes = max_request_bytes
-        self.pipeline = Pipeline(cluster, broker, services.faults, services.journal,
-                                 services.signal.wait)
+        self._cluster = cluster
+        self._services = services
         self._connection_ids = itertools.count(1)
         self._scope: trio.CancelScope | None = None
         self._listener: trio.SocketListener | None = None  # set by serve()
         self._down: trio.Event | None = None  # while down: set when it comes up again
+
+    @functools.cached_property
+    def pipeline(self) -> Pipeline:
+        """The broker's request path, made for its first request: the modules it needs
+        (decoding, faults, handlers, the answers' encoding) are imported then, or before by
+        ``serve``'s import-ahead thread, not while the broker starts."""
+        from fakebroker.pipeline import Pipeline
+
+        services = self._services
+        return Pipeline(self._cluster, self.broker, services.faults, services.journal,
+                        services.signal.wait)
 
     async def serve(self, listener: trio.SocketListener, *,
                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -266,6 +285,9 @@ class BrokerServer:
     async def _read_requests(
         self, link: _Link, send: trio.MemorySendChannel[Reply], nursery: trio.Nursery,
     ) -> None:
+        # The request path's (it imports the codec): not needed before a connection.
+        from fakebroker.protocol.framing import FrameReader, FrameTooLarge
+
         frames = FrameReader(self.max_request_bytes)
         async with send:
             try:

@@ -7,16 +7,19 @@ time. This task sleeps on trio's clock until the earliest deadline, or until a c
 sets an earlier one, then applies what is due with ``now`` = ``trio.current_time()``.
 So a timeout fires no earlier than its deadline, and under
 ``trio.testing.MockClock(autojump_threshold=0)`` exactly at it, without real sleeping.
-``open_cluster`` starts it.
+``open_cluster`` starts it when the cluster's groups are made (``Cluster.on_groups``): no group,
+no deadline.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import trio
 
-from fakebroker.state.groups import Groups
+if TYPE_CHECKING:
+    from fakebroker.state.groups import Groups
 
 
 async def run_group_timers(groups: Groups) -> None:

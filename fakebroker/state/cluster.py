@@ -20,13 +20,16 @@ import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
-from fakebroker.state.groups import Groups
 from fakebroker.state.log import PartitionLog
-from fakebroker.state.producers import ProducerRegistry
+
+if TYPE_CHECKING:
+    from fakebroker.state.groups import Groups
+    from fakebroker.state.producers import ProducerRegistry
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
@@ -98,8 +101,11 @@ class Cluster:
     # these very values.
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
-    producers: ProducerRegistry = field(default_factory=ProducerRegistry)
-    groups: Groups = field(default_factory=Groups)
+    # ``producers`` and ``groups`` are made on first use (a request or operation that needs
+    # them): a broker starts serving without importing their code.
+    _producers: ProducerRegistry | None = None
+    _groups: Groups | None = None
+    _groups_observers: list[Callable[[Groups], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
@@ -109,9 +115,39 @@ class Cluster:
     # topics, partitions and their leaders, epochs, replicas and ISR (``changed``).
     generation: int = 0
 
-    def __post_init__(self) -> None:
-        self.groups.consumer.partitions_of = lambda: {
-            name: len(t.partitions) for name, t in self.topics.items()}
+    @property
+    def producers(self) -> ProducerRegistry:
+        """Every producer id and its sequences, made on first use."""
+        if self._producers is None:
+            from fakebroker.state.producers import ProducerRegistry
+
+            self._producers = ProducerRegistry()
+        return self._producers
+
+    @property
+    def groups(self) -> Groups:
+        """Every group and committed offset, made on first use, with the group settings;
+        ``on_groups`` observers are told then."""
+        if self._groups is None:
+            from fakebroker.state.classic_groups import ClassicGroupCoordinator
+            from fakebroker.state.groups import Groups
+
+            self._groups = Groups(ClassicGroupCoordinator(
+                initial_rebalance_delay_ms=self.settings.group_initial_rebalance_delay_ms,
+                min_session_timeout_ms=self.settings.group_min_session_timeout_ms))
+            self._groups.consumer.partitions_of = lambda: {
+                name: len(t.partitions) for name, t in self.topics.items()}
+            for observer in self._groups_observers:
+                observer(self._groups)
+        return self._groups
+
+    def on_groups(self, observer: Callable[[Groups], None]) -> None:
+        """Call ``observer(groups)`` when ``groups`` is made (at once if it is already):
+        the group timer starts with the first group."""
+        if self._groups is not None:
+            observer(self._groups)
+        else:
+            self._groups_observers.append(observer)
 
     def changed(self) -> None:
         """Note a change to the metadata (answers kept for the old state are dropped)."""
