@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
 import logging
 import os
 import signal
@@ -178,6 +177,8 @@ def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict
 
 
 def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) -> None:
+    import json  # only a run with a ready file needs it
+
     details = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],

@@ -28,6 +28,8 @@ REQUIRED: Any = inspect.Parameter.empty
 
 @dataclass(frozen=True, slots=True)
 class Parameter:
+    """One parameter of a declared operation, from the method's signature and hints."""
+
     name: str
     type: type  # int, str, bool ...
     default: Any  # REQUIRED when it must be given

@@ -25,8 +25,6 @@ import trio
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
-from fakebroker.faults.rules import FaultRegistry, FaultRule
-from fakebroker.journal import Journal, JournalEntry
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
@@ -36,6 +34,8 @@ from fakebroker.state.cluster import Cluster, Topic
 from fakebroker.timers import run_group_timers
 
 if TYPE_CHECKING:
+    from fakebroker.faults.rules import FaultRegistry, FaultRule
+    from fakebroker.journal import JournalEntry
     from fakebroker.protocol.records import Record
     from fakebroker.state.groups import Groups
     from fakebroker.state.views import GroupView
@@ -45,6 +45,8 @@ TopicSpec = int | Mapping[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class BrokerAddress:
+    """Where a client reaches broker ``id``."""
+
     id: int
     host: str
     port: int
@@ -275,8 +277,7 @@ async def open_cluster(
     ``journal_sink`` when one is given."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
-    services = Services(faults=FaultRegistry(settings.seed),
-                        journal=Journal(settings.journal_capacity, journal_sink))
+    services = Services(settings, journal_sink)
     state.on_append(services.signal.fire)
     listeners: list[trio.SocketListener] = []
     try:

@@ -38,17 +38,16 @@ import math
 import os
 import socket
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import trio
 
-from fakebroker.faults.rules import FaultRegistry
-from fakebroker.journal import Journal
 from fakebroker.options import ClusterSettings
 from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled
 
 if TYPE_CHECKING:
+    from fakebroker.faults.rules import FaultRegistry
+    from fakebroker.journal import Journal
     from fakebroker.pipeline import Pipeline
     from fakebroker.state.cluster import Broker, Cluster
 
@@ -117,13 +116,31 @@ class AppendSignal:
             self._timer = None
 
 
-@dataclass
 class Services:
-    """What every broker of one cluster shares besides the cluster state."""
+    """What every broker of one cluster shares besides the cluster state: the append signal,
+    the fault rules (seeded with ``settings.seed``) and the journal (``journal_capacity``
+    entries, each also written to ``journal_sink`` when given).
 
-    signal: AppendSignal = field(default_factory=AppendSignal)
-    faults: FaultRegistry = field(default_factory=FaultRegistry)
-    journal: Journal = field(default_factory=Journal)
+    The rules and the journal are made on first use (a broker's first request, a rule added,
+    the journal read): a cluster starts serving without importing them."""
+
+    def __init__(self, settings: ClusterSettings | None = None,
+                 journal_sink: TextIO | None = None) -> None:
+        self.signal = AppendSignal()
+        self._settings = settings or ClusterSettings()
+        self._journal_sink = journal_sink
+
+    @functools.cached_property
+    def faults(self) -> FaultRegistry:
+        from fakebroker.faults.rules import FaultRegistry
+
+        return FaultRegistry(self._settings.seed)
+
+    @functools.cached_property
+    def journal(self) -> Journal:
+        from fakebroker.journal import Journal
+
+        return Journal(self._settings.journal_capacity, self._journal_sink)
 
 
 class Reply:

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
 from fakebroker.state.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -37,6 +36,8 @@ MAX_TOPIC_NAME = 249
 
 @dataclass(slots=True)
 class Broker:
+    """One broker: its id, where clients reach it, whether it is up."""
+
     id: int
     host: str
     port: int
@@ -47,6 +48,8 @@ class Broker:
 
 @dataclass(slots=True)
 class Partition:
+    """One partition of a topic: its leader, replicas, in-sync replicas and log."""
+
     topic: str
     index: int
     leader: int
@@ -61,6 +64,8 @@ class Partition:
 
 @dataclass(slots=True)
 class Topic:
+    """One topic: its id, partitions and the configs set on it."""
+
     name: str
     id: uuid.UUID
     partitions: list[Partition]
@@ -69,6 +74,8 @@ class Topic:
 
     def config(self, name: str) -> str:
         """The topic's value for config ``name``: set explicitly, or Kafka's default."""
+        from fakebroker.state.configs import TOPIC_DEFAULTS  # config table: on first use
+
         value = self.configs.get(name)
         return value if value is not None else str(TOPIC_DEFAULTS[name].default)
 
@@ -214,6 +221,8 @@ class Cluster:
         check_topic_name(name)
         if name in self.topics:
             raise ClusterError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+        if configs:  # the config table is imported when a topic is given configs
+            from fakebroker.state.configs import InvalidConfigError, validate_topic_config
         for key, value in (configs or {}).items():
             try:
                 validate_topic_config(key, value)
