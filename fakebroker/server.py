@@ -44,6 +44,7 @@ import trio
 
 from fakebroker.options import ClusterSettings
 from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled
+from fakebroker.protocol.frames import FrameReader, FrameTooLarge
 
 if TYPE_CHECKING:
     from fakebroker.faults.rules import FaultRegistry
@@ -302,9 +303,6 @@ class BrokerServer:
     async def _read_requests(
         self, link: _Link, send: trio.MemorySendChannel[Reply], nursery: trio.Nursery,
     ) -> None:
-        # The request path's (it imports the codec): not needed before a connection.
-        from fakebroker.protocol.framing import FrameReader, FrameTooLarge
-
         frames = FrameReader(self.max_request_bytes)
         async with send:
             try:
