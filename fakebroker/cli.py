@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
+import importlib
 import logging
 import os
 import signal
@@ -178,6 +178,8 @@ def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict
 
 
 def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) -> None:
+    import json  # only a run with a ready file needs it
+
     details = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],
@@ -223,10 +225,12 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
                     print(f"control_url={control_url}", flush=True)
                 if scenario is not None:
                     nursery.start_soon(run_timeline, cluster, scenario)
-                threading.Thread(target=_import_ahead, name="fakebroker import ahead",
-                                 daemon=True).start()
+                stopping = threading.Event()
+                threading.Thread(target=_import_ahead, args=(stopping,),
+                                 name="fakebroker import ahead", daemon=True).start()
                 async for _ in signals:
                     break
+                stopping.set()
                 nursery.cancel_scope.cancel()
     finally:
         if journal is not None:
@@ -235,17 +239,29 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
         args.ready_file.unlink(missing_ok=True)
 
 
-def _import_ahead() -> None:
-    """Import what every client's first request needs and a broker does not need to listen:
-    construct (the type of parsed messages, ~10 ms) and ApiVersions' module (every client
-    asks it first). ``serve`` runs this in a daemon thread once it is ready, so a client's own
-    start overlaps it while the broker stays responsive: a signal or a request is handled at
-    once, and one that needs a module still being imported waits for that import, as it would
-    have waited importing it itself. Imports only, of modules whose imports form no cycle with
-    the broker's: Python's per-module import locks make that safe beside the trio thread."""
-    import construct  # noqa: F401
+# What every client's first request needs and a broker does not need to listen, each step
+# after what it imports, so that each is short: the codec and framing, construct (the type of
+# parsed messages), the request path (fault rules, journal, the handlers' context, fault
+# placement, the pipeline) and ApiVersions' module (every client asks it first).
+IMPORT_AHEAD = (
+    "fakebroker.protocol.specs", "fakebroker.protocol.framing", "construct",
+    "fakebroker.faults.rules", "fakebroker.journal", "fakebroker.api.context",
+    "fakebroker.faults.placement", "fakebroker.pipeline", "fakebroker.api.api_versions",
+)
 
-    import fakebroker.api.api_versions  # noqa: F401
+
+def _import_ahead(stopping: threading.Event) -> None:
+    """Import ``IMPORT_AHEAD`` in turn until done or ``stopping`` is set. ``serve`` runs this in
+    a daemon thread once it is ready, so a client's own start overlaps it while the broker
+    stays responsive: a request that needs a module still being imported waits for that
+    import, as it would have waited importing it itself; a stop waits for one step at most,
+    not for the rest (the thread holds the interpreter's lock while it imports). Imports only,
+    of modules whose imports form no cycle with the broker's: Python's per-module import
+    locks make that safe beside the trio thread."""
+    for name in IMPORT_AHEAD:
+        if stopping.is_set():
+            return
+        importlib.import_module(name)
 
 
 def _one_line(exc: BaseException) -> str:

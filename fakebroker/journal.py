@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
 from fakebroker.options import ClusterSettings
-from fakebroker.protocol.codec import snake
 from fakebroker.protocol.errors import error_name
 from fakebroker.protocol.specs import api_spec, parse_range
 
@@ -69,6 +68,9 @@ class _ErrorPath:
 
 
 def _error_path(rows: list[list[Any]], version: int) -> _ErrorPath | None:
+    # The request path's (answers' field names): the codec is imported with the first answer.
+    from fakebroker.protocol.codec import snake
+
     here, below = None, []
     for row in rows:
         if version not in parse_range(row[2]):

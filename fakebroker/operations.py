@@ -19,15 +19,16 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
 REQUIRED: Any = inspect.Parameter.empty
 
 
-@dataclass(frozen=True, slots=True)
-class Parameter:
+class Parameter(NamedTuple):
+    """One parameter of a declared operation, from the method's signature and hints."""
+
     name: str
     type: type  # int, str, bool ...
     default: Any  # REQUIRED when it must be given

@@ -5,7 +5,7 @@ and does what the outcome says; the pipeline decodes the request, takes it throu
 seam (``fakebroker.faults.seam``) to its handler, encodes the answer and records the request
 in the journal.
 
-Outcomes (``Outcome``):
+Outcomes (``Outcome``, declared in ``fakebroker.outcomes``):
 
 * ``bytes`` or ``bytearray``: the answer frame, size prefix included, to write;
 * ``Throttled(frame, seconds)``: the answer frame, after which the connection's next answers
@@ -40,7 +40,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import enum
 import functools
 import inspect
 import logging
@@ -48,8 +47,8 @@ import struct
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import trio
 
@@ -59,6 +58,7 @@ from fakebroker.faults.placement import request_targets
 from fakebroker.faults.rules import FaultRegistry, Target
 from fakebroker.faults.seam import Seam
 from fakebroker.journal import Journal, answer_errors
+from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled, Wait
 from fakebroker.protocol.codec import DecodeError
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import (
@@ -79,40 +79,6 @@ _CORRELATION = struct.Struct(">i")
 _HEADER_PEEK = 8  # api key, api version, correlation id: the least a request can be
 # API key -> whether its handler is a plain function (answers without waiting).
 _PLAIN_HANDLERS = ByApiKey(lambda module: not inspect.iscoroutinefunction(module.handle))
-
-
-class Close(NamedTuple):
-    """Close the connection without answering; ``reason`` is logged."""
-
-    reason: str
-
-
-class Throttled(NamedTuple):
-    """An answer frame after which the connection's next answers wait ``seconds``."""
-
-    frame: bytes | bytearray
-    seconds: float
-
-
-Outcome = bytes | bytearray | Throttled | Close | None
-
-
-class Wait(enum.Enum):
-    """``answer_now``'s word for a request it does not answer: await ``answer`` instead."""
-
-    WAIT = "wait"
-
-
-WAIT = Wait.WAIT
-
-
-@dataclass(slots=True)
-class Peer:
-    """The connection a request came on, as the pipeline needs it."""
-
-    connection_id: int
-    host: str  # "/127.0.0.1": the client's address as Kafka reports it
-    gone: trio.Event = field(default_factory=trio.Event)  # set when the peer closed its side
 
 
 @dataclass(frozen=True, slots=True)

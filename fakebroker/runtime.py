@@ -14,6 +14,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -24,26 +25,28 @@ import trio
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
-from fakebroker.faults.rules import FaultRegistry, FaultRule
-from fakebroker.journal import Journal, JournalEntry
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, Topic
-from fakebroker.state.groups import GroupKind
 from fakebroker.timers import run_timers
 
 if TYPE_CHECKING:
+    from fakebroker.faults.rules import FaultRegistry, FaultRule
+    from fakebroker.journal import JournalEntry
     from fakebroker.protocol.records import Record
     from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
+    from fakebroker.timers import Timed
 
 TopicSpec = int | Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class BrokerAddress:
+    """Where a client reaches broker ``id``."""
+
     id: int
     host: str
     port: int
@@ -208,6 +211,8 @@ class FakeCluster:
     def rebalance(self, group: str) -> None:
         """Start a rebalance of a classic group now; members learn it from their next
         heartbeat (REBALANCE_IN_PROGRESS)."""
+        from fakebroker.state.groups import GroupKind  # with the groups: made on first use
+
         kind = self.state.groups.kind(group)
         if kind is GroupKind.CONSUMER:
             raise ClusterError("INVALID_REQUEST",
@@ -263,6 +268,14 @@ class FakeCluster:
         return found
 
 
+def _start_timers(nursery: trio.Nursery, coordinator: Timed) -> None:
+    """Start the timer task of a coordinator the cluster just made (its groups, its
+    transactions) in the cluster's nursery, unless the cluster is stopping: stopped, it needs
+    no timer."""
+    if not nursery.cancel_scope.cancel_called:
+        nursery.start_soon(run_timers, coordinator)
+
+
 def topic_args(spec: TopicSpec) -> dict[str, Any]:
     """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs."""
     if isinstance(spec, int):
@@ -297,10 +310,7 @@ async def open_cluster(
     ``journal_sink`` when one is given."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
-    state.groups.classic.initial_rebalance_delay_ms = settings.group_initial_rebalance_delay_ms
-    state.groups.classic.min_session_timeout_ms = settings.group_min_session_timeout_ms
-    services = Services(faults=FaultRegistry(settings.seed),
-                        journal=Journal(settings.journal_capacity, journal_sink))
+    services = Services(settings, journal_sink)
     state.on_append(services.signal.fire)
     listeners: list[trio.SocketListener] = []
     try:
@@ -320,8 +330,7 @@ async def open_cluster(
         async with trio.open_nursery() as nursery:
             for server, listener in zip(servers, listeners, strict=True):
                 await nursery.start(server.serve, listener)
-            nursery.start_soon(run_timers, state.groups)
-            nursery.start_soon(run_timers, state.transactions)
+            state.on_coordinator(functools.partial(_start_timers, nursery))
             nursery.start_soon(services.signal.run_deadlines)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings)

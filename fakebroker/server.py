@@ -30,6 +30,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -37,16 +38,19 @@ import math
 import os
 import socket
 import sys
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
 
 import trio
 
-from fakebroker.faults.rules import FaultRegistry
-from fakebroker.journal import Journal
 from fakebroker.options import ClusterSettings
-from fakebroker.pipeline import WAIT, Close, Outcome, Peer, Pipeline, Throttled
-from fakebroker.protocol.framing import FrameReader, FrameTooLarge
-from fakebroker.state.cluster import Broker, Cluster
+from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled
+from fakebroker.protocol.frames import FrameReader, FrameTooLarge
+
+if TYPE_CHECKING:
+    from fakebroker.faults.rules import FaultRegistry
+    from fakebroker.journal import Journal
+    from fakebroker.pipeline import Pipeline
+    from fakebroker.state.cluster import Broker, Cluster
 
 log = logging.getLogger("fakebroker")
 
@@ -113,31 +117,53 @@ class AppendSignal:
             self._timer = None
 
 
-@dataclass
 class Services:
-    """What every broker of one cluster shares besides the cluster state."""
+    """What every broker of one cluster shares besides the cluster state: the append signal,
+    the fault rules (seeded with ``settings.seed``) and the journal (``journal_capacity``
+    entries, each also written to ``journal_sink`` when given).
 
-    signal: AppendSignal = field(default_factory=AppendSignal)
-    faults: FaultRegistry = field(default_factory=FaultRegistry)
-    journal: Journal = field(default_factory=Journal)
+    The rules and the journal are made on first use (a broker's first request, a rule added,
+    the journal read): a cluster starts serving without importing them."""
+
+    def __init__(self, settings: ClusterSettings | None = None,
+                 journal_sink: TextIO | None = None) -> None:
+        self.signal = AppendSignal()
+        self._settings = settings or ClusterSettings()
+        self._journal_sink = journal_sink
+
+    @functools.cached_property
+    def faults(self) -> FaultRegistry:
+        from fakebroker.faults.rules import FaultRegistry
+
+        return FaultRegistry(self._settings.seed)
+
+    @functools.cached_property
+    def journal(self) -> Journal:
+        from fakebroker.journal import Journal
+
+        return Journal(self._settings.journal_capacity, self._journal_sink)
 
 
-@dataclass(slots=True)
 class Reply:
     """The answer slot of a request handled in a task of its own, filled when handled."""
 
-    done: trio.Event = field(default_factory=trio.Event)
-    outcome: Outcome = None
+    __slots__ = ("done", "outcome")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.outcome: Outcome = None
 
 
-@dataclass(slots=True)
 class _Link:
     """One client connection: its stream, its peer, how many answers wait to be written."""
 
-    stream: trio.SocketStream
-    fd: int
-    peer: Peer
-    queued: int = 0  # answers handed to the writer and not yet written
+    __slots__ = ("stream", "fd", "peer", "queued")
+
+    def __init__(self, stream: trio.SocketStream, fd: int, peer: Peer) -> None:
+        self.stream = stream
+        self.fd = fd
+        self.peer = peer
+        self.queued = 0  # answers handed to the writer and not yet written
 
     async def write(self, data: bytes | bytearray) -> None:
         """Write ``data`` whole. Answers are small and the socket's buffer is usually free:
@@ -160,12 +186,23 @@ class BrokerServer:
     ):
         self.broker = broker
         self.max_request_bytes = max_request_bytes
-        self.pipeline = Pipeline(cluster, broker, services.faults, services.journal,
-                                 services.signal.wait)
+        self._cluster = cluster
+        self._services = services
         self._connection_ids = itertools.count(1)
         self._scope: trio.CancelScope | None = None
         self._listener: trio.SocketListener | None = None  # set by serve()
         self._down: trio.Event | None = None  # while down: set when it comes up again
+
+    @functools.cached_property
+    def pipeline(self) -> Pipeline:
+        """The broker's request path, made for its first request: the modules it needs
+        (decoding, faults, handlers, the answers' encoding) are imported then, or before by
+        ``serve``'s import-ahead thread, not while the broker starts."""
+        from fakebroker.pipeline import Pipeline
+
+        services = self._services
+        return Pipeline(self._cluster, self.broker, services.faults, services.journal,
+                        services.signal.wait)
 
     async def serve(self, listener: trio.SocketListener, *,
                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:

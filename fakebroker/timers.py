@@ -7,7 +7,8 @@ timeouts — and apply those due when told the time. This task sleeps on trio's 
 earliest deadline, or until the coordinator sets an earlier one, then applies what is due with
 ``now`` = ``trio.current_time()``. So a timeout fires no earlier than its deadline, and under
 ``trio.testing.MockClock(autojump_threshold=0)`` exactly at it, without real sleeping.
-``open_cluster`` starts one for the groups and one for the transactions.
+``open_cluster`` starts one for each coordinator when the cluster makes it
+(``Cluster.on_coordinator``): no group and no transaction, no timer task.
 """
 
 from __future__ import annotations

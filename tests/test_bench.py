@@ -29,6 +29,7 @@ def test_quick_start_and_latency_workloads_run(capsys):
                    "metadata_p99_us", "metadata_new_p50_us"):
         assert results.medians(metric)["fakebroker"] > 0
     assert results.medians("api_versions_p50_us")["trio-echo"] > 0
+    assert results.medians("start_process_ms")["trio-echo"] > 0
     assert "| 4. ApiVersions v3 round trip p50 |" in capsys.readouterr().out
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fakebroker.protocol.framing import FrameReader, FrameTooLarge
+from fakebroker.protocol.frames import FrameReader, FrameTooLarge
 
 
 def sized(body: bytes) -> bytes:

@@ -4,7 +4,10 @@ Not a timing test (the figures are in BENCHMARKS.md, start-up): these read, in t
 process itself, which modules are imported at the moment it writes its ready file, so they
 pass or fail the same on an idle machine and on a loaded one. What is listed here comes later,
 when a run uses it: the control API and scenario files with their flags, an API's module and
-record batches (crc32c, cramjam) with its first request, construct with the first codec.
+record batches (crc32c, cramjam) with its first request, construct with the first codec; the
+request path itself (pipeline, codec, fault rules, journal) with a broker's first request, or
+from serve's import-ahead thread once it is ready; groups, producers and the topic config table
+when a request or operation first needs them.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakebroker.api import MODULE_NAMES
-from tests.conftest import OUTSIDE
+from tests.conftest import OUTSIDE, start_served, stop_served
+from tests.wire import WireClient
 
 # Runs ``fakebroker serve`` as the console script does (``cli.command``); when the ready file
 # is written, records ``sys.modules`` in OUT and stops the process with SIGTERM.
@@ -49,6 +52,17 @@ NOT_AT_START = (
     "h11", "tomllib", "construct", "crc32c", "cramjam", "importlib.metadata",
     "urllib.request", "http.client", "email",
 )
+# The request path, imported for a broker's first request (or by serve's import-ahead thread
+# once it is ready): the pipeline, decoding and encoding, the spec reader, the fault rules and
+# the journal; and the state a request or operation makes on first use: groups, producers,
+# the topic config table.
+NOT_BEFORE_A_REQUEST = (
+    "fakebroker.pipeline", "fakebroker.api", "fakebroker.faults", "fakebroker.journal",
+    "fakebroker.protocol.codec", "fakebroker.protocol.framing", "fakebroker.protocol.specs",
+    "fakebroker.state.groups", "fakebroker.state.classic_groups",
+    "fakebroker.state.consumer_groups", "fakebroker.state.offsets",
+    "fakebroker.state.producers", "fakebroker.state.configs",
+)
 
 
 def modules_when_ready(tmp_path: Path, *args: str) -> set[str]:
@@ -71,7 +85,27 @@ def test_serve_is_ready_before_importing_what_a_run_may_not_use(tmp_path):
     modules = modules_when_ready(tmp_path, "--brokers", "2", "--topic", "orders:3")
     assert "fakebroker.server" in modules  # the probe did see a broker start
     assert imported(modules, NOT_AT_START) == []
-    assert imported(modules, tuple(f"fakebroker.api.{name}" for name in MODULE_NAMES)) == []
+    assert imported(modules, NOT_BEFORE_A_REQUEST) == []
+
+
+def test_requests_sent_the_moment_serve_is_ready_are_answered(tmp_path):
+    """The request path is imported for a broker's first request, or by the import-ahead
+    thread, which may still be importing it: requests to every broker at once, as soon as
+    the ready file is there, wait for it and are all answered."""
+    process, details = start_served(tmp_path, "--brokers", "3", "--topic", "orders:3")
+    try:
+        clients = [WireClient(f"{b['host']}:{b['port']}") for b in details["brokers"]]
+        for client in clients:
+            client.send("ApiVersions", 3, {"client_software_name": "wire",
+                                           "client_software_version": "1"})
+            client.send("Metadata", 12, {"topics": None})
+        for client in clients:
+            assert client.receive("ApiVersions", 3)[1].error_code == 0
+            metadata = client.receive("Metadata", 12)[1]
+            assert [t.name for t in metadata.topics] == ["orders"]
+            client.close()
+    finally:
+        assert stop_served(process) == 0
 
 
 def test_the_control_api_is_imported_when_its_port_is_asked_for(tmp_path):

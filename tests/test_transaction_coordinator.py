@@ -22,7 +22,7 @@ def coordinator() -> tuple[TransactionCoordinator, list[tuple[int, int, bool, li
     """A coordinator whose markers are recorded as (producer id, epoch, commit, partitions)."""
     written: list[tuple[int, int, bool, list]] = []
     txns = TransactionCoordinator(ProducerRegistry(), OffsetStore(), wall_ms=lambda: 1234)
-    txns.write_markers = lambda pid, epoch, commit, parts: written.append(
+    txns.write_markers = lambda pid, epoch, commit, parts, _coordinator_epoch: written.append(
         (pid, epoch, commit, list(parts)))
     return txns, written
 

@@ -49,7 +49,6 @@ from typing import Any, NamedTuple
 import trio
 
 from fakebroker.protocol.errors import error_code, error_name
-from fakebroker.protocol.framing import encode_response
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
 
@@ -209,6 +208,9 @@ class FaultRule:
                              "from Python, a callable taking a RequestView)")
         if self.api is None:
             raise FaultError("respond: needs api (an answer is of one API)")
+        # Checked by encoding it: the codec is imported for a rule with an answer, not at start.
+        from fakebroker.protocol.framing import encode_response
+
         spec = api_spec(self.api)
         low, high = self.versions or (spec.min_version, spec.max_stable_version)
         for version in range(max(low, spec.min_version), min(high, spec.max_stable_version) + 1):

@@ -14,18 +14,20 @@ import enum
 import functools
 from typing import Any
 
-from fakebroker.protocol.specs import error_table
-
 
 @functools.cache
 def _tables() -> tuple[dict[str, int], dict[int, str]]:
     """(code by name, name by code), read once."""
+    from fakebroker.protocol.specs import error_table  # the spec reader: with the first lookup
+
     rows = error_table()
     return {name: code for code, name, _ in rows}, {code: name for code, name, _ in rows}
 
 
 @functools.cache
 def _error_code_enum() -> type[enum.IntEnum]:
+    from fakebroker.protocol.specs import error_table
+
     return enum.IntEnum("ErrorCode", [(name, code) for code, name, _ in error_table()],
                         module=__name__)
 

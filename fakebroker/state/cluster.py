@@ -21,15 +21,17 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.protocol.records import assign_offsets, encode_marker
-from fakebroker.state.configs import TOPIC_DEFAULTS, InvalidConfigError, validate_topic_config
-from fakebroker.state.groups import Groups
 from fakebroker.state.log import PartitionLog
-from fakebroker.state.producers import ProducerRegistry
-from fakebroker.state.transactions import COORDINATOR_EPOCH, TransactionCoordinator
+
+if TYPE_CHECKING:
+    from fakebroker.state.groups import Groups
+    from fakebroker.state.producers import ProducerRegistry
+    from fakebroker.state.transactions import TransactionCoordinator
+    from fakebroker.timers import Timed
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
@@ -37,6 +39,8 @@ MAX_TOPIC_NAME = 249
 
 @dataclass(slots=True)
 class Broker:
+    """One broker: its id, where clients reach it, whether it is up."""
+
     id: int
     host: str
     port: int
@@ -47,6 +51,8 @@ class Broker:
 
 @dataclass(slots=True)
 class Partition:
+    """One partition of a topic: its leader, replicas, in-sync replicas and log."""
+
     topic: str
     index: int
     leader: int
@@ -61,6 +67,8 @@ class Partition:
 
 @dataclass(slots=True)
 class Topic:
+    """One topic: its id, partitions and the configs set on it."""
+
     name: str
     id: uuid.UUID
     partitions: list[Partition]
@@ -69,6 +77,8 @@ class Topic:
 
     def config(self, name: str) -> str:
         """The topic's value for config ``name``: set explicitly, or Kafka's default."""
+        from fakebroker.state.configs import TOPIC_DEFAULTS  # config table: on first use
+
         value = self.configs.get(name)
         return value if value is not None else str(TOPIC_DEFAULTS[name].default)
 
@@ -101,9 +111,12 @@ class Cluster:
     # these very values.
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
-    producers: ProducerRegistry = field(default_factory=ProducerRegistry)
-    groups: Groups = field(default_factory=Groups)
-    transactions: TransactionCoordinator = field(init=False)  # made from the settings
+    # ``producers``, ``groups`` and ``transactions`` are made on first use (a request or
+    # operation that needs them): a broker starts serving without importing their code.
+    _producers: ProducerRegistry | None = None
+    _groups: Groups | None = None
+    _transactions: TransactionCoordinator | None = None
+    _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
     _topic_seq: itertools.count = field(default_factory=itertools.count)
@@ -113,13 +126,56 @@ class Cluster:
     # topics, partitions and their leaders, epochs, replicas and ISR (``changed``).
     generation: int = 0
 
-    def __post_init__(self) -> None:
-        self.groups.consumer.partitions_of = lambda: {
-            name: len(t.partitions) for name, t in self.topics.items()}
-        self.transactions = TransactionCoordinator(
-            self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
-            self.settings.transaction_version)
-        self.transactions.write_markers = self.write_markers
+    @property
+    def producers(self) -> ProducerRegistry:
+        """Every producer id and its sequences, made on first use."""
+        if self._producers is None:
+            from fakebroker.state.producers import ProducerRegistry
+
+            self._producers = ProducerRegistry()
+        return self._producers
+
+    @property
+    def groups(self) -> Groups:
+        """Every group and committed offset, made on first use, with the group settings;
+        ``on_coordinator`` observers are told then."""
+        if self._groups is None:
+            from fakebroker.state.classic_groups import ClassicGroupCoordinator
+            from fakebroker.state.groups import Groups
+
+            self._groups = Groups(ClassicGroupCoordinator(
+                initial_rebalance_delay_ms=self.settings.group_initial_rebalance_delay_ms,
+                min_session_timeout_ms=self.settings.group_min_session_timeout_ms))
+            self._groups.consumer.partitions_of = lambda: {
+                name: len(t.partitions) for name, t in self.topics.items()}
+            self._made(self._groups)
+        return self._groups
+
+    @property
+    def transactions(self) -> TransactionCoordinator:
+        """The transaction coordinator, made on first use from the settings, over the
+        producers and the groups' offset store; ``on_coordinator`` observers are told then."""
+        if self._transactions is None:
+            from fakebroker.state.transactions import TransactionCoordinator
+
+            self._transactions = TransactionCoordinator(
+                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
+                self.settings.transaction_version)
+            self._transactions.write_markers = self.write_markers
+            self._made(self._transactions)
+        return self._transactions
+
+    def on_coordinator(self, observer: Callable[[Timed], None]) -> None:
+        """Call ``observer(coordinator)`` for the groups and the transaction coordinator
+        when each is made (at once for one made already): its timer starts with it."""
+        self._coordinator_observers.append(observer)
+        for made in (self._groups, self._transactions):
+            if made is not None:
+                observer(made)
+
+    def _made(self, coordinator: Timed) -> None:
+        for observer in self._coordinator_observers:
+            observer(coordinator)
 
     def changed(self) -> None:
         """Note a change to the metadata (answers kept for the old state are dropped)."""
@@ -186,6 +242,8 @@ class Cluster:
         check_topic_name(name)
         if name in self.topics:
             raise ClusterError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
+        if configs:  # the config table is imported when a topic is given configs
+            from fakebroker.state.configs import InvalidConfigError, validate_topic_config
         for key, value in (configs or {}).items():
             try:
                 validate_topic_config(key, value)
@@ -297,11 +355,13 @@ class Cluster:
         self._append_observers.append(observer)
 
     def write_markers(self, producer_id: int, producer_epoch: int, commit: bool,
-                      partitions: Iterable[tuple[str, int]],
-                      coordinator_epoch: int = COORDINATOR_EPOCH) -> dict[tuple[str, int], str]:
+                      partitions: Iterable[tuple[str, int]], coordinator_epoch: int
+                      ) -> dict[tuple[str, int], str]:
         """Append a transaction's commit or abort marker to each partition's log (Kafka's
         WriteTxnMarkers); wakes waiting fetches. Answers per partition NONE, or
         UNKNOWN_TOPIC_OR_PARTITION for one that no longer exists."""
+        from fakebroker.protocol.records import assign_offsets, encode_marker  # transactions'
+
         now_ms = time.time_ns() // 1_000_000
         results = {}
         for topic, index in partitions:

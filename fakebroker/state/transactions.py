@@ -80,7 +80,7 @@ class Transaction:
 
 
 # Writes the markers of a transaction: (producer id, epoch, commit, partitions).
-MarkerWriter = Callable[[int, int, bool, Iterable[TopicPartition]], None]
+MarkerWriter = Callable[[int, int, bool, Iterable[TopicPartition], int], object]
 
 
 class TransactionCoordinator:
@@ -269,7 +269,8 @@ class TransactionCoordinator:
             self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         else:
             marker_epoch = txn.producer_epoch
-        self.write_markers(old_id, marker_epoch, commit, sorted(txn.partitions))
+        self.write_markers(old_id, marker_epoch, commit, sorted(txn.partitions),
+                           COORDINATOR_EPOCH)
         for group_id in txn.groups:
             offsets = self.pending.get(group_id, {}).pop(old_id, None)
             if commit and offsets:

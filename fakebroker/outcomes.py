@@ -1,0 +1,59 @@
+"""What the request path hands back to the server for one request (``Outcome``), and the peer
+it came from: the words ``fakebroker.server`` and ``fakebroker.pipeline`` share.
+
+A module of their own so the server can start listening without importing the request path
+(decoding, faults, handlers): the pipeline is imported for a broker's first connection.
+
+Outcomes:
+
+* ``bytes`` or ``bytearray``: the answer frame, size prefix included, to write;
+* ``Throttled(frame, seconds)``: the answer frame, after which the connection's next answers
+  wait ``seconds`` (a fault's ``throttle_ms``: Kafka mutes a throttled channel, KIP-219);
+* ``None``: no answer (Produce with acks=0);
+* ``Close(reason)``: close the connection unanswered and log ``reason``.
+
+``WAIT`` is ``Pipeline.answer_now``'s word for a request it does not answer at once.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+import trio
+
+
+class Close(NamedTuple):
+    """Close the connection without answering; ``reason`` is logged."""
+
+    reason: str
+
+
+class Throttled(NamedTuple):
+    """An answer frame after which the connection's next answers wait ``seconds``."""
+
+    frame: bytes | bytearray
+    seconds: float
+
+
+Outcome = bytes | bytearray | Throttled | Close | None
+
+
+class Wait(enum.Enum):
+    """``answer_now``'s word for a request it does not answer: await ``answer`` instead."""
+
+    WAIT = "wait"
+
+
+WAIT = Wait.WAIT
+
+
+class Peer:
+    """The connection a request came on, as the pipeline needs it."""
+
+    __slots__ = ("connection_id", "host", "gone")
+
+    def __init__(self, connection_id: int, host: str) -> None:
+        self.connection_id = connection_id
+        self.host = host  # "/127.0.0.1": the client's address as Kafka reports it
+        self.gone = trio.Event()  # set when the peer closed its side
