@@ -1,6 +1,6 @@
 """FakeKafka's inspection API over a real Kafka broker, so one test body reads the same on
 either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``records``,
-``offsets``, ``group`` and ``committed``, answered by Kafka's own APIs.
+``offsets``, ``group``, ``committed`` and ``transactions``, answered by Kafka's own APIs.
 
 * topics, partitions, committed offsets, topic creation: confluent-kafka's ``AdminClient``
   (librdkafka), the way an application reads them;
@@ -13,6 +13,10 @@ either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``reco
   librdkafka's admin leaves out what tests read (a KIP-848 group's epoch, a member's regex).
   Kafka's describe APIs do not report a classic group's generation or leader: those are
   ``None`` here (a test reads them from the JoinGroup answer instead).
+* ``transactions``: ListTransactions, then DescribeTransactions at each id's coordinator, on
+  the wire. Kafka names a transaction's groups only as the ``__consumer_offsets`` partitions
+  their offsets go to, which cannot be turned back into group ids: ``groups`` is ``()``
+  here, and ``partitions`` leaves those internal partitions out, as the fake's.
 
 The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
 cluster before each test: every group's members are removed and the group deleted, every
@@ -35,6 +39,7 @@ from fakebroker.state.views import (
     GroupView,
     MemberView,
     PartitionOffsets,
+    TransactionView,
     assigned_partitions,
 )
 from tests.wire import WireClient
@@ -240,6 +245,34 @@ class RealCluster:
                            assigned_partitions(m.member_assignment) if consumer else {})
                 for m in classic.members))
 
+    def transactions(self) -> dict[str, TransactionView]:
+        """Every transactional id the broker knows, by id (ListTransactions in any state,
+        then DescribeTransactions at its coordinator): state, producer id and epoch, the
+        partitions of its ongoing transaction, its start time and timeout; ``groups`` is
+        ``()`` (see the module doc)."""
+        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+            listed = client.request("ListTransactions", 1, {
+                "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+        if listed.error_code != 0:
+            raise ClusterError(ErrorCode(listed.error_code).name, "ListTransactions")
+        views: dict[str, TransactionView] = {}
+        for txn_id in sorted(t.transactional_id for t in listed.transaction_states):
+            with WireClient(self._coordinator(txn_id, key_type=1),
+                            client_id="inspect") as client:
+                (described,) = client.request("DescribeTransactions", 0, {
+                    "transactional_ids": [txn_id]}).transaction_states
+            if described.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
+                continue  # expired between the two requests
+            if described.error_code != 0:
+                raise ClusterError(ErrorCode(described.error_code).name, txn_id)
+            views[txn_id] = TransactionView(
+                txn_id, described.transaction_state, described.producer_id,
+                described.producer_epoch,
+                tuple(sorted((t.topic, p) for t in described.topics
+                             if t.topic not in INTERNAL_TOPICS for p in t.partitions)),
+                (), described.transaction_start_time_ms, described.transaction_timeout_ms)
+        return views
+
     # -- a fresh cluster for each test ------------------------------------------------------
 
     def reset(self, topics: Mapping[str, TopicSpec] | None = None) -> None:
@@ -336,9 +369,12 @@ class RealCluster:
         leader = metadata.brokers[found.partitions[partition].leader]
         return f"{leader.host}:{leader.port}"
 
-    def _coordinator(self, group_id: str) -> str:
+    def _coordinator(self, key: str, key_type: int = 0) -> str:
+        """host:port of a group's (``key_type`` 0) or transactional id's (1) coordinator."""
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
-            found = client.request("FindCoordinator", 3, {"key": group_id, "key_type": 0})
+            found = wait_for(lambda: (answer := client.request("FindCoordinator", 3, {
+                "key": key, "key_type": key_type})).error_code
+                != ErrorCode.COORDINATOR_NOT_AVAILABLE and answer, f"a coordinator of {key}")
         if found.error_code != 0:
             raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
         return f"{found.host}:{found.port}"

@@ -273,6 +273,23 @@ def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(kafka
         consumer.close()
 
 
+def test_transactions_shows_an_ongoing_transaction_then_its_outcome(kafka):
+    transactional_id = new_id("viewed")
+    producer = transactional_producer(kafka, transactional_id,
+                                      **{"transaction.timeout.ms": 20_000})
+    producer.begin_transaction()
+    produce_values(producer, ["seen-0", "seen-1"])
+    producer.flush(30)
+    ongoing = kafka.transactions()[transactional_id]
+    assert (ongoing.state, ongoing.partitions) == ("Ongoing", (("orders", 0), ("orders", 1)))
+    assert ongoing.producer_id >= 0 and ongoing.timeout_ms == 20_000
+    assert ongoing.start_time_ms > 0
+    producer.commit_transaction(30)
+    ended = eventually(lambda: (view := kafka.transactions()[transactional_id]).state
+                       == "CompleteCommit" and view, "the commit completed")
+    assert (ended.producer_id, ended.partitions) == (ongoing.producer_id, ())
+
+
 # -- what a test sees of transactions on the fake ---------------------------------------------
 
 
