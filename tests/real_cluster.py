@@ -247,7 +247,7 @@ class RealCluster:
 
     def transactions(self) -> dict[str, TransactionView]:
         """Every transactional id the broker knows, by id (ListTransactions in any state,
-        then DescribeTransactions at its coordinator): state, producer id and epoch, the
+        then DescribeTransactions at their coordinators): state, producer id and epoch, the
         partitions of its ongoing transaction, its start time and timeout; ``groups`` is
         ``()`` (see the module doc)."""
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
@@ -255,23 +255,35 @@ class RealCluster:
                 "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
         if listed.error_code != 0:
             raise ClusterError(ErrorCode(listed.error_code).name, "ListTransactions")
+        ids = sorted(t.transactional_id for t in listed.transaction_states)
+        at: dict[str, list[str]] = {}  # coordinator -> its ids
+        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+            for start in range(0, len(ids), 100):
+                found = client.request("FindCoordinator", 4, {
+                    "key_type": 1, "coordinator_keys": ids[start:start + 100]}).coordinators
+                for coordinator in found:
+                    if coordinator.error_code != 0:
+                        raise ClusterError(ErrorCode(coordinator.error_code).name,
+                                           coordinator.key)
+                    at.setdefault(f"{coordinator.host}:{coordinator.port}", []).append(
+                        coordinator.key)
         views: dict[str, TransactionView] = {}
-        for txn_id in sorted(t.transactional_id for t in listed.transaction_states):
-            with WireClient(self._coordinator(txn_id, key_type=1),
-                            client_id="inspect") as client:
-                (described,) = client.request("DescribeTransactions", 0, {
-                    "transactional_ids": [txn_id]}).transaction_states
-            if described.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
-                continue  # expired between the two requests
-            if described.error_code != 0:
-                raise ClusterError(ErrorCode(described.error_code).name, txn_id)
-            views[txn_id] = TransactionView(
-                txn_id, described.transaction_state, described.producer_id,
-                described.producer_epoch,
-                tuple(sorted((t.topic, p) for t in described.topics
-                             if t.topic not in INTERNAL_TOPICS for p in t.partitions)),
-                (), described.transaction_start_time_ms, described.transaction_timeout_ms)
-        return views
+        for address, keys in at.items():
+            with WireClient(address, client_id="inspect") as client:
+                described = client.request("DescribeTransactions", 0, {
+                    "transactional_ids": keys}).transaction_states
+            for txn in described:
+                if txn.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
+                    continue  # expired between the two requests
+                if txn.error_code != 0:
+                    raise ClusterError(ErrorCode(txn.error_code).name, txn.transactional_id)
+                views[txn.transactional_id] = TransactionView(
+                    txn.transactional_id, txn.transaction_state, txn.producer_id,
+                    txn.producer_epoch,
+                    tuple(sorted((t.topic, p) for t in txn.topics
+                                 if t.topic not in INTERNAL_TOPICS for p in t.partitions)),
+                    (), txn.transaction_start_time_ms, txn.transaction_timeout_ms)
+        return dict(sorted(views.items()))
 
     # -- a fresh cluster for each test ------------------------------------------------------
 
@@ -369,12 +381,9 @@ class RealCluster:
         leader = metadata.brokers[found.partitions[partition].leader]
         return f"{leader.host}:{leader.port}"
 
-    def _coordinator(self, key: str, key_type: int = 0) -> str:
-        """host:port of a group's (``key_type`` 0) or transactional id's (1) coordinator."""
+    def _coordinator(self, group_id: str) -> str:
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
-            found = wait_for(lambda: (answer := client.request("FindCoordinator", 3, {
-                "key": key, "key_type": key_type})).error_code
-                != ErrorCode.COORDINATOR_NOT_AVAILABLE and answer, f"a coordinator of {key}")
+            found = client.request("FindCoordinator", 3, {"key": group_id, "key_type": 0})
         if found.error_code != 0:
             raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
         return f"{found.host}:{found.port}"
