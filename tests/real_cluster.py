@@ -1,6 +1,6 @@
 """FakeKafka's inspection API over a real Kafka broker, so one test body reads the same on
 either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``records``,
-``offsets``, ``group`` and ``committed``, answered by Kafka's own APIs.
+``offsets``, ``group``, ``committed`` and ``transactions``, answered by Kafka's own APIs.
 
 * topics, partitions, committed offsets, topic creation: confluent-kafka's ``AdminClient``
   (librdkafka), the way an application reads them;
@@ -13,6 +13,10 @@ either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``reco
   librdkafka's admin leaves out what tests read (a KIP-848 group's epoch, a member's regex).
   Kafka's describe APIs do not report a classic group's generation or leader: those are
   ``None`` here (a test reads them from the JoinGroup answer instead).
+* ``transactions``: ListTransactions, then DescribeTransactions at each id's coordinator, on
+  the wire. Kafka names a transaction's groups only as the ``__consumer_offsets`` partitions
+  their offsets go to, which cannot be turned back into group ids: ``groups`` is ``()``
+  here, and ``partitions`` leaves those internal partitions out, as the fake's.
 
 The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
 cluster before each test: every group's members are removed and the group deleted, every
@@ -35,6 +39,7 @@ from fakebroker.state.views import (
     GroupView,
     MemberView,
     PartitionOffsets,
+    TransactionView,
     assigned_partitions,
 )
 from tests.wire import WireClient
@@ -239,6 +244,46 @@ class RealCluster:
                 MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host,
                            assigned_partitions(m.member_assignment) if consumer else {})
                 for m in classic.members))
+
+    def transactions(self) -> dict[str, TransactionView]:
+        """Every transactional id the broker knows, by id (ListTransactions in any state,
+        then DescribeTransactions at their coordinators): state, producer id and epoch, the
+        partitions of its ongoing transaction, its start time and timeout; ``groups`` is
+        ``()`` (see the module doc)."""
+        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+            listed = client.request("ListTransactions", 1, {
+                "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+        if listed.error_code != 0:
+            raise ClusterError(ErrorCode(listed.error_code).name, "ListTransactions")
+        ids = sorted(t.transactional_id for t in listed.transaction_states)
+        at: dict[str, list[str]] = {}  # coordinator -> its ids
+        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+            for start in range(0, len(ids), 100):
+                found = client.request("FindCoordinator", 4, {
+                    "key_type": 1, "coordinator_keys": ids[start:start + 100]}).coordinators
+                for coordinator in found:
+                    if coordinator.error_code != 0:
+                        raise ClusterError(ErrorCode(coordinator.error_code).name,
+                                           coordinator.key)
+                    at.setdefault(f"{coordinator.host}:{coordinator.port}", []).append(
+                        coordinator.key)
+        views: dict[str, TransactionView] = {}
+        for address, keys in at.items():
+            with WireClient(address, client_id="inspect") as client:
+                described = client.request("DescribeTransactions", 0, {
+                    "transactional_ids": keys}).transaction_states
+            for txn in described:
+                if txn.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND:
+                    continue  # expired between the two requests
+                if txn.error_code != 0:
+                    raise ClusterError(ErrorCode(txn.error_code).name, txn.transactional_id)
+                views[txn.transactional_id] = TransactionView(
+                    txn.transactional_id, txn.transaction_state, txn.producer_id,
+                    txn.producer_epoch,
+                    tuple(sorted((t.topic, p) for t in txn.topics
+                                 if t.topic not in INTERNAL_TOPICS for p in t.partitions)),
+                    (), txn.transaction_start_time_ms, txn.transaction_timeout_ms)
+        return dict(sorted(views.items()))
 
     # -- a fresh cluster for each test ------------------------------------------------------
 

@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from tests.real_cluster import wait_for as eventually
-from tests.test_wire_transactions import READ_COMMITTED, coordinator, describe, latest
+from tests.test_wire_transactions import READ_COMMITTED, latest
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"input": 1, "orders": 2})
@@ -259,9 +259,8 @@ def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(kafka
     producer.begin_transaction()
     produce_values(producer, ["late-0", "late-1"])
     producer.flush(30)
-    with coordinator(kafka, transactional_id) as client:  # Kafka looks every 10 s
-        eventually(lambda: describe(client, transactional_id).transaction_state
-                   == "CompleteAbort", "the timed-out transaction aborted", timeout=30)
+    eventually(lambda: kafka.transactions()[transactional_id].state == "CompleteAbort",
+               "the timed-out transaction aborted", timeout=30)  # Kafka looks every 10 s
     with pytest.raises(KafkaException) as refused:
         producer.commit_transaction(30)
     error = refused.value.args[0]
@@ -271,6 +270,23 @@ def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(kafka
         assert consume_all(consumer, 0, quiet=1) == []
     finally:
         consumer.close()
+
+
+def test_transactions_shows_an_ongoing_transaction_then_its_outcome(kafka):
+    transactional_id = new_id("viewed")
+    producer = transactional_producer(kafka, transactional_id,
+                                      **{"transaction.timeout.ms": 20_000})
+    producer.begin_transaction()
+    produce_values(producer, ["seen-0", "seen-1"])
+    producer.flush(30)
+    ongoing = kafka.transactions()[transactional_id]
+    assert (ongoing.state, ongoing.partitions) == ("Ongoing", (("orders", 0), ("orders", 1)))
+    assert ongoing.producer_id >= 0 and ongoing.timeout_ms == 20_000
+    assert ongoing.start_time_ms > 0
+    producer.commit_transaction(30)
+    ended = eventually(lambda: (view := kafka.transactions()[transactional_id]).state
+                       == "CompleteCommit" and view, "the commit completed")
+    assert (ended.producer_id, ended.partitions) == (ongoing.producer_id, ())
 
 
 # -- what a test sees of transactions on the fake ---------------------------------------------

@@ -6,13 +6,20 @@ README.md's cookbook shows these tests as they are (tests/test_readme.py checks 
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 
-from tests.clients.consumers import CLIENTS, start_consumer
-from tests.clients.java import compile_harness
-from tests.clients.producers import commit_offset, produce
+from tests.clients.consumers import CLIENTS, read_committed, start_consumer
+from tests.clients.java import DEFAULT_CLIENT_VERSION, compile_harness
+from tests.clients.producers import (
+    TRANSACTIONAL_CLIENTS,
+    TransactionalProducer,
+    TransactionFailed,
+    commit_offset,
+    produce,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -22,6 +29,27 @@ def client(request) -> str:
     if request.param == "java":
         compile_harness()  # fails (not skips) when the Java client is not installed
     return request.param
+
+
+@pytest.fixture(params=TRANSACTIONAL_CLIENTS)
+def txn_client(request) -> str:
+    if request.param == "java":
+        compile_harness()  # fails (not skips) when the Java client is not installed
+    return request.param
+
+
+# What each client calls a producer fenced by a newer epoch of its transactional id.
+FENCED = {"confluent-kafka": "_FENCED", "kafka-python": "ProducerFencedError",
+          "java": "ProducerFencedException"}
+
+
+def too_late(client: str) -> str:
+    """What a client calls its commit after the timeout's abort: fenced (the abort bumped the
+    epoch), but under transactions v2 (the Java 4.x client; EndTxn v5) Kafka takes the old
+    epoch for a retry of the abort's end, and a commit of it is INVALID_TXN_STATE."""
+    if client == "java" and not DEFAULT_CLIENT_VERSION.startswith("3."):
+        return "InvalidTxnStateException"
+    return FENCED[client]
 
 
 def values(count: int, start: int = 0) -> list[bytes]:
@@ -34,6 +62,15 @@ def wait_until(condition, timeout: float = 15):
     while not (result := condition()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return result
+
+
+def refusal(call) -> TransactionFailed | None:
+    """Call ``call()``: how it was refused, or None."""
+    try:
+        call()
+    except TransactionFailed as refused:
+        return refused
+    return None
 
 
 def consumed_values(consumed) -> list[bytes]:
@@ -154,3 +191,108 @@ def test_an_idempotent_producer_survives_a_lost_ack_without_duplicates(fake_kafk
     consumer = start_consumer(client, fake_kafka.bootstrap_servers, "orders", "after-lost-ack")
     assert consumed_values(consumer.wait_for(20)) == values(20)
     consumer.stop()
+
+
+# cookbook: transaction coordinator moved
+@pytest.mark.fake_only("moves the transaction coordinator to another broker")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
+def test_a_transaction_follows_its_moved_coordinator(kafka, txn_client):
+    producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "mover")
+    producer.begin()
+    producer.send("orders", values(10))
+    kafka.move_coordinator("mover")  # the old coordinator answers NOT_COORDINATOR now
+    producer.send("orders", values(10, start=10))
+    producer.commit()  # finds the new coordinator, and commits there
+    producer.close()
+    assert kafka.journal(error="NOT_COORDINATOR")
+    assert kafka.transactions()["mover"].state == "CompleteCommit"
+    assert sorted(read_committed(kafka.bootstrap_servers, "orders", 20),
+                  key=lambda v: int(v[1:])) == values(20)  # each committed record once
+
+
+# cookbook: EndTxn answer lost
+@pytest.mark.fake_only("drops EndTxn's answer")
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_a_commit_whose_answer_is_lost_is_retried_and_applied_once(kafka, txn_client):
+    lost = kafka.faults.add(api="EndTxn", transactional_id="ledger", apply_then=True,
+                            drop=True)
+    producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "ledger")
+    producer.begin()
+    producer.send("orders", values(10))
+    producer.commit()  # committed, its answer lost; the retry is told it succeeded
+    producer.begin()
+    producer.send("orders", values(10, start=10))
+    producer.commit()
+    producer.close()
+    assert lost.hits == 1 and len(kafka.journal(api="EndTxn")) == 3
+    stored = [r for p in range(2) for r in kafka.records("orders", p)]
+    assert sorted((r.value for r in stored), key=lambda v: int(v[1:])) == values(20)
+    assert {r.transaction for r in stored} == {"committed"}  # in the log once, committed
+    assert sorted(read_committed(kafka.bootstrap_servers, "orders", 20),
+                  key=lambda v: int(v[1:])) == values(20)
+
+
+# cookbook: zombie fenced
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_a_second_instance_fences_the_zombie(kafka, txn_client):
+    zombie = TransactionalProducer(txn_client, kafka.bootstrap_servers, "payments")
+    zombie.begin()
+    zombie.send("orders", values(5))  # in the log, its transaction open
+    successor = TransactionalProducer(txn_client, kafka.bootstrap_servers, "payments")
+    successor.begin()  # its InitProducerId aborted the zombie's transaction, epoch bumped
+    successor.send("orders", values(10, start=5))
+    successor.commit()
+    with pytest.raises(TransactionFailed) as refused:
+        zombie.commit()
+    assert refused.value.name == FENCED[txn_client] and refused.value.fatal
+    zombie.close()
+    successor.close()
+    assert sorted(read_committed(kafka.bootstrap_servers, "orders", 10),
+                  key=lambda v: int(v[1:])) == values(10, start=5)  # none of the zombie's
+    outcomes = [r.transaction for p in range(2) for r in kafka.records("orders", p)]
+    assert sorted(outcomes) == ["aborted"] * 5 + ["committed"] * 10
+
+
+# cookbook: transaction timed out
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_a_transaction_past_its_timeout_is_aborted(kafka, txn_client):
+    producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "slowpoke",
+                                     **{"transaction.timeout.ms": 3000})
+    producer.begin()
+    producer.send("orders", values(5))
+    assert wait_until(lambda: kafka.transactions()["slowpoke"].state == "CompleteAbort",
+                      timeout=30)  # the fake aborts at the deadline; Kafka looks every 10 s
+    with pytest.raises(TransactionFailed) as refused:
+        producer.commit()  # the abort bumped the epoch first: this producer is fenced
+    assert refused.value.name == too_late(txn_client) and refused.value.fatal
+    producer.close()
+    assert read_committed(kafka.bootstrap_servers, "orders", 0) == []
+    assert [r.transaction for p in range(2) for r in kafka.records("orders", p)] == [
+        "aborted"] * 5
+
+
+# cookbook: commit races the timeout
+@pytest.mark.fake_only("holds EndTxn until the timeout fired")
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_a_commit_that_loses_the_race_with_the_timeout_is_fenced(kafka, txn_client):
+    held = kafka.faults.add(api="EndTxn", transactional_id="racer", hold=True)
+    producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "racer",
+                                     **{"transaction.timeout.ms": 3000})
+    producer.begin()
+    producer.send("orders", values(5))
+    refusals: list[TransactionFailed | None] = []
+    committing = threading.Thread(target=lambda: refusals.append(refusal(producer.commit)))
+    committing.start()
+    held.wait(1, timeout=30)  # the commit is on its way, parked at the coordinator
+    assert wait_until(lambda: kafka.transactions()["racer"].state == "CompleteAbort")
+    held.release()  # the commit arrives after the timeout's abort bumped the epoch
+    committing.join(60)
+    assert refusals[0] is not None and refusals[0].name == too_late(txn_client)
+    late = kafka.journal(api="EndTxn")[-1]  # as Kafka answers each EndTxn version:
+    assert list(late.errors) == ["INVALID_PRODUCER_EPOCH" if late.version < 2  # KIP-588
+                                 else "PRODUCER_FENCED" if late.version < 5 else
+                                 "INVALID_TXN_STATE"]  # v5: transactions v2 (KIP-890)
+    producer.close()
+    assert read_committed(kafka.bootstrap_servers, "orders", 0) == []
+    assert [r.transaction for p in range(2) for r in kafka.records("orders", p)] == [
+        "aborted"] * 5

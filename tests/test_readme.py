@@ -17,7 +17,7 @@ def cookbook_blocks(language: str) -> list[str]:
 def test_every_cookbook_python_example_is_a_test_of_the_cookbook():
     tests = (ROOT / "tests" / "test_cookbook.py").read_text()
     examples = cookbook_blocks("python")
-    assert len(examples) == tests.count("# cookbook: ") == 7
+    assert len(examples) == tests.count("# cookbook: ") == 12
     for example in examples:
         assert example in tests, example.splitlines()[1]
 
@@ -25,7 +25,7 @@ def test_every_cookbook_python_example_is_a_test_of_the_cookbook():
 def test_every_cookbook_scenario_file_is_one_the_tests_run():
     files = {p.read_text() for p in (ROOT / "tests" / "scenarios").glob("*.toml")}
     examples = cookbook_blocks("toml")
-    assert len(examples) == len(files) == 7
+    assert len(examples) == len(files) == 9
     assert set(examples) == files
 
 

@@ -1,6 +1,9 @@
 """The cookbook's CI scenario files (tests/scenarios/*.toml), each run by ``fakebroker serve
 --scenario`` with a real confluent-kafka producer and group consumer: every record arrives,
-every fault in the file was applied, the journal shows it."""
+every fault in the file was applied, the journal shows it. A scenario naming the
+transactional id ``cookbook-tx`` is run with a confluent-kafka transactional producer of that
+id and a read_committed group consumer: every committed record arrives exactly once, an
+aborted transaction's never."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pytest
 
 from fakebroker.control.ctl import call
 from tests.clients.consumers import start_consumer
-from tests.clients.producers import produce
+from tests.clients.producers import TransactionalProducer, produce
 from tests.conftest import start_served, stop_served
 
 if sys.version_info >= (3, 11):
@@ -20,6 +23,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
+TRANSACTIONAL_ID = "cookbook-tx"
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.toml"))
 pytestmark = pytest.mark.timeout(120)
 
@@ -34,6 +38,9 @@ def test_a_consumer_recovers_from_the_scenario(tmp_path, scenario):
     process, details = start_served(tmp_path, "--scenario", str(scenario),
                                     "--control-port", "0")
     started = time.monotonic()
+    if TRANSACTIONAL_ID in scenario.read_text():
+        run_transactions(process, details, declared, started)
+        return
     try:
         bootstrap, url = details["bootstrap_servers"], details["control_url"]
         produce(bootstrap, "orders", values(20))
@@ -50,5 +57,37 @@ def test_a_consumer_recovers_from_the_scenario(tmp_path, scenario):
         assert call(url, "GET", "/journal?faulted=true")
         partitions = call(url, "GET", "/cluster")["topics"]["orders"]["partitions"]
         assert sum(p["high_watermark"] for p in partitions) == 40  # no record stored twice
+    finally:
+        stop_served(process)
+
+
+def run_transactions(process, details: dict, declared: dict, started: float) -> None:
+    """A transaction open across the timeline's steps, committed after them, then one
+    aborted: a read_committed consumer gets the committed records exactly once."""
+    try:
+        bootstrap, url = details["bootstrap_servers"], details["control_url"]
+        producer = TransactionalProducer("confluent-kafka", bootstrap, TRANSACTIONAL_ID)
+        producer.begin()
+        producer.send("orders", values(20))
+        last_step = max((s["at_ms"] for s in declared.get("timeline", [])), default=0)
+        time.sleep(max(0.0, started + last_step / 1000 + 0.3 - time.monotonic()))
+        producer.send("orders", values(20, start=20))
+        producer.commit()
+        producer.begin()
+        producer.send("orders", values(5, start=100))
+        producer.abort()
+        producer.close()
+        consumer = start_consumer("confluent-kafka", bootstrap, "orders", "cookbook",
+                                  **{"isolation.level": "read_committed",
+                                     "heartbeat.interval.ms": 500})
+        consumer.wait_for_values(values(40))
+        time.sleep(1)  # and nothing more comes
+        consumed = consumer.stop()
+        assert sorted((v for _, _, v in consumed), key=lambda v: int(v[1:])) == values(40)
+        faults = call(url, "GET", "/faults")
+        assert [f["hits"] for f in faults] == [f.get("count", 1) for f in declared["faults"]]
+        assert call(url, "GET", "/journal?faulted=true")
+        assert call(url, "GET", "/cluster")["transactions"][TRANSACTIONAL_ID]["state"] == \
+            "CompleteAbort"
     finally:
         stop_served(process)

@@ -219,3 +219,28 @@ def start_consumer(client: str, bootstrap: str, topic: str, group: str,
     consumer = ThreadConsumer(client, bootstrap, topic, group, config)
     consumer.start()
     return consumer
+
+
+def read_committed(bootstrap: str, topic: str, count: int, quiet: float = 1.0,
+                   timeout: float = 30) -> list[bytes]:
+    """Every value of ``topic`` a read_committed confluent-kafka consumer reads from the
+    start (no group), once ``count`` arrived and nothing more came for ``quiet`` seconds."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "read-committed",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    seen: list[bytes] = []
+    deadline, last = time.monotonic() + timeout, time.monotonic()
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                seen.append(message.value())
+                last = time.monotonic()
+            elif len(seen) >= count and time.monotonic() - last > quiet:
+                break
+    finally:
+        consumer.close()
+    return seen

@@ -125,6 +125,12 @@
 //   admin-update-features --bootstrap B --feature NAME=LEVEL [--feature ...] [--downgrade]
 //       updateFeatures: each to LEVEL (UPGRADE, or SAFE_DOWNGRADE with --downgrade)
 //       -> {"updated":{"<feature>":level}}
+//   txn-session          --bootstrap B --transactional-id ID
+//       a transactional producer (transactional.id=ID; bare props win), driven by lines on stdin:
+//       "begin", "send T START COUNT" (values v<START>.., waits for every ack), "commit",
+//       "abort"; initTransactions first. "stop" or end of file closes it.
+//       -> {"ok":"init"|<command>} after each, or {"failed":<command>,"error":<exception's
+//          simple name>,"fatal":<not a RetriableException>,"message"}
 //   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
 //
 // A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
@@ -250,6 +256,7 @@ public final class Harness {
                 case "admin-update-features": adminUpdateFeatures(a); break;
                 case "txn-produce": txnProduce(a); break;
                 case "txn-copy": txnCopy(a); break;
+                case "txn-session": txnSession(a); break;
                 case "warmup": warmup(a); break;
                 default: throw new IllegalArgumentException("unknown subcommand: " + argv[0]);
             }
@@ -313,6 +320,57 @@ public final class Harness {
                 emit(obj("partition", md.partition(), "offset", md.offset(), "timestamp", md.timestamp()));
             }
             emit(obj("done", count));
+        }
+    }
+
+    static void txnSession(Args a) throws Exception {
+        a.allow("bootstrap", "transactional-id", "timeout-ms");
+        Properties p = new Properties();
+        p.setProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(a.timeoutMs()));
+        p.setProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG, a.req("transactional-id"));
+        p.putAll(a.clientProps()); // given props win
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try (Closer<KafkaProducer<byte[], byte[]>> c = new Closer<>(new KafkaProducer<>(p), CLOSE_TIMEOUT)) {
+            KafkaProducer<byte[], byte[]> producer = c.client;
+            String command = "init";
+            String line = null;
+            do {
+                try {
+                    String[] words = command.split(" ");
+                    switch (words[0]) {
+                        case "init": producer.initTransactions(); break;
+                        case "begin": producer.beginTransaction(); break;
+                        case "commit": producer.commitTransaction(); break;
+                        case "abort": producer.abortTransaction(); break;
+                        case "send": {
+                            int start = Integer.parseInt(words[2]);
+                            int count = Integer.parseInt(words[3]);
+                            List<Future<RecordMetadata>> futures = new ArrayList<>(count);
+                            for (int i = start; i < start + count; i++) {
+                                futures.add(producer.send(new ProducerRecord<>(words[1], utf8("v" + i))));
+                            }
+                            for (Future<RecordMetadata> f : futures) {
+                                f.get(a.timeoutMs(), TimeUnit.MILLISECONDS);
+                            }
+                            break;
+                        }
+                        default: throw new IllegalArgumentException("unknown command: " + command);
+                    }
+                    emit(obj("ok", words[0]));
+                } catch (IllegalArgumentException e) {
+                    throw e;
+                } catch (Exception e) {
+                    Throwable cause = unwrap(e);
+                    emit(obj("failed", command.split(" ")[0], "error", cause.getClass().getSimpleName(),
+                            "fatal", !(cause instanceof org.apache.kafka.common.errors.RetriableException),
+                            "message", String.valueOf(cause.getMessage())));
+                }
+                OUT.flush();
+                line = stdin.readLine();
+                command = line == null || line.trim().equals("stop") ? null : line.trim();
+            } while (command != null);
         }
     }
 
