@@ -20,6 +20,7 @@ from tests.spark_support import (
 
 require_spark_with_connector()
 
+from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewPartitions  # noqa: E402
 
 from examples import event_totals  # noqa: E402
@@ -443,3 +444,80 @@ def test_a_failed_micro_batch_runs_again_on_restart_and_may_publish_twice(
     assert totals[:len(before)] == before
     assert sorted(totals[len(before):]) == sorted(expected_totals(produced).items())
     assert len(before) < USERS  # the failed task's users were not published the first time
+
+
+# -- transactions: read_committed through the connector -------------------------------------
+
+
+def transactional_producer(kafka, transactional_id: str) -> Producer:
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers,
+                         "transactional.id": transactional_id, "linger.ms": 5})
+    producer.init_transactions(30)
+    return producer
+
+
+def in_transaction(producer: Producer, evts: list[dict]) -> None:
+    """Begins a transaction and produces ``evts`` in it (flushed, neither committed nor
+    aborted)."""
+    producer.begin_transaction()
+    for key, value in as_records(evts):
+        producer.produce("events", key=key, value=value)
+    assert producer.flush(30) == 0
+
+
+def committed_aborted_and_open(kafka) -> tuple[Producer, list[dict], list[dict], list[dict]]:
+    """A transactional producer commits 120 events, aborts 40, commits 60 more, then leaves 30
+    in an open transaction. Returns (the producer, committed, aborted, open events)."""
+    committed, aborted = events(USERS, 120), events(USERS, 40, first=120)
+    also_committed, still_open = events(USERS, 60, first=160), events(USERS, 30, first=220)
+    producer = transactional_producer(kafka, "spark-txn")
+    in_transaction(producer, committed)
+    producer.commit_transaction(30)
+    in_transaction(producer, aborted)
+    producer.abort_transaction(30)
+    in_transaction(producer, also_committed)
+    producer.commit_transaction(30)
+    in_transaction(producer, still_open)
+    return producer, committed + also_committed, aborted, still_open
+
+
+def batch_read(spark, kafka, **options: str) -> list[dict]:
+    rows = (spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", kafka.bootstrap_servers)
+            .options(subscribe="events", startingOffsets="earliest", endingOffsets="latest")
+            .options(**options).load().select("value").collect())
+    return [json.loads(bytes(r.value)) for r in rows]
+
+
+def amounts(evts: list[dict]) -> list[int]:
+    return sorted(e["amount"] for e in evts)
+
+
+@pytest.mark.fake_kafka(topics=TOPICS)
+def test_a_read_committed_batch_read_yields_no_aborted_or_open_record(spark_kafka, fake_kafka):
+    producer, committed, aborted, still_open = committed_aborted_and_open(fake_kafka)
+    try:
+        read = batch_read(spark_kafka, fake_kafka, **{"kafka.isolation.level": "read_committed"})
+        assert amounts(read) == amounts(committed)  # each committed record once, nothing else
+        # the same read at the default read_uncommitted yields the aborted records (and the
+        # open ones, up to the high watermark)
+        uncommitted = batch_read(spark_kafka, fake_kafka)
+        assert amounts(uncommitted) == amounts(committed + aborted + still_open)
+    finally:
+        producer.abort_transaction(30)
+
+
+@pytest.mark.fake_kafka(topics=TOPICS)
+def test_a_read_committed_query_stops_at_an_open_transaction_and_reads_it_once_committed(
+        spark_kafka, fake_kafka, tmp_path):
+    producer, committed, _, still_open = committed_aborted_and_open(fake_kafka)
+    read_committed = {"kafka.isolation.level": "read_committed"}
+    try:
+        assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path, **read_committed)) == \
+            len(committed)
+        assert newest(spark_kafka, fake_kafka) == expected_totals(committed)
+    finally:
+        producer.commit_transaction(30)
+    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path, **read_committed)) == \
+        len(still_open)
+    assert newest(spark_kafka, fake_kafka) == expected_totals(committed + still_open)
