@@ -84,6 +84,14 @@ BASE_PROPERTIES: dict[str, str] = {
     "group.initial.rebalance.delay.ms": "0",
     "auto.create.topics.enable": "true",
     "num.partitions": "1",
+    # Time retention is never checked during a run: tests write records stamped 2023 (fixed
+    # timestamps they assert), which Kafka's 7-day retention deletes at its checks (the first
+    # 30 s after start, log.initial.task.delay.ms, then every 5 minutes), so a test running
+    # then read its records and found the log empty afterwards (seen in CI; reproduced: five
+    # such records gone 45 s after start). The fake deletes nothing by time; topic configs
+    # (retention.ms) keep Kafka's defaults, so DescribeConfigs still answers them.
+    "log.initial.task.delay.ms": str(24 * 3600 * 1000),
+    "log.retention.check.interval.ms": str(24 * 3600 * 1000),
 }
 
 
