@@ -28,6 +28,7 @@ from tests.clients.java import NETWORK_DEBUG, run_harness, run_harness_full, sta
 from tests.clients.process import GroupMember
 from tests.clients.streams import start_word_count
 from tests.real_cluster import RealCluster
+from tests.real_cluster import wait_for as eventually
 
 Kafka = FakeKafka | RealCluster  # what the `kafka` fixture gives (tests/dual.py)
 
@@ -245,9 +246,11 @@ def test_java_consume_transform_produce_is_exactly_once_across_a_crash(kafka, ja
     output = read(kafka, "shouted", client_version=java_client)
     assert sorted((r["key"], r["value"]) for r in output) == sorted(
         (f"k{i}", f"V{i}") for i in range(60))
-    for partition in range(2):
-        assert kafka.committed(f"shouter-{java_client}", "orders", partition) == \
-            kafka.offsets("orders", partition)[1]
+    # Kafka writes a commit's markers after EndTxn answers: its offsets show once they land.
+    ends = {partition: kafka.offsets("orders", partition)[1] for partition in range(2)}
+    eventually(lambda: ends == {partition: kafka.committed(f"shouter-{java_client}", "orders",
+                                                           partition) for partition in range(2)},
+               f"the group's offsets at the input's ends {ends}")
     # The crashed transaction's records are still in the log, aborted: read_uncommitted sees them.
     uncommitted = read(kafka, "shouted", "read_uncommitted", java_client)
     assert len(uncommitted) == 60 + 25 - before
@@ -298,7 +301,8 @@ def test_java_zombie_copier_is_fenced_by_its_successor(kafka, java_client, wakes
 
     output = read(kafka, "shouted", client_version=java_client)
     assert sorted(r["value"] for r in output) == sorted(f"V{i}" for i in range(20))
-    assert kafka.committed(name, "orders", 0) == 20
+    eventually(lambda: kafka.committed(name, "orders", 0) == 20,
+               "the offsets committed with the output")
     # The zombie's records sent before its pause, aborted, then the successor's 20 (what it
     # sends after waking is refused).
     assert [r.transaction for r in kafka.records("shouted", 0)] == [
