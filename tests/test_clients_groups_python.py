@@ -74,8 +74,8 @@ class Member(threading.Thread):
         consumer = KafkaConsumer(bootstrap_servers=self.kafka.bootstrap_servers,
                                  group_id=self.group, auto_offset_reset="earliest",
                                  enable_auto_commit=False)
-        consumer.partitions_for_topic(TOPIC)  # see tests/clients/consumers.py: the leader
-        consumer.subscribe([TOPIC])           # must hold the topic's metadata when it assigns
+        consumer.subscribe([TOPIC])           # see tests/clients/consumers.py: the leader
+        consumer.partitions_for_topic(TOPIC)  # must hold the topic's metadata when it assigns
         while not self.stopping.is_set():
             batches = consumer.poll(timeout_ms=200)
             for records in batches.values():

@@ -120,13 +120,16 @@ class ThreadConsumer(threading.Thread):
             bootstrap_servers=self.bootstrap, group_id=self.group,
             auto_offset_reset="earliest", enable_auto_commit=False,
             **{names[k]: v for k, v in self.config.items()})
-        # kafka-python 3.0's group leader assigns from the metadata it holds when the join
+        # kafka-python 3.0.12's group leader assigns from the metadata it holds when the join
         # answer comes; with no rebalance delay that can be before its first Metadata answer,
         # and it then assigns nothing ("No partition metadata") and does not rejoin. Real
-        # Kafka hides this race behind group.initial.rebalance.delay.ms (3 s): load the
-        # topic's metadata before subscribing.
-        consumer.partitions_for_topic(self.topic)
+        # Kafka hides this race behind group.initial.rebalance.delay.ms (3 s). So the topic's
+        # metadata is loaded after subscribing (not before: the leader then records an empty
+        # metadata snapshot, and the next Metadata answer makes it rejoin; a poll that times
+        # out mid-rejoin leaves kafka-python 3.0.12 "rebalancing" for good, no heartbeats,
+        # every commit refused).
         consumer.subscribe([self.topic])
+        consumer.partitions_for_topic(self.topic)
 
         def commit() -> bool:
             try:
