@@ -1,6 +1,8 @@
 """The example pipeline (examples/event_totals.py) under faults, through Spark's own Kafka
 connector: the job publishes exactly the right totals, or fails with the connector's own
-error naming what is lost. The sink is at-least-once: each test states what it allows."""
+error naming what is lost. The sink is at-least-once: each test states what it allows. The
+read_committed tests take ``kafka`` (no fault in them): ``--kafka=real`` runs them on Apache
+Kafka too (tests/dual.py)."""
 
 from __future__ import annotations
 
@@ -494,14 +496,14 @@ def amounts(evts: list[dict]) -> list[int]:
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_a_read_committed_batch_read_yields_no_aborted_or_open_record(spark_kafka, fake_kafka):
-    producer, committed, aborted, still_open = committed_aborted_and_open(fake_kafka)
+def test_a_read_committed_batch_read_yields_no_aborted_or_open_record(spark_kafka, kafka):
+    producer, committed, aborted, still_open = committed_aborted_and_open(kafka)
     try:
-        read = batch_read(spark_kafka, fake_kafka, **{"kafka.isolation.level": "read_committed"})
+        read = batch_read(spark_kafka, kafka, **{"kafka.isolation.level": "read_committed"})
         assert amounts(read) == amounts(committed)  # each committed record once, nothing else
         # the same read at the default read_uncommitted yields the aborted records (and the
         # open ones, up to the high watermark)
-        uncommitted = batch_read(spark_kafka, fake_kafka)
+        uncommitted = batch_read(spark_kafka, kafka)
         assert amounts(uncommitted) == amounts(committed + aborted + still_open)
     finally:
         producer.abort_transaction(30)
@@ -509,15 +511,15 @@ def test_a_read_committed_batch_read_yields_no_aborted_or_open_record(spark_kafk
 
 @pytest.mark.fake_kafka(topics=TOPICS)
 def test_a_read_committed_query_stops_at_an_open_transaction_and_reads_it_once_committed(
-        spark_kafka, fake_kafka, tmp_path):
-    producer, committed, _, still_open = committed_aborted_and_open(fake_kafka)
+        spark_kafka, kafka, tmp_path):
+    producer, committed, _, still_open = committed_aborted_and_open(kafka)
     read_committed = {"kafka.isolation.level": "read_committed"}
     try:
-        assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path, **read_committed)) == \
+        assert sum(run_pipeline(spark_kafka, kafka, tmp_path, **read_committed)) == \
             len(committed)
-        assert newest(spark_kafka, fake_kafka) == expected_totals(committed)
+        assert newest(spark_kafka, kafka) == expected_totals(committed)
     finally:
         producer.commit_transaction(30)
-    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path, **read_committed)) == \
+    assert sum(run_pipeline(spark_kafka, kafka, tmp_path, **read_committed)) == \
         len(still_open)
-    assert newest(spark_kafka, fake_kafka) == expected_totals(committed + still_open)
+    assert newest(spark_kafka, kafka) == expected_totals(committed + still_open)

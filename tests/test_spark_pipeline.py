@@ -2,7 +2,8 @@
 (``.format("kafka")`` for source and sink) against the fake cluster: streaming with
 Trigger.AvailableNow, micro-batches and a checkpoint, and batch reads by offsets, by
 timestamp and with headers. Every total published is exactly the total of the events it
-covers."""
+covers. Each test takes ``kafka``: ``--kafka=real`` runs them on Apache Kafka too
+(tests/dual.py)."""
 
 from __future__ import annotations
 
@@ -67,15 +68,15 @@ def test_the_session_is_local_loopback_bound_and_carries_the_connector(spark_kaf
 
 
 @pytest.mark.fake_kafka(brokers=3, topics=TOPICS)
-def test_the_job_publishes_every_users_total_in_micro_batches(spark_kafka, fake_kafka, tmp_path):
+def test_the_job_publishes_every_users_total_in_micro_batches(spark_kafka, kafka, tmp_path):
     produced = events(USERS, 3000)
-    produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
-    assert all(fake_kafka.offsets("events", p)[1] > 0 for p in range(3))
+    produce(kafka.bootstrap_servers, "events", as_records(produced))
+    assert all(kafka.offsets("events", p)[1] > 0 for p in range(3))
 
-    batches = run_pipeline(spark_kafka, fake_kafka, tmp_path, maxOffsetsPerTrigger="1000")
+    batches = run_pipeline(spark_kafka, kafka, tmp_path, maxOffsetsPerTrigger="1000")
 
     assert sum(batches) == 3000 and len(batches) == 3 and max(batches) <= 1000
-    totals = published(spark_kafka, fake_kafka)
+    totals = published(spark_kafka, kafka)
     assert newest(totals) == expected_totals(produced)
     # update mode: each micro-batch publishes the users it changed, once, as running totals
     assert len(totals) <= 3 * USERS
@@ -85,37 +86,37 @@ def test_the_job_publishes_every_users_total_in_micro_batches(spark_kafka, fake_
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_a_restart_from_the_checkpoint_reads_only_new_records(spark_kafka, fake_kafka, tmp_path):
+def test_a_restart_from_the_checkpoint_reads_only_new_records(spark_kafka, kafka, tmp_path):
     first = events(USERS, 500)
-    produce(fake_kafka.bootstrap_servers, "events", as_records(first))
-    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path)) == 500
-    assert newest(published(spark_kafka, fake_kafka)) == expected_totals(first)
+    produce(kafka.bootstrap_servers, "events", as_records(first))
+    assert sum(run_pipeline(spark_kafka, kafka, tmp_path)) == 500
+    assert newest(published(spark_kafka, kafka)) == expected_totals(first)
 
     more = events(USERS, 200, first=500)
-    produce(fake_kafka.bootstrap_servers, "events", as_records(more))
-    assert sum(run_pipeline(spark_kafka, fake_kafka, tmp_path)) == 200
-    assert newest(published(spark_kafka, fake_kafka)) == expected_totals(first + more)
+    produce(kafka.bootstrap_servers, "events", as_records(more))
+    assert sum(run_pipeline(spark_kafka, kafka, tmp_path)) == 200
+    assert newest(published(spark_kafka, kafka)) == expected_totals(first + more)
 
-    end = fake_kafka.offsets("totals", 0)[1]
-    assert run_pipeline(spark_kafka, fake_kafka, tmp_path) == []  # nothing new: no micro-batch
-    assert fake_kafka.offsets("totals", 0)[1] == end  # and nothing published
+    end = kafka.offsets("totals", 0)[1]
+    assert run_pipeline(spark_kafka, kafka, tmp_path) == []  # nothing new: no micro-batch
+    assert kafka.offsets("totals", 0)[1] == end  # and nothing published
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_a_running_query_publishes_as_records_arrive(spark_kafka, fake_kafka, tmp_path):
+def test_a_running_query_publishes_as_records_arrive(spark_kafka, kafka, tmp_path):
     query = event_totals.start(
-        spark_kafka, bootstrap_servers=fake_kafka.bootstrap_servers, events_topic="events",
+        spark_kafka, bootstrap_servers=kafka.bootstrap_servers, events_topic="events",
         totals_topic="totals", checkpoint=str(tmp_path / "checkpoint"), available_now=False)
     try:
         first = events(USERS, 100)
-        produce(fake_kafka.bootstrap_servers, "events", as_records(first))
+        produce(kafka.bootstrap_servers, "events", as_records(first))
         query.processAllAvailable()
-        assert newest(published(spark_kafka, fake_kafka)) == expected_totals(first)
+        assert newest(published(spark_kafka, kafka)) == expected_totals(first)
 
         more = events(USERS, 50, first=100)
-        produce(fake_kafka.bootstrap_servers, "events", as_records(more))
+        produce(kafka.bootstrap_servers, "events", as_records(more))
         query.processAllAvailable()
-        assert newest(published(spark_kafka, fake_kafka)) == expected_totals(first + more)
+        assert newest(published(spark_kafka, kafka)) == expected_totals(first + more)
     finally:
         query.stop()
     assert query.exception() is None
@@ -131,49 +132,47 @@ def values_in(kafka, topic: str, ranges: dict[int, tuple[int, int]]) -> list[dic
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_a_batch_read_between_json_offsets(spark_kafka, fake_kafka):
-    produce(fake_kafka.bootstrap_servers, "events", as_records(events(USERS, 600)))
-    ends = {p: fake_kafka.offsets("events", p)[1] for p in range(3)}
+def test_a_batch_read_between_json_offsets(spark_kafka, kafka):
+    produce(kafka.bootstrap_servers, "events", as_records(events(USERS, 600)))
+    ends = {p: kafka.offsets("events", p)[1] for p in range(3)}
     # partition 0 from offset 10 to 30, partition 1 from the earliest to 25, partition 2
     # from 5 to the latest
     starting = json.dumps({"events": {"0": 10, "1": -2, "2": 5}})
     ending = json.dumps({"events": {"0": 30, "1": 25, "2": -1}})
 
     totals = event_totals.batch_totals(
-        spark_kafka, bootstrap_servers=fake_kafka.bootstrap_servers, topic="events",
+        spark_kafka, bootstrap_servers=kafka.bootstrap_servers, topic="events",
         startingOffsets=starting, endingOffsets=ending)
 
-    wanted = values_in(fake_kafka, "events", {0: (10, 30), 1: (0, 25), 2: (5, ends[2])})
+    wanted = values_in(kafka, "events", {0: (10, 30), 1: (0, 25), 2: (5, ends[2])})
     assert totals == expected_totals(wanted)
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_a_batch_read_from_a_timestamp(spark_kafka, fake_kafka):
+def test_a_batch_read_from_a_timestamp(spark_kafka, kafka):
     # an hour ago and a minute ago (Kafka's retention would delete records days old)
     now = int(time.time() * 1000)
     old, new = now - 3_600_000, now - 60_000
-    produce(fake_kafka.bootstrap_servers, "events", as_records(events(USERS, 300)),
+    produce(kafka.bootstrap_servers, "events", as_records(events(USERS, 300)),
             timestamp_ms=old)
     recent = events(USERS, 120, first=300)
-    produce(fake_kafka.bootstrap_servers, "events", as_records(recent), timestamp_ms=new)
+    produce(kafka.bootstrap_servers, "events", as_records(recent), timestamp_ms=new)
 
     totals = event_totals.batch_totals(
-        spark_kafka, bootstrap_servers=fake_kafka.bootstrap_servers, topic="events",
+        spark_kafka, bootstrap_servers=kafka.bootstrap_servers, topic="events",
         startingTimestamp=str(new - 1000))
 
-    assert totals == expected_totals(recent)
-    # found through ListOffsets by timestamp
-    assert fake_kafka.journal(api="ListOffsets")
+    assert totals == expected_totals(recent)  # from the offsets ListOffsets found by time
 
 
 @pytest.mark.fake_kafka(topics={"events": 1})
-def test_a_batch_read_with_headers(spark_kafka, fake_kafka):
-    produce(fake_kafka.bootstrap_servers, "events", as_records(events(2, 3)),
+def test_a_batch_read_with_headers(spark_kafka, kafka):
+    produce(kafka.bootstrap_servers, "events", as_records(events(2, 3)),
             headers=[("source", b"web"), ("trace", b"\x00\x01")])
-    produce(fake_kafka.bootstrap_servers, "events", as_records(events(2, 1, first=3)))
+    produce(kafka.bootstrap_servers, "events", as_records(events(2, 1, first=3)))
 
     rows = (spark_kafka.read.format("kafka")
-            .option("kafka.bootstrap.servers", fake_kafka.bootstrap_servers)
+            .option("kafka.bootstrap.servers", kafka.bootstrap_servers)
             .option("subscribe", "events").option("includeHeaders", "true")
             .load().orderBy("offset").collect())
 
@@ -183,26 +182,26 @@ def test_a_batch_read_with_headers(spark_kafka, fake_kafka):
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_the_batch_job_publishes_totals_with_the_kafka_sink(spark_kafka, fake_kafka):
+def test_the_batch_job_publishes_totals_with_the_kafka_sink(spark_kafka, kafka):
     produced = events(USERS, 400)
-    produce(fake_kafka.bootstrap_servers, "events", as_records(produced))
+    produce(kafka.bootstrap_servers, "events", as_records(produced))
 
     event_totals.publish_batch_totals(
-        spark_kafka, bootstrap_servers=fake_kafka.bootstrap_servers, events_topic="events",
+        spark_kafka, bootstrap_servers=kafka.bootstrap_servers, events_topic="events",
         totals_topic="totals")
 
-    totals = published(spark_kafka, fake_kafka)
+    totals = published(spark_kafka, kafka)
     assert sorted(totals) == sorted(expected_totals(produced).items())  # once per user
 
 
 @pytest.mark.fake_kafka(topics=TOPICS)
-def test_the_examples_command_prints_the_readmes_totals(spark_kafka, fake_kafka, tmp_path,
+def test_the_examples_command_prints_the_readmes_totals(spark_kafka, kafka, tmp_path,
                                                         capsys):
     """examples/event_totals.py's command as README runs it: 1000 events of 5 users."""
-    produce(fake_kafka.bootstrap_servers, "events",
+    produce(kafka.bootstrap_servers, "events",
             as_records({"user": f"user-{i % 5}", "amount": i} for i in range(1000)))
 
-    assert event_totals.main(["--bootstrap-servers", fake_kafka.bootstrap_servers,
+    assert event_totals.main(["--bootstrap-servers", kafka.bootstrap_servers,
                               "--events", "events", "--totals", "totals",
                               "--checkpoint", str(tmp_path / "checkpoint")],
                              spark=spark_kafka) == 0
