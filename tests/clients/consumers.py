@@ -121,13 +121,13 @@ class ThreadConsumer(threading.Thread):
             auto_offset_reset="earliest", enable_auto_commit=False,
             **{names[k]: v for k, v in self.config.items()})
         # kafka-python 3.0.12's group leader assigns from the metadata it holds when the join
-        # answer comes; with no rebalance delay that can be before its first Metadata answer,
-        # and it then assigns nothing ("No partition metadata") and does not rejoin. Real
-        # Kafka hides this race behind group.initial.rebalance.delay.ms (3 s). So the topic's
-        # metadata is loaded after subscribing (not before: the leader then records an empty
-        # metadata snapshot, and the next Metadata answer makes it rejoin; a poll that times
-        # out mid-rejoin leaves kafka-python 3.0.12 "rebalancing" for good, no heartbeats,
-        # every commit refused).
+        # answer comes; with no rebalance delay that can be before its first Metadata answer:
+        # it assigns nothing ("No partition metadata") and rejoins once the metadata comes (its
+        # snapshot changed). A poll that times out during such a rejoin leaves it
+        # "rebalancing" for good (no heartbeats, every commit refused locally). Real Kafka
+        # hides the race behind group.initial.rebalance.delay.ms (3 s). Loading the topic's
+        # metadata after subscribing (not before: the snapshot is only taken for a
+        # subscription) makes the first assignment whole, and no rejoin follows.
         consumer.subscribe([self.topic])
         consumer.partitions_for_topic(self.topic)
 
