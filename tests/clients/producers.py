@@ -145,20 +145,18 @@ class TransactionalProducer:
             assert self._producer.flush(60) == 0
 
     def commit(self) -> None:
-        if self.client == "java":
-            return self._java("commit")
-        if self.client == "kafka-python":
-            self._call(self._producer.commit_transaction)
-        else:
-            self._call(self._producer.commit_transaction, 60)
+        self._end("commit")
 
     def abort(self) -> None:
+        self._end("abort")
+
+    def _end(self, outcome: str) -> None:
+        """Ends the transaction with ``outcome`` ("commit" or "abort")."""
         if self.client == "java":
-            return self._java("abort")
-        if self.client == "kafka-python":
-            self._call(self._producer.abort_transaction)
-        else:
-            self._call(self._producer.abort_transaction, 60)
+            return self._java(outcome)
+        end = getattr(self._producer, f"{outcome}_transaction")
+        timeout = () if self.client == "kafka-python" else (60,)  # librdkafka's takes one
+        self._call(end, *timeout)
 
     def close(self) -> None:
         if self.client == "java":
