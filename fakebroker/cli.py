@@ -128,6 +128,7 @@ def parser() -> argparse.ArgumentParser:
         if setting.name in ("max_request_bytes", "journal_capacity"):
             continue  # Python-only settings: no reason to change them from a shell
         serve.add_argument(setting.flag, type=_flag_type(setting), metavar=setting.metavar,
+                           dest=setting.name, action="append" if setting.repeatable else None,
                            help=f"{setting.help} [{setting.env}]")
     serve.add_argument("--no-auto-create-topics", dest="auto_create_topics",
                        action="store_false", default=None,
@@ -152,7 +153,11 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Na
     """Fill every serve option not given as a flag from its environment variable.
     ``OptionError`` names the variable of a bad value."""
     for option in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values()):
-        if getattr(args, option.name, None) is None and option.env in environ:
+        value = getattr(args, option.name, None)
+        if option.repeatable and isinstance(value, list):  # each flag's items, in order
+            setattr(args, option.name,
+                    option.checked(tuple(item for items in value for item in items)))
+        elif value is None and option.env in environ:
             try:
                 setattr(args, option.name, option.from_text(environ[option.env]))
             except OptionError as exc:

@@ -51,9 +51,12 @@ WAIT = Wait.WAIT
 class Peer:
     """The connection a request came on, as the pipeline needs it."""
 
-    __slots__ = ("connection_id", "host", "gone")
+    __slots__ = ("connection_id", "host", "gone", "listener", "principal")
 
-    def __init__(self, connection_id: int, host: str) -> None:
+    def __init__(self, connection_id: int, host: str, listener: str = "PLAINTEXT",
+                 principal: str = "User:ANONYMOUS") -> None:
         self.connection_id = connection_id
         self.host = host  # "/127.0.0.1": the client's address as Kafka reports it
         self.gone = trio.Event()  # set when the peer closed its side
+        self.listener = listener  # the security protocol of the listener it came on
+        self.principal = principal  # who it authenticated as (Kafka's KafkaPrincipal text)

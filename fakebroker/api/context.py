@@ -23,6 +23,8 @@ class RequestContext:
     # Waits until the next append anywhere in the cluster, or ``timeout`` seconds.
     wait_for_append: Callable[[float], Awaitable[None]]
     client_host: str = ""  # the peer address, as Kafka reports it for group members
+    listener: str = "PLAINTEXT"  # the security protocol of the connection's listener
+    principal: str = "User:ANONYMOUS"  # who the connection authenticated as
 
     @property
     def version(self) -> int:
