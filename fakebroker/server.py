@@ -46,6 +46,7 @@ import logging
 import math
 import os
 import socket
+import ssl  # trio imports it already: no cost to a cluster without TLS
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -56,8 +57,6 @@ from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled
 from fakebroker.protocol.frames import FrameReader, FrameTooLarge
 
 if TYPE_CHECKING:
-    import ssl
-
     from fakebroker.faults.rules import FaultRegistry
     from fakebroker.journal import Journal
     from fakebroker.pipeline import Pipeline
@@ -350,12 +349,13 @@ class BrokerServer:
             await secured.do_handshake()
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             reason = exc.__cause__ or exc
+            await _send_alert(secured, stream)
             log.warning("broker %d: closing a connection from %s on its %s listener: TLS "
                         "handshake failed: %s", self.broker.id, peer.host[1:], endpoint.name,
                         reason or "the peer closed it")
             return None
         if endpoint.name == "SSL":
-            peer.principal = principal(secured.ssl_object)
+            peer.principal = principal(secured.getpeercert(binary_form=True))
         return secured
 
     async def _read_requests(
@@ -429,6 +429,24 @@ class BrokerServer:
     def _close(self, scope: trio.CancelScope, reason: str) -> None:
         log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
         scope.cancel()
+
+
+async def _send_alert(secured: trio.SSLStream[trio.SocketStream],
+                      stream: trio.SocketStream) -> None:
+    """Send the TLS alert a failed handshake left unsent (the client learns why it was
+    refused: certificate_required, bad_certificate ...), within a second at most.
+
+    trio's ``SSLStream`` raises on a failed handshake before sending what OpenSSL wrote
+    last, the alert; it is still in the stream's outgoing memory BIO (``_outgoing``, a
+    private name: without it the connection closes with no alert, as before)."""
+    outgoing = getattr(secured, "_outgoing", None)
+    alert = outgoing.read() if isinstance(outgoing, ssl.MemoryBIO) else b""
+    if alert:
+        with trio.move_on_after(1):
+            try:
+                await stream.send_all(alert)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
 
 
 async def open_listener(host: str, port: int) -> trio.SocketListener:

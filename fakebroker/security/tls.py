@@ -116,11 +116,11 @@ def server_context(chain: tuple[str, str], client_ca: str | None,
     return context
 
 
-def principal(connection: ssl.SSLObject) -> str:
-    """The principal of a TLS connection whose handshake is done: ``User:`` and the subject
-    DN of the client's certificate (RFC 4514, as Java's RFC 2253 form writes the standard
-    attributes CN, L, ST, O, OU, C, STREET, DC, UID), ``User:ANONYMOUS`` without one."""
-    der = connection.getpeercert(binary_form=True)
+def principal(der: bytes | None) -> str:
+    """The principal of a TLS connection whose handshake is done, from the client's
+    certificate (DER, as ``getpeercert(binary_form=True)`` gives it): ``User:`` and its
+    subject DN (RFC 4514, as Java's RFC 2253 form writes the standard attributes CN, L, ST,
+    O, OU, C, STREET, DC, UID); ``User:ANONYMOUS`` without one."""
     if not der:
         return ANONYMOUS
     from cryptography import x509
