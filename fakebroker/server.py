@@ -355,7 +355,13 @@ class BrokerServer:
                         reason or "the peer closed it")
             return None
         if endpoint.name == "SSL":
-            peer.principal = principal(secured.getpeercert(binary_form=True))
+            try:
+                peer.principal = principal(secured.getpeercert(binary_form=True))
+            except ValueError as exc:
+                log.warning("broker %d: closing a connection from %s on its SSL listener: "
+                            "its certificate has no principal: %s", self.broker.id,
+                            peer.host[1:], exc)
+                return None
         return secured
 
     async def _read_requests(

@@ -164,7 +164,7 @@ def test_python_clients_produce_and_consume_over_tls(client, mtls):
 
 
 @pytest.mark.skipif(not java_available(), reason="Java client not installed")
-def test_the_java_client_produces_and_consumes_over_mtls(tmp_path):
+def test_the_java_client_produces_and_consumes_over_mtls(tmp_path, java_client):
     with FakeKafka(brokers=2, topics={"orders": 3}, **MTLS) as kafka:
         keystore = tmp_path / "client-keystore.pem"  # Kafka's PEM keystore: key, then chain
         keystore.write_text(Path(kafka.ssl["client_key_file"]).read_text()
@@ -173,10 +173,11 @@ def test_the_java_client_produces_and_consumes_over_mtls(tmp_path):
                       f"ssl.truststore.location={kafka.ssl['ca_file']}",
                       "ssl.keystore.type=PEM", f"ssl.keystore.location={keystore}")
         produced = run_harness("produce", "--bootstrap", kafka.listeners["SSL"],
-                               "--topic", "orders", "--count", str(COUNT), *properties)
+                               "--topic", "orders", "--count", str(COUNT), *properties,
+                               client_version=java_client)
         assert produced[-1] == {"done": COUNT}
         consumed = run_harness("consume", "--bootstrap", kafka.listeners["SSL"],
-                               "--topic", "orders", *properties)
+                               "--topic", "orders", *properties, client_version=java_client)
         assert consumed[-1] == {"done": COUNT}
         assert len(stored(kafka, "orders")) == COUNT
 
@@ -406,6 +407,18 @@ def test_user_given_certificates_are_served_and_nothing_is_generated(tmp_path):
         assert kafka.ssl == {"ca_file": str(own.ca_file), "client_cert_file": None,
                              "client_key_file": None}
         context = ssl.create_default_context(cafile=str(own.ca_file))
+        context.load_cert_chain(own.client_cert_file, own.client_key_file)
+        with WireClient(kafka.listeners["SSL"], ssl_context=context) as client:
+            assert client.request("ApiVersions", 3, HELLO).error_code == 0
+
+
+def test_a_given_ca_checks_client_certificates_of_generated_brokers(tmp_path):
+    own = generate(tmp_path)  # the user's CA and client certificate
+    with FakeKafka(listeners=("SSL",), ssl_client_auth="required",
+                   ssl_ca=str(own.ca_file)) as kafka:
+        assert kafka.ssl["ca_file"] != str(own.ca_file)  # the brokers' certificate: generated
+        assert kafka.ssl["client_cert_file"] is None  # it would not chain to the given CA
+        context = ssl.create_default_context(cafile=kafka.ssl["ca_file"])
         context.load_cert_chain(own.client_cert_file, own.client_key_file)
         with WireClient(kafka.listeners["SSL"], ssl_context=context) as client:
             assert client.request("ApiVersions", 3, HELLO).error_code == 0

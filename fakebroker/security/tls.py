@@ -120,7 +120,8 @@ def principal(der: bytes | None) -> str:
     """The principal of a TLS connection whose handshake is done, from the client's
     certificate (DER, as ``getpeercert(binary_form=True)`` gives it): ``User:`` and its
     subject DN (RFC 4514, as Java's RFC 2253 form writes the standard attributes CN, L, ST,
-    O, OU, C, STREET, DC, UID); ``User:ANONYMOUS`` without one."""
+    O, OU, C, STREET, DC, UID); ``User:ANONYMOUS`` without one. ``ValueError`` for a
+    certificate ``cryptography`` cannot read (OpenSSL accepted it)."""
     if not der:
         return ANONYMOUS
     from cryptography import x509
