@@ -204,3 +204,18 @@ def _served_leaders(details: dict) -> list[str]:
     admin = AdminClient({"bootstrap.servers": details["bootstrap_servers"]})
     topic = admin.list_topics(timeout=10).topics["orders"]
     return [f"{p} {topic.partitions[p].leader}" for p in sorted(topic.partitions)]
+
+
+def test_a_repeatable_setting_takes_its_flag_again_or_a_comma_separated_variable():
+    from fakebroker import cli
+
+    args = cli.resolve(cli.parser().parse_args(
+        ["serve", "--listener", "SSL", "--listener", "SASL_SSL", "--super-user", "User:admin"]),
+        {"FAKEBROKER_LISTENERS": "PLAINTEXT", "FAKEBROKER_SASL_USERS": "alice:a,bob:b"})
+    options = cli.cluster_options(args, None)
+    assert options["listeners"] == ("SSL", "SASL_SSL")  # the flags win over the variable
+    assert options["sasl_users"] == ("alice:a", "bob:b")
+    assert options["super_users"] == ("User:admin",)
+    with pytest.raises(cli.OptionError, match="listeners: expected distinct items"):
+        cli.resolve(cli.parser().parse_args(["serve", "--listener", "SSL", "--listener", "SSL"]),
+                    {})
