@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from fakebroker.control.actions import PARAMETERS
+from fakebroker.faults.rules import FIELDS
+from fakebroker.journal import FILTERS
 
 
 class ControlCallError(Exception):
@@ -77,20 +79,17 @@ def add_arguments(ctl: argparse.ArgumentParser) -> None:
         kind = PARAMETERS_TYPES.get(parameter, str)
         action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter)
     journal = calls.add_parser("journal", help="GET /journal: requests seen (JSON lines)")
-    for name in ("api", "client-id", "error"):
-        journal.add_argument(f"--{name}")
-    for name in ("broker", "since", "limit"):
-        journal.add_argument(f"--{name}", type=int)
-    journal.add_argument("--faulted", action="store_true", help="only faulted requests")
+    for name, kind in FILTERS.items():
+        flag = "--" + name.replace("_", "-")
+        if kind is bool:
+            journal.add_argument(flag, action="store_true", help=f"only {name} requests")
+        else:
+            journal.add_argument(flag, type=kind)
     calls.add_parser("coverage", help="GET /coverage")
 
 
 PARAMETERS_TYPES = {name: kind for spec in PARAMETERS.values()
                     for name, (kind, _) in spec.items()}
-FAULT_OPTIONS: dict[str, type] = {
-    "api": str, "broker": int, "client-id": str, "topic": str, "partition": int,
-    "group": str, "transactional-id": str, "count": int, "after": int, "probability": float,
-    "error": str, "delay-ms": int, "throttle-ms": int}
 
 
 def _fault_parsers(calls: Any) -> None:
@@ -98,12 +97,14 @@ def _fault_parsers(calls: Any) -> None:
                                            "release")
     verbs = fault.add_subparsers(dest="verb", required=True)
     add = verbs.add_parser("add", help="POST /faults; prints the rule with its id")
-    for name, kind in FAULT_OPTIONS.items():
-        add.add_argument(f"--{name}", type=kind)
+    for spec in FIELDS.values():
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.option is bool:
+            add.add_argument(flag, action="store_true", help=spec.help)
+        elif spec.option is not None:
+            add.add_argument(flag, type=spec.option, help=spec.help)
     add.add_argument("--versions", metavar="LOW[-HIGH]", help="API version range")
     add.add_argument("--forever", action="store_true", help="count = until removed")
-    for flag in ("drop", "hang", "hold", "apply-then"):
-        add.add_argument(f"--{flag}", action="store_true")
     add.add_argument("--respond", metavar="JSON", help="the whole answer, a JSON object")
     add.add_argument("--json", help="the rule as a JSON object instead of options")
     verbs.add_parser("list", help="GET /faults")
@@ -124,10 +125,10 @@ def fault_body(args: argparse.Namespace) -> dict[str, Any]:
     if args.json:
         return _json_option("--json", args.json)
     body: dict[str, Any] = {}
-    for name in FAULT_OPTIONS:
-        value = getattr(args, name.replace("-", "_"))
-        if value is not None:
-            body[name.replace("-", "_")] = value
+    for spec in FIELDS.values():
+        value = getattr(args, spec.name, None) if spec.option is not None else None
+        if value is not None and value is not False:  # a flag not given is left out
+            body[spec.name] = value
     if body.get("error", "").lstrip("-").isdigit():
         body["error"] = int(body["error"])
     if args.versions:
@@ -135,9 +136,6 @@ def fault_body(args: argparse.Namespace) -> dict[str, Any]:
         body["versions"] = [int(low), int(high or low)]
     if args.forever:
         body["count"] = None
-    for flag in ("drop", "hang", "hold", "apply_then"):
-        if getattr(args, flag):
-            body[flag] = True
     if args.respond:
         body["respond"] = _json_option("--respond", args.respond)
     return body
@@ -223,10 +221,9 @@ def _dispatch(send: Callable[..., Any], args: argparse.Namespace) -> Any:
                 if getattr(args, p) is not None}
         return send("POST", f"/actions/{args.name}", body)
     if args.call == "journal":
-        query = {k: v for k, v in {
-            "api": args.api, "client_id": args.client_id, "error": args.error,
-            "broker": args.broker, "since": args.since, "limit": args.limit,
-            "faulted": "true" if args.faulted else None}.items() if v is not None}
+        values = {name: getattr(args, name) for name in FILTERS}
+        query = {name: "true" if value is True else value for name, value in values.items()
+                 if value is not None and value is not False}
         return send("GET", "/journal?" + urllib.parse.urlencode(query))
     verb = args.verb
     if verb == "add":

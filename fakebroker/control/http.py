@@ -18,8 +18,8 @@ POST /actions/{name}        move-leader, move-coordinator, broker-down, broker-u
                             delete-records, truncate, rebalance, kick-member, set-latency,
                             abort-transaction, release-fault (see
                             ``fakebroker.control.actions``)
-GET /journal                journal entries; query: api, broker, client_id, error, faulted,
-                            since, limit
+GET /journal                journal entries; query: api, broker, client_id, listener,
+                            principal, error, faulted, since, limit
 GET /coverage               API versions, error codes and faults seen since start
 ==========================  ================================================================
 
@@ -46,6 +46,7 @@ import trio
 from fakebroker.control.access import CHALLENGE, authorized
 from fakebroker.control.actions import ActionError, run_action
 from fakebroker.faults.rules import FaultError
+from fakebroker.journal import FILTERS
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.runtime import FakeCluster
 
@@ -195,17 +196,18 @@ class ControlApi:
     def journal(self, query: dict[str, str]) -> list[dict[str, Any]]:
         filters: dict[str, Any] = {}
         for name, value in query.items():
-            if name in ("api", "client_id", "error"):
-                filters[name] = value
-            elif name in ("broker", "since", "limit"):
+            kind = FILTERS.get(name)
+            if kind is None:
+                raise ActionError(f"unknown journal filter {name!r}")
+            if kind is bool:
+                filters[name] = value.lower() in ("1", "true", "yes")
+            elif kind is int:
                 try:
                     filters[name] = int(value)
                 except ValueError:
                     raise ActionError(f"{name} must be an integer, got {value!r}") from None
-            elif name == "faulted":
-                filters[name] = value.lower() in ("1", "true", "yes")
             else:
-                raise ActionError(f"unknown journal filter {name!r}")
+                filters[name] = value
         return [e.as_dict() for e in self.cluster.journal(**filters)]
 
 
