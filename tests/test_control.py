@@ -145,6 +145,29 @@ def test_ctl_wraps_each_call_for_shell_scripts(served):
     assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
 
 
+def test_faults_and_the_journal_name_the_listener_and_principal_over_http_and_ctl(served):
+    url = served["control_url"]
+    elsewhere = call(url, "POST", "/faults", {"api": "Produce", "listener": "SASL_SSL",
+                                              "error": "NOT_ENOUGH_REPLICAS"})
+    added = ctl(served, "fault", "add", "--api", "Produce", "--listener", "PLAINTEXT",
+                "--principal", "User:ANONYMOUS", "--error", "NOT_LEADER_OR_FOLLOWER")
+    assert added.returncode == 0, added.stderr
+    rule = json.loads(added.stdout)
+    assert (rule["listener"], rule["principal"]) == ("PLAINTEXT", "User:ANONYMOUS")
+    assert produce_to_leader(served, "orders", 0, b"x") == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert call(url, "GET", f"/faults/{elsewhere['id']}")["hits"] == 0
+    [entry] = call(url, "GET", "/journal?api=Produce&listener=PLAINTEXT"
+                               "&principal=User:ANONYMOUS")
+    assert (entry["listener"], entry["principal"], entry["errors"]) == (
+        "PLAINTEXT", "User:ANONYMOUS", ["NOT_LEADER_OR_FOLLOWER"])
+    assert call(url, "GET", "/journal?principal=User:alice") == []
+    by_ctl = ctl(served, "journal", "--api", "Produce", "--listener", "PLAINTEXT")
+    assert [json.loads(line)["seq"] for line in by_ctl.stdout.splitlines()] == [entry["seq"]]
+    assert ctl(served, "journal", "--listener", "SSL").stdout == ""
+    refused = ctl(served, "fault", "add", "--listener", "plaintext", "--error", "6")
+    assert refused.returncode == 1 and "is not a listener name" in refused.stderr
+
+
 def test_a_held_produce_is_released_over_http_and_with_ctl(served):
     url = served["control_url"]
     added = ctl(served, "fault", "add", "--api", "Produce", "--hold", "--count", "2")
@@ -266,6 +289,8 @@ fault = 1
     ("[topics]\norders = { partitons = 3 }\n", "unknown field(s) partitons"),
     ("[[faults]]\napi = 'Metadata'\nrespond = { brokers = 'x' }\n",
      "[[faults]] #1: respond: not a Metadata v0 answer"),
+    ("[[faults]]\nprincipal = 'alice'\nerror = 6\n",
+     "[[faults]] #1: principal: 'alice' is not a principal"),
     ("[[faults]]\napi = 'Produce'\nerror = 6\n[[timeline]]\nat_ms = 5\n"
      "action = 'release-fault'\nfault = 1\n",
      "[[timeline]] #1: release-fault: rule 1 is not a hold rule added before it"),
