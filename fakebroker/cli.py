@@ -33,7 +33,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from fakebroker.control.access import LOOPBACK, check_token
 from fakebroker.options import (
     CLUSTER_SETTINGS,
     ENV_PREFIX,
@@ -62,15 +61,24 @@ def _port_or_zero(text: str) -> int:
     return port
 
 
+def _token(text: str) -> str:
+    """A control token as given: printable ASCII without spaces, as an HTTP header carries
+    it. The ``ValueError`` never repeats the value (it is a secret)."""
+    if not text or not all(33 <= ord(c) <= 126 for c in text):
+        raise ValueError("expected a non-empty token of printable ASCII characters without "
+                         "spaces")
+    return text
+
+
 # The flags of serve that are not cluster settings: Settings too (flag and variable alike).
 SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("control_port", _port_or_zero,
                 "serve the HTTP control API on this port (0 = any free port)", metavar="PORT"),
     Setting("control_host", str,
-            f"address the control API listens on (default {LOOPBACK}, whatever --host is); "
+            "address the control API listens on (default 127.0.0.1, whatever --host is); "
             "any other than loopback requires a token (generated unless --control-token)",
             metavar="HOST"),
-    Setting("control_token", check_token,
+    Setting("control_token", _token,
             "bearer token every control request must carry (Authorization: Bearer TOKEN); "
             "prefer the variable to the flag, which other users see in ps",
             metavar="TOKEN"),
@@ -238,7 +246,7 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
                     from fakebroker.control import access
                     from fakebroker.control.http import serve_control
 
-                    control_host = args.control_host or LOOPBACK
+                    control_host = args.control_host or access.LOOPBACK
                     control_token = access.token_for(control_host, args.control_token)
                     listener = await listen(control_host, args.control_port)
                     control_url = access.control_url(control_host,
