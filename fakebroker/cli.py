@@ -61,6 +61,12 @@ def _port_or_zero(text: str) -> int:
     return port
 
 
+def _host(text: str) -> str:
+    if not text.strip():
+        raise ValueError("expected a host name or address")
+    return text.strip()
+
+
 def _token(text: str) -> str:
     """A control token as given: printable ASCII without spaces, as an HTTP header carries
     it. The ``ValueError`` never repeats the value (it is a secret)."""
@@ -74,7 +80,7 @@ def _token(text: str) -> str:
 SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("control_port", _port_or_zero,
                 "serve the HTTP control API on this port (0 = any free port)", metavar="PORT"),
-    Setting("control_host", str,
+    Setting("control_host", _host,
             "address the control API listens on (default 127.0.0.1, whatever --host is); "
             "any other than loopback requires a token (generated unless --control-token)",
             metavar="HOST"),

@@ -103,6 +103,7 @@ def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
     (["--advertised-host", "0.0.0.0"], "cannot advertise the non-routable meta-address"),
     (["--scenario", "/nonexistent/scenario.toml"], "No such file or directory"),
     (["--log-level", "chatty"], "log_level: unknown level 'chatty'"),
+    (["--control-host", " "], "--control-host: expected a host name or address"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
 def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
