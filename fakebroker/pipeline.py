@@ -171,7 +171,7 @@ class Pipeline:
         header, request = read
         api_key, version = header.api_key, header.api_version
         seq, wall_time = self.journal.begin()
-        seam = Seam(self.faults, self._topic_name, peer.gone)
+        seam = Seam(self.faults, self._topic_name, peer)
         targets: tuple[str, ...] = ()
         errors: tuple[str, ...] = ()
         outcome = "answered"
@@ -253,9 +253,9 @@ class Pipeline:
         ``wall_time`` from ``Journal.begin`` when it was read, ``started`` from
         ``time.perf_counter``)."""
         self.journal.add(seq, wall_time, self.broker.id, peer.connection_id, client_id,
-                         peer.host, api_spec(api_key).name, api_key, version, correlation_id,
-                         targets, errors, round((time.perf_counter() - started) * 1000, 3),
-                         fault, outcome)
+                         peer.host, peer.listener, peer.principal, api_spec(api_key).name,
+                         api_key, version, correlation_id, targets, errors,
+                         round((time.perf_counter() - started) * 1000, 3), fault, outcome)
 
     def _closing_reason(self, exc: Exception) -> str:
         """Why the connection closes after handling a request raised ``exc`` (a bug is
