@@ -328,7 +328,7 @@ def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         from fakebroker.control.scenario import ScenarioError, load_scenario
 
         try:
-            scenario = load_scenario(args.scenario)
+            scenario = load_scenario(args.scenario, cluster_options(args, None))
         except (OptionError, ScenarioError) as exc:
             return _refuse(exc)
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")

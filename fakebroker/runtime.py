@@ -292,11 +292,12 @@ def topic_args(spec: TopicSpec) -> dict[str, Any]:
 
 
 def check_cluster(brokers: int, topics: Mapping[str, TopicSpec] | None,
-                  journal_sink: JournalSink, options: Mapping[str, Any]) -> ClusterSettings:
+                  journal_sink: JournalSink, options: Mapping[str, Any]) -> Cluster:
     """Check ``open_cluster``'s arguments as it checks them, without opening anything: the
     settings (``TypeError``, ``OptionError``), the journal sink (``TypeError``) and every
     topic, created on a scratch cluster of as many brokers (``ClusterError``, or
-    ``TypeError`` for a spec of the wrong shape; both name the topic)."""
+    ``TypeError`` for a spec of the wrong shape; both name the topic). Returns that scratch
+    cluster: the state the cluster would start with, ports aside."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     _check_sink(journal_sink)
     scratch = Cluster(cluster_id=settings.cluster_id, settings=settings)
@@ -304,7 +305,7 @@ def check_cluster(brokers: int, topics: Mapping[str, TopicSpec] | None,
         scratch.add_broker(settings.advertised, 0)
     for name, spec in (topics or {}).items():
         _create_topic(scratch, name, spec)
-    return settings
+    return scratch
 
 
 def _check_sink(sink: JournalSink) -> None:

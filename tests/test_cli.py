@@ -131,6 +131,17 @@ def test_an_unreadable_scenario_file_is_one_line(tmp_path):
     assert str(scenario) in serve_refuses("--scenario", str(scenario))
 
 
+def test_a_scenario_is_checked_whole_with_the_flags_beside_it_before_serve_starts(tmp_path):
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text('[cluster]\nbrokers = 3\n[topics]\norders = 3\n'
+                        '[[timeline]]\nat_ms = 60000\naction = "broker-down"\nbroker = 3\n')
+    assert serve_refuses("--scenario", str(scenario), "--brokers", "2") == (
+        f"fakebroker: {scenario}: [[timeline]] #1: broker-down: no broker 3 (the cluster has "
+        "brokers 1 to 2) (BROKER_NOT_AVAILABLE)")
+    scenario.write_text("[topics]\norders = 0\n")
+    assert f"{scenario}: [topics] topic 'orders': " in serve_refuses("--scenario", str(scenario))
+
+
 def test_every_serve_flag_is_read_from_the_environment_and_a_flag_wins(tmp_path):
     process, details = start_served(tmp_path, "--cluster-id", "from-flag", env={
         "FAKEBROKER_BROKERS": "2", "FAKEBROKER_TOPICS": "orders:3,audit:1",
