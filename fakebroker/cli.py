@@ -67,6 +67,7 @@ SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("log_level", str, "Python logging level (default WARNING)", metavar="LEVEL"),
 )}
 TOPICS_ENV = ENV_PREFIX + "TOPICS"
+READY_FILE_FLAG = SERVE_OPTIONS["ready_file"].flag
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,6 +179,9 @@ def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict
 
 
 def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) -> None:
+    """Write the connection details to ``path`` through a temporary file beside it, renamed
+    over it (a reader never sees half); on failure, an ``OSError`` naming the flag, and no
+    temporary file left behind."""
     import json  # only a run with a ready file needs it
 
     details = {
@@ -188,9 +192,24 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) 
         "control_url": control_url,
         "pid": os.getpid(),
     }
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(details, indent=2) + "\n")
-    temporary.replace(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # beside it: one rename
+    try:
+        temporary.write_text(json.dumps(details, indent=2) + "\n")
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise OSError(exc.errno, f"{READY_FILE_FLAG}: cannot write {path}: {exc.strerror}"
+                      ) from None
+
+
+def check_ready_file(path: Path) -> None:
+    """``OptionError`` (naming the flag) for a ready file that surely cannot be written: a
+    directory, or in a directory that does not exist."""
+    if path.is_dir():
+        raise OptionError(f"{READY_FILE_FLAG}: {path} is a directory")
+    if not path.parent.is_dir():
+        raise OptionError(f"{READY_FILE_FLAG}: cannot write {path}: no directory "
+                          f"{path.parent}")
 
 
 async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
@@ -321,6 +340,8 @@ def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         level = (args.log_level or "WARNING").upper()
         if not isinstance(logging.getLevelName(level), int):
             raise OptionError(f"log_level: unknown level {args.log_level!r}")
+        if args.ready_file:
+            check_ready_file(args.ready_file)
     except OptionError as exc:
         return _refuse(exc)
     scenario = None

@@ -131,6 +131,28 @@ def test_an_unreadable_scenario_file_is_one_line(tmp_path):
     assert str(scenario) in serve_refuses("--scenario", str(scenario))
 
 
+def test_a_ready_file_that_cannot_be_written_is_one_line_naming_the_flag(tmp_path):
+    (tmp_path / "DIR").mkdir()
+    assert serve_refuses("--ready-file", str(tmp_path / "DIR")) == (
+        f"fakebroker: --ready-file: {tmp_path / 'DIR'} is a directory")
+    assert serve_refuses("--ready-file", str(tmp_path / "missing" / "r.json")) == (
+        f"fakebroker: --ready-file: cannot write {tmp_path / 'missing' / 'r.json'}: "
+        f"no directory {tmp_path / 'missing'}")
+    assert [p.name for p in tmp_path.iterdir()] == ["DIR"]  # nothing left behind
+
+
+def test_a_ready_file_write_that_fails_leaves_no_temporary_file(tmp_path):
+    from fakebroker import FakeKafka
+    from fakebroker.cli import write_ready_file
+
+    target = tmp_path / "DIR"
+    target.mkdir()  # made after serve's own check: only the write can tell
+    with FakeKafka() as kafka, pytest.raises(
+            OSError, match=f"--ready-file: cannot write {target}: Is a directory"):
+        kafka.call(write_ready_file, target, kafka.cluster, None)
+    assert [p.name for p in tmp_path.iterdir()] == ["DIR"]
+
+
 def test_a_scenario_is_checked_whole_with_the_flags_beside_it_before_serve_starts(tmp_path):
     scenario = tmp_path / "scenario.toml"
     scenario.write_text('[cluster]\nbrokers = 3\n[topics]\norders = 3\n'
