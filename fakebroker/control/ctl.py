@@ -139,6 +139,12 @@ def _json_option(flag: str, text: str) -> Any:
         raise SystemExit(2) from None
 
 
+class NotHitInTime(Exception):
+    """``fault wait`` gave up: the rule was not hit often enough within the timeout (the
+    broker answered all along; not a ``TimeoutError``, which is an ``OSError``, as a broker
+    that cannot be reached is)."""
+
+
 class NoBroker(Exception):
     """No control URL can be had from the command line, the ready file or the environment."""
 
@@ -174,11 +180,11 @@ def run(args: argparse.Namespace) -> int:
     except ControlCallError as exc:
         print(json.dumps(exc.answer), file=sys.stderr)
         return 1
+    except NotHitInTime as exc:
+        print(f"fakebroker ctl: {exc}", file=sys.stderr)
+        return 1
     except (urllib.error.URLError, OSError) as exc:
         print(f"fakebroker ctl: cannot reach {url}: {exc}", file=sys.stderr)
-        return 1
-    except TimeoutError as exc:
-        print(f"fakebroker ctl: {exc}", file=sys.stderr)
         return 1
     if args.call == "journal":
         for entry in answer:
@@ -226,6 +232,6 @@ def _dispatch(url: str, args: argparse.Namespace) -> Any:
         if rule["hits"] >= args.hits:
             return rule
         if time.monotonic() > deadline:
-            raise TimeoutError(f"fault {args.id} was hit {rule['hits']} time(s), not "
+            raise NotHitInTime(f"fault {args.id} was hit {rule['hits']} time(s), not "
                                f"{args.hits}, within {args.timeout} s")
         time.sleep(0.05)
