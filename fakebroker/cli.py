@@ -33,9 +33,11 @@ from fakebroker.options import (
     ENV_PREFIX,
     OptionError,
     Setting,
+    check_advertised,
     parse_int,
     parse_topic,
     parse_topics,
+    topic_counts,
 )
 from fakebroker.version import __version__
 
@@ -47,6 +49,14 @@ if TYPE_CHECKING:
     from fakebroker.runtime import FakeCluster
 
 USAGE_ERROR = 2
+
+
+def _log_level(text: str) -> str:
+    """A name of Python's logging levels, any case."""
+    level = text.strip().upper()
+    if not isinstance(logging.getLevelName(level), int):
+        raise ValueError(f"unknown level {text!r} (DEBUG, INFO, WARNING, ERROR or CRITICAL)")
+    return level
 
 
 def _port_or_zero(text: str) -> int:
@@ -64,7 +74,7 @@ SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("scenario", Path, "brokers, topics, faults and a timeline of actions",
                 metavar="FILE.toml"),
     Setting("ready_file", Path, "write connection details here as JSON", metavar="FILE"),
-    Setting("log_level", str, "Python logging level (default WARNING)", metavar="LEVEL"),
+    Setting("log_level", _log_level, "Python logging level (default WARNING)", metavar="LEVEL"),
 )}
 TOPICS_ENV = ENV_PREFIX + "TOPICS"
 READY_FILE_FLAG = SERVE_OPTIONS["ready_file"].flag
@@ -163,7 +173,31 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Na
             args.topic = list(parse_topics(environ.get(TOPICS_ENV, "")).items())
         except ValueError as exc:
             raise OptionError(f"{TOPICS_ENV}: {exc}") from None
+    try:
+        topic_counts(args.topic)
+    except ValueError as exc:
+        raise OptionError(f"--topic: {exc}") from None
     return args
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``FAKEBROKER_*`` variable no part of fakebroker reads (a typo, most
+    likely), naming the closest ``serve`` variable."""
+    import difflib
+
+    serve = [o.env for o in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values())]
+    serve.append(TOPICS_ENV)
+    return [f"{name} is not a fakebroker variable; did you mean "
+            f"{difflib.get_close_matches(name, serve, n=1, cutoff=0)[0]}?"
+            for name in sorted(environ) if name.startswith(ENV_PREFIX)
+            and name not in serve and name not in OTHER_VARIABLES]
+
+
+# The variables other parts of fakebroker read: ctl, the Spark connector's and the
+# benchmark's installs, and the project's own test suite and CI (set beside a serve).
+OTHER_VARIABLES = frozenset(ENV_PREFIX + name for name in (
+    "CONTROL_URL", "CLIENTS_DIR", "SPARK_KAFKA_JARS", "KAFKA_CDS", "KAFKA_JVM_OPTS",
+    "CI_DIR", "EXPECT_INSTALLED", "JAVA_CDS", "JAVA_CLIENT", "JAVA_OPTS", "NODE_OPTS"))
 
 
 def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict[str, Any]:
@@ -335,11 +369,14 @@ def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
     from fakebroker.protocol.errors import ClusterError
 
+    for warning in unknown_variables(environ):
+        print(f"fakebroker: warning: {warning}", file=sys.stderr)
     try:
         resolve(args, environ)
-        level = (args.log_level or "WARNING").upper()
-        if not isinstance(logging.getLevelName(level), int):
-            raise OptionError(f"log_level: unknown level {args.log_level!r}")
+        level = args.log_level or "WARNING"
+        if args.host is not None and args.scenario is None:  # else checked with the file's
+            check_advertised(args.host, args.advertised_host,
+                             lambda name: CLUSTER_SETTINGS[name].flag)
         if args.ready_file:
             check_ready_file(args.ready_file)
     except OptionError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -15,7 +16,9 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
-from tests.conftest import OUTSIDE, start_served, stop_served
+from fakebroker.cli import unknown_variables
+from fakebroker.options import ENV_PREFIX
+from tests.conftest import OUTSIDE, ROOT, start_served, stop_served
 
 
 def free_port_run(count: int) -> int:
@@ -97,12 +100,18 @@ def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
     (["--brokers", "two"], "--brokers: expected a whole number, got 'two'"),
     (["--topic", "a:x"], "--topic: expected NAME or NAME:PARTITIONS, got 'a:x'"),
     (["--topic", "a:0"], "--topic: expected NAME or NAME:PARTITIONS (partitions >= 1)"),
+    (["--topic", ":3"], "--topic: expected NAME or NAME:PARTITIONS, got ':3': no topic name"),
+    (["--topic", "t:"], "--topic: expected NAME or NAME:PARTITIONS, got 't:': no partition "
+                        "count after ':'"),
+    (["--topic", "a:3", "--topic", "a:1"],
+     "fakebroker: --topic: topic 'a' given twice, with 3 and 1 partitions"),
     (["--port", "70000"], "--port: expected a port from 0 to 65535, got 70000"),
     (["--auto-create-topics", "maybe"], "expected true or false, got 'maybe'"),
-    (["--host", "0.0.0.0"], "binding '0.0.0.0' needs an advertised_host"),
+    (["--host", "0.0.0.0"], "fakebroker: --host: binding '0.0.0.0' needs --advertised-host, "
+                            "the name or address clients use to reach the brokers"),
     (["--advertised-host", "0.0.0.0"], "cannot advertise the non-routable meta-address"),
     (["--scenario", "/nonexistent/scenario.toml"], "No such file or directory"),
-    (["--log-level", "chatty"], "log_level: unknown level 'chatty'"),
+    (["--log-level", "chatty"], "--log-level: unknown level 'chatty' (DEBUG, INFO, WARNING"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
 def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
@@ -115,10 +124,36 @@ def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
     ("FAKEBROKER_AUTO_CREATE_TOPICS", "perhaps", "FAKEBROKER_AUTO_CREATE_TOPICS: auto_create"),
     ("FAKEBROKER_CONTROL_PORT", "http", "FAKEBROKER_CONTROL_PORT: control_port: expected"),
     ("FAKEBROKER_SEED", "1.5", "FAKEBROKER_SEED: seed: expected a whole number, got '1.5'"),
+    ("FAKEBROKER_LOG_LEVEL", "LOUD", "FAKEBROKER_LOG_LEVEL: log_level: unknown level 'LOUD'"),
+    ("FAKEBROKER_TOPICS", "a:3,,b:1",
+     "FAKEBROKER_TOPICS: expected NAME[:PARTITIONS],... got an empty entry in 'a:3,,b:1'"),
+    ("FAKEBROKER_TOPICS", "a:3,b:1,a:1",
+     "FAKEBROKER_TOPICS: topic 'a' given twice, with 3 and 1 partitions"),
 ])
 def test_a_bad_environment_value_ends_serve_with_one_line_naming_the_variable(variable, value,
                                                                                says):
     assert says in serve_refuses(env={variable: value})
+
+
+def test_an_unknown_fakebroker_variable_is_a_warning_naming_the_closest_one(tmp_path):
+    typo = ENV_PREFIX + "BROKER"  # built, not written: the repository scan below skips it
+    process, details = start_served(tmp_path, env={typo: "3"})
+    assert len(details["brokers"]) == 1  # serve runs on, without the variable
+    assert stop_served(process) == 0
+    assert process.stderr.read().splitlines() == [
+        f"fakebroker: warning: {typo} is not a fakebroker variable; did you mean "
+        "FAKEBROKER_BROKERS?"]
+
+
+def test_every_fakebroker_variable_the_project_reads_is_known_to_serve():
+    """No false warning: each ``FAKEBROKER_*`` name written in the project (package, tests,
+    CI scripts, README) is one serve or another part of fakebroker reads."""
+    written = set()
+    for path in (ROOT / "README.md", *ROOT.glob(".ci/*"), *ROOT.glob("fakebroker/**/*.py"),
+                 *ROOT.glob("tests/**/*.*"), *ROOT.glob("examples/*")):
+        if path.is_file():
+            written |= set(re.findall(ENV_PREFIX + "[A-Z_]+", path.read_text(errors="ignore")))
+    assert written and unknown_variables(dict.fromkeys(written, "")) == []
 
 
 def test_an_unreadable_scenario_file_is_one_line(tmp_path):

@@ -129,7 +129,7 @@ def test_the_marker_binds_one_address_and_advertises_another(fake_kafka):
 
 @pytest.mark.parametrize("options,error,says", [
     ({"brokers": 0}, "OptionError", "brokers: expected a whole number >= 1, got 0"),
-    ({"host": "0.0.0.0"}, "OptionError", "needs an advertised_host"),
+    ({"host": "0.0.0.0"}, "OptionError", "host: binding '0.0.0.0' needs advertised_host,"),
     ({"port": -1}, "OptionError", "port: expected a port from 0 to 65535"),
     ({"bogus": 1}, "TypeError", "unknown cluster option.*bogus"),
     ({"journal_sink": 3}, "TypeError", "journal_sink: expected a text file or a path, got 3"),
