@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from fakebroker.runtime import FakeCluster
 
 USAGE_ERROR = 2
+DESCRIPTION = ("A fake Kafka broker for tests, speaking Kafka's wire protocol. 'serve' runs a "
+               "fake cluster until SIGINT or SIGTERM; 'ctl' controls a running one.")
 
 
 def _log_level(text: str) -> str:
@@ -127,14 +129,13 @@ def _topic_flag(text: str) -> tuple[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="fakebroker", description=__doc__.splitlines()[0])
+    top = _Parser(prog="fakebroker", description=DESCRIPTION)
     top.add_argument("--version", action="version", version=f"fakebroker {__version__}")
     commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
     serve = commands.add_parser(
         "serve", help="run a fake Kafka cluster until interrupted",
         description="Run a fake Kafka cluster until SIGINT or SIGTERM. Every flag may also be "
-                    "given by the environment variable shown beside it; the flag wins.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "given by the environment variable shown beside it; the flag wins.")
     for setting in CLUSTER_SETTINGS.values():
         if setting.name in ("max_request_bytes", "journal_capacity"):
             continue  # Python-only settings: no reason to change them from a shell
@@ -148,7 +149,7 @@ def parser() -> argparse.ArgumentParser:
     for option in SERVE_OPTIONS.values():
         serve.add_argument(option.flag, type=_flag_type(option), metavar=option.metavar,
                            help=f"{option.help} [{option.env}]")
-    commands.add_parser("ctl", help="control a running `fakebroker serve`",
+    commands.add_parser("ctl", help="control a running 'fakebroker serve' (its --control-port)",
                         arguments=_ctl_arguments)
     return top
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -272,3 +274,56 @@ def _served_leaders(details: dict) -> list[str]:
     admin = AdminClient({"bootstrap.servers": details["bootstrap_servers"]})
     topic = admin.list_topics(timeout=10).topics["orders"]
     return [f"{p} {topic.partitions[p].leader}" for p in sorted(topic.partitions)]
+
+
+# -- help -------------------------------------------------------------------------------------
+
+def test_fakebroker_help_describes_it_in_whole_sentences_without_markup():
+    command = Path(sys.executable).with_name("fakebroker")  # the console script itself
+    result = subprocess.run([str(command), "--help"], capture_output=True, text=True,
+                            timeout=30, cwd=OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert ("A fake Kafka broker for tests, speaking Kafka's wire protocol. 'serve' runs a fake "
+            "cluster until SIGINT or SIGTERM; 'ctl' controls a running one.") in " ".join(
+                result.stdout.split())
+    assert "`" not in result.stdout
+
+
+def test_every_option_of_every_command_has_help():
+    from fakebroker.cli import parser
+
+    unexplained = []
+    pending = [("fakebroker", parser())]
+    while pending:
+        name, command = pending.pop()
+        command.format_help()  # ctl adds its arguments on first use
+        assert "`" not in (command.description or ""), name
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending += [(f"{name} {verb}", sub) for verb, sub in action.choices.items()]
+            elif not action.help:
+                unexplained.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    assert unexplained == []
+
+
+def test_ctl_fault_add_and_action_explain_each_option():
+    for verb in (["fault", "add"], ["action"]):
+        result = subprocess.run([sys.executable, "-m", "fakebroker", "ctl", *verb, "--help"],
+                                capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
+        assert result.returncode == 0, result.stderr
+        text = " ".join(result.stdout.split())
+        assert {"fault": "--error ERROR answer this Kafka error, by name",
+                "action": "--member-id MEMBER_ID a member id of the group (kick-member)"}[
+                    verb[0]] in text
+    assert "kick-member --group --member-id" in result.stdout  # each action's options
+
+
+def test_the_example_pipelines_help_is_whole():
+    pytest.importorskip("pyspark")
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "event_totals.py"),
+                             "--help"], capture_output=True, text=True, timeout=60, cwd=OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert ("read events, total them per user, publish the totals to a topic. options:"
+            in " ".join(result.stdout.split()))
+    assert "--max-offsets-per-trigger N read at most N events per micro-batch" in " ".join(
+        result.stdout.split())

@@ -45,66 +45,141 @@ def call(url: str, method: str, path: str, body: Any = None, timeout: float = 30
             raise ControlCallError(exc.code, text.decode(errors="replace")) from None
 
 
+DESCRIPTION = ("Control a running 'fakebroker serve' through its HTTP control API, one call "
+               "per command: the answer is printed as JSON on stdout; an error answer goes to "
+               "stderr with exit status 1 (2 for bad command-line use).")
+
+
 def add_arguments(ctl: argparse.ArgumentParser) -> None:
-    """Give ``fakebroker ctl``'s parser its description, options and calls."""
-    ctl.description = __doc__.splitlines()[0]
-    ctl.add_argument("--url", help="control URL (http://127.0.0.1:PORT)")
-    ctl.add_argument("--ready-file", type=Path, help="read control_url from this ready file")
+    """Give ``fakebroker ctl``'s parser its description, options and calls; every option has
+    its help."""
+    ctl.description = DESCRIPTION
+    ctl.add_argument("--url", help="control URL (http://127.0.0.1:PORT) [FAKEBROKER_CONTROL_URL]")
+    ctl.add_argument("--ready-file", type=Path, metavar="FILE",
+                     help="read control_url from this ready file")
     calls = ctl.add_subparsers(dest="call", required=True)
     calls.add_parser("health", help="GET /health")
     calls.add_parser("cluster", help="GET /cluster: brokers, topics, partitions, groups")
     topic = calls.add_parser("create-topic", help="POST /topics")
-    topic.add_argument("name")
-    topic.add_argument("--partitions", type=int, default=1)
-    topic.add_argument("--replication-factor", type=int, default=1)
-    topic.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    topic.add_argument("name", help="the topic's name")
+    topic.add_argument("--partitions", type=int, default=1, help="partition count (default 1)")
+    topic.add_argument("--replication-factor", type=int, default=1,
+                       help="replicas of each partition (default 1)")
+    topic.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                       help="a topic config, as Kafka names it (repeatable)")
     _fault_parsers(calls)
-    action = calls.add_parser("action", help="POST /actions/NAME: a natural failure")
-    action.add_argument("name", choices=sorted(PARAMETERS))
+    action = calls.add_parser(
+        "action", help="POST /actions/NAME: a natural failure",
+        description="Run one of the cluster's actions (natural failures); each takes the "
+                    "options listed with it below.",
+        epilog=_actions_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    action.add_argument("name", choices=sorted(PARAMETERS), metavar="NAME",
+                        help="the action: one of those below")
     for parameter in sorted({p for spec in PARAMETERS.values() for p in spec}):
         kind = PARAMETERS_TYPES.get(parameter, str)
-        action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter)
+        users = ", ".join(name for name, spec in PARAMETERS.items() if parameter in spec)
+        action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter,
+                            help=f"{ACTION_PARAMETERS[parameter]} ({users})")
     journal = calls.add_parser("journal", help="GET /journal: requests seen (JSON lines)")
-    for name in ("api", "client-id", "error"):
-        journal.add_argument(f"--{name}")
-    for name in ("broker", "since", "limit"):
-        journal.add_argument(f"--{name}", type=int)
+    journal.add_argument("--api", help="only requests of this API (Fetch)")
+    journal.add_argument("--client-id", help="only requests of this client.id")
+    journal.add_argument("--error", help="only requests answered with this error")
+    journal.add_argument("--broker", type=int, help="only requests to this broker id")
+    journal.add_argument("--since", type=int, metavar="SEQ",
+                         help="only requests after this sequence number")
+    journal.add_argument("--limit", type=int, help="at most this many, the newest")
     journal.add_argument("--faulted", action="store_true", help="only faulted requests")
     calls.add_parser("coverage", help="GET /coverage")
 
 
 PARAMETERS_TYPES = {name: kind for spec in PARAMETERS.values()
                     for name, (kind, _) in spec.items()}
-FAULT_OPTIONS: dict[str, type] = {
-    "api": str, "broker": int, "client-id": str, "topic": str, "partition": int,
-    "group": str, "transactional-id": str, "count": int, "after": int, "probability": float,
-    "error": str, "delay-ms": int, "throttle-ms": int}
+# What each action parameter is (the actions that take it are added to its help).
+ACTION_PARAMETERS = {
+    "before": "offset the log start moves to (-1: the partition's end)",
+    "broker": "a broker id",
+    "count": "how many held requests to let go, the oldest first (default: all)",
+    "fault": "a fault rule's id",
+    "group": "a group id (or a transactional id, for move-coordinator)",
+    "member_id": "a member id of the group",
+    "ms": "milliseconds every request waits before it is handled",
+    "offset": "offset the log is cut at: records from it on are lost",
+    "partition": "a partition of the topic",
+    "topic": "a topic name",
+    "transactional_id": "a producer's transactional.id",
+}
+
+
+def _actions_epilog() -> str:
+    """Each action with its options (optional ones in brackets), from the cluster's declared
+    operations."""
+    from fakebroker.operations import OPERATIONS, REQUIRED
+
+    lines = ["actions:"]
+    for name, declared in sorted(OPERATIONS.items()):
+        options = [f"--{p.name.replace('_', '-')}" for p in declared.parameters]
+        lines.append(" ".join([f"  {name}", *(
+            option if p.default is REQUIRED and not p.optional else f"[{option}]"
+            for option, p in zip(options, declared.parameters, strict=True))]))
+    return "\n".join(lines)
+
+
+FAULT_OPTIONS: dict[str, tuple[type, str]] = {
+    "api": (str, "match requests of this API, by name (Fetch) or key"),
+    "broker": (int, "match requests to this broker id"),
+    "client-id": (str, "match requests of this client.id"),
+    "topic": (str, "match requests naming this topic (name or topic id)"),
+    "partition": (int, "match this partition of the topic"),
+    "group": (str, "match requests naming this group id"),
+    "transactional-id": (str, "match requests naming this transactional.id"),
+    "count": (int, "apply to this many matching requests (default 1)"),
+    "after": (int, "let the first N matching requests through untouched"),
+    "probability": (float, "apply to each match with this probability (seeded by --seed)"),
+    "error": (str, "answer this Kafka error, by name (NOT_LEADER_OR_FOLLOWER) or code, "
+                   "where Kafka puts it"),
+    "delay-ms": (int, "handle each matching request this many milliseconds late"),
+    "throttle-ms": (int, "answer with this throttle_time_ms, muting the connection as long"),
+}
+FAULT_FLAGS = {
+    "drop": "close the connection without answering",
+    "hang": "never answer",
+    "hold": "hold each matching request until 'fault release'",
+    "apply-then": "apply the request first (records appended, offsets stored), then answer "
+                  "--error or --respond, or --drop it: the lost acknowledgement",
+}
 
 
 def _fault_parsers(calls: Any) -> None:
     fault = calls.add_parser("fault", help="fault rules: add, list, show, remove, clear, wait, "
                                            "release")
     verbs = fault.add_subparsers(dest="verb", required=True)
-    add = verbs.add_parser("add", help="POST /faults; prints the rule with its id")
-    for name, kind in FAULT_OPTIONS.items():
-        add.add_argument(f"--{name}", type=kind)
-    add.add_argument("--versions", metavar="LOW[-HIGH]", help="API version range")
-    add.add_argument("--forever", action="store_true", help="count = until removed")
-    for flag in ("drop", "hang", "hold", "apply-then"):
-        add.add_argument(f"--{flag}", action="store_true")
-    add.add_argument("--respond", metavar="JSON", help="the whole answer, a JSON object")
+    add = verbs.add_parser("add", help="POST /faults; prints the rule with its id",
+                           description="Add a fault rule: every criterion given must match; "
+                                       "the rule then does what its actions say.")
+    for name, (kind, text) in FAULT_OPTIONS.items():
+        add.add_argument(f"--{name}", type=kind, help=text)
+    add.add_argument("--versions", metavar="LOW[-HIGH]",
+                     help="match these API versions (inclusive)")
+    add.add_argument("--forever", action="store_true",
+                     help="apply until removed (instead of --count)")
+    for flag, text in FAULT_FLAGS.items():
+        add.add_argument(f"--{flag}", action="store_true", help=text)
+    add.add_argument("--respond", metavar="JSON",
+                     help="answer this, the whole answer's fields as a JSON object")
     add.add_argument("--json", help="the rule as a JSON object instead of options")
     verbs.add_parser("list", help="GET /faults")
     for verb in ("show", "remove"):
-        verbs.add_parser(verb, help=f"{verb} one rule").add_argument("id", type=int)
+        verbs.add_parser(verb, help=f"{verb} one rule").add_argument(
+            "id", type=int, help="the rule's id")
     verbs.add_parser("clear", help="DELETE /faults")
     wait = verbs.add_parser("wait", help="wait until a rule was hit N times")
-    wait.add_argument("id", type=int)
-    wait.add_argument("--hits", type=int, default=1)
-    wait.add_argument("--timeout", type=float, default=30.0)
+    wait.add_argument("id", type=int, help="the rule's id")
+    wait.add_argument("--hits", type=int, default=1, help="hits to wait for, in all (default 1)")
+    wait.add_argument("--timeout", type=float, default=30.0,
+                      help="seconds before giving up, exit status 1 (default 30)")
     release = verbs.add_parser("release", help="POST /faults/ID/release: let held requests "
                                                "go on")
-    release.add_argument("id", type=int)
+    release.add_argument("id", type=int, help="the hold rule's id")
     release.add_argument("--count", type=int, help="the N oldest (default: all)")
 
 
