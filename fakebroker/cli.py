@@ -11,7 +11,9 @@ Every ``serve`` flag may also come from an environment variable named after it
 (``--advertised-host`` from ``FAKEBROKER_ADVERTISED_HOST``, ``--topic`` from
 ``FAKEBROKER_TOPICS=orders:3,audit:1``); a flag given on the command line wins. A bad value,
 from a flag, a variable or a scenario file, a port in use or a file that cannot be read ends
-the command with one line on stderr and exit status 2, before anything starts.
+the command with one line on stderr and exit status 2, before anything starts. A
+``FAKEBROKER_*`` variable no part of fakebroker reads (a typo) is a warning on stderr naming
+the closest ``serve`` variable.
 """
 
 from __future__ import annotations
