@@ -11,6 +11,10 @@ one) the Kafka broker config it stands for. From that one declaration come:
   (``FAKEBROKER_ADVERTISED_HOST``): a flag given on the command line wins over its variable,
   and a variable over the default.
 
+A ``repeatable`` setting holds a tuple: its flag may be given again (``--listener SSL
+--listener SASL_SSL``), its variable is a comma-separated list (``FAKEBROKER_LISTENERS=SSL,
+SASL_SSL``), its ``parse`` reads one item, and Python takes any sequence of items.
+
 Guarantee: a value that reaches a running cluster has passed its setting's check, so a bad
 value is refused with one line naming the setting, before anything starts.
 """
@@ -97,24 +101,35 @@ class Setting(NamedTuple):
     check: Callable[[Any], str | None] = lambda _value: None  # a complaint, or None
     kafka: str | None = None  # the Kafka broker config it stands for
     metavar: str | None = None
+    repeatable: bool = False  # a tuple of items: the flag repeats, the variable lists them
+    item: str | None = None  # a repeatable setting's flag names one item: --listener
 
     @property
     def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return "--" + (self.item or self.name).replace("_", "-")
 
     @property
     def env(self) -> str:
         return ENV_PREFIX + self.name.upper()
 
     def from_text(self, text: str) -> Any:
-        """The value of ``text`` (from a flag or the environment), checked."""
+        """The value of ``text`` (from a flag or the environment), checked; for a repeatable
+        setting, of a comma-separated list of items."""
         try:
-            value = self.parse(text)
+            if self.repeatable:
+                value: Any = tuple(self.parse(item.strip()) for item in text.split(",")
+                                   if item.strip())
+            else:
+                value = self.parse(text)
         except ValueError as exc:
             raise OptionError(f"{self.name}: {exc}") from None
         return self.checked(value)
 
     def checked(self, value: Any) -> Any:
+        """``value`` if the setting can take it (a repeatable setting's sequence as a tuple),
+        else ``OptionError`` naming the setting."""
+        if self.repeatable and isinstance(value, (list, tuple)):
+            value = tuple(value)
         complaint = self.check(value)
         if complaint is not None:
             raise OptionError(f"{self.name}: {complaint}, got {value!r}")
@@ -143,6 +158,33 @@ def _text(value: Any) -> str | None:
 
 def _flag(value: Any) -> str | None:
     return None if isinstance(value, bool) else "expected true or false"
+
+
+def _each(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
+    """A tuple of distinct items, each one of ``allowed``."""
+    def check(value: Any) -> str | None:
+        ok = (isinstance(value, tuple) and all(item in allowed for item in value)
+              and len(set(value)) == len(value))
+        return None if ok else f"expected distinct items of {', '.join(allowed)}"
+    return check
+
+
+def _one_of(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
+    return lambda value: None if value in allowed else f"expected one of {', '.join(allowed)}"
+
+
+def _pairs(what: str) -> Callable[[Any], str | None]:
+    """A tuple of ``LEFT:RIGHT`` texts, both sides non-empty (``what`` names the form)."""
+    def check(value: Any) -> str | None:
+        ok = isinstance(value, tuple) and all(
+            isinstance(item, str) and all(item.partition(":")[0::2]) for item in value)
+        return None if ok else f"expected items of the form {what}"
+    return check
+
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+SSL_CLIENT_AUTH = ("required", "requested", "none")
 
 
 def _advertisable(value: Any) -> str | None:
@@ -174,6 +216,17 @@ class ClusterSettings:
     transaction_version: int = 2
     seed: int | None = None
     journal_capacity: int = 10_000
+    listeners: tuple[str, ...] = ()
+    ssl_client_auth: str = "none"
+    ssl_cert: str | None = None
+    ssl_key: str | None = None
+    ssl_ca: str | None = None
+    sasl_users: tuple[str, ...] = ()
+    sasl_mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+    connections_max_reauth_ms: int = 0
+    authorizer: bool = False
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
 
     @classmethod
     def from_kwargs(cls, options: Mapping[str, Any]) -> ClusterSettings:
@@ -183,9 +236,10 @@ class ClusterSettings:
         if unknown:
             raise TypeError(f"unknown cluster option(s): {', '.join(unknown)} "
                             f"(known: {', '.join(CLUSTER_SETTINGS)})")
-        for name, value in options.items():
-            CLUSTER_SETTINGS[name].checked(value)
-        settings = cls(**options)
+        settings = cls(**{name: CLUSTER_SETTINGS[name].checked(value)
+                          for name, value in options.items()})
+        if (settings.ssl_cert is None) != (settings.ssl_key is None):
+            raise OptionError("ssl_cert and ssl_key: give both or neither")
         check_advertised(settings.host, settings.advertised_host)
         return settings
 
@@ -213,6 +267,8 @@ def check_advertised(host: str, advertised_host: str | None,
 
 
 def _kafka_text(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(value)
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -250,6 +306,42 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             metavar="N"),
     Setting("journal_capacity", parse_int, "how many requests the journal keeps", _at_least(1),
             metavar="N"),
+    Setting("listeners", str,
+            "a listener of each broker for this security protocol (repeatable: PLAINTEXT, SSL, "
+            "SASL_PLAINTEXT, SASL_SSL), each on its own port; none: one PLAINTEXT listener",
+            _each(SECURITY_PROTOCOLS), metavar="PROTOCOL", repeatable=True,
+            item="listener"),
+    Setting("ssl_client_auth", str,
+            "whether the SSL listener asks clients for a certificate (required, requested, none)",
+            _one_of(SSL_CLIENT_AUTH), kafka="ssl.client.auth", metavar="MODE"),
+    Setting("ssl_cert", str, "the brokers' certificate chain, PEM (default: generated at start)",
+            _optional(_text), metavar="FILE"),
+    Setting("ssl_key", str, "the private key of --ssl-cert, PEM (unencrypted)",
+            _optional(_text), metavar="FILE"),
+    Setting("ssl_ca", str, "CA certificates, PEM, that client certificates must chain to "
+            "(default: the generated CA)", _optional(_text), metavar="FILE"),
+    Setting("sasl_users", str,
+            "a SASL user and password, valid for PLAIN and SCRAM (repeatable)",
+            _pairs("NAME:PASSWORD"), metavar="NAME:PASSWORD", repeatable=True,
+            item="sasl_user"),
+    Setting("sasl_mechanisms", str,
+            "a SASL mechanism the SASL listeners enable (repeatable: PLAIN, SCRAM-SHA-256, "
+            "SCRAM-SHA-512, OAUTHBEARER; default the first three)",
+            _each(SASL_MECHANISMS), kafka="sasl.enabled.mechanisms", metavar="MECHANISM",
+            repeatable=True,
+            item="sasl_mechanism"),
+    Setting("connections_max_reauth_ms", parse_int,
+            "longest SASL session before the client must re-authenticate (0: no limit)",
+            _at_least(0), kafka="connections.max.reauth.ms", metavar="MS"),
+    Setting("authorizer", parse_bool, "authorize every request by the ACLs (Kafka's "
+            "StandardAuthorizer); off: the ACL APIs answer SECURITY_DISABLED", _flag,
+            metavar="true|false"),
+    Setting("super_users", str, "a principal every ACL allows (repeatable: User:admin)",
+            _pairs("TYPE:NAME"), metavar="PRINCIPAL", repeatable=True,
+            item="super_user"),
+    Setting("allow_everyone_if_no_acl_found", parse_bool,
+            "allow a request on a resource no ACL matches (Kafka's default: deny)", _flag,
+            kafka="allow.everyone.if.no.acl.found", metavar="true|false"),
 )}
 
 assert list(CLUSTER_SETTINGS) == [f.name for f in fields(ClusterSettings)]

@@ -48,12 +48,19 @@ class Wait(enum.Enum):
 WAIT = Wait.WAIT
 
 
+ANONYMOUS = "User:ANONYMOUS"  # Kafka's principal of a client not (yet) authenticated
+
+
 class Peer:
-    """The connection a request came on, as the pipeline needs it."""
+    """The connection a request came on, as the pipeline needs it: its listener's name and
+    its principal (``ANONYMOUS`` until it authenticates; the server sets it then)."""
 
-    __slots__ = ("connection_id", "host", "gone")
+    __slots__ = ("connection_id", "host", "gone", "listener", "principal")
 
-    def __init__(self, connection_id: int, host: str) -> None:
+    def __init__(self, connection_id: int, host: str, listener: str = "PLAINTEXT",
+                 principal: str = ANONYMOUS) -> None:
         self.connection_id = connection_id
         self.host = host  # "/127.0.0.1": the client's address as Kafka reports it
         self.gone = trio.Event()  # set when the peer closed its side
+        self.listener = listener  # one of options.SECURITY_PROTOCOLS
+        self.principal = principal  # "User:alice"

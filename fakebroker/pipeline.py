@@ -170,7 +170,7 @@ class Pipeline:
         header, request = read
         api_key, version = header.api_key, header.api_version
         seq, wall_time = self.journal.begin()
-        seam = Seam(self.faults, self._topic_name, peer.gone)
+        seam = Seam(self.faults, self._topic_name, peer)
         targets: tuple[str, ...] = ()
         errors: tuple[str, ...] = ()
         outcome = "answered"
@@ -226,7 +226,7 @@ class Pipeline:
 
     def _context(self, header: RequestHeader, peer: Peer) -> RequestContext:
         return RequestContext(self.cluster, self.broker, header, self.wait_for_append,
-                              peer.host)
+                              peer.host, peer.listener, peer.principal)
 
     def _give_kept(self, kept: _Kept, frame: bytes, peer: Peer) -> bytearray:
         """A kept answer to this request, its correlation id rewritten."""
@@ -252,9 +252,9 @@ class Pipeline:
         ``wall_time`` from ``Journal.begin`` when it was read, ``started`` from
         ``time.perf_counter``)."""
         self.journal.add(seq, wall_time, self.broker.id, peer.connection_id, client_id,
-                         peer.host, api_spec(api_key).name, api_key, version, correlation_id,
-                         targets, errors, round((time.perf_counter() - started) * 1000, 3),
-                         fault, outcome)
+                         peer.host, peer.listener, peer.principal, api_spec(api_key).name,
+                         api_key, version, correlation_id, targets, errors,
+                         round((time.perf_counter() - started) * 1000, 3), fault, outcome)
 
     def _closing_reason(self, exc: Exception) -> str:
         """Why the connection closes after handling a request raised ``exc`` (a bug is

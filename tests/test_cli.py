@@ -114,6 +114,7 @@ def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
     (["--advertised-host", "0.0.0.0"], "cannot advertise the non-routable meta-address"),
     (["--scenario", "/nonexistent/scenario.toml"], "No such file or directory"),
     (["--log-level", "chatty"], "--log-level: unknown level 'chatty' (DEBUG, INFO, WARNING"),
+    (["--control-host", " "], "--control-host: expected a host name or address"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
 def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
@@ -156,6 +157,16 @@ def test_every_fakebroker_variable_the_project_reads_is_known_to_serve():
         if path.is_file():
             written |= set(re.findall(ENV_PREFIX + "[A-Z_]+", path.read_text(errors="ignore")))
     assert written and unknown_variables(dict.fromkeys(written, "")) == []
+
+
+@pytest.mark.parametrize("args,env", [
+    (["--control-token", "two words"], {}),
+    ([], {"FAKEBROKER_CONTROL_TOKEN": "two words"}),
+])
+def test_a_bad_control_token_is_refused_without_repeating_it(args, env):
+    said = serve_refuses("--control-port", "0", *args, env=env)
+    assert "token: expected a non-empty token of printable ASCII" in said
+    assert "two words" not in said
 
 
 def test_an_unreadable_scenario_file_is_one_line(tmp_path):
@@ -229,7 +240,8 @@ def test_serve_help_lists_every_flag_with_its_environment_variable():
     for variable in ("FAKEBROKER_BROKERS", "FAKEBROKER_HOST", "FAKEBROKER_ADVERTISED_HOST",
                      "FAKEBROKER_PORT", "FAKEBROKER_TOPICS", "FAKEBROKER_CONTROL_PORT",
                      "FAKEBROKER_JOURNAL", "FAKEBROKER_SCENARIO", "FAKEBROKER_READY_FILE",
-                     "FAKEBROKER_LOG_LEVEL", "FAKEBROKER_SEED"):
+                     "FAKEBROKER_LOG_LEVEL", "FAKEBROKER_SEED", "FAKEBROKER_CONTROL_HOST",
+                     "FAKEBROKER_CONTROL_TOKEN"):
         assert variable in " ".join(result.stdout.split()), variable
 
 
@@ -276,6 +288,21 @@ def _served_leaders(details: dict) -> list[str]:
     return [f"{p} {topic.partitions[p].leader}" for p in sorted(topic.partitions)]
 
 
+def test_a_repeatable_setting_takes_its_flag_again_or_a_comma_separated_variable():
+    from fakebroker import cli
+
+    args = cli.resolve(cli.parser().parse_args(
+        ["serve", "--listener", "SSL", "--listener", "SASL_SSL", "--super-user", "User:admin"]),
+        {"FAKEBROKER_LISTENERS": "PLAINTEXT", "FAKEBROKER_SASL_USERS": "alice:a,bob:b"})
+    options = cli.cluster_options(args, None)
+    assert options["listeners"] == ("SSL", "SASL_SSL")  # the flags win over the variable
+    assert options["sasl_users"] == ("alice:a", "bob:b")
+    assert options["super_users"] == ("User:admin",)
+    with pytest.raises(cli.OptionError, match="listeners: expected distinct items"):
+        cli.resolve(cli.parser().parse_args(["serve", "--listener", "SSL", "--listener", "SSL"]),
+                    {})
+
+
 # -- help -------------------------------------------------------------------------------------
 
 def test_fakebroker_help_describes_it_in_whole_sentences_without_markup():
@@ -312,7 +339,7 @@ def test_ctl_fault_add_and_action_explain_each_option():
                                 capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
         assert result.returncode == 0, result.stderr
         text = " ".join(result.stdout.split())
-        assert {"fault": "--error ERROR answer this Kafka error, by name",
+        assert {"fault": "--error ERROR a Kafka error (name or code), placed where Kafka",
                 "action": "--member-id MEMBER_ID a member id of the group (kick-member)"}[
                     verb[0]] in text
     assert "kick-member --group --member-id" in result.stdout  # each action's options

@@ -6,6 +6,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from fakebroker.outcomes import ANONYMOUS
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import RequestHeader
 from fakebroker.state.cluster import Broker, Cluster, Partition
@@ -23,6 +24,8 @@ class RequestContext:
     # Waits until the next append anywhere in the cluster, or ``timeout`` seconds.
     wait_for_append: Callable[[float], Awaitable[None]]
     client_host: str = ""  # the peer address, as Kafka reports it for group members
+    listener: str = "PLAINTEXT"  # the name of the listener the request came on
+    principal: str = ANONYMOUS  # who sent it ("User:alice"), as authenticated on its connection
 
     @property
     def version(self) -> int:

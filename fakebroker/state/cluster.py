@@ -28,6 +28,7 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.log import PartitionLog
 
 if TYPE_CHECKING:
+    from fakebroker.state.credentials import Credentials
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
     from fakebroker.state.transactions import TransactionCoordinator
@@ -116,6 +117,7 @@ class Cluster:
     _producers: ProducerRegistry | None = None
     _groups: Groups | None = None
     _transactions: TransactionCoordinator | None = None
+    _credentials: Credentials | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -150,6 +152,16 @@ class Cluster:
                 name: len(t.partitions) for name, t in self.topics.items()}
             self._made(self._groups)
         return self._groups
+
+    @property
+    def credentials(self) -> Credentials:
+        """The SASL users (PLAIN passwords, SCRAM credentials), made on first use from the
+        ``sasl_users`` setting."""
+        if self._credentials is None:
+            from fakebroker.state.credentials import Credentials
+
+            self._credentials = Credentials(self.settings.sasl_users)
+        return self._credentials
 
     @property
     def transactions(self) -> TransactionCoordinator:
