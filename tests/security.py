@@ -94,6 +94,8 @@ def java_props(who: Login) -> list[str]:
     if who.mechanism:
         props["sasl.mechanism"] = who.mechanism
         props["sasl.jaas.config"] = _java_jaas(who)
+    if who.mechanism == "OAUTHBEARER":  # the client's own unsecured tokens need jackson
+        props["sasl.login.callback.handler.class"] = "Harness$UnsecuredToken"
     if who.ca_file:
         props["ssl.truststore.type"] = "PEM"
         props["ssl.truststore.location"] = who.ca_file
@@ -107,9 +109,8 @@ def java_props(who: Login) -> list[str]:
 def _java_jaas(who: Login) -> str:
     if who.mechanism == "PLAIN":
         module = "org.apache.kafka.common.security.plain.PlainLoginModule"
-    elif who.mechanism == "OAUTHBEARER":  # an unsecured token: for a refused mechanism only
-        return ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                f'unsecuredLoginStringClaim_sub="{who.username}";')
+    elif who.mechanism == "OAUTHBEARER":  # for a refused mechanism only
+        return "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
     else:
         module = "org.apache.kafka.common.security.scram.ScramLoginModule"
     return f'{module} required username="{who.username}" password="{who.password}";'

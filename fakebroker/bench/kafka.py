@@ -352,7 +352,8 @@ def start_real_kafka(
         port, controller_port, *extra_ports = free_ports(2 + len(listeners))
         host = "127.0.0.1"
         addresses = {"PLAINTEXT": f"{host}:{port}",
-                     **{name: f"{host}:{p}" for name, p in zip(listeners, extra_ports)}}
+                     **{name: f"{host}:{p}"
+                        for name, p in zip(listeners, extra_ports, strict=True)}}
         advertised = ",".join(f"{name}://{address}" for name, address in addresses.items())
         props = {
             **BASE_PROPERTIES,

@@ -1,0 +1,156 @@
+"""Production security settings, unchanged, against the broker: the Java client 3.9 and 4.4,
+confluent-kafka, kafka-python, aiokafka and kafkajs connect over SASL_SSL with SCRAM-SHA-512,
+SASL_PLAINTEXT with PLAIN and SSL with a client certificate, produce and consume every record
+exactly once, and each gets its own named error for a wrong password (with Kafka's message),
+a mechanism the broker has not enabled, a broker certificate from a CA it does not trust and
+a topic its user may not write — until the admin grants the ACLs, with the client's own admin
+API. Every test runs on the secure preset (tests/security.py): on the fake and, with
+``--kafka=real``, on Apache Kafka 4.4 configured alike (tests/real_secure_kafka.py).
+
+How each client reports a refusal, and where its driver finds it: tests/clients/secured.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.certificates import write_foreign_ca
+from tests.clients.secured import DRIVERS, Driver, Grant, Refused, values
+from tests.real_cluster import wait_for
+from tests.security import KINDS, SECURE, login
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.security
+
+TOPIC, GROUP, COUNT = "orders", "billing", 5
+SCRAM_REFUSED = ("Authentication failed during authentication due to invalid credentials with "
+                 "SASL mechanism SCRAM-SHA-512")
+PLAIN_REFUSED = "Authentication failed: Invalid username or password"
+
+# What each client calls the error, and what its text says besides, per scenario.
+WRONG_PASSWORD = {
+    "java": "SaslAuthenticationException",
+    "confluent-kafka": "_AUTHENTICATION",
+    "kafka-python": "SaslAuthenticationFailedError",
+    "aiokafka": "SaslAuthenticationFailed",
+    "kafkajs": "KafkaJSSASLAuthenticationError",
+}
+UNKNOWN_MECHANISM = {
+    "java": ("UnsupportedSaslMechanismException", "not enabled in the server"),
+    "confluent-kafka": ("_AUTHENTICATION", "Unsupported SASL mechanism"),
+    "kafka-python": ("UnsupportedSaslMechanismError", ""),
+    "aiokafka": ("UnsupportedSaslMechanismError", ""),
+    "kafkajs": ("UNSUPPORTED_SASL_MECHANISM", ""),
+}
+# The mechanisms enabled are listed by the clients that show the broker's list.
+LISTS_MECHANISMS = ("java", "confluent-kafka")
+UNTRUSTED_CA = {
+    "java": ("SslAuthenticationException", "PKIX path building failed"),
+    "confluent-kafka": ("_SSL", "certificate verify failed"),
+    "kafka-python": ("KafkaConnectionError", "CERTIFICATE_VERIFY_FAILED"),
+    "aiokafka": ("SSLCertVerificationError", "CERTIFICATE_VERIFY_FAILED"),
+    "kafkajs": ("KafkaJSConnectionError", "certificate"),
+}
+TOPIC_DENIED = {
+    "java": "TopicAuthorizationException",
+    "confluent-kafka": "TOPIC_AUTHORIZATION_FAILED",
+    "kafka-python": "TopicAuthorizationFailedError",
+    "aiokafka": "TopicAuthorizationFailedError",
+    "kafkajs": "TOPIC_AUTHORIZATION_FAILED",
+}
+
+
+@pytest.fixture(params=[pytest.param(name, marks=pytest.mark.java) if name.startswith("java")
+                        else name for name in DRIVERS])
+def client(request: pytest.FixtureRequest) -> Driver:
+    """Each real client in turn (tests/clients/secured.py)."""
+    return DRIVERS[request.param]
+
+
+def family(client: Driver) -> str:
+    return "java" if client.name.startswith("java") else client.name
+
+
+def acls_of(kafka, principal: str) -> int:
+    """How many ACL bindings the broker holds for ``principal`` (DescribeAcls over the
+    PLAINTEXT listener, where ANONYMOUS is a super user)."""
+    with WireClient(kafka.bootstrap_servers, client_id="acls") as wire:
+        answer = wire.request("DescribeAcls", 3, {
+            "resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+            "principal_filter": principal, "host_filter": None, "operation": 1,
+            "permission_type": 1})
+    assert answer.error_code == 0, answer
+    return sum(len(resource.acls) for resource in answer.resources)
+
+
+def grant(kafka, client: Driver, principal: str) -> None:
+    """The admin (a super user, over SASL_SSL) grants ``principal`` the topic and the group
+    with the client's own admin API; returns once the broker applies them."""
+    client.grant(login(kafka, "sasl_ssl-scram-sha-512"), Grant(principal, TOPIC, GROUP))
+    wait_for(lambda: acls_of(kafka, principal) == 4, f"the ACLs of {principal}")
+
+
+def assert_every_record_once(kafka, seen: list[str]) -> None:
+    """The consumer saw each record once, the log holds each once, the group committed all."""
+    assert Counter(seen) == Counter(values(COUNT))
+    assert [r.value for r in kafka.records(TOPIC)] == [v.encode() for v in values(COUNT)]
+    assert kafka.committed(GROUP, TOPIC, 0) == COUNT
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+def test_a_client_produces_and_consumes_every_record_once_over_each_secure_listener(
+        kafka, client, kind):
+    who = login(kafka, kind)
+    if who.principal not in SECURE["super_users"]:  # the certificate's User:CN=...
+        grant(kafka, client, who.principal)
+    assert_every_record_once(kafka, client.round_trip(who, TOPIC, GROUP, COUNT))
+
+
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+def test_a_wrong_password_is_refused_with_kafkas_message_for_scram_and_plain(kafka, client):
+    for kind, message in (("sasl_ssl-scram-sha-512", SCRAM_REFUSED),
+                          ("sasl_plaintext-plain", PLAIN_REFUSED)):
+        with pytest.raises(Refused) as refused:
+            client.produce(login(kafka, kind).but(password="not-the-secret"), TOPIC)
+        assert refused.value.name == WRONG_PASSWORD[family(client)]
+        assert message in refused.value.text
+    assert kafka.records(TOPIC) == []
+
+
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+def test_a_mechanism_the_broker_has_not_enabled_is_refused(kafka, client):
+    oauth = login(kafka, "sasl_ssl-scram-sha-512").but(mechanism="OAUTHBEARER")
+    with pytest.raises(Refused) as refused:
+        client.produce(oauth, TOPIC)
+    name, text = UNKNOWN_MECHANISM[family(client)]
+    assert refused.value.name == name and text in refused.value.text
+    if family(client) in LISTS_MECHANISMS:
+        assert all(m in refused.value.text for m in SECURE["sasl_mechanisms"])
+    assert kafka.records(TOPIC) == []
+
+
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+def test_a_broker_certificate_from_an_untrusted_ca_fails_the_tls_handshake(
+        kafka, client, tmp_path: Path):
+    stranger = login(kafka, "sasl_ssl-scram-sha-512").but(ca_file=write_foreign_ca(tmp_path))
+    with pytest.raises(Refused) as refused:
+        client.produce(stranger, TOPIC)
+    name, text = UNTRUSTED_CA[family(client)]
+    assert refused.value.name == name and text in refused.value.text
+    assert kafka.records(TOPIC) == []
+
+
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+def test_alice_may_not_write_the_topic_until_the_admin_grants_it_and_her_group(kafka, client):
+    alice = login(kafka, "sasl_ssl-scram-sha-512", user="alice")
+    with pytest.raises(Refused) as refused:
+        client.produce(alice, TOPIC)
+    assert refused.value.name == TOPIC_DENIED[family(client)]
+    assert kafka.records(TOPIC) == []
+
+    grant(kafka, client, "User:alice")
+    assert_every_record_once(kafka, client.round_trip(alice, TOPIC, GROUP, COUNT))
