@@ -18,7 +18,8 @@ and its causes.
 Where a client hides a connection's failure behind a bootstrap timeout, the driver reads the
 exception the client logged for that connection: kafka-python 3.0.12 retries a failed
 bootstrap connection until ``bootstrap_timeout_ms`` and raises ``KafkaTimeoutError``, logging
-each failure ("Connection failed: <exception>", logger ``kafka.net.manager``); aiokafka 0.14
+each failure ("Bootstrap connection to ... failed: <exception>", or "Connection failed:
+<exception>", logger ``kafka.net.manager``); aiokafka 0.14
 raises ``KafkaConnectionError("Unable to bootstrap ...")`` after logging ``Unable connect to
 ...: <exception>`` (logger ``aiokafka``). aiokafka has no ACL API: its driver grants with
 confluent-kafka's AdminClient.
@@ -209,12 +210,25 @@ class _LoggedFailures(logging.Handler):
     the first argument of the log record that is an exception."""
 
     def __init__(self) -> None:
-        super().__init__(logging.ERROR)
+        super().__init__(logging.WARNING)
         self.failures: list[BaseException] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         args = record.args if isinstance(record.args, tuple) else ()
         self.failures += [a for a in args if isinstance(a, BaseException)]
+
+
+# What a client says of a connection that failed for no reason of its own: it was closed
+# before the broker's answer was read, or an answer was awaited past the bootstrap deadline.
+_UNTOLD = ("socket disconnected", "timed out", "Timeout")
+
+
+def _most_telling(failures: list[BaseException]) -> BaseException | None:
+    """The first logged failure that names its reason (kafka-python sometimes logs a retried
+    connection as merely disconnected before one logs the broker's refusal), else the
+    first; None if nothing was logged."""
+    told = [f for f in failures if not any(word in str(f) for word in _UNTOLD)]
+    return (told or failures or [None])[0]
 
 
 @contextlib.contextmanager
@@ -227,7 +241,7 @@ def _refused_as_logged(logger: str, hidden: tuple[type[BaseException], ...]) -> 
     try:
         yield
     except hidden as exc:
-        cause = handler.failures[0] if handler.failures else exc
+        cause = _most_telling(handler.failures) or exc
         raise Refused(type(cause).__name__, str(cause)) from exc
     except Exception as exc:
         if isinstance(exc, AssertionError):
@@ -272,7 +286,7 @@ class KafkaPythonDriver:
 
         timeout_ms = int(REFUSAL_TIMEOUT * 1000)
         with _refused_as_logged("kafka.net.manager", (KafkaTimeoutError,)):
-            producer = KafkaProducer(**kafka_python_config(who), bootstrap_timeout_ms=2000,
+            producer = KafkaProducer(**kafka_python_config(who), bootstrap_timeout_ms=3000,
                                      max_block_ms=timeout_ms)
             try:
                 producer.send(topic, b"v0").get(timeout=REFUSAL_TIMEOUT)
