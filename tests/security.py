@@ -157,9 +157,6 @@ class _UnsecuredToken:
     def token(self) -> str:
         return self._token
 
-    async def token_async(self) -> str:  # aiokafka's name: awaited
-        return self._token
-
     def extensions(self) -> dict[str, str]:
         return {}
 

@@ -4,14 +4,19 @@ SASL_PLAINTEXT with PLAIN and SSL with a client certificate, produce and consume
 exactly once, and each gets its own named error for a wrong password (with Kafka's message),
 a mechanism the broker has not enabled, a broker certificate from a CA it does not trust and
 a topic its user may not write — until the admin grants the ACLs, with the client's own admin
-API. Every test runs on the secure preset (tests/security.py): on the fake and, with
-``--kafka=real``, on Apache Kafka 4.4 configured alike (tests/real_secure_kafka.py).
+API; a TLS client without a certificate is refused in the handshake of the SSL listener
+(mTLS required there) with Kafka's alert. Every test runs on the secure preset
+(tests/security.py): on the fake and, with ``--kafka=real``, on Apache Kafka 4.4 configured
+alike (tests/real_secure_kafka.py).
 
 How each client reports a refusal, and where its driver finds it: tests/clients/secured.py.
 """
 
 from __future__ import annotations
 
+import socket
+import ssl
+import struct
 from collections import Counter
 from pathlib import Path
 
@@ -166,3 +171,23 @@ def test_alice_may_not_write_the_topic_until_the_admin_grants_it_and_her_group(k
 
     grant(kafka, client, "User:alice")
     assert_every_record_once(kafka, client.round_trip(alice, TOPIC, GROUP, COUNT))
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3],
+                         ids=["tls1.2", "tls1.3"])
+@pytest.mark.fake_kafka(**SECURE)
+def test_a_client_without_a_certificate_gets_a_bad_certificate_alert_on_the_ssl_listener(
+        kafka, version):
+    """Kafka's SSL listener (ssl.client.auth=required) alerts bad_certificate, at TLS 1.3
+    too (not TLS 1.3's certificate_required): during the handshake at 1.2, at the client's
+    first read at 1.3 (the client's handshake ends before the server checks it)."""
+    context = ssl.create_default_context(cafile=kafka.ssl["ca_file"])
+    context.minimum_version = context.maximum_version = version
+    host, port = kafka.listeners["SSL"].rsplit(":", 1)
+    api_versions = struct.pack(">hhih", 18, 0, 1, 4) + b"test"
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with pytest.raises(ssl.SSLError) as refused:
+            with context.wrap_socket(raw, server_hostname=host) as tls:
+                tls.sendall(struct.pack(">i", len(api_versions)) + api_versions)
+                tls.recv(4)
+    assert refused.value.reason == "SSLV3_ALERT_BAD_CERTIFICATE"
