@@ -54,8 +54,8 @@ import trio
 
 from fakebroker.api import CACHEABLE, HANDLERS, ByApiKey, served_versions
 from fakebroker.api.context import ConnectionClosed, RequestContext
-from fakebroker.faults.placement import request_targets
-from fakebroker.faults.rules import FaultRegistry, Target
+from fakebroker.api.targets import Target, request_targets
+from fakebroker.faults.rules import FaultRegistry
 from fakebroker.faults.seam import Seam
 from fakebroker.journal import Journal, answer_errors
 from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled, Wait

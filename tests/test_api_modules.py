@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from fakebroker.api import ERROR_PLACEMENTS, MODULES, served_versions
-from fakebroker.faults.placement import has_top_level_error
-from fakebroker.faults.shapes import Level, Placement
+from fakebroker.api.shapes import Level, Placement
+from fakebroker.api.targets import has_top_level_error
 from fakebroker.protocol.codec import snake
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.specs import api_spec, parse_range

@@ -10,17 +10,15 @@ import pytest
 from construct import Container
 
 from fakebroker.api import heartbeat, init_producer_id, join_group, served_versions
-from fakebroker.faults import FaultError, RequestView
-from fakebroker.faults.placement import (
-    ErrorLayout,
+from fakebroker.api.placement import ErrorLayout, inject_errors, top_level_answer
+from fakebroker.api.shapes import Level
+from fakebroker.api.targets import (
     entries_of,
     has_top_level_error,
-    inject_errors,
     request_targets,
     request_transactional_ids,
-    top_level_answer,
 )
-from fakebroker.faults.shapes import Level
+from fakebroker.faults import FaultError, RequestView
 from fakebroker.journal import answer_errors
 from fakebroker.protocol.codec import request_codec, snake
 from fakebroker.protocol.errors import ErrorCode

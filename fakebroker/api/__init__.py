@@ -6,8 +6,8 @@ either. Every API is served at every version from Kafka 3.9's minimum to the new
 
 Each module holds everything about its API: a docstring naming it, its key, its ``Versions:``
 and its behaviour; ``API_KEY``; ``handle``; ``ERROR_PLACEMENT``, where Kafka puts its errors
-(``fakebroker.faults.shapes``, read by the fault machinery); ``CACHEABLE = True`` when a
-broker may keep its answers.
+(``fakebroker.api.shapes``, read by ``fakebroker.api.targets`` and ``fakebroker.api.placement``);
+``CACHEABLE = True`` when a broker may keep its answers.
 
 Modules are imported when first needed, one API at a time: a broker imports the module of an
 API the first time a request of it comes (or its handler, placement or answer keeping is looked
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
 if TYPE_CHECKING:
-    from fakebroker.faults.shapes import Placement
+    from fakebroker.api.shapes import Placement
 
 T = TypeVar("T")
 

@@ -18,7 +18,7 @@ import trio
 
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 25

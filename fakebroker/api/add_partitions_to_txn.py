@@ -27,7 +27,7 @@ import trio
 
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, by_version, per_partition, per_topic
+from fakebroker.api.shapes import Placement, by_version, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 24

@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import FrozenArray
 from fakebroker.protocol.errors import error_code
 

@@ -25,7 +25,7 @@ from typing import Any
 import trio
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.consumer_groups import Assignment, Heartbeat
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
-from fakebroker.faults.shapes import Placement, per_topic
+from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 19

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 21

@@ -15,7 +15,7 @@ from typing import Any
 
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, by_version, per_topic
+from fakebroker.api.shapes import Placement, by_version, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fakebroker.api.common import CLUSTER_OPERATIONS, broker_entries
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 60

@@ -17,7 +17,7 @@ from typing import Any
 
 from fakebroker.api.common import GROUP_OPERATIONS
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_group
+from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupState
 from fakebroker.state.groups import GroupKind

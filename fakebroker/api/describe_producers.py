@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 
 API_KEY = 61
 NO_PRODUCERS = {"error_message": None, "active_producers": ()}  # beside an error

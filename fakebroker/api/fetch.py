@@ -33,7 +33,7 @@ import trio
 
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.records import down_convert
 

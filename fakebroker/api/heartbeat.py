@@ -14,7 +14,7 @@ from typing import Any
 import trio
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 12

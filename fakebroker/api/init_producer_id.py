@@ -22,7 +22,7 @@ from typing import Any
 
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 22

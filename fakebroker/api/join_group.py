@@ -23,7 +23,7 @@ import trio
 
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 11

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 
 API_KEY = 16
 ERROR_PLACEMENT = TOP_LEVEL

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.transactions import TxnState
 

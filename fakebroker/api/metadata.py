@@ -30,7 +30,7 @@ from fakebroker.api.common import (
     resolve_topic,
 )
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_topic
+from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.cluster import Topic

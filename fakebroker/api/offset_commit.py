@@ -27,7 +27,7 @@ import trio
 
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.offsets import CommittedOffset, TopicPartition
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
+from fakebroker.api.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 47

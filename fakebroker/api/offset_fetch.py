@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import (
+from fakebroker.api.shapes import (
     GROUP_ERRORS,
     Placement,
     by_version,

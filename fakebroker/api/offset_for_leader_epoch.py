@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 
 API_KEY = 23
 # A partition's answer for an epoch it does not know (and beside an error).

@@ -36,7 +36,7 @@ import trio
 
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,

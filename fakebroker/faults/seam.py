@@ -27,16 +27,14 @@ from typing import Any
 import trio
 
 from fakebroker.api.context import ConnectionClosed
-from fakebroker.faults.placement import (
+from fakebroker.api.placement import filter_request, inject_errors, layout_errors, top_level_answer
+from fakebroker.api.targets import (
+    Target,
     TopicResolver,
-    filter_request,
-    inject_errors,
-    layout_errors,
     request_groups,
     request_transactional_ids,
-    top_level_answer,
 )
-from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView, Target
+from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView
 from fakebroker.protocol.specs import api_spec
 
 Handle = Callable[[Any], Awaitable[Any]]  # runs the handler on a request: its answer body
@@ -118,7 +116,8 @@ class Seam:
             return dict(plan.respond(view) if callable(plan.respond) else plan.respond)
         if not plan.errors:
             return await handle(request)
-        layout = layout_errors(plan, api_key, version, targets)
+        layout = layout_errors(api_key, version, targets, plan.whole_error,
+                               plan.target_errors)
         if plan.apply_then:
             response = await handle(request)
         elif layout.top is not None:

@@ -1,8 +1,9 @@
 """The pieces an API module declares where Kafka puts its errors with.
 
-Every module of ``fakebroker.api`` declares ``ERROR_PLACEMENT``, a ``Placement``; the fault
-machinery (``fakebroker.faults.placement``) reads them all once, when it is imported, and puts
-an injected error where the declaration says. A declaration is data; ListOffsets' says
+Every module of ``fakebroker.api`` declares ``ERROR_PLACEMENT``, a ``Placement``: what its
+requests name is read from it (``fakebroker.api.targets``) and an error (a fault rule's, the
+authorizer's) is put where it says (``fakebroker.api.placement``), each API's the first time
+a request of it is looked at. A declaration is data; ListOffsets' says
 "per partition of each topic, with offset -1 and the rest of ``NOT_FOUND`` beside an error"::
 
     NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1, "old_style_offsets": ()}
