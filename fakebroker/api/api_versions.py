@@ -28,6 +28,7 @@ import functools
 import re
 from typing import Any
 
+from fakebroker.api.access import NOTHING
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import FrozenArray
@@ -35,6 +36,7 @@ from fakebroker.protocol.errors import error_code
 
 API_KEY = 18
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = NOTHING
 CACHEABLE = True
 TRANSACTION_VERSION = "transaction.version"
 MAX_TRANSACTION_VERSION = 2

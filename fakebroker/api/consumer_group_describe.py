@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
@@ -23,6 +24,7 @@ CONSUMER_MEMBER = 1  # MemberType: -1 unknown, 0 classic, 1 consumer
 UNDESCRIBED = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
                "members": ()}
 ERROR_PLACEMENT = Placement(per_group("group_ids", "groups", error_fields=UNDESCRIBED))
+AUTHORIZES = (groups("DESCRIBE"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
 from fakebroker.api.shapes import Placement, per_topic
@@ -30,6 +31,7 @@ API_KEY = 19
 # A topic's answer before it is created (and beside an error): no configs, as Kafka answers.
 NOT_CREATED = {"num_partitions": -1, "replication_factor": -1, "configs": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_CREATED))
+AUTHORIZES = (topics("CREATE", unless_cluster="CREATE"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

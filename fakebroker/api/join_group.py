@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
@@ -30,6 +31,7 @@ API_KEY = 11
 NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
 # An error answer repeats the member id as sent.
 ERROR_PLACEMENT = Placement(top_fields=NOT_JOINED, echoed=("member_id",))
+AUTHORIZES = (groups("READ"),)
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def _filtered(level: Level, container: Any, errors: dict[Target, int],
     kept = ListContainer()
     for entry in container.get(level.request_list) or ():
         target = target_of(level, entry, topic_name, parent)
-        if level.child is None:
+        if level.child is None or target in errors:
             if target not in errors:
                 kept.append(entry)
             continue
@@ -114,6 +114,10 @@ def inject_errors(api_key: int, version: int, request: Any, response: dict[str, 
                 answer = _answer_for(level, entry, answers)
                 answer.update(level.error_fields)
                 answer[level.error_field] = layout.top
+        elif (each := ERROR_PLACEMENTS[api_key].each) is not None:
+            response[each[1]] = [{**ERROR_PLACEMENTS[api_key].top_fields,
+                                  "error_code": layout.top}
+                                 for _ in request.get(each[0]) or ()]
         else:
             response["error_code"] = layout.top
     if level is None:
@@ -131,7 +135,7 @@ def _inject(level: Level, request: Any, response: dict[str, Any],
     answers = _answer_list(response, level.response_list)
     for entry in request.get(level.request_list) or ():
         target = target_of(level, entry, topic_name, parent)
-        if level.child is None:
+        if level.child is None or target in errors:  # an entry with entries beneath: itself
             if target in errors:
                 answer = _answer_for(level, entry, answers)
                 answer.update(level.error_fields)

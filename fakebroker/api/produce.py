@@ -34,6 +34,7 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import topics, transactional_ids
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
@@ -58,6 +59,7 @@ NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
 INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
+AUTHORIZES = (transactional_ids("WRITE"), topics("WRITE"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:

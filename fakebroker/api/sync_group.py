@@ -16,6 +16,7 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
@@ -23,6 +24,7 @@ from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 14
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = (groups("READ"),)
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
