@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -18,6 +18,9 @@ from fakebroker.operations import OnClusterThread
 from fakebroker.protocol.records import Record
 from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
 from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
+
+if TYPE_CHECKING:
+    from fakebroker.state.acls import Acl
 
 T = TypeVar("T")
 
@@ -205,6 +208,10 @@ class FakeKafka:
         """The offset a group committed for a partition, or None."""
         return self.call(self.cluster.committed, group_id, topic, partition)
 
+    def acls(self) -> list[Acl]:
+        """Every ACL of the cluster, in creation order (``fakebroker.state.acls.Acl``)."""
+        return self.call(self.cluster.acls)
+
     # -- faults and the journal -----------------------------------------------------------
 
     @property
@@ -235,3 +242,5 @@ class FakeKafka:
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)
+    create_acl = OnClusterThread(FakeCluster.create_acl)
+    delete_acls = OnClusterThread(FakeCluster.delete_acls)

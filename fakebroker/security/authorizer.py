@@ -47,10 +47,11 @@ class Authorizer:
 
     def allowed(self, principal: str, host: str, operation: str, resource_type: str,
                 name: str) -> bool:
-        """Whether ``principal`` connected from ``host`` may do ``operation`` on the
-        resource ``resource_type:name``."""
+        """Whether ``principal`` connected from ``host`` (its address; Kafka's ``/address``
+        form too) may do ``operation`` on the resource ``resource_type:name``."""
         if principal in self.super_users:
             return True
+        host = host.removeprefix("/")
         allowed = covered = False
         for acl in self.acls:
             if not acl.covers(resource_type, name):
@@ -69,6 +70,7 @@ class Authorizer:
         DENY of the principal covers as a whole."""
         if self.allowed(principal, host, operation, resource_type, "hardcode"):
             return True
+        host = host.removeprefix("/")
         denied: dict[str, set[str]] = {"LITERAL": set(), "PREFIXED": set()}
         allowed: dict[str, set[str]] = {"LITERAL": set(), "PREFIXED": set()}
         for acl in self.acls.of_type(resource_type):
