@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from fakebroker.api import CACHEABLE, HANDLERS, ByApiKey, served_versions
+from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
 from fakebroker.api.targets import Target, request_targets
@@ -61,7 +62,7 @@ from fakebroker.faults.seam import Seam
 from fakebroker.journal import Journal, answer_errors
 from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled, Wait
 from fakebroker.protocol.codec import DecodeError
-from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.framing import (
     API_VERSIONS_KEY,
     RequestHeader,
@@ -275,6 +276,8 @@ class Pipeline:
         it (None: refused as a whole) with the refusals put where Kafka puts them."""
         if refused.top is not None:
             response = top_level_answer(api_key, request)
+            # with Kafka's default message, where the answer has a top-level one
+            response["error_message"] = MESSAGES.get(error_name(refused.top))
         elif response is None:  # acks=0: Kafka closes the connection of a failed produce
             raise ConnectionClosed("acks=0 produce refused by the authorizer")
         return inject_errors(api_key, version, request, dict(response), refused,

@@ -92,13 +92,18 @@ def test_acls_created_are_described_by_pattern_and_deleted_by_filter(fake_kafka,
 def test_create_acls_refuses_as_kafka_does(fake_kafka):
     with WireClient(fake_kafka.bootstrap_servers) as client:
         checked = client.request("CreateAcls", 3, {"creations": [
-            creation(CLUSTER, "my-cluster", operation=ALL), creation(name=""), creation()]})
+            creation(CLUSTER, "my-cluster", operation=ALL), creation(name=""),
+            creation(principal="alice"), creation()]})
         unbuildable = client.request("CreateAcls", 3, {"creations": [
             creation(), creation(pattern=ANY)]})
     assert [(r.error_code, r.error_message) for r in checked.results] == [
         (ErrorCode.INVALID_REQUEST,
          "The only valid name for the CLUSTER resource is kafka-cluster"),
-        (ErrorCode.INVALID_REQUEST, "Invalid empty resource name"), (0, None)]
+        (ErrorCode.INVALID_REQUEST, "Invalid empty resource name"),
+        (ErrorCode.INVALID_REQUEST, "Could not parse principal from `alice` (no colon is "
+                                    "present separating the principal type from the principal "
+                                    "name)"),
+        (0, "")]
     # A pattern type ANY cannot make an AclBinding: the whole request fails, no message.
     assert [(r.error_code, r.error_message) for r in unbuildable.results] == [
         (ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2

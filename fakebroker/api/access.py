@@ -43,6 +43,13 @@ ERRORS: dict[str, str] = {
     "TRANSACTIONAL_ID": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
     "CLUSTER": "CLUSTER_AUTHORIZATION_FAILED",
 }
+# Kafka's default message of each (an answer with a top-level error_message carries it).
+MESSAGES: dict[str, str] = {
+    "TOPIC_AUTHORIZATION_FAILED": "Topic authorization failed.",
+    "GROUP_AUTHORIZATION_FAILED": "Group authorization failed.",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": "Transactional Id authorization failed.",
+    "CLUSTER_AUTHORIZATION_FAILED": "Cluster authorization failed.",
+}
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ Behavior:
   (Kafka's ``AclBinding`` refuses to be built); a code Kafka does not know (UNKNOWN), or a
   non-literal pattern at v0, closes the connection (its request parsing fails).
 * Each creation is checked as Kafka's AclApis and controller check it: INVALID_REQUEST "The
-  only valid name for the CLUSTER resource is kafka-cluster", "Invalid empty resource name";
-  the others are created (creating an existing ACL succeeds and changes nothing).
+  only valid name for the CLUSTER resource is kafka-cluster", "Invalid empty resource name",
+  "Could not parse principal from `alice` (no colon ...)"; the others are created (creating
+  an existing ACL succeeds and changes nothing).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     for acl in acls:
         try:
             ctx.cluster.acls.create(acl)
-            results.append({"error_code": 0, "error_message": None})
+            results.append({"error_code": 0, "error_message": ""})  # as Kafka
         except AclError as exc:
             results.append({"error_code": error_code("INVALID_REQUEST"),
                             "error_message": str(exc)})

@@ -10,7 +10,8 @@ Behavior:
   code ANY match anything; pattern type MATCH with a name selects every ACL that applies to
   that name (literal, the wildcard ``*``, prefixes). v0 reads ANY as LITERAL (and refuses
   other pattern types); a code Kafka does not know closes the connection.
-* The bindings come grouped by resource pattern, in the order the patterns were first used.
+* The bindings come grouped by resource pattern, in the order the patterns were first used
+  (Kafka's order is its hash map's: clients must not rely on it).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             {"principal": acl.principal, "host": acl.host,
              "operation": OPERATIONS[acl.operation],
              "permission_type": PERMISSIONS[acl.permission]})
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": [
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "resources": [
         {"resource_type": RESOURCE_TYPES[resource_type], "resource_name": name,
          "pattern_type": PATTERN_TYPES[pattern_type], "acls": acls}
         for (resource_type, name, pattern_type), acls in resources.items()]}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakebroker.api.access import in_handler
+from fakebroker.api.access import ERRORS, MESSAGES, in_handler
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
@@ -144,22 +144,17 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "results": results + refused}
 
 
-# Resource type -> the ACL resource its DESCRIBE_CONFIGS is checked on, and Kafka's refusal
-# (error and its default message).
-CHECKED = {
-    TOPIC: ("TOPIC", "TOPIC_AUTHORIZATION_FAILED", "Topic authorization failed."),
-    GROUP: ("GROUP", "GROUP_AUTHORIZATION_FAILED", "Group authorization failed."),
-    BROKER: ("CLUSTER", "CLUSTER_AUTHORIZATION_FAILED", "Cluster authorization failed."),
-    BROKER_LOGGER: ("CLUSTER", "CLUSTER_AUTHORIZATION_FAILED", "Cluster authorization failed."),
-}
+# Resource type -> the ACL resource its DESCRIBE_CONFIGS is checked on.
+CHECKED = {TOPIC: "TOPIC", GROUP: "GROUP", BROKER: "CLUSTER", BROKER_LOGGER: "CLUSTER"}
 
 
 def _refusal(ctx: RequestContext, resource_type: int, name: str) -> tuple[str, str] | None:
     """Kafka's ConfigHelper: DESCRIBE_CONFIGS on the topic, the group or (a broker) the
     cluster, else its error and message; refused resources are answered after the rest."""
-    checked = CHECKED.get(resource_type)
-    if checked is None or ctx.authorizer is None:
+    acl_type = CHECKED.get(resource_type)
+    if acl_type is None or ctx.authorizer is None:
         return None
-    acl_type, error, message = checked
     resource = CLUSTER_NAME if acl_type == "CLUSTER" else name
-    return None if ctx.allowed("DESCRIBE_CONFIGS", acl_type, resource) else (error, message)
+    if ctx.allowed("DESCRIBE_CONFIGS", acl_type, resource):
+        return None
+    return ERRORS[acl_type], MESSAGES[ERRORS[acl_type]]

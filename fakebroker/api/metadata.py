@@ -13,14 +13,16 @@ Behavior:
 * Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
   leader epoch, replicas and ISR (live replicas only); down replicas are offline.
 * v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
-* Asked for them (v8+), authorized operations are every topic (and, v8-10, cluster)
-  operation with no authorizer, as a Kafka broker without one answers; with one, those the
-  principal may do (the cluster's 0 without DESCRIBE on it).
+* Asked for them (v8+), authorized operations (of every topic answered, a missing one too,
+  but not a refused one) are every topic (and, v8-10, cluster) operation with no authorizer,
+  as a Kafka broker without one answers; with one, those the principal may do (the
+  cluster's 0 without DESCRIBE on it).
 * With an authorizer, as Kafka's: an all-topics request lists only the topics the principal
   may DESCRIBE; a named topic it may not describe gets TOPIC_AUTHORIZATION_FAILED (its name,
   a zero id; asked by id: its id, no name) whether it exists or not; a missing topic it may
   describe is auto-created only with CREATE on the cluster or the topic, else
-  TOPIC_AUTHORIZATION_FAILED. Refused topics come after the others, as Kafka lists them.
+  TOPIC_AUTHORIZATION_FAILED. Unknown topic ids come first and refused topics last, as Kafka
+  lists them.
 * The answer depends only on the request and the cluster's metadata, so a broker keeps it
   until the metadata changes (``CACHEABLE``; a topic created by the request is such a change).
 """
@@ -47,6 +49,7 @@ API_KEY = 3
 CACHEABLE = True
 LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
 TOPIC_AUTHORIZATION_FAILED = error_code("TOPIC_AUTHORIZATION_FAILED")
+UNKNOWN_TOPIC_ID = error_code("UNKNOWN_TOPIC_ID")
 # Beside a topic's error: no partitions.
 NOT_DESCRIBED = {"is_internal": False, "partitions": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_DESCRIBED))
@@ -66,8 +69,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     else:
         allow = ctx.version < 4 or request.allow_auto_topic_creation
         topics = [lookup(entry, allow, ctx, live) for entry in wanted]
-        if ctx.authorizer is not None:  # refused topics last, as Kafka lists them
-            topics.sort(key=lambda t: t["error_code"] == TOPIC_AUTHORIZATION_FAILED)
+        if ctx.authorizer is not None:  # as Kafka lists them: unknown ids, ..., refused
+            topics.sort(key=lambda t: (t["error_code"] != UNKNOWN_TOPIC_ID)
+                        + (t["error_code"] == TOPIC_AUTHORIZATION_FAILED))
     answer = {
         "throttle_time_ms": 0,
         "brokers": broker_entries(ctx),
@@ -76,8 +80,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         "topics": topics,
     }
     if request.include_topic_authorized_operations:
-        for topic in topics:
-            if not topic["error_code"]:
+        for topic in topics:  # every topic but a refused one, as Kafka's
+            if topic["error_code"] != TOPIC_AUTHORIZATION_FAILED and topic["name"]:
                 topic["topic_authorized_operations"] = ctx.authorized_operations(
                     "TOPIC", topic["name"], TOPIC_OPERATIONS)
     if request.include_cluster_authorized_operations:

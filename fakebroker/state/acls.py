@@ -121,6 +121,9 @@ def check_new_acl(acl: Acl) -> None:
         raise AclError(f"Invalid operation {acl.operation}")
     if acl.permission not in ("DENY", "ALLOW"):
         raise AclError(f"Invalid permissionType {acl.permission}")
+    if ":" not in acl.principal:
+        raise AclError(f"Could not parse principal from `{acl.principal}` (no colon is present "
+                       "separating the principal type from the principal name)")
 
 
 class AclStore:
