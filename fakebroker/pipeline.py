@@ -1,9 +1,10 @@
 """The request path of one broker, with no sockets in it: a request frame in, an outcome out.
 
 The server hands every request frame (without its size prefix) to its broker's ``Pipeline``
-and does what the outcome says; the pipeline decodes the request, takes it through the fault
-seam (``fakebroker.faults.seam``) to its handler, encodes the answer and records the request
-in the journal.
+and does what the outcome says; the pipeline decodes the request, takes it through the
+authorization seam (with the cluster's ``authorizer`` on: ``fakebroker.security.enforcement``,
+reading each API's ``AUTHORIZES``) and the fault seam (``fakebroker.faults.seam``) to its
+handler, encodes the answer and records the request in the journal.
 
 Outcomes (``Outcome``, declared in ``fakebroker.outcomes``):
 
@@ -32,10 +33,16 @@ Guarantees:
   (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
   cancelled because its connection closed). A frame that cannot be decoded is not.
 * An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 (KIP-511).
+* With an authorizer, what the principal may not do is refused before any fault rule and
+  any handler sees the request: a whole-request refusal is answered without either, refused
+  entries are taken out of the request (nothing is applied for them) and their errors put
+  where the API's ``ERROR_PLACEMENT`` says (``fakebroker.api.placement``). Without one, the
+  security package is never imported and the request path is unchanged.
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
   its correlation id rewritten, to the same request bytes (correlation id aside) until the
   cluster's metadata changes (``Cluster.generation``); it is journaled as the answer it
-  repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists.
+  repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists, and
+  never with an authorizer (answers depend on the principal).
 """
 
 from __future__ import annotations
