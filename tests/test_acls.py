@@ -324,3 +324,76 @@ def test_a_super_user_may_do_anything_and_a_fault_still_applies(fake_kafka):
     assert faulted.responses[0].partition_responses[0].error_code == \
         ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert produced.responses[0].partition_responses[0].error_code == 0
+
+
+@SECURED
+def test_add_partitions_to_txn_refuses_the_rest_as_not_attempted(fake_kafka):
+    fake_kafka.create_acl("TRANSACTIONAL_ID", "tx", ANONYMOUS, "WRITE")
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        producer = client.request("InitProducerId", 5, {
+            "transactional_id": "tx", "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1})
+        added = client.request("AddPartitionsToTxn", 3, {
+            "v3_and_below_transactional_id": "tx",
+            "v3_and_below_producer_id": producer.producer_id,
+            "v3_and_below_producer_epoch": producer.producer_epoch,
+            "v3_and_below_topics": [{"name": "orders", "partitions": [0]},
+                                    {"name": "secret", "partitions": [0]}]})
+    assert [(t.name, [p.partition_error_code for p in t.results_by_partition])
+            for t in added.results_by_topic_v3_and_below] == [
+        ("orders", [ErrorCode.OPERATION_NOT_ATTEMPTED]),
+        ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
+    assert fake_kafka.transactions()["tx"].partitions == ()
+
+
+@SECURED
+def test_create_topics_needs_create_on_the_cluster_or_the_topic(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "mine-", ANONYMOUS, "CREATE", pattern_type="PREFIXED")
+    topics = [{"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+               "configs": []} for name in ("mine-a", "theirs")]
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("CreateTopics", 7, {"topics": topics, "timeout_ms": 5000,
+                                                    "validate_only": False})
+    assert [(t.name, t.error_code) for t in answer.topics] == [
+        ("mine-a", 0), ("theirs", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    assert set(fake_kafka.topics()) == {"orders", "secret", "mine-a"}
+
+
+@SECURED
+def test_describe_groups_answers_the_operations_the_principal_may_do(fake_kafka):
+    fake_kafka.create_acl("GROUP", "g", ANONYMOUS, "READ")
+    fake_kafka.create_acl("GROUP", "g", ANONYMOUS, "DELETE", permission="DENY")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("DescribeGroups", 5, {"groups": ["g", "other"],
+                                                      "include_authorized_operations": True})
+    assert [(g.group_id, g.error_code) for g in answer.groups] == [
+        ("g", 0), ("other", ErrorCode.GROUP_AUTHORIZATION_FAILED)]
+    assert answer.groups[0].authorized_operations == (1 << READ) | (1 << DESCRIBE)
+
+
+def test_without_an_authorizer_the_security_package_is_never_imported(tmp_path):
+    """The plain request path stays as it is: a cluster serving requests with
+    ``authorizer`` off imports nothing of ``fakebroker.security``."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from fakebroker import FakeKafka\n"
+        "from tests.wire import WireClient\n"
+        "from tests.bodies import batch, produce_body\n"
+        "with FakeKafka(topics={'orders': 1}) as kafka:\n"
+        "    with WireClient(kafka.bootstrap_servers) as client:\n"
+        "        client.request('Produce', 11, produce_body('orders', 0, batch([b'x'])))\n"
+        "        client.request('DescribeAcls', 3, {'resource_type_filter': 1,\n"
+        "            'resource_name_filter': None, 'pattern_type_filter': 1,\n"
+        "            'principal_filter': None, 'host_filter': None, 'operation': 1,\n"
+        "            'permission_type': 1})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('fakebroker.security')))\n")
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -161,8 +161,12 @@ def _in_request_order(level: Level, request: Any, answers: list[Any]) -> None:
     order: dict[Any, int] = {}
     for position, entry in enumerate(request.get(level.request_list) or ()):
         order.setdefault(_key(level, entry), position)
-    answers.sort(key=lambda a: order.get(
-        a.get("topic_id") if _has_id(a) else a.get(level.response_key), len(order)))
+    def position(answer: Any) -> int:  # by the topic id the request named, else the name
+        if _has_id(answer) and answer.get("topic_id") in order:
+            return order[answer.get("topic_id")]
+        return order.get(answer.get(level.response_key), len(order))
+
+    answers.sort(key=position)
 
 
 def _has_id(entry: Any) -> bool:
