@@ -1,7 +1,7 @@
-"""Real clients meet the authorizer: confluent-kafka's and kafka-python's admin clients create,
-describe and delete ACLs, and their consumers and producers get TOPIC_AUTHORIZATION_FAILED /
-GROUP_AUTHORIZATION_FAILED for what the ACLs deny, on the fake and on Apache Kafka 4.4
-(``--kafka=both``).
+"""The authorizer on the fake and on Apache Kafka 4.4 (``--kafka=both``): the answers of the
+ACL APIs and of APIs refusing what the ACLs deny, on the wire; and real clients —
+confluent-kafka's and kafka-python's admin clients create, describe and delete ACLs, their
+consumers and producers get TOPIC_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED.
 
 Both brokers run an authorizer that allows a resource no ACL names
 (``allow_everyone_if_no_acl_found``, Kafka's allow.everyone.if.no.acl.found): every PLAINTEXT
@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.errors import ErrorCode
+from tests.bodies import batch
 from tests.dual import MODES
 from tests.real_kafka import require_real_kafka, start_real_kafka
+from tests.wire import WireClient
 
 # Apache Kafka configured as the fake below.
 AUTHORIZING = {"authorizer.class.name":
@@ -248,3 +251,139 @@ def test_kafka_python_consumer_of_a_denied_group_gets_group_authorization_failed
             until(lambda: consumer.poll(timeout_ms=500), "a refusal")
     finally:
         consumer.close()
+
+
+# -- on the wire --------------------------------------------------------------------------------
+
+TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = 2, 3, 4, 5
+
+
+def alice_only(resource_type: int, name: str, operation: int = 2) -> dict:
+    """A CreateAcls creation: alice may (ALL by default) use the resource."""
+    return {"resource_type": resource_type, "resource_name": name,
+            "resource_pattern_type": 3, "principal": "User:alice", "host": "*",
+            "operation": operation, "permission_type": 3}
+
+
+def wire_topics(client: WireClient, *names: str) -> None:
+    client.request("CreateTopics", 7, {"topics": [
+        {"name": n, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+         "configs": []} for n in names], "timeout_ms": 10000, "validate_only": False})
+    until(lambda: all(t.error_code == 0 and t.partitions and t.partitions[0].leader_id >= 0
+                      for t in client.request("Metadata", 12, {
+                          "topics": [{"name": n} for n in names],
+                          "allow_auto_topic_creation": False}).topics), "the topics")
+
+
+def metadata_error(client: WireClient, topic: str) -> int:
+    return client.request("Metadata", 12, {"topics": [{"name": topic}],
+                                           "allow_auto_topic_creation": False}
+                          ).topics[0].error_code
+
+
+def test_create_acls_answers_each_creation_as_kafka(broker):
+    topic = unique("checked")
+    with WireClient(broker) as client:
+        checked = client.request("CreateAcls", 3, {"creations": [
+            alice_only(CLUSTER, "my-cluster"), alice_only(TOPIC, ""),
+            dict(alice_only(TOPIC, topic), principal="alice"), alice_only(TOPIC, topic)]})
+        unbuildable = client.request("CreateAcls", 3, {"creations": [
+            alice_only(TOPIC, topic), dict(alice_only(TOPIC, topic), resource_pattern_type=1)]})
+        client.request("DeleteAcls", 3, {"filters": [{
+            "resource_type_filter": TOPIC, "resource_name_filter": topic,
+            "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+            "operation": 1, "permission_type": 1}]})
+    assert [(r.error_code, r.error_message) for r in checked.results] == [
+        (ErrorCode.INVALID_REQUEST,
+         "The only valid name for the CLUSTER resource is kafka-cluster"),
+        (ErrorCode.INVALID_REQUEST, "Invalid empty resource name"),
+        (ErrorCode.INVALID_REQUEST, "Could not parse principal from `alice` (no colon is "
+                                    "present separating the principal type from the principal "
+                                    "name)"),
+        (0, "")]
+    assert [(r.error_code, r.error_message) for r in unbuildable.results] == [
+        (ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2
+
+
+def test_a_denied_topic_is_hidden_refused_and_not_written(broker):
+    denied, open_ = unique("denied"), unique("open")
+    with WireClient(broker) as client:
+        wire_topics(client, denied, open_)
+        client.request("CreateAcls", 3, {"creations": [alice_only(TOPIC, denied)]})
+        until(lambda: metadata_error(client, denied) == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+              "the refusal")
+        every = client.request("Metadata", 12, {"topics": None,
+                                                "allow_auto_topic_creation": False})
+        named = client.request("Metadata", 12, {"topics": [{"name": denied}, {"name": open_}],
+                                                "allow_auto_topic_creation": False})
+        produced = client.request("Produce", 11, {
+            "acks": -1, "timeout_ms": 5000, "transactional_id": None, "topic_data": [
+                {"name": name, "partition_data": [{"index": 0, "records": batch([b"v"])}]}
+                for name in (denied, open_)]})
+    names = [t.name for t in every.topics]
+    assert open_ in names and denied not in names
+    assert [(t.name, t.error_code, t.topic_id.int) for t in named.topics] == [
+        (open_, 0, named.topics[0].topic_id.int),
+        (denied, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 0)]  # refused last, no id
+    assert {t.name: [(p.error_code, p.base_offset) for p in t.partition_responses]
+            for t in produced.responses} == {
+        denied: [(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)], open_: [(0, 0)]}
+
+
+def test_a_denied_group_is_refused_where_each_api_answers_it(broker):
+    topic, group = unique("open"), unique("denied-group")
+    with WireClient(broker) as client:
+        wire_topics(client, topic)
+        client.request("CreateAcls", 3, {"creations": [alice_only(GROUP, group)]})
+
+        def coordinators() -> list:
+            return client.request("FindCoordinator", 4, {
+                "key_type": 0, "coordinator_keys": [group]}).coordinators
+
+        until(lambda: coordinators()[0].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED,
+              "the refusal")
+        old = client.request("FindCoordinator", 3, {"key": group, "key_type": 0})
+        committed = client.request("OffsetCommit", 9, {
+            "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                "committed_leader_epoch": -1,
+                                                "committed_metadata": ""}]}]})
+        joined = client.request("JoinGroup", 9, {
+            "group_id": group, "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000,
+            "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}], "reason": None})
+        fetched = client.request("OffsetFetch", 7, {"group_id": group, "require_stable": False,
+                                                    "topics": None})
+    assert (old.error_code, old.error_message, old.node_id) == (
+        ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", -1)
+    assert [[p.error_code for p in t.partitions] for t in committed.topics] == [
+        [ErrorCode.GROUP_AUTHORIZATION_FAILED]]
+    assert (joined.error_code, joined.generation_id, joined.member_id) == (
+        ErrorCode.GROUP_AUTHORIZATION_FAILED, -1, "")
+    assert (fetched.error_code, list(fetched.topics)) == (
+        ErrorCode.GROUP_AUTHORIZATION_FAILED, [])
+
+
+def test_a_denied_transactional_id_and_topic_configs(broker):
+    txn, denied = unique("denied-tx"), unique("denied")
+    with WireClient(broker) as client:
+        wire_topics(client, denied)
+        client.request("CreateAcls", 3, {"creations": [alice_only(TRANSACTIONAL_ID, txn),
+                                                       alice_only(TOPIC, denied)]})
+        until(lambda: metadata_error(client, denied) == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+              "the refusal")
+        until(lambda: client.request("FindCoordinator", 4, {
+            "key_type": 1, "coordinator_keys": [txn]}).coordinators[0].error_code ==
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "the refusal")
+        producer = client.request("InitProducerId", 5, {
+            "transactional_id": txn, "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1})
+        configs = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 2, "resource_name": denied,
+             "configuration_keys": ["cleanup.policy"]}],
+            "include_synonyms": False, "include_documentation": False})
+    assert (producer.error_code, producer.producer_id) == (
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
+    assert [(r.error_code, r.error_message, list(r.configs)) for r in configs.results] == [
+        (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.", [])]
