@@ -24,6 +24,10 @@ Behavior:
   (transactions v2); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
   INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended.
+* With an authorizer: WRITE on the transactional id, if the request has one (else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), then WRITE on each topic
+  (TOPIC_AUTHORIZATION_FAILED on its partitions, nothing appended). As in Kafka 4, an
+  idempotent batch needs no IDEMPOTENT_WRITE here: InitProducerId checked it.
 * The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
   with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
 """
