@@ -397,3 +397,32 @@ def test_without_an_authorizer_the_security_package_is_never_imported(tmp_path):
                             timeout=60, cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@SECURED
+def test_cluster_operations_are_those_the_principal_may_do(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        before = client.request("DescribeCluster", 1, {
+            "include_cluster_authorized_operations": True, "endpoint_type": 1})
+        fake_kafka.create_acl("CLUSTER", "kafka-cluster", ANONYMOUS, "ALTER")
+        after = client.request("DescribeCluster", 1, {
+            "include_cluster_authorized_operations": True, "endpoint_type": 1})
+    assert before.cluster_authorized_operations == 0  # no DESCRIBE on the cluster
+    assert after.cluster_authorized_operations == (1 << 7) | (1 << DESCRIBE)  # ALTER implies
+
+
+@SECURED
+def test_transactions_are_listed_and_described_only_where_allowed(fake_kafka):
+    fake_kafka.create_acl("TRANSACTIONAL_ID", "tx-", ANONYMOUS, "ALL", pattern_type="PREFIXED")
+    fake_kafka.create_acl("TRANSACTIONAL_ID", "other", "User:admin", "ALL")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        for txn in ("tx-1", "other"):
+            fake_kafka.call(lambda t=txn: fake_kafka.cluster.state.transactions.init_producer(
+                t, 60000, -1, -1))
+        listed = client.request("ListTransactions", 1, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+        described = client.request("DescribeTransactions", 0, {
+            "transactional_ids": ["tx-1", "other"]})
+    assert [t.transactional_id for t in listed.transaction_states] == ["tx-1"]
+    assert [(t.transactional_id, t.error_code) for t in described.transaction_states] == [
+        ("tx-1", 0), ("other", ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)]
