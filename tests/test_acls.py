@@ -350,14 +350,19 @@ def test_add_partitions_to_txn_refuses_the_rest_as_not_attempted(fake_kafka):
 @SECURED
 def test_create_topics_needs_create_on_the_cluster_or_the_topic(fake_kafka):
     fake_kafka.create_acl("TOPIC", "mine-", ANONYMOUS, "CREATE", pattern_type="PREFIXED")
+    fake_kafka.create_acl("TOPIC", "mine-b", ANONYMOUS, "DESCRIBE_CONFIGS")
     topics = [{"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
-               "configs": []} for name in ("mine-a", "theirs")]
+               "configs": []} for name in ("theirs", "mine-a", "mine-b")]
     with WireClient(fake_kafka.bootstrap_servers) as client:
         answer = client.request("CreateTopics", 7, {"topics": topics, "timeout_ms": 5000,
                                                     "validate_only": False})
-    assert [(t.name, t.error_code) for t in answer.topics] == [
-        ("mine-a", 0), ("theirs", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
-    assert set(fake_kafka.topics()) == {"orders", "secret", "mine-a"}
+    # Refused last, with Kafka's message; configs only where DESCRIBE_CONFIGS is allowed.
+    assert [(t.name, t.error_code, t.error_message, t.topic_config_error_code,
+             t.num_partitions, bool(t.configs)) for t in answer.topics] == [
+        ("mine-a", 0, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, False),
+        ("mine-b", 0, None, 0, 1, True),
+        ("theirs", ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, -1, False)]
+    assert set(fake_kafka.topics()) == {"orders", "secret", "mine-a", "mine-b"}
 
 
 @SECURED

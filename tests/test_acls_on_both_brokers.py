@@ -387,3 +387,41 @@ def test_a_denied_transactional_id_and_topic_configs(broker):
         ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
     assert [(r.error_code, r.error_message, list(r.configs)) for r in configs.results] == [
         (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.", [])]
+
+
+def test_create_topics_needs_create_and_answers_configs_only_to_who_may_describe_them(broker):
+    """CREATE is taken from ANONYMOUS on the cluster (the cluster gets ACLs: ANONYMOUS keeps
+    what the broker and these tests need) and on alice's topics, and given on one topic
+    prefix; the configs of a created topic are answered only with DESCRIBE_CONFIGS on it
+    (CREATE does not imply it); the cluster's ACLs are removed after."""
+    prefix, theirs = unique("mine"), unique("theirs")
+    own, other, hidden = f"{prefix}-own", f"{theirs}-other", f"{prefix}-hidden"
+    cluster_acls = [alice_only(CLUSTER, "kafka-cluster", operation=5)] + [
+        dict(alice_only(CLUSTER, "kafka-cluster", operation=op), principal="User:ANONYMOUS")
+        for op in (7, 8, 9, 12)]  # ALTER, DESCRIBE, CLUSTER_ACTION, IDEMPOTENT_WRITE
+    topic_acls = [dict(alice_only(TOPIC, prefix, operation=5), resource_pattern_type=4,
+                       principal="User:ANONYMOUS"),
+                  dict(alice_only(TOPIC, own, operation=10), principal="User:ANONYMOUS"),
+                  dict(alice_only(TOPIC, theirs), resource_pattern_type=4)]
+
+    def create(client: WireClient, *names: str) -> Any:
+        return client.request("CreateTopics", 7, {"topics": [
+            {"name": n, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+             "configs": []} for n in names], "timeout_ms": 10000, "validate_only": False})
+
+    with WireClient(broker) as client:
+        client.request("CreateAcls", 3, {"creations": cluster_acls + topic_acls})
+        try:
+            until(lambda: create(client, unique(theirs)).topics[0].error_code ==
+                  ErrorCode.TOPIC_AUTHORIZATION_FAILED, "the refusal")
+            answer = create(client, other, own, hidden)
+        finally:
+            client.request("DeleteAcls", 3, {"filters": [{
+                "resource_type_filter": CLUSTER, "resource_name_filter": None,
+                "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+                "operation": 1, "permission_type": 1}]})
+    assert [(t.name, t.error_code, t.error_message, t.topic_config_error_code,
+             t.num_partitions, bool(t.configs)) for t in answer.topics] == [
+        (own, 0, None, 0, 1, True),
+        (hidden, 0, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, False),
+        (other, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, -1, False)]
