@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
-from tests.bodies import batch
+from tests.bodies import batch, fetch_body
 from tests.dual import MODES
 from tests.real_kafka import require_real_kafka, start_real_kafka
 from tests.wire import WireClient
@@ -425,3 +426,85 @@ def test_create_topics_needs_create_and_answers_configs_only_to_who_may_describe
         (own, 0, None, 0, 1, True),
         (hidden, 0, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, False),
         (other, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, -1, False)]
+
+
+def test_every_topic_api_refuses_a_denied_topic_unless_the_cluster_permits(broker):
+    denied = unique("denied")
+    with WireClient(broker) as client:
+        wire_topics(client, denied)
+        client.request("CreateAcls", 3, {"creations": [alice_only(TOPIC, denied)]})
+        until(lambda: metadata_error(client, denied) == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+              "the refusal")
+        partitions = [{"partition_index": 0}]
+        answers = {
+            "Fetch": client.request("Fetch", 12, fetch_body(denied, 0, 0)
+                                    ).responses[0].partitions[0].error_code,
+            "ListOffsets": client.request("ListOffsets", 7, {
+                "replica_id": -1, "isolation_level": 0, "topics": [{"name": denied,
+                "partitions": [dict(partitions[0], current_leader_epoch=-1, timestamp=-1)]}]}
+            ).topics[0].partitions[0].error_code,
+            "OffsetForLeaderEpoch": client.request("OffsetForLeaderEpoch", 4, {
+                "replica_id": -1, "topics": [{"topic": denied, "partitions": [
+                    {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}
+            ).topics[0].partitions[0].error_code,
+            "DeleteRecords": client.request("DeleteRecords", 2, {
+                "timeout_ms": 5000, "topics": [{"name": denied, "partitions": [
+                    {"partition_index": 0, "offset": 0}]}]}
+            ).topics[0].partitions[0].error_code,
+            "DescribeProducers": client.request("DescribeProducers", 0, {
+                "topics": [{"name": denied, "partition_indexes": [0]}]}
+            ).topics[0].partitions[0].error_code,
+            "CreatePartitions": client.request("CreatePartitions", 3, {
+                "topics": [{"name": denied, "count": 2, "assignments": None}],
+                "timeout_ms": 5000, "validate_only": False}).results[0].error_code,
+            "DeleteTopics": client.request("DeleteTopics", 6, {
+                "topics": [{"name": denied, "topic_id": ZERO_UUID}], "timeout_ms": 5000}
+            ).responses[0].error_code,
+        }
+    # DELETE and CLUSTER_ACTION on the cluster (no ACL names it) let OffsetForLeaderEpoch and
+    # DeleteTopics through, as Kafka's checks allow; every other API refuses the topic.
+    assert answers == dict(dict.fromkeys(answers, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                           OffsetForLeaderEpoch=0, DeleteTopics=0)
+
+
+def test_every_group_api_refuses_a_denied_group_where_it_answers_it(broker):
+    topic, denied, allowed = unique("open"), unique("denied-group"), unique("open-group")
+    with WireClient(broker) as client:
+        wire_topics(client, topic)
+        client.request("CreateAcls", 3, {"creations": [alice_only(GROUP, denied)]})
+
+        def found(group: str) -> int:
+            return client.request("FindCoordinator", 4, {
+                "key_type": 0, "coordinator_keys": [group]}).coordinators[0].error_code
+
+        until(lambda: found(denied) == ErrorCode.GROUP_AUTHORIZATION_FAILED, "the refusal")
+        until(lambda: found(allowed) == 0, "the coordinator")
+
+        def describe() -> Any:
+            return client.request("DescribeGroups", 5, {
+                "groups": [denied, allowed], "include_authorized_operations": True}).groups
+
+        described = until(lambda: (groups := describe())[1].error_code == 0 and groups,
+                          "the coordinator loaded")
+        deleted = client.request("DeleteGroups", 2, {"groups_names": [denied]}).results
+        offsets_deleted = client.request("OffsetDelete", 0, {
+            "group_id": denied, "topics": [{"name": topic, "partitions": [
+                {"partition_index": 0}]}]})
+        heartbeat = client.request("Heartbeat", 4, {"group_id": denied, "generation_id": 1,
+                                                    "member_id": "m",
+                                                    "group_instance_id": None})
+        sync = client.request("SyncGroup", 5, {
+            "group_id": denied, "generation_id": 1, "member_id": "m",
+            "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "range",
+            "assignments": []})
+        left = client.request("LeaveGroup", 5, {"group_id": denied, "members": [
+            {"member_id": "m", "group_instance_id": None, "reason": None}]})
+    assert [(g.group_id, g.error_code) for g in described] == [
+        (denied, ErrorCode.GROUP_AUTHORIZATION_FAILED), (allowed, 0)]
+    assert described[1].authorized_operations == sum(1 << op for op in (3, 6, 8, 10, 11))
+    assert [(r.group_id, r.error_code) for r in deleted] == [
+        (denied, ErrorCode.GROUP_AUTHORIZATION_FAILED)]
+    assert offsets_deleted.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert heartbeat.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert sync.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert left.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED

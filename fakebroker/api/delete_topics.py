@@ -25,7 +25,7 @@ ERROR_PLACEMENT = Placement(by_version({
     0: per_topic("topic_names", "responses", "", "name"),  # the entries are names
     6: per_topic("topics", "responses"),
 }))
-AUTHORIZES = (topics("DELETE"),)
+AUTHORIZES = (topics("DELETE", unless_cluster="DELETE"),)
 
 
 UNKNOWN_NAME = "This server does not host this topic-partition."
