@@ -508,3 +508,49 @@ def test_every_group_api_refuses_a_denied_group_where_it_answers_it(broker):
     assert heartbeat.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
     assert sync.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
     assert left.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+def test_transactional_apis_refuse_where_kafka_answers(broker):
+    topic, denied_topic = unique("open"), unique("denied")
+    txn, denied_txn, denied_group = unique("tx"), unique("denied-tx"), unique("denied-group")
+    with WireClient(broker) as client:
+        wire_topics(client, topic, denied_topic)
+        client.request("CreateAcls", 3, {"creations": [
+            alice_only(TOPIC, denied_topic), alice_only(GROUP, denied_group),
+            alice_only(TRANSACTIONAL_ID, denied_txn)]})
+        until(lambda: metadata_error(client, denied_topic) ==
+              ErrorCode.TOPIC_AUTHORIZATION_FAILED, "the refusal")
+        until(lambda: client.request("FindCoordinator", 4, {
+            "key_type": 0, "coordinator_keys": [denied_group]}).coordinators[0].error_code ==
+            ErrorCode.GROUP_AUTHORIZATION_FAILED, "the refusal")
+        until(lambda: client.request("FindCoordinator", 4, {  # makes Kafka's txn topic
+            "key_type": 1, "coordinator_keys": [txn]}).coordinators[0].error_code == 0,
+            "the transaction coordinator")
+        producer = until(lambda: (p := client.request("InitProducerId", 5, {
+            "transactional_id": txn, "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1})).error_code == 0 and p, "a producer id")
+        ids = {"producer_id": producer.producer_id, "producer_epoch": producer.producer_epoch}
+        added = client.request("AddPartitionsToTxn", 3, {
+            "v3_and_below_transactional_id": txn,
+            "v3_and_below_producer_id": producer.producer_id,
+            "v3_and_below_producer_epoch": producer.producer_epoch,
+            "v3_and_below_topics": [{"name": topic, "partitions": [0]},
+                                    {"name": denied_topic, "partitions": [0]}]})
+        offsets_added = client.request("AddOffsetsToTxn", 4, {
+            "transactional_id": txn, "group_id": denied_group, **ids})
+        committed = client.request("TxnOffsetCommit", 3, {
+            "transactional_id": txn, "group_id": denied_group, "generation_id": -1,
+            "member_id": "", "group_instance_id": None, **ids, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                "committed_leader_epoch": -1,
+                                                "committed_metadata": ""}]}]})
+        ended = client.request("EndTxn", 4, {"transactional_id": denied_txn,
+                                             "committed": False, **ids})
+    assert {t.name: [p.partition_error_code for p in t.results_by_partition]
+            for t in added.results_by_topic_v3_and_below} == {
+        topic: [ErrorCode.OPERATION_NOT_ATTEMPTED],
+        denied_topic: [ErrorCode.TOPIC_AUTHORIZATION_FAILED]}
+    assert offsets_added.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert [[p.error_code for p in t.partitions] for t in committed.topics] == [
+        [ErrorCode.GROUP_AUTHORIZATION_FAILED]]
+    assert ended.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
