@@ -554,3 +554,32 @@ def test_transactional_apis_refuse_where_kafka_answers(broker):
     assert [[p.error_code for p in t.partitions] for t in committed.topics] == [
         [ErrorCode.GROUP_AUTHORIZATION_FAILED]]
     assert ended.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_offset_fetch_hides_or_refuses_a_denied_topic(broker):
+    topic, denied, group = unique("open"), unique("denied"), unique("group")
+    with WireClient(broker) as client:
+        wire_topics(client, topic, denied)
+        until(lambda: client.request("FindCoordinator", 4, {
+            "key_type": 0, "coordinator_keys": [group]}).coordinators[0].error_code == 0,
+            "the coordinator")
+        until(lambda: all(p.error_code == 0 for t in client.request("OffsetCommit", 9, {
+            "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1, "topics": [
+                {"name": name, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                               "committed_leader_epoch": -1,
+                                               "committed_metadata": ""}]}
+                for name in (topic, denied)]}).topics for p in t.partitions), "the commit")
+        client.request("CreateAcls", 3, {"creations": [alice_only(TOPIC, denied)]})
+        until(lambda: metadata_error(client, denied) == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+              "the refusal")
+        named = client.request("OffsetFetch", 9, {"require_stable": False, "groups": [
+            {"group_id": group, "member_id": None, "member_epoch": -1, "topics": [
+                {"name": name, "partition_indexes": [0]} for name in (topic, denied)]}]})
+        every = client.request("OffsetFetch", 7, {"group_id": group, "require_stable": False,
+                                                  "topics": None})
+    assert {t.name: [(p.error_code, p.committed_offset) for p in t.partitions]
+            for t in named.groups[0].topics} == {
+        topic: [(0, 5)], denied: [(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)]}
+    assert [(t.name, [p.committed_offset for p in t.partitions]) for t in every.topics] == [
+        (topic, [5])]
