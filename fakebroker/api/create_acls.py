@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
-from fakebroker.api.acl_filters import NO_AUTHORIZER, acl_of, authorizing
+from fakebroker.api.acl_requests import NO_AUTHORIZER, acl_of, authorizing
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import error_code

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
-from fakebroker.api.acl_filters import NO_AUTHORIZER, authorizing, binding_fields, filter_of
+from fakebroker.api.acl_requests import NO_AUTHORIZER, authorizing, binding_fields, filter_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import error_code

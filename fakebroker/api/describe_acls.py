@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
-from fakebroker.api.acl_filters import authorizing, filter_of
+from fakebroker.api.acl_requests import authorizing, filter_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code

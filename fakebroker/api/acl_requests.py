@@ -1,5 +1,6 @@
-"""What the three ACL APIs share: ACLs and filters read from requests by Kafka's codes, the
-answer when no authorizer is configured, and the refusal of codes Kafka cannot parse."""
+"""What the three ACL APIs share: ACLs and filters as their requests carry them (Kafka's
+codes), whether an authorizer is configured (without one they answer SECURITY_DISABLED), and
+the refusal of codes Kafka cannot parse."""
 
 from __future__ import annotations
 
