@@ -34,7 +34,7 @@ DECLARED: ByApiKey[Authorizes] = ByApiKey(lambda module: module.AUTHORIZES)
 
 
 class Enforcement:
-    """The seam of one cluster, over its authorizer."""
+    """The authorization seam of a broker's pipeline, over the cluster's authorizer."""
 
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
