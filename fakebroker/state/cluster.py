@@ -28,6 +28,7 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.log import PartitionLog
 
 if TYPE_CHECKING:
+    from fakebroker.state.acls import AclStore
     from fakebroker.state.credentials import Credentials
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
@@ -122,12 +123,13 @@ class Cluster:
     # these very values.
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
-    # ``producers``, ``groups`` and ``transactions`` are made on first use (a request or
+    # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.
     _producers: ProducerRegistry | None = None
     _groups: Groups | None = None
     _transactions: TransactionCoordinator | None = None
     _credentials: Credentials | None = None
+    _acls: AclStore | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -146,6 +148,15 @@ class Cluster:
 
             self._producers = ProducerRegistry()
         return self._producers
+
+    @property
+    def acls(self) -> AclStore:
+        """The cluster's ACLs, made on first use (the authorizer reads them)."""
+        if self._acls is None:
+            from fakebroker.state.acls import AclStore
+
+            self._acls = AclStore()
+        return self._acls
 
     @property
     def groups(self) -> Groups:

@@ -265,6 +265,7 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _consumer_groups(c)
     _producers(c)
     _transactions(c)
+    _acls(c)
     return c.steps
 
 
@@ -828,6 +829,20 @@ def _transactions(c: _Corpus) -> None:
 
 
 # -- the captured corpus ----------------------------------------------------------------------
+
+
+ACL = {"resource_type": 2, "resource_name": "orders", "resource_pattern_type": 3,
+       "principal": "User:alice", "host": "*", "operation": 3, "permission_type": 3}
+ACL_FILTER = {"resource_type_filter": 1, "resource_name_filter": None,
+              "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+              "operation": 1, "permission_type": 1}
+
+
+def _acls(c: _Corpus) -> None:
+    """The ACL APIs of a broker without an authorizer (both: SECURITY_DISABLED)."""
+    c.each("CreateAcls", "no authorizer", lambda v: {"creations": [ACL, dict(ACL, operation=4)]})
+    c.each("DescribeAcls", "no authorizer", lambda v: ACL_FILTER)
+    c.each("DeleteAcls", "no authorizer", lambda v: {"filters": [ACL_FILTER]})
 
 
 def to_json(value: Any) -> Any:
