@@ -68,6 +68,8 @@ MODULE_NAMES = (
     "describe_producers",
     "describe_transactions",
     "list_transactions",
+    "sasl_handshake",
+    "sasl_authenticate",
 )
 
 
