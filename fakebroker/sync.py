@@ -235,3 +235,5 @@ class FakeKafka:
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)
+    set_sasl_user = OnClusterThread(FakeCluster.set_sasl_user)
+    remove_sasl_user = OnClusterThread(FakeCluster.remove_sasl_user)

@@ -412,16 +412,43 @@ def test_re_authenticating_with_another_mechanism_closes_at_its_first_token():
     assert "not supported for re-authentication of mechanism 'SCRAM-SHA-512'" in outcome.reason
 
 
-def test_a_failed_re_authentication_says_so_in_its_message():
+def test_a_removed_users_session_works_until_it_must_re_authenticate_which_fails():
     pipeline = a_pipeline(connections_max_reauth_ms=60_000)
     talk = Conversation(pipeline)
     talk.login_scram("SCRAM-SHA-256", "alice", "alice-secret")
-    pipeline.cluster.credentials.delete_scram("alice", "SCRAM-SHA-256")
+    assert pipeline.cluster.credentials.remove_user("alice")
+    assert talk.request("Metadata", 12, METADATA).brokers  # the live session is kept
     talk.handshake("SCRAM-SHA-256")
     answer = talk.closing_answer("SaslAuthenticate", 2, {
         "auth_bytes": ScramClient("SCRAM-SHA-256", "alice", "alice-secret").first()})
     assert answer.error_message == ("Authentication failed during re-authentication due to "
                                     "invalid credentials with SASL mechanism SCRAM-SHA-256")
+    fresh = Conversation(pipeline, Peer(2, "/127.0.0.1", "SASL_PLAINTEXT"))
+    fresh.handshake("PLAIN")
+    answer = fresh.closing_answer("SaslAuthenticate", 2, {
+        "auth_bytes": sasl_tokens.plain("alice", "alice-secret")})
+    assert answer.error_message == "Authentication failed: Invalid username or password"
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", *SCRAM])
+def test_a_changed_password_counts_from_the_next_authentication(mechanism):
+    pipeline = a_pipeline()
+    pipeline.cluster.credentials.set_user("alice", "new-secret")
+    for password, error in (("alice-secret", ErrorCode.SASL_AUTHENTICATION_FAILED),
+                            ("new-secret", 0)):
+        talk = Conversation(pipeline, Peer(2, "/127.0.0.1", "SASL_SSL"))
+        talk.handshake(mechanism)
+        if mechanism == "PLAIN":
+            outcome = talk.send("SaslAuthenticate", 2, {
+                "auth_bytes": sasl_tokens.plain("alice", password)})
+        else:
+            client = ScramClient(mechanism, "alice", password)
+            first = talk.authenticate(client.first())
+            outcome = talk.send("SaslAuthenticate", 2, {
+                "auth_bytes": client.final(first.auth_bytes)})
+        frame = outcome.last if isinstance(outcome, Close) else outcome
+        _, answer = decode_response(api_key("SaslAuthenticate"), 2, bytes(frame[4:]))
+        assert answer.error_code == error
 
 
 # -- faults -------------------------------------------------------------------------------
