@@ -41,8 +41,9 @@ Guarantees:
   (the expired-session check). A failed exchange is answered, then its connection closed.
   Connections of other listeners pay one attribute check.
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
-  its correlation id rewritten, to the same request bytes (correlation id aside) until the
-  cluster's metadata changes (``Cluster.generation``); it is journaled as the answer it
+  its correlation id rewritten, to the same request bytes (correlation id aside) on the same
+  listener (Metadata names the brokers at the connection's listener) until the cluster's
+  metadata changes (``Cluster.generation``); it is journaled as the answer it
   repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists.
 """
 
@@ -110,9 +111,9 @@ class Pipeline:
         self.faults = faults
         self.journal = journal
         self.wait_for_append = wait_for_append
-        # Kept answers by request bytes without the correlation id, valid for the cluster
-        # generation ``_kept_generation``.
-        self._kept: dict[bytes, _Kept] = {}
+        # Kept answers by listener and request bytes without the correlation id, valid for
+        # the cluster generation ``_kept_generation``.
+        self._kept: dict[tuple[str, bytes], _Kept] = {}
         self._kept_generation = -1
 
     def answer_now(self, frame: bytes, peer: Peer) -> Outcome | Wait:
@@ -127,7 +128,7 @@ class Pipeline:
             if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
                 return WAIT
             if api_key in CACHEABLE and not peer.gated:
-                key = frame[:4] + frame[8:]
+                key = (peer.listener, frame[:4] + frame[8:])
                 if self._kept_generation != self.cluster.generation:
                     self._kept.clear()
                     self._kept_generation = self.cluster.generation
@@ -309,7 +310,7 @@ class Pipeline:
                       kept.client_id, kept.targets, kept.errors, None, "answered")
         return answer
 
-    def _keep(self, key: bytes, kept: _Kept) -> None:
+    def _keep(self, key: tuple[str, bytes], kept: _Kept) -> None:
         if len(self._kept) >= MAX_KEPT_ANSWERS:
             self._kept.clear()
         self._kept[key] = kept
