@@ -33,7 +33,8 @@ SCRAM = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 def a_pipeline(**settings: Any) -> Pipeline:
     cluster = Cluster(settings=ClusterSettings.from_kwargs({"sasl_users": USERS, **settings}))
-    broker = cluster.add_broker("127.0.0.1", 9092)
+    broker = cluster.add_broker("127.0.0.1", 9092, endpoints={
+        "PLAINTEXT": 9092, "SASL_PLAINTEXT": 9093, "SASL_SSL": 9094})
     return Pipeline(cluster, broker, FaultRegistry(seed=1), Journal(), trio.sleep)
 
 
