@@ -10,6 +10,8 @@ from __future__ import annotations
 import socket
 import ssl
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 
@@ -18,6 +20,7 @@ import pytest
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.sync import FakeKafka
 from tests import sasl_tokens
+from tests.conftest import start_served, stop_served
 from tests.sasl_tokens import ScramClient
 from tests.wire import WireClient
 
@@ -221,3 +224,23 @@ def test_sasl_listeners_accept_no_client_before_the_handshake_even_a_raw_one():
         with socket.create_connection((host, int(port)), timeout=10) as raw:
             raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
             assert raw.recv(1) == b""
+
+
+def test_serve_takes_sasl_users_and_ctl_changes_a_password_mid_run(tmp_path):
+    process, details = start_served(tmp_path, "--listener", "SASL_PLAINTEXT", "--sasl-user",
+                                    "alice:alice-secret", "--control-port", "0")
+    try:
+        address = details["listeners"]["SASL_PLAINTEXT"]
+        with WireClient(address) as client:
+            assert login_plain(client).error_code == 0
+        changed = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "ctl", "--ready-file",
+             str(tmp_path / "ready.json"), "action", "set-sasl-user", "--user", "alice",
+             "--password", "rotated"], capture_output=True, text=True, timeout=30)
+        assert changed.returncode == 0, changed.stderr
+        with WireClient(address) as client:
+            assert login_plain(client).error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        with WireClient(address) as client:
+            assert login_plain(client, password="rotated").error_code == 0
+    finally:
+        assert stop_served(process) == 0
