@@ -12,6 +12,11 @@ temporary name, then renamed, so a reader never sees half). Brokers are listed a
 advertised host; ``bootstrap_servers`` and ``brokers`` at the PLAINTEXT listener (the first
 listener without one).
 
+The control API listens on 127.0.0.1 whatever ``--host`` is; ``--control-host`` binds it
+elsewhere, and then only with a token (``--control-token``, or generated). A token in force
+is written to the ready file as ``"control_token"`` (the file then readable by its owner
+alone) and never to stdout or a log.
+
 Every ``serve`` flag may also come from an environment variable named after it
 (``--advertised-host`` from ``FAKEBROKER_ADVERTISED_HOST``, ``--topic`` from
 ``FAKEBROKER_TOPICS=orders:3,audit:1``); a flag given on the command line wins. A bad value,
@@ -61,10 +66,33 @@ def _port_or_zero(text: str) -> int:
     return port
 
 
+def _host(text: str) -> str:
+    if not text.strip():
+        raise ValueError("expected a host name or address")
+    return text.strip()
+
+
+def _token(text: str) -> str:
+    """A control token as given: printable ASCII without spaces, as an HTTP header carries
+    it. The ``ValueError`` never repeats the value (it is a secret)."""
+    if not text or not all(33 <= ord(c) <= 126 for c in text):
+        raise ValueError("expected a non-empty token of printable ASCII characters without "
+                         "spaces")
+    return text
+
+
 # The flags of serve that are not cluster settings: Settings too (flag and variable alike).
 SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("control_port", _port_or_zero,
                 "serve the HTTP control API on this port (0 = any free port)", metavar="PORT"),
+    Setting("control_host", _host,
+            "address the control API listens on (default 127.0.0.1, whatever --host is); "
+            "any other than loopback requires a token (generated unless --control-token)",
+            metavar="HOST"),
+    Setting("control_token", _token,
+            "bearer token every control request must carry (Authorization: Bearer TOKEN); "
+            "prefer the variable to the flag, which other users see in ps",
+            metavar="TOKEN"),
     Setting("journal", Path, "append every request to FILE as a JSON line", metavar="FILE"),
     Setting("scenario", Path, "brokers, topics, faults and a timeline of actions",
                 metavar="FILE.toml"),
@@ -187,10 +215,13 @@ def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict
     return options
 
 
-def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) -> None:
+def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None,
+                     control_token: str | None = None) -> None:
+    """Write the ready file atomically; with a ``control_token`` in it, readable by its owner
+    alone (mode 0600)."""
     import json  # only a run with a ready file needs it
 
-    details = {
+    details: dict[str, Any] = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],
         "listeners": cluster.listeners,
@@ -200,8 +231,14 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) 
         "control_url": control_url,
         "pid": os.getpid(),
     }
+    if control_token is not None:
+        details["control_token"] = control_token
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(details, indent=2) + "\n")
+    temporary.unlink(missing_ok=True)  # created afresh, so with the mode asked for below
+    mode = 0o600 if control_token is not None else 0o666
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with open(descriptor, "w", encoding="utf-8") as out:
+        out.write(json.dumps(details, indent=2) + "\n")
     temporary.replace(path)
 
 
@@ -222,16 +259,20 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
                     from fakebroker.control.scenario import install_faults, run_timeline
 
                     install_faults(cluster, scenario)
-                control_url = None
+                control_url = control_token = None
                 if args.control_port is not None:
+                    from fakebroker.control import access
                     from fakebroker.control.http import serve_control
 
-                    listener = await listen(cluster.settings.host, args.control_port)
-                    control_port = listener.socket.getsockname()[1]
-                    control_url = f"http://{cluster.settings.advertised}:{control_port}"
-                    nursery.start_soon(serve_control, cluster, listener)
+                    control_host = args.control_host or access.LOOPBACK
+                    control_token = access.token_for(control_host, args.control_token)
+                    listener = await listen(control_host, args.control_port)
+                    control_url = access.control_url(control_host,
+                                                     listener.socket.getsockname()[1],
+                                                     cluster.settings.advertised)
+                    nursery.start_soon(serve_control, cluster, listener, control_token)
                 if args.ready_file:
-                    write_ready_file(args.ready_file, cluster, control_url)
+                    write_ready_file(args.ready_file, cluster, control_url, control_token)
                 print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
                 if cluster.settings.listeners:
                     for name, servers in cluster.listeners.items():

@@ -4,8 +4,11 @@ Guarantees:
 
 * Every request that reaches a handler (and every one that closed its connection instead) is
   recorded once, when it ends — answered, left unanswered (acks=0), dropped, hung or held
-  until its connection closed, or refused — with its broker, connection, client id, API and version,
-  correlation id, the error codes of its answer, elapsed time, and the faults applied.
+  until its connection closed, or refused — with its broker, connection, client id, listener
+  and principal, API and version, correlation id, the error codes of its answer, elapsed time,
+  and the faults applied.
+* ``JournalEntry`` declares the fields, in their one order: the stored entries, ``add`` and
+  the filters of ``query`` follow it.
 * The journal keeps the last ``capacity`` entries (a ring buffer); coverage counts (which
   API/version pairs, error codes and faults were seen) cover every request since start.
 * With a sink (``fakebroker serve --journal FILE``) each entry is also written to it as one
@@ -20,7 +23,7 @@ import itertools
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TextIO
 
 from fakebroker.options import ClusterSettings
@@ -38,6 +41,8 @@ class JournalEntry:
     connection: int
     client_id: str | None
     client_host: str
+    listener: str  # the name of the listener it came on (PLAINTEXT, SASL_SSL, ...)
+    principal: str  # who sent it, as authenticated on its connection (User:ANONYMOUS, ...)
     api: str
     api_key: int
     version: int
@@ -119,10 +124,23 @@ def _collect(entry: Mapping[str, Any], path: _ErrorPath, found: dict[int, None])
 # and errors as tuples): the garbage collector stops tracking such tuples, so a full ring of
 # them costs the broker nothing per request; entries are made again when queried.
 _Stored = tuple[Any, ...]
+FIELDS = tuple(f.name for f in fields(JournalEntry))
+_AT = {name: index for index, name in enumerate(FIELDS)}
+_LISTS = frozenset((_AT["targets"], _AT["errors"]))
+_SEQ, _BROKER, _CLIENT_ID, _LISTENER, _PRINCIPAL, _API, _API_KEY, _VERSION, _ERRORS, _FAULT = (
+    _AT[name] for name in ("seq", "broker", "client_id", "listener", "principal", "api",
+                           "api_key", "version", "errors", "fault"))
+
+# ``query``'s filters (also ``GET /journal``'s query and ``fakebroker ctl journal``'s options):
+# name -> the type of its value.
+FILTERS: dict[str, type] = {"api": str, "broker": int, "client_id": str, "listener": str,
+                            "principal": str, "error": str, "faulted": bool, "since": int,
+                            "limit": int}
 
 
 def _entry(stored: _Stored) -> JournalEntry:
-    return JournalEntry(*stored[:10], list(stored[10]), list(stored[11]), *stored[12:])
+    return JournalEntry(*(list(value) if index in _LISTS else value
+                          for index, value in enumerate(stored)))
 
 
 class Journal:
@@ -140,17 +158,16 @@ class Journal:
         """The sequence number (read order) and wall-clock time of a request just read."""
         return next(self._seq), time.time()
 
-    def add(self, seq: int, wall_time: float, broker: int, connection: int,
-            client_id: str | None, client_host: str, api: str, api_key: int, version: int,
-            correlation_id: int, targets: tuple[str, ...], errors: tuple[str, ...],
-            elapsed_ms: float, fault: str | None, outcome: str) -> None:
-        """Keep an entry given field by field (``begin`` gave its ``seq`` and time, when the
+    def add(self, *stored: Any) -> None:
+        """Keep an entry given as the values of ``JournalEntry``'s fields, in their order
+        (``targets`` and ``errors`` as tuples; ``begin`` gave its ``seq`` and time, when the
         request was read), without an entry object: the broker's request path records every
         request this way (``fakebroker.pipeline``)."""
-        stored = (seq, wall_time, broker, connection, client_id, client_host, api, api_key,
-                  version, correlation_id, targets, errors, elapsed_ms, fault, outcome)
+        if len(stored) != len(FIELDS):
+            raise TypeError(f"a journal entry has {len(FIELDS)} fields, got {len(stored)}")
         self._entries.append(stored)
-        self.api_versions[(api, version)] += 1
+        api, errors, fault = stored[_API], stored[_ERRORS], stored[_FAULT]
+        self.api_versions[(api, stored[_VERSION])] += 1
         if errors:
             self.error_counts.update(errors)
         if fault:
@@ -160,23 +177,26 @@ class Journal:
             self.sink.flush()
 
     def query(self, api: str | int | None = None, broker: int | None = None,
-              client_id: str | None = None, error: str | None = None,
+              client_id: str | None = None, listener: str | None = None,
+              principal: str | None = None, error: str | None = None,
               faulted: bool | None = None, since: int = 0,
               limit: int | None = None) -> list[JournalEntry]:
-        """Entries (oldest first) matching every given filter: ``api`` (name or key),
-        ``broker``, ``client_id``, ``error`` (an error name in the answer), ``faulted``
-        (whether a fault applied), ``since`` (entries with ``seq`` above it); the last
-        ``limit`` of them."""
+        """Entries (oldest first) matching every given filter (``FILTERS``): ``api`` (name
+        or key), ``broker``, ``client_id``, ``listener``, ``principal``, ``error`` (an error
+        name in the answer), ``faulted`` (whether a fault applied), ``since`` (entries with
+        ``seq`` above it); the last ``limit`` of them."""
         apis = None if api is None else (
             {api.lower()} if isinstance(api, str) else {api})
         found = [
             stored for stored in list(self._entries)
-            if stored[0] > since
-            and (apis is None or stored[7] in apis or stored[6].lower() in apis)
-            and (broker is None or stored[2] == broker)
-            and (client_id is None or stored[4] == client_id)
-            and (error is None or error.upper() in stored[11])
-            and (faulted is None or bool(stored[13]) == faulted)
+            if stored[_SEQ] > since
+            and (apis is None or stored[_API_KEY] in apis or stored[_API].lower() in apis)
+            and (broker is None or stored[_BROKER] == broker)
+            and (client_id is None or stored[_CLIENT_ID] == client_id)
+            and (listener is None or stored[_LISTENER] == listener)
+            and (principal is None or stored[_PRINCIPAL] == principal)
+            and (error is None or error.upper() in stored[_ERRORS])
+            and (faulted is None or bool(stored[_FAULT]) == faulted)
         ]
         return [_entry(stored) for stored in (found[-limit:] if limit else found)]
 

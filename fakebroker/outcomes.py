@@ -56,19 +56,24 @@ class Wait(enum.Enum):
 WAIT = Wait.WAIT
 
 
+ANONYMOUS = "User:ANONYMOUS"  # Kafka's principal of a client not (yet) authenticated
+
+
 class Peer:
-    """The connection a request came on, as the pipeline needs it."""
+    """The connection a request came on, as the pipeline needs it: its listener's name and
+    its principal (``ANONYMOUS`` until it authenticates; the server sets it then)."""
 
     __slots__ = ("connection_id", "host", "gone", "listener", "principal", "gated", "sasl")
 
     def __init__(self, connection_id: int, host: str, listener: str = "PLAINTEXT",
-                 principal: str = "User:ANONYMOUS") -> None:
+                 principal: str = ANONYMOUS) -> None:
         self.connection_id = connection_id
         self.host = host  # "/127.0.0.1": the client's address as Kafka reports it
         self.gone = trio.Event()  # set when the peer closed its side
-        self.listener = listener  # the security protocol of the listener it came on
-        self.principal = principal  # who it authenticated as (Kafka's KafkaPrincipal text)
+        self.listener = listener  # one of options.SECURITY_PROTOCOLS
+        self.principal = principal  # "User:alice"
         # Whether its requests pass the SASL gate (``SaslConnection.admit``): on a SASL
-        # listener until authenticated for good (a session without a lifetime).
-        self.gated = listener in SASL_LISTENERS
+        # listener until authenticated for good (a session without a lifetime); a peer made
+        # with a principal is authenticated already.
+        self.gated = listener in SASL_LISTENERS and principal == ANONYMOUS
         self.sasl: SaslConnection | None = None  # made by the pipeline for its first request

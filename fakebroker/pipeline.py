@@ -42,9 +42,10 @@ Guarantees:
   Connections of other listeners pay one attribute check.
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
   its correlation id rewritten, to the same request bytes (correlation id aside) on the same
-  listener (Metadata names the brokers at the connection's listener) until the cluster's
-  metadata changes (``Cluster.generation``); it is journaled as the answer it
-  repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists.
+  listener from the same principal (Metadata names the brokers at the connection's listener,
+  and lists what its principal may see) until the cluster's metadata changes
+  (``Cluster.generation``); it is journaled as the answer it repeats. Only ``answer_now``
+  keeps and gives them, so never while a fault rule exists.
 """
 
 from __future__ import annotations
@@ -111,9 +112,9 @@ class Pipeline:
         self.faults = faults
         self.journal = journal
         self.wait_for_append = wait_for_append
-        # Kept answers by listener and request bytes without the correlation id, valid for
-        # the cluster generation ``_kept_generation``.
-        self._kept: dict[tuple[str, bytes], _Kept] = {}
+        # Kept answers by listener, principal and request bytes without the correlation id,
+        # valid for the cluster generation ``_kept_generation``.
+        self._kept: dict[tuple[str, str, bytes], _Kept] = {}
         self._kept_generation = -1
 
     def answer_now(self, frame: bytes, peer: Peer) -> Outcome | Wait:
@@ -128,7 +129,7 @@ class Pipeline:
             if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
                 return WAIT
             if api_key in CACHEABLE and not peer.gated:
-                key = (peer.listener, frame[:4] + frame[8:])
+                key = (peer.listener, peer.principal, frame[:4] + frame[8:])
                 if self._kept_generation != self.cluster.generation:
                     self._kept.clear()
                     self._kept_generation = self.cluster.generation
@@ -186,7 +187,7 @@ class Pipeline:
         header, request = read
         api_key, version = header.api_key, header.api_version
         seq, wall_time = self.journal.begin()
-        seam = Seam(self.faults, self._topic_name, peer.gone)
+        seam = Seam(self.faults, self._topic_name, peer)
         targets: tuple[str, ...] = ()
         errors: tuple[str, ...] = ()
         outcome = "answered"
@@ -310,7 +311,7 @@ class Pipeline:
                       kept.client_id, kept.targets, kept.errors, None, "answered")
         return answer
 
-    def _keep(self, key: tuple[str, bytes], kept: _Kept) -> None:
+    def _keep(self, key: tuple[str, str, bytes], kept: _Kept) -> None:
         if len(self._kept) >= MAX_KEPT_ANSWERS:
             self._kept.clear()
         self._kept[key] = kept
@@ -323,9 +324,9 @@ class Pipeline:
         ``wall_time`` from ``Journal.begin`` when it was read, ``started`` from
         ``time.perf_counter``)."""
         self.journal.add(seq, wall_time, self.broker.id, peer.connection_id, client_id,
-                         peer.host, api_spec(api_key).name, api_key, version, correlation_id,
-                         targets, errors, round((time.perf_counter() - started) * 1000, 3),
-                         fault, outcome)
+                         peer.host, peer.listener, peer.principal, api_spec(api_key).name,
+                         api_key, version, correlation_id, targets, errors,
+                         round((time.perf_counter() - started) * 1000, 3), fault, outcome)
 
     def _closing_reason(self, exc: Exception) -> str:
         """Why the connection closes after handling a request raised ``exc`` (a bug is

@@ -92,8 +92,8 @@ class FakeCluster:
         return self.services.faults.add(**fields)
 
     def journal(self, **filters: Any) -> list[JournalEntry]:
-        """Journal entries, oldest first (filters: api, broker, client_id, error, faulted,
-        since, limit; see ``Journal.query``)."""
+        """Journal entries, oldest first (filters: api, broker, client_id, listener,
+        principal, error, faulted, since, limit; see ``Journal.query``)."""
         return self.services.journal.query(**filters)
 
     def coverage(self) -> dict[str, Any]:

@@ -349,10 +349,10 @@ class BrokerServer:
             await secured.do_handshake()
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             reason = exc.__cause__ or exc
-            await _send_alert(secured, stream)
             log.warning("broker %d: closing a connection from %s on its %s listener: TLS "
                         "handshake failed: %s", self.broker.id, peer.host[1:], endpoint.name,
                         reason or "the peer closed it")
+            await _send_alert(secured, stream)
             return None
         if endpoint.name == "SSL":
             try:

@@ -226,8 +226,8 @@ class FakeKafka:
         return Faults(self)
 
     def journal(self, **filters: Any) -> list[JournalEntry]:
-        """Requests seen, oldest first; filters: api, broker, client_id, error, faulted,
-        since, limit."""
+        """Requests seen, oldest first; filters: api, broker, client_id, listener, principal,
+        error, faulted, since, limit."""
         return self.call(lambda: self.cluster.journal(**filters))
 
     def coverage(self) -> dict[str, Any]:

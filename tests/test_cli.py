@@ -103,6 +103,7 @@ def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
     (["--advertised-host", "0.0.0.0"], "cannot advertise the non-routable meta-address"),
     (["--scenario", "/nonexistent/scenario.toml"], "No such file or directory"),
     (["--log-level", "chatty"], "log_level: unknown level 'chatty'"),
+    (["--control-host", " "], "--control-host: expected a host name or address"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
 def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
@@ -119,6 +120,16 @@ def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
 def test_a_bad_environment_value_ends_serve_with_one_line_naming_the_variable(variable, value,
                                                                                says):
     assert says in serve_refuses(env={variable: value})
+
+
+@pytest.mark.parametrize("args,env", [
+    (["--control-token", "two words"], {}),
+    ([], {"FAKEBROKER_CONTROL_TOKEN": "two words"}),
+])
+def test_a_bad_control_token_is_refused_without_repeating_it(args, env):
+    said = serve_refuses("--control-port", "0", *args, env=env)
+    assert "token: expected a non-empty token of printable ASCII" in said
+    assert "two words" not in said
 
 
 def test_an_unreadable_scenario_file_is_one_line(tmp_path):
@@ -159,7 +170,8 @@ def test_serve_help_lists_every_flag_with_its_environment_variable():
     for variable in ("FAKEBROKER_BROKERS", "FAKEBROKER_HOST", "FAKEBROKER_ADVERTISED_HOST",
                      "FAKEBROKER_PORT", "FAKEBROKER_TOPICS", "FAKEBROKER_CONTROL_PORT",
                      "FAKEBROKER_JOURNAL", "FAKEBROKER_SCENARIO", "FAKEBROKER_READY_FILE",
-                     "FAKEBROKER_LOG_LEVEL", "FAKEBROKER_SEED"):
+                     "FAKEBROKER_LOG_LEVEL", "FAKEBROKER_SEED", "FAKEBROKER_CONTROL_HOST",
+                     "FAKEBROKER_CONTROL_TOKEN"):
         assert variable in " ".join(result.stdout.split()), variable
 
 

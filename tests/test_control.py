@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import concurrent.futures
+import http.client
 import json
+import os
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 
 from fakebroker.control.ctl import ControlCallError, call
@@ -140,6 +145,29 @@ def test_ctl_wraps_each_call_for_shell_scripts(served):
     assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
 
 
+def test_faults_and_the_journal_name_the_listener_and_principal_over_http_and_ctl(served):
+    url = served["control_url"]
+    elsewhere = call(url, "POST", "/faults", {"api": "Produce", "listener": "SASL_SSL",
+                                              "error": "NOT_ENOUGH_REPLICAS"})
+    added = ctl(served, "fault", "add", "--api", "Produce", "--listener", "PLAINTEXT",
+                "--principal", "User:ANONYMOUS", "--error", "NOT_LEADER_OR_FOLLOWER")
+    assert added.returncode == 0, added.stderr
+    rule = json.loads(added.stdout)
+    assert (rule["listener"], rule["principal"]) == ("PLAINTEXT", "User:ANONYMOUS")
+    assert produce_to_leader(served, "orders", 0, b"x") == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert call(url, "GET", f"/faults/{elsewhere['id']}")["hits"] == 0
+    [entry] = call(url, "GET", "/journal?api=Produce&listener=PLAINTEXT"
+                               "&principal=User:ANONYMOUS")
+    assert (entry["listener"], entry["principal"], entry["errors"]) == (
+        "PLAINTEXT", "User:ANONYMOUS", ["NOT_LEADER_OR_FOLLOWER"])
+    assert call(url, "GET", "/journal?principal=User:alice") == []
+    by_ctl = ctl(served, "journal", "--api", "Produce", "--listener", "PLAINTEXT")
+    assert [json.loads(line)["seq"] for line in by_ctl.stdout.splitlines()] == [entry["seq"]]
+    assert ctl(served, "journal", "--listener", "SSL").stdout == ""
+    refused = ctl(served, "fault", "add", "--listener", "plaintext", "--error", "6")
+    assert refused.returncode == 1 and "is not a listener name" in refused.stderr
+
+
 def test_a_held_produce_is_released_over_http_and_with_ctl(served):
     url = served["control_url"]
     added = ctl(served, "fault", "add", "--api", "Produce", "--hold", "--count", "2")
@@ -261,6 +289,8 @@ fault = 1
     ("[topics]\norders = { partitons = 3 }\n", "unknown field(s) partitons"),
     ("[[faults]]\napi = 'Metadata'\nrespond = { brokers = 'x' }\n",
      "[[faults]] #1: respond: not a Metadata v0 answer"),
+    ("[[faults]]\nprincipal = 'alice'\nerror = 6\n",
+     "[[faults]] #1: principal: 'alice' is not a principal"),
     ("[[faults]]\napi = 'Produce'\nerror = 6\n[[timeline]]\nat_ms = 5\n"
      "action = 'release-fault'\nfault = 1\n",
      "[[timeline]] #1: release-fault: rule 1 is not a hold rule added before it"),
@@ -288,6 +318,101 @@ def test_ctl_names_what_is_missing_when_the_broker_serves_no_control_api(tmp_pat
     assert result.stderr.splitlines() == [
         f"fakebroker ctl: {tmp_path / 'ready.json'}: the broker was started without "
         "--control-port, so it serves no control API"]
+
+
+def listening_addresses(pid: int, port: int) -> set[str]:
+    """The addresses process ``pid`` listens on at ``port``, as the kernel reports them."""
+    process = psutil.Process(pid)
+    connections = getattr(process, "net_connections", process.connections)(kind="inet")
+    return {c.laddr.ip for c in connections
+            if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
+
+
+def raw_get(url: str, path: str, authorization: str | None = None
+            ) -> tuple[int, http.client.HTTPMessage, Any]:
+    """One GET over a fresh connection: status, headers (any case) and JSON answer."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        headers = {} if authorization is None else {"Authorization": authorization}
+        connection.request("GET", path, headers=headers)
+        answer = connection.getresponse()
+        return answer.status, answer.headers, json.loads(answer.read())
+    finally:
+        connection.close()
+
+
+def test_the_control_api_listens_on_loopback_whatever_host_the_brokers_bind(tmp_path):
+    process, details = start_served(tmp_path, "--host", "0.0.0.0", "--advertised-host",
+                                    "127.0.0.2", "--control-port", "0")
+    try:
+        url = details["control_url"]
+        port = urllib.parse.urlsplit(url).port
+        assert url == f"http://127.0.0.1:{port}" and "control_token" not in details
+        assert listening_addresses(process.pid, port) == {"127.0.0.1"}
+        assert listening_addresses(process.pid, details["brokers"][0]["port"]) == {"0.0.0.0"}
+        assert call(url, "GET", "/health") == {"status": "ok"}
+        with pytest.raises(ConnectionRefusedError):  # another local address: nobody there
+            raw_get(f"http://127.0.0.2:{port}", "/health")
+    finally:
+        assert stop_served(process) == 0
+
+
+def test_a_control_api_on_another_address_answers_only_its_generated_token(tmp_path):
+    process, details = start_served(tmp_path, "--host", "0.0.0.0", "--advertised-host",
+                                    "127.0.0.2", "--control-port", "0", "--control-host",
+                                    "0.0.0.0")
+    details["ready_file"] = tmp_path / "ready.json"
+    try:
+        url, token = details["control_url"], details["control_token"]
+        port = urllib.parse.urlsplit(url).port
+        assert url == f"http://127.0.0.2:{port}"  # the advertised host, bound to a wildcard
+        assert listening_addresses(process.pid, port) == {"0.0.0.0"}
+        assert len(token) >= 32
+        assert (tmp_path / "ready.json").stat().st_mode & 0o777 == 0o600
+        for authorization in (None, "Bearer", "Bearer wrong", f"Basic {token}",
+                              f"Bearer {token}x"):
+            status, headers, answer = raw_get(url, "/health", authorization)
+            assert (status, answer["error"]) == (401, "UNAUTHORIZED"), authorization
+            assert headers["WWW-Authenticate"].startswith("Bearer")
+        with pytest.raises(ControlCallError) as refused:
+            call(url, "POST", "/faults", {"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER"})
+        assert refused.value.status == 401
+        assert raw_get(url, "/faults", f"Bearer {token}")[:3:2] == (200, [])  # none added
+        assert call(url, "GET", "/health", token=token) == {"status": "ok"}
+        by_itself = ctl(details, "health")  # the ready file's token
+        assert by_itself.returncode == 0 and json.loads(by_itself.stdout) == {"status": "ok"}
+        without = subprocess.run(
+            [sys.executable, "-m", "fakebroker", "ctl", "--url", url, "health"],
+            capture_output=True, text=True, timeout=30, cwd=OUTSIDE,
+            env={k: v for k, v in os.environ.items() if k != "FAKEBROKER_CONTROL_TOKEN"})
+        assert without.returncode == 1 and json.loads(without.stderr)["error"] == "UNAUTHORIZED"
+        for how, env in ((["--token", token], {}), ([], {"FAKEBROKER_CONTROL_TOKEN": token})):
+            with_token = subprocess.run(
+                [sys.executable, "-m", "fakebroker", "ctl", "--url", url, *how, "health"],
+                capture_output=True, text=True, timeout=30, cwd=OUTSIDE,
+                env={**os.environ, **env})
+            assert with_token.returncode == 0, with_token.stderr
+            assert json.loads(with_token.stdout) == {"status": "ok"}
+    finally:
+        assert stop_served(process) == 0
+    output = process.stdout.read() + process.stderr.read()
+    assert f"control_url={url}" in output and token not in output
+
+
+def test_a_given_token_is_required_on_loopback_too(tmp_path):
+    process, details = start_served(tmp_path, "--control-port", "0",
+                                    env={"FAKEBROKER_CONTROL_TOKEN": "ci-secret"})
+    details["ready_file"] = tmp_path / "ready.json"
+    try:
+        url = details["control_url"]
+        assert url.startswith("http://127.0.0.1:") and details["control_token"] == "ci-secret"
+        assert raw_get(url, "/cluster")[0] == 401
+        assert raw_get(url, "/cluster", "bearer ci-secret")[0] == 200  # the scheme: any case
+        added = ctl(details, "fault", "add", "--api", "Fetch", "--delay-ms", "5")
+        assert added.returncode == 0 and json.loads(added.stdout)["id"] == 1
+    finally:
+        assert stop_served(process) == 0
 
 
 def test_every_cluster_operation_is_a_fakekafka_method_an_action_and_a_ctl_command(

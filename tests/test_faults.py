@@ -467,6 +467,25 @@ def test_client_id_version_and_predicate_criteria(fake_kafka):
         assert response.responses[0].partition_responses[0].error_code == 0
 
 
+def test_a_rule_for_a_listener_and_principal_matches_a_real_client_on_plaintext(fake_kafka):
+    """Without SASL or TLS a client comes on the PLAINTEXT listener as User:ANONYMOUS."""
+    for rule in ({"listener": "SASL_SSL"}, {"principal": "User:alice"},
+                 {"listener": "PLAINTEXT"}, {"principal": "User:ANONYMOUS"},
+                 {"listener": "PLAINTEXT", "principal": "User:ANONYMOUS"}):
+        fake_kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER", **rule)
+    with WireClient(fake_kafka.bootstrap_servers, client_id="anonymous") as client:
+        assert produce(client) == NOT_LEADER
+        assert produce(client) == 0  # each rule applied once (count 1)
+    assert [(r["hits"], r.get("listener"), r.get("principal"))
+            for r in fake_kafka.faults.list()] == [
+        (0, "SASL_SSL", None), (0, None, "User:alice"), (1, "PLAINTEXT", None),
+        (1, None, "User:ANONYMOUS"), (1, "PLAINTEXT", "User:ANONYMOUS")]
+    faulted, plain = fake_kafka.journal(api="Produce", listener="PLAINTEXT",
+                                        principal="User:ANONYMOUS")
+    assert faulted.fault == ", ".join(f"#{n} NOT_LEADER_OR_FOLLOWER" for n in (3, 4, 5))
+    assert plain.fault is None and plain.errors == []
+
+
 def test_a_fault_handle_waits_for_hits(fake_kafka):
     fault = fake_kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER")
     with pytest.raises(TimeoutError, match="hit 0 time"):
@@ -491,6 +510,8 @@ def test_a_fault_handle_waits_for_hits(fake_kafka):
     ({"api": "Metadata", "respond": {"brokers": [{"node_id": "one"}]}},
      "respond: not a Metadata v0 answer"),
     ({"api": "Metadata", "respond": {}, "error": 6}, "respond and error cannot be combined"),
+    ({"listener": "INTERNAL", "error": 6}, "listener: 'INTERNAL' is not a listener name"),
+    ({"principal": "alice", "error": 6}, "principal: 'alice' is not a principal"),
 ])
 def test_a_bad_rule_is_refused_naming_the_field(fake_kafka, fields, message):
     with pytest.raises(FaultError, match=message):

@@ -14,6 +14,7 @@ import trio.testing
 from fakebroker.api import HANDLERS
 from fakebroker.faults.rules import FaultRegistry
 from fakebroker.journal import Journal
+from fakebroker.options import SECURITY_PROTOCOLS
 from fakebroker.pipeline import WAIT, Close, Peer, Pipeline, Throttled
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
@@ -25,9 +26,11 @@ METADATA = {"topics": [{"name": "orders"}], "allow_auto_topic_creation": False}
 
 
 def a_pipeline() -> Pipeline:
-    """A one-broker cluster's pipeline, whose fetches wait on the clock alone."""
+    """A one-broker cluster's pipeline, whose fetches wait on the clock alone; the broker has
+    a listener of each security protocol (ports 9092-9095), so any peer may be on it."""
     cluster = Cluster()
-    broker = cluster.add_broker("127.0.0.1", 9092)
+    broker = cluster.add_broker("127.0.0.1", 9092, endpoints={
+        name: 9092 + k for k, name in enumerate(SECURITY_PROTOCOLS)})
     cluster.create_topic("orders", 2)
     return Pipeline(cluster, broker, FaultRegistry(seed=1), Journal(), trio.sleep)
 
@@ -217,3 +220,65 @@ def test_a_request_cancelled_with_its_connection_is_journaled_so():
 
     run(test)
     assert journal_rows(pipeline)[0][-1] == "cancelled: connection closed"
+
+
+def test_fault_rules_match_the_listener_and_the_principal_of_the_connection():
+    pipeline = a_pipeline()
+    on_ssl = pipeline.faults.add(api="Metadata", listener="SASL_SSL", count=None,
+                                 error="LEADER_NOT_AVAILABLE")
+    alice = pipeline.faults.add(api="Metadata", principal="User:alice", count=None,
+                                error="UNKNOWN_TOPIC_OR_PARTITION")
+    peers = {
+        "anonymous": Peer(1, "/127.0.0.1"),
+        "alice on SASL_PLAINTEXT": Peer(2, "/127.0.0.1", listener="SASL_PLAINTEXT",
+                                        principal="User:alice"),
+        "bob on SASL_SSL": Peer(3, "/127.0.0.1", listener="SASL_SSL", principal="User:bob"),
+        "alice on SASL_SSL": Peer(4, "/127.0.0.1", listener="SASL_SSL",
+                                  principal="User:alice"),
+    }
+    errors: dict[str, int] = {}
+
+    async def test() -> None:
+        for name, peer in peers.items():
+            outcome = await pipeline.answer(frame("Metadata", 12, METADATA), peer)
+            errors[name] = decoded("Metadata", 12, outcome)[1].topics[0].error_code
+
+    run(test)
+    assert errors == {
+        "anonymous": 0,
+        "alice on SASL_PLAINTEXT": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        "bob on SASL_SSL": ErrorCode.LEADER_NOT_AVAILABLE,
+        "alice on SASL_SSL": ErrorCode.LEADER_NOT_AVAILABLE,  # the first rule decides
+    }
+    assert (on_ssl.hits, alice.hits) == (2, 2)
+
+
+def test_the_journal_records_and_filters_each_requests_listener_and_principal():
+    pipeline = a_pipeline()
+    pipeline.answer_now(frame("Metadata", 12, METADATA), Peer(1, "/127.0.0.1"))
+    pipeline.answer_now(frame("Metadata", 12, METADATA, correlation_id=2),  # a kept answer
+                        Peer(2, "/127.0.0.1", listener="SSL", principal="User:CN=client"))
+    pipeline.answer_now(frame("Metadata", 11, METADATA, correlation_id=3),
+                        Peer(3, "/127.0.0.1", listener="SASL_SSL", principal="User:alice"))
+    assert [(e.correlation_id, e.listener, e.principal) for e in pipeline.journal.query()] == [
+        (1, "PLAINTEXT", "User:ANONYMOUS"), (2, "SSL", "User:CN=client"),
+        (3, "SASL_SSL", "User:alice")]
+    assert [e.correlation_id for e in pipeline.journal.query(listener="SSL")] == [2]
+    assert [e.correlation_id for e in pipeline.journal.query(principal="User:alice")] == [3]
+    assert pipeline.journal.query(listener="SSL", principal="User:alice") == []
+
+
+def test_a_handler_sees_the_listener_and_principal_of_its_request(monkeypatch):
+    seen: list[tuple[str, str]] = []
+    metadata = HANDLERS[api_key("Metadata")]
+
+    def spy(request: Any, context: Any) -> Any:
+        seen.append((context.listener, context.principal))
+        return metadata(request, context)
+
+    monkeypatch.setitem(HANDLERS, api_key("Metadata"), spy)
+    pipeline = a_pipeline()
+    pipeline.answer_now(frame("Metadata", 12, METADATA), Peer(1, "/127.0.0.1"))
+    pipeline.answer_now(frame("Metadata", 11, METADATA),
+                        Peer(2, "/127.0.0.1", listener="SASL_SSL", principal="User:alice"))
+    assert seen == [("PLAINTEXT", "User:ANONYMOUS"), ("SASL_SSL", "User:alice")]

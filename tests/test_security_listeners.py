@@ -353,10 +353,12 @@ def test_the_principal_of_an_mtls_connection_is_its_certificates_subject(seen_by
                 client.request("DescribeCluster", 1, {"endpoint_type": 1})
         with WireClient(kafka.listeners["PLAINTEXT"]) as client:
             client.request("DescribeCluster", 1, {"endpoint_type": 1})
+        journaled = [(e.listener, e.principal) for e in kafka.journal(api="DescribeCluster")]
     expected = [("SSL", "User:CN=fakebroker-client")]
     if client_auth == "requested":
         expected.append(("SSL", "User:ANONYMOUS"))
     assert seen_by_handlers == [*expected, ("PLAINTEXT", "User:ANONYMOUS")]
+    assert journaled == seen_by_handlers
 
 
 def test_without_client_auth_a_certificate_is_not_asked_for(seen_by_handlers):

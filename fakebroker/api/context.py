@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fakebroker.outcomes import ANONYMOUS
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import RequestHeader
 from fakebroker.state.cluster import Broker, Cluster, Partition
@@ -27,8 +28,8 @@ class RequestContext:
     # Waits until the next append anywhere in the cluster, or ``timeout`` seconds.
     wait_for_append: Callable[[float], Awaitable[None]]
     client_host: str = ""  # the peer address, as Kafka reports it for group members
-    listener: str = "PLAINTEXT"  # the security protocol of the connection's listener
-    principal: str = "User:ANONYMOUS"  # who the connection authenticated as
+    listener: str = "PLAINTEXT"  # the name of the listener the request came on
+    principal: str = ANONYMOUS  # who sent it ("User:alice"), as authenticated on its connection
     sasl: SaslConnection | None = None  # the connection's SASL exchange (SASL listeners)
 
     @property

@@ -1,7 +1,9 @@
 """``fakebroker ctl``: the control API from a shell script, one call per command.
 
 The broker is found by ``--url`` (the ``control_url`` of the ready file), ``--ready-file``
-(the file ``fakebroker serve --ready-file`` wrote) or ``$FAKEBROKER_CONTROL_URL``. Answers are
+(the file ``fakebroker serve --ready-file`` wrote) or ``$FAKEBROKER_CONTROL_URL``; its token, if
+it requires one, by ``--token``, the ready file's ``control_token`` or
+``$FAKEBROKER_CONTROL_TOKEN``, sent as ``Authorization: Bearer <token>``. Answers are
 printed as JSON on stdout; an error answer is printed on stderr and the exit status is 1
 (2 for bad command-line use), so ``set -e`` scripts stop at a refused call.
 """
@@ -9,6 +11,7 @@ printed as JSON on stdout; an error answer is printed on stderr and the exit sta
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -16,10 +19,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fakebroker.control.actions import PARAMETERS
+from fakebroker.faults.rules import FIELDS
+from fakebroker.journal import FILTERS
 
 
 class ControlCallError(Exception):
@@ -29,11 +35,16 @@ class ControlCallError(Exception):
         self.answer = answer
 
 
-def call(url: str, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
-    """One control API call; ``ControlCallError`` for an error answer."""
+def call(url: str, method: str, path: str, body: Any = None, timeout: float = 30.0,
+         token: str | None = None) -> Any:
+    """One control API call (with ``token`` as its bearer token, if given);
+    ``ControlCallError`` for an error answer."""
     data = None if body is None else json.dumps(body).encode()
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
-                                     headers={"content-type": "application/json"})
+                                     headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:
             return json.loads(answer.read() or b"null")
@@ -49,7 +60,10 @@ def add_arguments(ctl: argparse.ArgumentParser) -> None:
     """Give ``fakebroker ctl``'s parser its description, options and calls."""
     ctl.description = __doc__.splitlines()[0]
     ctl.add_argument("--url", help="control URL (http://127.0.0.1:PORT)")
-    ctl.add_argument("--ready-file", type=Path, help="read control_url from this ready file")
+    ctl.add_argument("--ready-file", type=Path,
+                     help="read control_url (and control_token) from this ready file")
+    ctl.add_argument("--token", help=f"the control API's token [{TOKEN_ENV}]; default: the "
+                                     "ready file's control_token")
     calls = ctl.add_subparsers(dest="call", required=True)
     calls.add_parser("health", help="GET /health")
     calls.add_parser("cluster", help="GET /cluster: brokers, topics, partitions, groups")
@@ -65,20 +79,17 @@ def add_arguments(ctl: argparse.ArgumentParser) -> None:
         kind = PARAMETERS_TYPES.get(parameter, str)
         action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter)
     journal = calls.add_parser("journal", help="GET /journal: requests seen (JSON lines)")
-    for name in ("api", "client-id", "error"):
-        journal.add_argument(f"--{name}")
-    for name in ("broker", "since", "limit"):
-        journal.add_argument(f"--{name}", type=int)
-    journal.add_argument("--faulted", action="store_true", help="only faulted requests")
+    for name, kind in FILTERS.items():
+        flag = "--" + name.replace("_", "-")
+        if kind is bool:
+            journal.add_argument(flag, action="store_true", help=f"only {name} requests")
+        else:
+            journal.add_argument(flag, type=kind)
     calls.add_parser("coverage", help="GET /coverage")
 
 
 PARAMETERS_TYPES = {name: kind for spec in PARAMETERS.values()
                     for name, (kind, _) in spec.items()}
-FAULT_OPTIONS: dict[str, type] = {
-    "api": str, "broker": int, "client-id": str, "topic": str, "partition": int,
-    "group": str, "transactional-id": str, "count": int, "after": int, "probability": float,
-    "error": str, "delay-ms": int, "throttle-ms": int}
 
 
 def _fault_parsers(calls: Any) -> None:
@@ -86,12 +97,14 @@ def _fault_parsers(calls: Any) -> None:
                                            "release")
     verbs = fault.add_subparsers(dest="verb", required=True)
     add = verbs.add_parser("add", help="POST /faults; prints the rule with its id")
-    for name, kind in FAULT_OPTIONS.items():
-        add.add_argument(f"--{name}", type=kind)
+    for spec in FIELDS.values():
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.option is bool:
+            add.add_argument(flag, action="store_true", help=spec.help)
+        elif spec.option is not None:
+            add.add_argument(flag, type=spec.option, help=spec.help)
     add.add_argument("--versions", metavar="LOW[-HIGH]", help="API version range")
     add.add_argument("--forever", action="store_true", help="count = until removed")
-    for flag in ("drop", "hang", "hold", "apply-then"):
-        add.add_argument(f"--{flag}", action="store_true")
     add.add_argument("--respond", metavar="JSON", help="the whole answer, a JSON object")
     add.add_argument("--json", help="the rule as a JSON object instead of options")
     verbs.add_parser("list", help="GET /faults")
@@ -112,10 +125,10 @@ def fault_body(args: argparse.Namespace) -> dict[str, Any]:
     if args.json:
         return _json_option("--json", args.json)
     body: dict[str, Any] = {}
-    for name in FAULT_OPTIONS:
-        value = getattr(args, name.replace("-", "_"))
-        if value is not None:
-            body[name.replace("-", "_")] = value
+    for spec in FIELDS.values():
+        value = getattr(args, spec.name, None) if spec.option is not None else None
+        if value is not None and value is not False:  # a flag not given is left out
+            body[spec.name] = value
     if body.get("error", "").lstrip("-").isdigit():
         body["error"] = int(body["error"])
     if args.versions:
@@ -123,9 +136,6 @@ def fault_body(args: argparse.Namespace) -> dict[str, Any]:
         body["versions"] = [int(low), int(high or low)]
     if args.forever:
         body["count"] = None
-    for flag in ("drop", "hang", "hold", "apply_then"):
-        if getattr(args, flag):
-            body[flag] = True
     if args.respond:
         body["respond"] = _json_option("--respond", args.respond)
     return body
@@ -139,38 +149,47 @@ def _json_option(flag: str, text: str) -> Any:
         raise SystemExit(2) from None
 
 
+URL_ENV = "FAKEBROKER_CONTROL_URL"
+TOKEN_ENV = "FAKEBROKER_CONTROL_TOKEN"
+
+
 class NoBroker(Exception):
     """No control URL can be had from the command line, the ready file or the environment."""
 
 
-def control_url(args: argparse.Namespace) -> str:
-    """The control API's URL: ``--url``, else the ready file's ``control_url``, else
-    ``$FAKEBROKER_CONTROL_URL``; ``NoBroker`` says why there is none."""
-    if args.url:
-        return args.url
+def control_target(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The control API's URL and token. The URL: ``--url``, else the ready file's
+    ``control_url``, else ``$FAKEBROKER_CONTROL_URL``; ``NoBroker`` says why there is none.
+    The token: ``--token``, else the ready file's ``control_token``, else
+    ``$FAKEBROKER_CONTROL_TOKEN``, else None."""
+    ready: dict[str, Any] = {}
     if args.ready_file:
         try:
-            url = json.loads(args.ready_file.read_text()).get("control_url")
+            ready = json.loads(args.ready_file.read_text())
         except (OSError, ValueError) as exc:
             raise NoBroker(f"cannot read the ready file {args.ready_file}: {exc}") from None
-        if not url:
+    token = args.token or ready.get("control_token") or os.environ.get(TOKEN_ENV) or None
+    if args.url:
+        return args.url, token
+    if args.ready_file:
+        if not ready.get("control_url"):
             raise NoBroker(f"{args.ready_file}: the broker was started without --control-port, "
                            "so it serves no control API")
-        return url
-    url = os.environ.get("FAKEBROKER_CONTROL_URL")
+        return ready["control_url"], token
+    url = os.environ.get(URL_ENV)
     if not url:
-        raise NoBroker("give --url, --ready-file or $FAKEBROKER_CONTROL_URL")
-    return url
+        raise NoBroker(f"give --url, --ready-file or ${URL_ENV}")
+    return url, token
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        url = control_url(args)
+        url, token = control_target(args)
     except NoBroker as exc:
         print(f"fakebroker ctl: {exc}", file=sys.stderr)
         return 2
     try:
-        answer = _dispatch(url, args)
+        answer = _dispatch(functools.partial(call, url, token=token), args)
     except ControlCallError as exc:
         print(json.dumps(exc.answer), file=sys.stderr)
         return 1
@@ -188,41 +207,41 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dispatch(url: str, args: argparse.Namespace) -> Any:
+def _dispatch(send: Callable[..., Any], args: argparse.Namespace) -> Any:
+    """The command's call(s) through ``send(method, path, body=None)``: its answer."""
     if args.call in ("health", "cluster", "coverage"):
-        return call(url, "GET", f"/{args.call}")
+        return send("GET", f"/{args.call}")
     if args.call == "create-topic":
         configs = dict(item.split("=", 1) for item in args.config)
-        return call(url, "POST", "/topics", {
+        return send("POST", "/topics", {
             "name": args.name, "partitions": args.partitions,
             "replication_factor": args.replication_factor, "configs": configs})
     if args.call == "action":
         body = {p: getattr(args, p) for p in PARAMETERS[args.name]
                 if getattr(args, p) is not None}
-        return call(url, "POST", f"/actions/{args.name}", body)
+        return send("POST", f"/actions/{args.name}", body)
     if args.call == "journal":
-        query = {k: v for k, v in {
-            "api": args.api, "client_id": args.client_id, "error": args.error,
-            "broker": args.broker, "since": args.since, "limit": args.limit,
-            "faulted": "true" if args.faulted else None}.items() if v is not None}
-        return call(url, "GET", "/journal?" + urllib.parse.urlencode(query))
+        values = {name: getattr(args, name) for name in FILTERS}
+        query = {name: "true" if value is True else value for name, value in values.items()
+                 if value is not None and value is not False}
+        return send("GET", "/journal?" + urllib.parse.urlencode(query))
     verb = args.verb
     if verb == "add":
-        return call(url, "POST", "/faults", fault_body(args))
+        return send("POST", "/faults", fault_body(args))
     if verb == "list":
-        return call(url, "GET", "/faults")
+        return send("GET", "/faults")
     if verb == "clear":
-        return call(url, "DELETE", "/faults")
+        return send("DELETE", "/faults")
     if verb == "show":
-        return call(url, "GET", f"/faults/{args.id}")
+        return send("GET", f"/faults/{args.id}")
     if verb == "remove":
-        return call(url, "DELETE", f"/faults/{args.id}")
+        return send("DELETE", f"/faults/{args.id}")
     if verb == "release":
         body = None if args.count is None else {"count": args.count}
-        return call(url, "POST", f"/faults/{args.id}/release", body)
+        return send("POST", f"/faults/{args.id}/release", body)
     deadline = time.monotonic() + args.timeout
     while True:
-        rule = call(url, "GET", f"/faults/{args.id}")
+        rule = send("GET", f"/faults/{args.id}")
         if rule["hits"] >= args.hits:
             return rule
         if time.monotonic() > deadline:

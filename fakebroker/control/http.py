@@ -18,10 +18,14 @@ POST /actions/{name}        move-leader, move-coordinator, broker-down, broker-u
                             delete-records, truncate, rebalance, kick-member, set-latency,
                             abort-transaction, release-fault (see
                             ``fakebroker.control.actions``)
-GET /journal                journal entries; query: api, broker, client_id, error, faulted,
-                            since, limit
+GET /journal                journal entries; query: api, broker, client_id, listener,
+                            principal, error, faulted, since, limit
 GET /coverage               API versions, error codes and faults seen since start
 ==========================  ================================================================
+
+Access (``fakebroker.control.access``): with a token (``serve_control``'s ``token``), every
+request without ``Authorization: Bearer <token>`` gets 401 with ``{"error": "UNAUTHORIZED",
+"message": ...}`` and ``WWW-Authenticate: Bearer``, whatever its route, and changes nothing.
 
 Guarantees: bad input (unparsable JSON, an unknown field, a bad value, an operation the
 cluster refuses) gets 400 with ``{"error": ..., "message": ...}`` and changes nothing; an
@@ -39,8 +43,10 @@ from typing import Any
 import h11
 import trio
 
+from fakebroker.control.access import CHALLENGE, authorized
 from fakebroker.control.actions import ActionError, run_action
 from fakebroker.faults.rules import FaultError
+from fakebroker.journal import FILTERS
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.runtime import FakeCluster
 
@@ -49,10 +55,12 @@ MAX_BODY = 1 << 20
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, error: str, message: str):
+    def __init__(self, status: int, error: str, message: str,
+                 headers: tuple[tuple[str, str], ...] = ()):
         super().__init__(message)
         self.status = status
         self.error = error
+        self.headers = headers  # added to the answer's
 
 
 def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
@@ -87,10 +95,19 @@ def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
 
 
 class ControlApi:
-    """Routes HTTP requests to a running cluster."""
+    """Routes HTTP requests to a running cluster; with a ``token``, only the requests that
+    carry it."""
 
-    def __init__(self, cluster: FakeCluster):
+    def __init__(self, cluster: FakeCluster, token: str | None = None):
         self.cluster = cluster
+        self.token = token
+
+    async def serve(self, request: h11.Request, body: bytes) -> tuple[int, Any]:
+        """The status and JSON answer to one request; ``HttpError`` for an error answer."""
+        if not authorized(request.headers, self.token):
+            raise HttpError(401, "UNAUTHORIZED", "this control API requires its token: "
+                            "Authorization: Bearer <token>", (("www-authenticate", CHALLENGE),))
+        return await self.route(request.method.decode(), request.target.decode(), body)
 
     async def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
         url = urllib.parse.urlsplit(target)
@@ -179,17 +196,18 @@ class ControlApi:
     def journal(self, query: dict[str, str]) -> list[dict[str, Any]]:
         filters: dict[str, Any] = {}
         for name, value in query.items():
-            if name in ("api", "client_id", "error"):
-                filters[name] = value
-            elif name in ("broker", "since", "limit"):
+            kind = FILTERS.get(name)
+            if kind is None:
+                raise ActionError(f"unknown journal filter {name!r}")
+            if kind is bool:
+                filters[name] = value.lower() in ("1", "true", "yes")
+            elif kind is int:
                 try:
                     filters[name] = int(value)
                 except ValueError:
                     raise ActionError(f"{name} must be an integer, got {value!r}") from None
-            elif name == "faulted":
-                filters[name] = value.lower() in ("1", "true", "yes")
             else:
-                raise ActionError(f"unknown journal filter {name!r}")
+                filters[name] = value
         return [e.as_dict() for e in self.cluster.journal(**filters)]
 
 
@@ -207,9 +225,11 @@ def _fault_id(text: str) -> int:
         raise HttpError(404, "NOT_FOUND", f"no fault {text!r}") from None
 
 
-async def serve_control(cluster: FakeCluster, listener: trio.SocketListener) -> None:
-    """Serve the control API on ``listener`` until cancelled."""
-    api = ControlApi(cluster)
+async def serve_control(cluster: FakeCluster, listener: trio.SocketListener,
+                        token: str | None = None) -> None:
+    """Serve the control API on ``listener`` until cancelled; with a ``token``, only to the
+    requests that carry it."""
+    api = ControlApi(cluster, token)
     async with trio.open_nursery() as nursery:
         while True:
             stream = await listener.accept()
@@ -224,15 +244,16 @@ async def _connection(api: ControlApi, stream: trio.SocketStream) -> None:
                 request, body = await _read_request(connection, stream)
                 if request is None:
                     return
+                headers: tuple[tuple[str, str], ...] = ()
                 try:
-                    status, answer = await api.route(request.method.decode(),
-                                                     request.target.decode(), body)
+                    status, answer = await api.serve(request, body)
                 except HttpError as exc:
                     status, answer = exc.status, {"error": exc.error, "message": str(exc)}
+                    headers = exc.headers
                 except Exception as exc:  # a control bug answers 500, the broker goes on
                     log.exception("control request failed")
                     status, answer = 500, {"error": "INTERNAL", "message": repr(exc)}
-                await _send(connection, stream, status, answer)
+                await _send(connection, stream, status, answer, headers)
                 if connection.our_state is h11.MUST_CLOSE:
                     return
                 connection.start_next_cycle()
@@ -262,9 +283,10 @@ async def _read_request(connection: h11.Connection, stream: trio.SocketStream
 
 
 async def _send(connection: h11.Connection, stream: trio.SocketStream, status: int,
-                answer: Any) -> None:
+                answer: Any, extra: tuple[tuple[str, str], ...] = ()) -> None:
     payload = (json.dumps(answer, default=str, indent=None) + "\n").encode()
-    headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+    headers = [("content-type", "application/json"), ("content-length", str(len(payload))),
+               *extra]
     await stream.send_all(connection.send(h11.Response(status_code=status, headers=headers)))
     await stream.send_all(connection.send(h11.Data(data=payload)))
     await stream.send_all(connection.send(h11.EndOfMessage()))

@@ -4,10 +4,15 @@ A rule is added with ``kafka.faults.add(...)`` (Python), ``POST /faults`` (HTTP)
 ``[[faults]]`` table of a scenario file; all three take the same fields (``FaultRule.from_dict``
 checks the ones that come as data and names the bad one).
 
+Every field is declared once, in ``FIELDS`` (its check, how it is shown, its help); the
+dataclass ``FaultRule`` holds their values.
+
 Matching (every given criterion must hold):
   ``api`` (name or key), ``versions`` (``(low, high)`` inclusive), ``broker`` (id),
-  ``client_id``, ``topic`` (name or topic id), ``partition``, ``group``, ``transactional_id``,
-  and, in Python only, ``when``: a predicate over the ``RequestView``.
+  ``client_id``, ``listener`` (the listener's name: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``,
+  ``SASL_SSL``), ``principal`` (who sent the request, as authenticated on its connection:
+  ``User:alice``, ``User:ANONYMOUS``), ``topic`` (name or topic id), ``partition``, ``group``,
+  ``transactional_id``, and, in Python only, ``when``: a predicate over the ``RequestView``.
 Counting: ``after`` lets the first K matching requests through untouched; then the rule is
   applied to the next ``count`` matching requests (``None``: until removed), each with
   ``probability`` drawn from the registry's seeded generator (the cluster's ``seed``).
@@ -44,10 +49,12 @@ import random
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any, NamedTuple
 
 import trio
 
+from fakebroker.options import SECURITY_PROTOCOLS
 from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
@@ -75,6 +82,8 @@ class RequestView:
     version: int
     broker: int
     client_id: str | None
+    listener: str
+    principal: str
     request: Any
     targets: list[Target]
     groups: set[str]
@@ -83,14 +92,6 @@ class RequestView:
     @property
     def topics(self) -> set[str]:
         return {t.topic for t in self.targets if t.topic}
-
-
-MATCH_FIELDS = ("api", "versions", "broker", "client_id", "topic", "partition", "group",
-                "transactional_id")
-COUNT_FIELDS = ("count", "after", "probability")
-ACTION_FIELDS = ("error", "delay_ms", "drop", "hang", "hold", "respond", "throttle_ms",
-                 "apply_then")
-DATA_FIELDS = frozenset(MATCH_FIELDS + COUNT_FIELDS + ACTION_FIELDS)
 
 
 def api_key_of(api: int | str) -> int:
@@ -117,6 +118,8 @@ class FaultRule:
     versions: tuple[int, int] | None = None
     broker: int | None = None
     client_id: str | None = None
+    listener: str | None = None
+    principal: str | None = None
     topic: str | None = None
     partition: int | None = None
     group: str | None = None
@@ -143,49 +146,20 @@ class FaultRule:
 
     @classmethod
     def build(cls, rule_id: int, **fields: Any) -> FaultRule:
-        """A rule from keyword fields; ``FaultError`` names the first bad one."""
-        unknown = set(fields) - DATA_FIELDS - {"when"}
+        """A rule from keyword fields (``FIELDS``, and ``when``); ``FaultError`` names the
+        first bad one. A field given as None keeps its default (``count=None``: until
+        removed)."""
+        unknown = set(fields) - set(FIELDS) - {"when"}
         if unknown:
             raise FaultError(f"unknown fault field(s): {', '.join(sorted(unknown))}")
         rule = cls(rule_id)
-        if fields.get("api") is not None:
-            rule.api = api_key_of(fields["api"])
-        if fields.get("versions") is not None:
-            rule.versions = _versions(fields["versions"])
-        for name in ("broker", "partition"):
-            if fields.get(name) is not None:
-                setattr(rule, name, _int(name, fields[name], minimum=0))
-        for name in ("client_id", "topic", "group", "transactional_id"):
-            if fields.get(name) is not None:
-                setattr(rule, name, _str(name, fields[name]))
+        for spec in FIELDS.values():  # in order: respond is checked against api and versions
+            if spec.name in fields and (fields[spec.name] is not None or spec.name == "count"):
+                setattr(rule, spec.name, spec.check(rule, spec.name, fields[spec.name]))
         if fields.get("when") is not None:
             if not callable(fields["when"]):
                 raise FaultError("when: must be a callable taking a RequestView")
             rule.when = fields["when"]
-        if "count" in fields:
-            rule.count = None if fields["count"] is None else _int("count", fields["count"], 1)
-        rule.after = _int("after", fields.get("after", 0), minimum=0)
-        probability = fields.get("probability", 1.0)
-        if isinstance(probability, bool) or not isinstance(probability, int | float) \
-                or not 0 < probability <= 1:
-            raise FaultError(f"probability: {probability!r} is not a number in (0, 1]")
-        rule.probability = float(probability)
-        if fields.get("error") is not None:
-            try:
-                rule.error = error_code(fields["error"])
-            except (ValueError, AttributeError):
-                raise FaultError(f"error: unknown Kafka error {fields['error']!r}") from None
-            if rule.error == 0:
-                raise FaultError("error: NONE (0) is not an error")
-        rule.delay_ms = _int("delay_ms", fields.get("delay_ms", 0), minimum=0)
-        rule.throttle_ms = _int("throttle_ms", fields.get("throttle_ms", 0), minimum=0)
-        for name in ("drop", "hang", "hold", "apply_then"):
-            value = fields.get(name, False)
-            if not isinstance(value, bool):
-                raise FaultError(f"{name}: {value!r} is not true or false")
-            setattr(rule, name, value)
-        if fields.get("respond") is not None:
-            rule.respond = rule._checked_answer(fields["respond"])
         rule._check_actions()
         return rule
 
@@ -246,29 +220,15 @@ class FaultRule:
         return not self.removed and (self.count is None or self.hits < self.count)
 
     def describe(self) -> dict[str, Any]:
-        """The rule as data (the shape ``from_dict`` takes, plus id, hits and state)."""
+        """The rule as data (the shape ``from_dict`` takes, plus id, hits and state): the
+        counting fields always, the others when they differ from their defaults."""
         data: dict[str, Any] = {"id": self.id}
-        if self.api is not None:
-            data["api"] = api_spec(self.api).name
-        for name in ("versions", "broker", "client_id", "topic", "partition", "group",
-                     "transactional_id"):
-            value = getattr(self, name)
-            if value is not None:
-                data[name] = list(value) if name == "versions" else value
+        for spec in FIELDS.values():
+            value = getattr(self, spec.name)
+            if spec.kind == "count" or value != _DEFAULTS[spec.name]:
+                data[spec.name] = spec.show(value)
         if self.when is not None:
             data["when"] = getattr(self.when, "__name__", "predicate")
-        data.update(count=self.count, after=self.after, probability=self.probability)
-        if self.error is not None:
-            data["error"] = error_name(self.error)
-        if self.respond is not None:
-            data["respond"] = (getattr(self.respond, "__name__", "answer")
-                               if callable(self.respond) else self.respond)
-        for name in ("delay_ms", "throttle_ms"):
-            if getattr(self, name):
-                data[name] = getattr(self, name)
-        for name in ("drop", "hang", "hold", "apply_then"):
-            if getattr(self, name):
-                data[name] = True
         data.update(hits=self.hits, active=self.active)
         if self.hold:
             data["held"] = self.held
@@ -304,6 +264,10 @@ class FaultRule:
         if self.broker is not None and view.broker != self.broker:
             return None
         if self.client_id is not None and view.client_id != self.client_id:
+            return None
+        if self.listener is not None and view.listener != self.listener:
+            return None
+        if self.principal is not None and view.principal != self.principal:
             return None
         if self.transactional_id is not None and \
                 self.transactional_id not in view.transactional_ids:
@@ -525,3 +489,111 @@ def _str(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise FaultError(f"{name}: {value!r} is not a non-empty string")
     return value
+
+
+# -- the fields -------------------------------------------------------------------------------
+
+Check = Callable[[FaultRule, str, Any], Any]  # (rule so far, field name, given) -> its value
+
+
+def _whole(minimum: int) -> Check:
+    return lambda _rule, name, value: _int(name, value, minimum)
+
+
+def _text(_rule: FaultRule, name: str, value: Any) -> str:
+    return _str(name, value)
+
+
+def _flag(_rule: FaultRule, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise FaultError(f"{name}: {value!r} is not true or false")
+    return value
+
+
+def _listener(_rule: FaultRule, name: str, value: Any) -> str:
+    if value not in SECURITY_PROTOCOLS:
+        raise FaultError(f"{name}: {value!r} is not a listener name "
+                         f"({', '.join(SECURITY_PROTOCOLS)})")
+    return value
+
+
+def _principal(_rule: FaultRule, name: str, value: Any) -> str:
+    kind, _, who = _str(name, value).partition(":")
+    if not kind or not who:
+        raise FaultError(f"{name}: {value!r} is not a principal (TYPE:NAME, as User:alice)")
+    return value
+
+
+def _count(_rule: FaultRule, name: str, value: Any) -> int | None:
+    return None if value is None else _int(name, value, minimum=1)
+
+
+def _probability(_rule: FaultRule, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise FaultError(f"{name}: {value!r} is not a number in (0, 1]")
+    return float(value)
+
+
+def _error(_rule: FaultRule, name: str, value: Any) -> int:
+    try:
+        code = error_code(value)
+    except (ValueError, AttributeError):
+        raise FaultError(f"{name}: unknown Kafka error {value!r}") from None
+    if code == 0:
+        raise FaultError(f"{name}: NONE (0) is not an error")
+    return code
+
+
+def _shown_respond(respond: Any) -> Any:
+    return getattr(respond, "__name__", "answer") if callable(respond) else respond
+
+
+class FaultField(NamedTuple):
+    """One field of a fault rule, as every way of giving one takes it (Python keywords, HTTP
+    JSON, scenario TOML, ``fakebroker ctl fault add``)."""
+
+    name: str
+    kind: str  # "match", "count" or "action"
+    check: Check  # the given value -> the rule's; FaultError names the field
+    help: str
+    show: Callable[[Any], Any] = lambda value: value  # the rule's value -> data (describe)
+    option: type | None = str  # ctl's option: its type (bool: a flag); None: ctl's own
+
+
+FIELDS: dict[str, FaultField] = {f.name: f for f in (
+    FaultField("api", "match", lambda _rule, _name, value: api_key_of(value),
+               "the API, by name (Fetch) or key", lambda key: api_spec(key).name),
+    FaultField("versions", "match", lambda _rule, _name, value: _versions(value),
+               "API versions, a version or [low, high]", list, option=None),
+    FaultField("broker", "match", _whole(0), "the broker's id", option=int),
+    FaultField("client_id", "match", _text, "the client id of the request header"),
+    FaultField("listener", "match", _listener,
+               f"the listener it came on ({', '.join(SECURITY_PROTOCOLS)})"),
+    FaultField("principal", "match", _principal,
+               "who sent it (User:alice; User:ANONYMOUS before authentication)"),
+    FaultField("topic", "match", _text, "a topic it names (name or topic id)"),
+    FaultField("partition", "match", _whole(0), "a partition it names", option=int),
+    FaultField("group", "match", _text, "a group it names"),
+    FaultField("transactional_id", "match", _text, "a transactional id it names"),
+    FaultField("count", "count", _count,
+               "apply to this many matching requests (default 1; None: until removed)",
+               option=int),
+    FaultField("after", "count", _whole(0), "let this many matching requests through first",
+               option=int),
+    FaultField("probability", "count", _probability, "apply with this probability",
+               option=float),
+    FaultField("error", "action", _error, "a Kafka error (name or code), placed where Kafka "
+               "puts it", error_name),
+    FaultField("delay_ms", "action", _whole(0), "answer this much later", option=int),
+    FaultField("drop", "action", _flag, "close the connection unanswered", option=bool),
+    FaultField("hang", "action", _flag, "never answer", option=bool),
+    FaultField("hold", "action", _flag, "park the request until released", option=bool),
+    FaultField("respond", "action", lambda rule, _name, value: rule._checked_answer(value),
+               "the whole answer", _shown_respond, option=None),
+    FaultField("throttle_ms", "action", _whole(0), "throttle_time_ms, and mute the "
+               "connection that long", option=int),
+    FaultField("apply_then", "action", _flag, "apply the request, then error, respond or drop",
+               option=bool),
+)}
+_DEFAULTS = {f.name: f.default for f in dataclass_fields(FaultRule) if f.name in FIELDS}
+assert list(_DEFAULTS) == list(FIELDS), "FaultRule declares the fields in FIELDS' order"

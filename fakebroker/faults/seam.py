@@ -1,7 +1,8 @@
 """The fault seam: the one call through which every request meets the fault rules.
 
-``await Seam(registry, topic_name, peer_gone).respond(...)`` takes one decoded request, the
-partitions or entries it names, and a way to run its handler; it returns the answer body,
+``await Seam(registry, topic_name, peer).respond(...)`` takes one decoded request (from
+``peer``: its listener and principal are matched too), the partitions or entries it names, and
+a way to run its handler; it returns the answer body,
 after the rules that match the request did what they do, in this order:
 
 1. ``hold``: wait until the rule releases the request (or its peer leaves: it ends there);
@@ -22,7 +23,7 @@ With no rule matching, ``respond`` is the handler's answer, untouched.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -39,6 +40,9 @@ from fakebroker.faults.placement import (
 from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView, Target
 from fakebroker.protocol.specs import api_spec
 
+if TYPE_CHECKING:
+    from fakebroker.outcomes import Peer
+
 Handle = Callable[[Any], Awaitable[Any]]  # runs the handler on a request: its answer body
 
 
@@ -52,13 +56,12 @@ class Seam:
     ``throttle_ms`` how long the connection's next answers wait.
     """
 
-    __slots__ = ("faults", "topic_name", "peer_gone", "fault", "outcome", "throttle_ms")
+    __slots__ = ("faults", "topic_name", "peer", "fault", "outcome", "throttle_ms")
 
-    def __init__(self, faults: FaultRegistry, topic_name: TopicResolver,
-                 peer_gone: trio.Event) -> None:
+    def __init__(self, faults: FaultRegistry, topic_name: TopicResolver, peer: Peer) -> None:
         self.faults = faults
         self.topic_name = topic_name
-        self.peer_gone = peer_gone  # set when the request's connection was closed by its peer
+        self.peer = peer  # the request's connection; ``peer.gone``: its peer closed it
         self.fault: str | None = None
         self.outcome: str | None = None
         self.throttle_ms = 0
@@ -71,7 +74,8 @@ class Seam:
         if not self.faults.rules:
             return await handle(request)
         view = RequestView(api_key, api_spec(api_key).name, version, broker, client_id,
-                           request, targets, request_groups(api_key, request),
+                           self.peer.listener, self.peer.principal, request, targets,
+                           request_groups(api_key, request),
                            request_transactional_ids(api_key, request))
         plan = self.faults.plan(view)
         if plan is None:
@@ -83,7 +87,7 @@ class Seam:
             await trio.sleep(plan.delay_ms / 1000)
         if plan.hang:
             self.outcome = "hung"
-            await self.peer_gone.wait()
+            await self.peer.gone.wait()
             raise ConnectionClosed(f"fault {self.fault}: the peer left a hung request")
         if plan.drop and not plan.apply_then:
             self.outcome = "dropped"
@@ -102,7 +106,7 @@ class Seam:
         self.outcome = "held"
         try:
             for hold in plan.holds:
-                if not await hold.wait(self.peer_gone):
+                if not await hold.wait(self.peer.gone):
                     raise ConnectionClosed(f"fault {self.fault}: the peer left a held request")
         finally:
             for hold in plan.holds:

@@ -33,8 +33,8 @@ import tempfile
 from pathlib import Path
 
 from fakebroker.options import ClusterSettings, OptionError
+from fakebroker.outcomes import ANONYMOUS
 
-ANONYMOUS = "User:ANONYMOUS"
 TLS_LISTENERS = ("SSL", "SASL_SSL")
 _VERIFY = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL,
            "none": ssl.CERT_NONE}
