@@ -2,7 +2,11 @@
 SCRAM-SHA-512, OAUTHBEARER with an unsecured token, re-authentication), kafka-python and
 aiokafka (PLAIN, SCRAM) and the Java client (SCRAM-SHA-512, re-authentication with a short
 ``connections.max.reauth.ms``) produce and consume on SASL_PLAINTEXT and SASL_SSL listeners;
-a wrong password and a mechanism the broker does not enable give each client its named error.
+a wrong password and a mechanism the broker does not enable give confluent-kafka, aiokafka and
+the Java client their named errors. (kafka-python 3.0.12 drops an answer it reads together
+with the connection's close, which follows a failed authentication at once on Kafka as here,
+so its named error shows only on some attempts: the cross-client matrix,
+tests/test_security_clients.py, treats that case.)
 """
 
 from __future__ import annotations
@@ -170,25 +174,6 @@ def test_kafka_python_produces_and_consumes_after_sasl(listener, mechanism):
                 break
         consumer.close()
         assert sorted(seen) == sorted(values("kp"))
-
-
-def test_kafka_python_names_a_wrong_password_and_an_unknown_mechanism(caplog):
-    # kafka-python 3.0.12 retries a refused bootstrap until max_block_ms, then raises
-    # KafkaTimeoutError; each refusal is logged under the error's name.
-    from kafka import KafkaProducer
-    from kafka.errors import KafkaTimeoutError
-
-    with FakeKafka(**SASL, sasl_mechanisms=("SCRAM-SHA-512",)) as kafka:
-        for mechanism, password, named in (
-                ("SCRAM-SHA-512", "wrong", "[Error 58] SaslAuthenticationFailedError: "
-                 "SaslAuthenticationFailedError: Authentication failed during authentication "
-                 "due to invalid credentials with SASL mechanism SCRAM-SHA-512"),
-                ("PLAIN", "alice-secret", "[Error 33] UnsupportedSaslMechanismError")):
-            caplog.clear()
-            with pytest.raises(KafkaTimeoutError):
-                KafkaProducer(**kafka_python_config(kafka, "SASL_PLAINTEXT", mechanism,
-                                                    password), max_block_ms=10_000)
-            assert any(named in record.getMessage() for record in caplog.records)
 
 
 def aiokafka_config(kafka: FakeKafka, listener: str, mechanism: str,
