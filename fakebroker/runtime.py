@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
     from fakebroker.timers import Timed
 
 TopicSpec = int | Mapping[str, Any]
+# Where the journal writes each request as a JSON line: a text file, or a file's path.
+JournalSink = TextIO | str | os.PathLike[str] | None
+TOPIC_FIELDS = ("partitions", "replication_factor", "configs", "assignments")
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,10 +325,62 @@ def _start_timers(nursery: trio.Nursery, coordinator: Timed) -> None:
 
 
 def topic_args(spec: TopicSpec) -> dict[str, Any]:
-    """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs."""
-    if isinstance(spec, int):
+    """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs;
+    ``TypeError`` for anything else."""
+    if isinstance(spec, int) and not isinstance(spec, bool):
         return {"partitions": spec}
-    return dict(spec)
+    if isinstance(spec, Mapping) and set(spec) <= set(TOPIC_FIELDS):
+        return dict(spec)
+    raise TypeError(f"a topic is a partition count or a mapping of {', '.join(TOPIC_FIELDS)}; "
+                    f"got {spec!r}")
+
+
+def check_cluster(brokers: int, topics: Mapping[str, TopicSpec] | None,
+                  journal_sink: JournalSink, options: Mapping[str, Any]) -> Cluster:
+    """Check ``open_cluster``'s arguments as it checks them, without opening anything: the
+    settings (``TypeError``, ``OptionError``), the journal sink (``TypeError``) and every
+    topic, created on a scratch cluster of as many brokers (``ClusterError``, or
+    ``TypeError`` for a spec of the wrong shape; both name the topic). Returns that scratch
+    cluster: the state the cluster would start with, ports aside."""
+    settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
+    _check_sink(journal_sink)
+    scratch = Cluster(cluster_id=settings.cluster_id, settings=settings)
+    for _ in range(settings.brokers):
+        scratch.add_broker(settings.advertised, 0)
+    for name, spec in (topics or {}).items():
+        _create_topic(scratch, name, spec)
+    return scratch
+
+
+def _check_sink(sink: JournalSink) -> None:
+    if not (sink is None or isinstance(sink, str | os.PathLike)
+            or callable(getattr(sink, "write", None))):
+        raise TypeError(f"journal_sink: expected a text file or a path, got {sink!r}")
+
+
+def _create_topic(state: Cluster, name: str, spec: TopicSpec) -> None:
+    """``state.create_topic`` from a spec; its errors name the topic."""
+    try:
+        state.create_topic(name, **topic_args(spec))
+    except ClusterError as exc:
+        raise ClusterError(exc.error, f"topic {name!r}: {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"topic {name!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _journal_file(sink: JournalSink) -> Iterator[TextIO | None]:
+    """The sink itself, or the file at its path opened to append (closed on leaving)."""
+    if not isinstance(sink, str | os.PathLike):
+        yield sink
+        return
+    try:
+        file = open(sink, "a", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise OSError(exc.errno, f"journal_sink: cannot open {os.fsdecode(sink)}: "
+                                 f"{exc.strerror}") from None
+    with file:
+        yield file
 
 
 def listener_names(settings: ClusterSettings) -> tuple[str, ...]:
@@ -347,7 +403,7 @@ async def open_cluster(
     brokers: int = 1,
     topics: Mapping[str, TopicSpec] | None = None,
     *,
-    journal_sink: TextIO | None = None,
+    journal_sink: JournalSink = None,
     **options: Any,
 ) -> AsyncIterator[FakeCluster]:
     """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec).
@@ -355,9 +411,20 @@ async def open_cluster(
     ``options`` are the cluster settings of ``fakebroker.options.ClusterSettings`` (``host``
     to bind, ``advertised_host`` to give clients, ``port``, ``auto_create_topics``, ``seed``
     for probabilistic faults, ``journal_capacity`` ...): an unknown name is a ``TypeError``, a
-    bad value an ``OptionError``. The journal writes each request as a JSON line to
-    ``journal_sink`` when one is given."""
+    bad value an ``OptionError``; a topic that cannot be created is a ``ClusterError`` naming
+    it. The journal writes each request as a JSON line to ``journal_sink`` when one is given:
+    a text file (left open), or a path (opened to append before the brokers listen, closed
+    when the cluster stops)."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
+    _check_sink(journal_sink)
+    with _journal_file(journal_sink) as sink:
+        async with _run_cluster(settings, topics, sink) as cluster:
+            yield cluster
+
+
+@contextlib.asynccontextmanager
+async def _run_cluster(settings: ClusterSettings, topics: Mapping[str, TopicSpec] | None,
+                       journal_sink: TextIO | None) -> AsyncIterator[FakeCluster]:
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
     services = Services(settings, journal_sink)
     state.on_append(services.signal.fire)
@@ -380,7 +447,7 @@ async def open_cluster(
                          for name, sock in sockets[-1].items()}
                 state.add_broker(settings.advertised, ports[bootstrap], endpoints=ports)
             for name, spec in (topics or {}).items():
-                state.create_topic(name, **topic_args(spec))
+                _create_topic(state, name, spec)
         except BaseException:
             for listener in (sock for found in sockets for sock in found.values()):
                 await listener.aclose()

@@ -261,7 +261,7 @@ class BrokerServer:
                             nursery.start_soon(self.connection, stream, endpoint)
         finally:
             endpoint.scope = None
-            await trio.aclose_forcefully(endpoint.socket)
+            endpoint.socket.socket.close()  # no await: see connection()
 
     def stop(self) -> None:
         """Take the broker down: stop listening at once on every listener (new connections
@@ -314,7 +314,10 @@ class BrokerServer:
 
         No exception leaves the connection's nursery: every way a connection ends (peer gone,
         a failed TLS handshake, a reason to close it) is handled inside its task, so one
-        connection cannot disturb the listener or any other connection.
+        connection cannot disturb the listener or any other connection. An error that does
+        leave it (a bug, a journal sink that fails) ends the cluster: nothing awaits on its
+        way out, since an await in a cancelled scope (the cluster stopping meanwhile) would
+        raise ``Cancelled`` over it and lose it.
         """
         try:
             try:
@@ -334,7 +337,7 @@ class BrokerServer:
                 nursery.start_soon(self._write_replies, link, receive, nursery.cancel_scope)
                 await self._read_requests(link, send, nursery)
         finally:
-            await trio.aclose_forcefully(stream)
+            stream.socket.close()
 
     async def _handshake(self, stream: trio.SocketStream, endpoint: _Endpoint, peer: Peer
                          ) -> trio.SSLStream[trio.SocketStream] | None:
@@ -368,7 +371,7 @@ class BrokerServer:
         self, link: _Link, send: trio.MemorySendChannel[Reply], nursery: trio.Nursery,
     ) -> None:
         frames = FrameReader(self.max_request_bytes)
-        async with send:
+        with send:
             try:
                 while data := await link.stream.receive_some(1 << 20):
                     frames.feed(data)
@@ -406,7 +409,7 @@ class BrokerServer:
         self, link: _Link, receive: trio.MemoryReceiveChannel[Reply], scope: trio.CancelScope,
     ) -> None:
         """Send answers in request order; the connection ends when the reader is done."""
-        async with receive:
+        with receive:
             try:
                 async for reply in receive:
                     await reply.done.wait()
