@@ -117,8 +117,10 @@ ACTION_PARAMETERS = {
     "ms": "milliseconds every request waits before it is handled",
     "offset": "offset the log is cut at: records from it on are lost",
     "partition": "a partition of the topic",
+    "password": "the SASL user's new password (PLAIN and SCRAM)",
     "topic": "a topic name",
     "transactional_id": "a producer's transactional.id",
+    "user": "a SASL user's name",
 }
 
 
