@@ -19,7 +19,7 @@ import trio
 
 from fakebroker.faults.rules import FaultRegistry
 from fakebroker.journal import Journal
-from fakebroker.options import ClusterSettings
+from fakebroker.options import ClusterSettings, OptionError
 from fakebroker.pipeline import Close, Peer, Pipeline
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
@@ -100,6 +100,12 @@ def raw_answer(outcome: Any) -> bytes:
 
 
 # -- before authentication ----------------------------------------------------------------
+
+def test_a_sasl_listener_without_mechanisms_is_refused_as_kafka_refuses_to_start():
+    with pytest.raises(OptionError, match="No SASL mechanisms are enabled"):
+        ClusterSettings.from_kwargs({"listeners": ("SASL_SSL",), "sasl_mechanisms": ()})
+    assert ClusterSettings.from_kwargs({"listeners": ("SSL",), "sasl_mechanisms": ()})
+
 
 def test_api_versions_and_handshake_are_served_before_authentication():
     talk = Conversation(a_pipeline())
