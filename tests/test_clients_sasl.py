@@ -20,7 +20,7 @@ import pytest
 from tests.clients.java import java_available, run_harness, start_harness
 from tests.security import PASSWORDS, SECURE
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.security, pytest.mark.timeout(120)]
 
 COUNT = 10
 SASL = {**SECURE, "topics": {"orders": 2}}

@@ -30,7 +30,7 @@ from tests.sasl_tokens import ScramClient
 from tests.security import SECURE
 from tests.wire import WireClient
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.security, pytest.mark.timeout(60)]
 
 HELLO = {"client_software_name": "wire", "client_software_version": "1"}  # ApiVersions v3
 METADATA = {"topics": None, "allow_auto_topic_creation": False}
