@@ -39,7 +39,7 @@ Guarantees:
   SaslAuthenticate are served, and an unframed SASL token (after SaslHandshake v0) is
   answered there; an authenticated connection is gated while its session has a lifetime
   (the expired-session check). A failed exchange is answered, then its connection closed.
-  Connections of other listeners pay one attribute check.
+  Connections of other listeners only ever read ``peer.gated`` (False) for it.
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
   its correlation id rewritten, to the same request bytes (correlation id aside) on the same
   listener from the same principal (Metadata names the brokers at the connection's listener,
