@@ -32,6 +32,11 @@ request handler answers it); the same mechanism and principal must be used, else
 re-authentication fails and the connection closes; while it runs, only SaslAuthenticate may
 come. Connections already authenticated keep working when credentials change: they are
 checked again only when the client re-authenticates.
+
+A frame is judged when its handling starts. Kafka reads a connection's frames one at a time
+while it authenticates; here a request sent before the answer to the SaslAuthenticate that
+completes the exchange may be judged before that one is handled, and refused (no client
+does this: each waits for its authentication to complete).
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ _SIZE = struct.Struct(">i")
 
 
 class State(enum.Enum):
+    """Where a connection's exchange stands (Kafka's SaslState, its INITIAL_REQUEST merged
+    into HANDSHAKE_OR_VERSIONS: Kafka 4 tells them apart in a log line only)."""
+
     HANDSHAKE_OR_VERSIONS = "ApiVersions or SaslHandshake expected"
     HANDSHAKE = "SaslHandshake expected"
     AUTHENTICATE = "SASL tokens expected"
