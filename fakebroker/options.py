@@ -240,6 +240,10 @@ class ClusterSettings:
                           for name, value in options.items()})
         if (settings.ssl_cert is None) != (settings.ssl_key is None):
             raise OptionError("ssl_cert and ssl_key: give both or neither")
+        if not settings.sasl_mechanisms and {"SASL_PLAINTEXT", "SASL_SSL"} & set(
+                settings.listeners):
+            raise OptionError("sasl_mechanisms: a SASL listener needs at least one (Kafka will "
+                              "not start: No SASL mechanisms are enabled)")
         check_advertised(settings.host, settings.advertised_host)
         return settings
 

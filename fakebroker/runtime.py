@@ -281,6 +281,22 @@ class FakeCluster:
             raise ClusterError("INVALID_REQUEST", "latency must be >= 0 ms")
         self.state.brokers[broker].latency_ms = ms
 
+    @operation()
+    def set_sasl_user(self, user: str, password: str) -> None:
+        """Add a SASL user, or change its password, for PLAIN, SCRAM-SHA-256 and
+        SCRAM-SHA-512 at once. It counts from the next authentication on: the old password is
+        then refused, also when a connection re-authenticates (KIP-368); connections already
+        authenticated keep working until they must re-authenticate, as on Kafka."""
+        self.state.credentials.set_user(user, password)
+
+    @operation()
+    def remove_sasl_user(self, user: str) -> None:
+        """Remove a SASL user (its PLAIN password and SCRAM credentials): its next
+        authentication fails, and so does its next re-authentication, closing that
+        connection; until then its authenticated connections keep working, as on Kafka."""
+        if not self.state.credentials.remove_user(user):
+            raise ClusterError("RESOURCE_NOT_FOUND", f"no SASL user {user}")
+
     @operation("released")
     def release_fault(self, fault: int, count: int | None = None) -> int:
         """Let the ``count`` oldest requests hold rule ``fault`` holds go on (all of them

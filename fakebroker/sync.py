@@ -322,6 +322,8 @@ class FakeKafka:
     release_fault = OnClusterThread(FakeCluster.release_fault)
     create_acl = OnClusterThread(FakeCluster.create_acl)
     delete_acls = OnClusterThread(FakeCluster.delete_acls)
+    set_sasl_user = OnClusterThread(FakeCluster.set_sasl_user)
+    remove_sasl_user = OnClusterThread(FakeCluster.remove_sasl_user)
 
 
 def _innermost(exc: BaseException) -> BaseException:

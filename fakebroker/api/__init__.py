@@ -72,6 +72,8 @@ MODULE_NAMES = (
     "describe_acls",
     "create_acls",
     "delete_acls",
+    "sasl_handshake",
+    "sasl_authenticate",
 )
 
 

@@ -14,6 +14,7 @@ from fakebroker.state.cluster import Broker, Cluster, Partition
 
 if TYPE_CHECKING:
     from fakebroker.security.authorizer import Authorizer
+    from fakebroker.security.sasl.connection import SaslConnection
 
 
 class ConnectionClosed(Exception):
@@ -30,6 +31,7 @@ class RequestContext:
     client_host: str = ""  # the peer address, as Kafka reports it for group members
     listener: str = "PLAINTEXT"  # the name of the listener the request came on
     principal: str = ANONYMOUS  # who sent it ("User:alice"), as authenticated on its connection
+    sasl: SaslConnection | None = None  # the connection's SASL exchange (SASL listeners)
     authorizer: Authorizer | None = None  # None: no authorizer, everything is allowed
 
     def allowed(self, operation: str, resource_type: str, name: str) -> bool:

@@ -119,6 +119,7 @@ ACTION_PARAMETERS = {
     "offset": "offset the log is cut at: records from it on are lost",
     "operation": "an ACL operation: READ, WRITE, DESCRIBE, ALL... (ANY matches every one)",
     "partition": "a partition of the topic",
+    "password": "the SASL user's new password (PLAIN and SCRAM)",
     "pattern_type": "LITERAL or PREFIXED: how an ACL's resource name matches",
     "permission": "ALLOW or DENY",
     "principal": "a principal such as User:alice (User:* is everyone)",
@@ -126,6 +127,7 @@ ACTION_PARAMETERS = {
     "resource_type": "TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID... (ANY matches every type)",
     "topic": "a topic name",
     "transactional_id": "a producer's transactional.id",
+    "user": "a SASL user's name",
 }
 
 
