@@ -51,7 +51,7 @@ WAIT = Wait.WAIT
 class Peer:
     """The connection a request came on, as the pipeline needs it."""
 
-    __slots__ = ("connection_id", "host", "gone", "listener", "principal")
+    __slots__ = ("connection_id", "host", "gone", "listener", "principal", "token_authenticated")
 
     def __init__(self, connection_id: int, host: str, listener: str = "PLAINTEXT",
                  principal: str = "User:ANONYMOUS") -> None:
@@ -60,3 +60,5 @@ class Peer:
         self.gone = trio.Event()  # set when the peer closed its side
         self.listener = listener  # the security protocol of the listener it came on
         self.principal = principal  # who it authenticated as (Kafka's KafkaPrincipal text)
+        # logged in with a delegation token (SCRAM, tokenauth=true): principal is its owner
+        self.token_authenticated = False

@@ -226,7 +226,8 @@ class Pipeline:
 
     def _context(self, header: RequestHeader, peer: Peer) -> RequestContext:
         return RequestContext(self.cluster, self.broker, header, self.wait_for_append,
-                              peer.host, peer.listener, peer.principal)
+                              peer.host, peer.listener, peer.principal,
+                              peer.token_authenticated)
 
     def _give_kept(self, kept: _Kept, frame: bytes, peer: Peer) -> bytearray:
         """A kept answer to this request, its correlation id rewritten."""

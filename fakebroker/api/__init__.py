@@ -68,6 +68,12 @@ MODULE_NAMES = (
     "describe_producers",
     "describe_transactions",
     "list_transactions",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
+    "create_delegation_token",
+    "renew_delegation_token",
+    "expire_delegation_token",
+    "describe_delegation_token",
 )
 
 

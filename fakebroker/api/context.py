@@ -25,6 +25,7 @@ class RequestContext:
     client_host: str = ""  # the peer address, as Kafka reports it for group members
     listener: str = "PLAINTEXT"  # the security protocol of the connection's listener
     principal: str = "User:ANONYMOUS"  # who the connection authenticated as
+    token_authenticated: bool = False  # the principal logged in with a delegation token
 
     @property
     def version(self) -> int:
