@@ -8,7 +8,8 @@ describes every user with a SCRAM credential; a listed user is answered once, wi
 RESOURCE_NOT_FOUND ("Attempt to describe a user credential that does not exist: NAME") when it
 has none, and DUPLICATE_RESOURCE ("Cannot describe SCRAM credentials for the same user twice
 in a single request: NAME") when listed more than once. A user's credentials are listed
-SCRAM-SHA-256 (mechanism 1) then SCRAM-SHA-512 (2). The top-level error is 0. Users made with
+SCRAM-SHA-256 (mechanism 1) then SCRAM-SHA-512 (2). The top-level error is 0; an error
+message Kafka does not set is "" (the field's default), not null. Users made with
 ``sasl_users``, AlterUserScramCredentials and the ``set_scram_user`` operation are all here.
 """
 
@@ -34,7 +35,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     asked = dict.fromkeys(named or users)
     results = []
     for name in asked:
-        result: dict[str, Any] = {"user": name, "error_code": 0, "error_message": None,
+        result: dict[str, Any] = {"user": name, "error_code": 0, "error_message": "",
                                   "credential_infos": []}
         if named.count(name) > 1:
             result.update(error_code=error_code("DUPLICATE_RESOURCE"),
@@ -47,4 +48,4 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 {"mechanism": number, "iterations": users[name][mechanism].iterations}
                 for mechanism, number in MECHANISM_TYPES.items() if mechanism in users[name]]
         results.append(result)
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": results}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "results": results}
