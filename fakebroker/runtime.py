@@ -248,6 +248,16 @@ class FakeCluster:
             raise ClusterError("INVALID_REQUEST", "latency must be >= 0 ms")
         self.state.brokers[broker].latency_ms = ms
 
+    @operation()
+    def set_scram_user(self, user: str, password: str, mechanism: str | None = None,
+                       iterations: int = 4096) -> None:
+        """Add or replace a SCRAM user's credential for ``mechanism`` (SCRAM-SHA-256 or
+        SCRAM-SHA-512; None: both), as AlterUserScramCredentials would: the next login with
+        ``password`` succeeds, sessions already authenticated keep working. Refused as Kafka
+        refuses it: an empty user or password, or iterations outside 4096..16384, are
+        UNACCEPTABLE_CREDENTIAL; another mechanism is UNSUPPORTED_SASL_MECHANISM."""
+        self.state.credentials.set_scram_password(user, password, mechanism, iterations)
+
     @operation("released")
     def release_fault(self, fault: int, count: int | None = None) -> int:
         """Let the ``count`` oldest requests hold rule ``fault`` holds go on (all of them

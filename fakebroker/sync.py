@@ -235,3 +235,4 @@ class FakeKafka:
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)
+    set_scram_user = OnClusterThread(FakeCluster.set_scram_user)
