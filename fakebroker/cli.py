@@ -1,11 +1,16 @@
 """The ``fakebroker`` command: ``fakebroker serve`` runs a fake cluster until SIGINT/SIGTERM;
 ``fakebroker ctl`` controls a running one.
 
-When every broker listens, ``serve`` prints ``bootstrap.servers=HOST:PORT,...`` (and
+When every broker listens, ``serve`` prints ``bootstrap.servers=HOST:PORT,...`` (and, with
+``--listener``, ``listeners.NAME=HOST:PORT,...`` for each listener and ``ssl.ca_file=...``,
+``ssl.client_cert_file=...``, ``ssl.client_key_file=...`` with a TLS listener; and
 ``control_url=...`` with ``--control-port``) on stdout and, with ``--ready-file``, writes JSON
-``{"bootstrap_servers": ..., "brokers": [{"id", "host", "port"}], "listen_host": ...,
-"cluster_id": ..., "control_url": ..., "pid": ...}`` (written to a temporary name, then
-renamed, so a reader never sees half). Brokers are listed at their advertised host.
+``{"bootstrap_servers": ..., "brokers": [{"id", "host", "port"}], "listeners": {NAME:
+"HOST:PORT,..."}, "ssl": {"ca_file", "client_cert_file", "client_key_file"} or null,
+"listen_host": ..., "cluster_id": ..., "control_url": ..., "pid": ...}`` (written to a
+temporary name, then renamed, so a reader never sees half). Brokers are listed at their
+advertised host; ``bootstrap_servers`` and ``brokers`` at the PLAINTEXT listener (the first
+listener without one).
 
 Every ``serve`` flag may also come from an environment variable named after it
 (``--advertised-host`` from ``FAKEBROKER_ADVERTISED_HOST``, ``--topic`` from
@@ -188,6 +193,8 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None) 
     details = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],
+        "listeners": cluster.listeners,
+        "ssl": cluster.ssl,
         "listen_host": cluster.settings.host,
         "cluster_id": cluster.state.cluster_id,
         "control_url": control_url,
@@ -226,6 +233,12 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
                 if args.ready_file:
                     write_ready_file(args.ready_file, cluster, control_url)
                 print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
+                if cluster.settings.listeners:
+                    for name, servers in cluster.listeners.items():
+                        print(f"listeners.{name}={servers}", flush=True)
+                    for name, path in (cluster.ssl or {}).items():
+                        if path is not None:
+                            print(f"ssl.{name}={path}", flush=True)
                 if control_url:
                     print(f"control_url={control_url}", flush=True)
                 if scenario is not None:

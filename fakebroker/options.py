@@ -250,8 +250,8 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("advertised_host", str,
             "host name or address the brokers give clients (default: --host)",
             _optional(_advertisable)),
-    Setting("port", parse_int, "first broker's port; brokers use consecutive ports (0 = any free)",
-            _port),
+    Setting("port", parse_int, "first broker's port; brokers use consecutive ports, each "
+            "listener's after the previous listener's (0 = any free)", _port),
     Setting("auto_create_topics", parse_bool,
             "create unknown topics a client asks for (false: refuse them)", _flag,
             kafka="auto.create.topics.enable", metavar="true|false"),

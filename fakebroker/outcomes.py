@@ -10,7 +10,9 @@ Outcomes:
 * ``Throttled(frame, seconds)``: the answer frame, after which the connection's next answers
   wait ``seconds`` (a fault's ``throttle_ms``: Kafka mutes a throttled channel, KIP-219);
 * ``None``: no answer (Produce with acks=0);
-* ``Close(reason)``: close the connection unanswered and log ``reason``.
+* ``Close(reason)``: close the connection unanswered and log ``reason``;
+  ``Close(reason, last)``: write the answer frame ``last`` first (a failed SASL
+  authentication: Kafka answers, then closes).
 
 ``WAIT`` is ``Pipeline.answer_now``'s word for a request it does not answer at once.
 """
@@ -18,15 +20,21 @@ Outcomes:
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import trio
 
+if TYPE_CHECKING:
+    from fakebroker.security.sasl.connection import SaslConnection
+
+SASL_LISTENERS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+
 
 class Close(NamedTuple):
-    """Close the connection without answering; ``reason`` is logged."""
+    """Close the connection (after writing ``last`` when given); ``reason`` is logged."""
 
     reason: str
+    last: bytes | bytearray | None = None
 
 
 class Throttled(NamedTuple):
@@ -51,7 +59,7 @@ WAIT = Wait.WAIT
 class Peer:
     """The connection a request came on, as the pipeline needs it."""
 
-    __slots__ = ("connection_id", "host", "gone", "listener", "principal", "token_authenticated")
+    __slots__ = ("connection_id", "host", "gone", "listener", "principal", "gated", "sasl")
 
     def __init__(self, connection_id: int, host: str, listener: str = "PLAINTEXT",
                  principal: str = "User:ANONYMOUS") -> None:
@@ -60,5 +68,7 @@ class Peer:
         self.gone = trio.Event()  # set when the peer closed its side
         self.listener = listener  # the security protocol of the listener it came on
         self.principal = principal  # who it authenticated as (Kafka's KafkaPrincipal text)
-        # logged in with a delegation token (SCRAM, tokenauth=true): principal is its owner
-        self.token_authenticated = False
+        # Whether its requests pass the SASL gate (``SaslConnection.admit``): on a SASL
+        # listener until authenticated for good (a session without a lifetime).
+        self.gated = listener in SASL_LISTENERS
+        self.sasl: SaslConnection | None = None  # made by the pipeline for its first request

@@ -15,6 +15,7 @@ Outcomes (``Outcome``, declared in ``fakebroker.outcomes``):
   be served (shorter than a header, an unknown API key or version, bytes that do not parse),
   a fault's ``drop``, a hung or held request whose peer left, a failed acks=0 Produce, or a
   handler's bug (logged with its traceback here).
+  ``Close(reason, last)``: write ``last`` first, then close (a failed SASL authentication).
 
 Two ways in:
 
@@ -32,9 +33,17 @@ Guarantees:
   (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
   cancelled because its connection closed). A frame that cannot be decoded is not.
 * An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 (KIP-511).
+* The SASL gate: a connection of a SASL listener (``Peer.gated``) has every frame seen by its
+  ``SaslConnection`` (``fakebroker.security.sasl.connection``) before anything else (fault
+  rules included): before authentication only ApiVersions, SaslHandshake and
+  SaslAuthenticate are served, and an unframed SASL token (after SaslHandshake v0) is
+  answered there; an authenticated connection is gated while its session has a lifetime
+  (the expired-session check). A failed exchange is answered, then its connection closed.
+  Connections of other listeners pay one attribute check.
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
-  its correlation id rewritten, to the same request bytes (correlation id aside) until the
-  cluster's metadata changes (``Cluster.generation``); it is journaled as the answer it
+  its correlation id rewritten, to the same request bytes (correlation id aside) on the same
+  listener (Metadata names the brokers at the connection's listener) until the cluster's
+  metadata changes (``Cluster.generation``); it is journaled as the answer it
   repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists.
 """
 
@@ -102,13 +111,15 @@ class Pipeline:
         self.faults = faults
         self.journal = journal
         self.wait_for_append = wait_for_append
-        # Kept answers by request bytes without the correlation id, valid for the cluster
-        # generation ``_kept_generation``.
-        self._kept: dict[bytes, _Kept] = {}
+        # Kept answers by listener and request bytes without the correlation id, valid for
+        # the cluster generation ``_kept_generation``.
+        self._kept: dict[tuple[str, bytes], _Kept] = {}
         self._kept_generation = -1
 
     def answer_now(self, frame: bytes, peer: Peer) -> Outcome | Wait:
         """The outcome of a request that cannot wait; ``WAIT`` for any other request."""
+        if peer.gated and (refused := self._gate(frame, peer)) is not None:
+            return refused
         if self.faults.rules or self.broker.latency_ms:
             return WAIT
         key = None
@@ -116,8 +127,8 @@ class Pipeline:
             api_key = _API_KEY.unpack_from(frame)[0]
             if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
                 return WAIT
-            if api_key in CACHEABLE:
-                key = frame[:4] + frame[8:]
+            if api_key in CACHEABLE and not peer.gated:
+                key = (peer.listener, frame[:4] + frame[8:])
                 if self._kept_generation != self.cluster.generation:
                     self._kept.clear()
                     self._kept_generation = self.cluster.generation
@@ -146,6 +157,9 @@ class Pipeline:
                 return None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
+            if peer.gated and (reason := self._answered(peer, api_key, response)):
+                outcome = f"answered, then closed: {reason}"
+                return Close(reason, answer)
             if key is not None and generation == self.cluster.generation:
                 self._keep(key, _Kept(bytes(answer), header.client_id, targets, errors))
             return answer
@@ -160,6 +174,8 @@ class Pipeline:
 
     async def answer(self, frame: bytes, peer: Peer) -> Outcome:
         """The outcome of any request, once it is handled."""
+        if peer.gated and (refused := self._gate(frame, peer)) is not None:
+            return refused
         started = time.perf_counter()
         try:
             read = self._read(frame)
@@ -187,6 +203,9 @@ class Pipeline:
                 return None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
+            if peer.gated and (reason := self._answered(peer, api_key, response)):
+                outcome = f"answered, then closed: {reason}"
+                return Close(reason, answer)
             return Throttled(answer, seam.throttle_ms / 1000) if seam.throttle_ms else answer
         except trio.Cancelled:
             outcome = seam.outcome or "cancelled: connection closed"
@@ -201,6 +220,58 @@ class Pipeline:
                           seam.fault, outcome)
 
     # -- the steps ------------------------------------------------------------------------
+
+    def _gate(self, frame: bytes, peer: Peer) -> Outcome | None:
+        """The SASL gate of a connection of a SASL listener (``peer.gated``): None to serve
+        the request; else its outcome: the raw answer to an unframed SASL token, or the
+        connection closed (a request other than ApiVersions, SaslHandshake and
+        SaslAuthenticate before authentication, an expired session: Kafka's rules in
+        ``fakebroker.security.sasl.connection``), a refused request decoded and journaled."""
+        sasl = peer.sasl
+        if sasl is None:
+            from fakebroker.security.sasl.connection import SaslConnection
+
+            sasl = peer.sasl = SaslConnection(peer, self.cluster)
+        verdict = sasl.admit(frame, RequestContext.now_ms())
+        if verdict is None or isinstance(verdict, bytes):
+            return verdict
+        started = time.perf_counter()
+        try:
+            read = self._read(frame)
+        except ConnectionClosed:
+            return Close(verdict.reason)
+        if isinstance(read, bytearray):
+            return Close(verdict.reason)
+        header, request = read
+        answer = None
+        if verdict.illegal_state:
+            answer = encode_response(header.api_key, header.api_version, header.correlation_id,
+                                     self._error_answer(header, request, "ILLEGAL_SASL_STATE"))
+        seq, wall_time = self.journal.begin()
+        self._journal(seq, wall_time, started, peer, header.api_key, header.api_version,
+                      header.correlation_id, header.client_id, (),
+                      ("ILLEGAL_SASL_STATE",) if answer else (), None,
+                      f"{'answered, then ' if answer else ''}closed: {verdict.reason}")
+        return Close(verdict.reason, answer)
+
+    def _answered(self, peer: Peer, api_key: int, response: Any) -> str | None:
+        """Tell the connection's SASL exchange the answer to one of its requests; the reason
+        to close the connection after it, if it must close."""
+        assert peer.sasl is not None
+        return peer.sasl.answered(api_key, response)
+
+    def _error_answer(self, header: RequestHeader, request: Any, error: str) -> Any:
+        """The answer putting ``error`` wherever the request's API puts an error for the
+        whole request (Kafka's ``getErrorResponse``)."""
+        from fakebroker.faults.placement import inject_errors, layout_errors, top_level_answer
+        from fakebroker.faults.rules import FaultPlan
+
+        api_key, version = header.api_key, header.api_version
+        targets = request_targets(api_key, version, request, self._topic_name)
+        layout = layout_errors(FaultPlan(whole_error=error_code(error)), api_key, version,
+                               targets)
+        answer = top_level_answer(api_key, request) if layout.top is not None else {}
+        return inject_errors(api_key, version, request, answer, layout, self._topic_name)
 
     def _read(self, frame: bytes) -> tuple[RequestHeader, Any] | bytearray:
         """A request's header and body; or its answer already (an ApiVersions request above
@@ -226,8 +297,7 @@ class Pipeline:
 
     def _context(self, header: RequestHeader, peer: Peer) -> RequestContext:
         return RequestContext(self.cluster, self.broker, header, self.wait_for_append,
-                              peer.host, peer.listener, peer.principal,
-                              peer.token_authenticated)
+                              peer.host, peer.listener, peer.principal, peer.sasl)
 
     def _give_kept(self, kept: _Kept, frame: bytes, peer: Peer) -> bytearray:
         """A kept answer to this request, its correlation id rewritten."""
@@ -240,7 +310,7 @@ class Pipeline:
                       kept.client_id, kept.targets, kept.errors, None, "answered")
         return answer
 
-    def _keep(self, key: bytes, kept: _Kept) -> None:
+    def _keep(self, key: tuple[str, bytes], kept: _Kept) -> None:
         if len(self._kept) >= MAX_KEPT_ANSWERS:
             self._kept.clear()
         self._kept[key] = kept

@@ -2,9 +2,17 @@
 
 Guarantees:
 
-* Every broker listens on its own socket before ``open_cluster`` yields; ``bootstrap_servers``
-  lists them all. Port 0 lets the OS pick each port; a non-zero ``port`` gives consecutive
-  ports ``port, port+1, ...``.
+* Every broker listens on its own socket, one per listener (``listeners``: PLAINTEXT, SSL,
+  SASL_PLAINTEXT, SASL_SSL; none asked: one PLAINTEXT listener), before ``open_cluster``
+  yields; ``listeners`` gives each listener's bootstrap string over all brokers, and
+  ``bootstrap_servers`` the PLAINTEXT listener's (the first listener's without one). Port 0
+  lets the OS pick each port; a non-zero ``port`` gives consecutive ports ``port, port+1,
+  ...``: the first listener's on every broker, then the next listener's (listener ``k`` of
+  broker ``i``, both from 0, on ``port + k * brokers + i``).
+* A TLS listener (SSL, SASL_SSL) serves certificates the cluster makes at start, in a private
+  temporary directory removed when it stops (``ssl`` names the CA and client files), or the
+  ones ``ssl_cert``/``ssl_key`` give (``fakebroker.security.tls``). A cluster without one
+  imports nothing of TLS.
 * All cluster state lives on the trio thread that runs ``open_cluster``.
 * Leaving the block closes every listener and connection.
 * Natural failures (``move_leader``, ``broker_down`` ...) change the cluster as Kafka's
@@ -37,6 +45,7 @@ if TYPE_CHECKING:
     from fakebroker.faults.rules import FaultRegistry, FaultRule
     from fakebroker.journal import JournalEntry
     from fakebroker.protocol.records import Record
+    from fakebroker.security.tls import ClusterTls
     from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
     from fakebroker.timers import Timed
 
@@ -62,12 +71,14 @@ class FakeCluster:
     """A running fake cluster, used from its trio thread."""
 
     def __init__(self, state: Cluster, servers: list[BrokerServer], services: Services,
-                 nursery: trio.Nursery, settings: ClusterSettings):
+                 nursery: trio.Nursery, settings: ClusterSettings,
+                 tls: ClusterTls | None = None):
         self.state = state
         self.settings = settings
         self.servers = servers
         self.services = services
         self._nursery = nursery
+        self._tls = tls
 
     @property
     def faults(self) -> FaultRegistry:
@@ -95,8 +106,25 @@ class FakeCluster:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port,host:port,...`` of every broker, for a client's bootstrap.servers."""
+        """``host:port,host:port,...`` of every broker, for a client's bootstrap.servers: the
+        PLAINTEXT listener's, or the first listener's when there is none."""
         return ",".join(f"{b.host}:{b.port}" for b in self.brokers)
+
+    @property
+    def listeners(self) -> dict[str, str]:
+        """Listener name -> its bootstrap string over every broker (``host:port,...``), in the
+        order the listeners were asked for: ``{"PLAINTEXT": ...}`` when none was."""
+        brokers = self.state.brokers.values()
+        return {name: ",".join(f"{b.host}:{b.endpoints[name]}" for b in brokers)
+                for name in listener_names(self.settings)}
+
+    @property
+    def ssl(self) -> dict[str, str | None] | None:
+        """The PEM files a TLS client uses, ``{"ca_file", "client_cert_file",
+        "client_key_file"}`` (the CA to trust; the client certificate and its unencrypted
+        PKCS#8 key for mTLS, None with user-given certificates); None without a TLS
+        listener."""
+        return dict(self._tls.files) if self._tls is not None else None
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None) -> Topic:
@@ -249,14 +277,20 @@ class FakeCluster:
         self.state.brokers[broker].latency_ms = ms
 
     @operation()
-    def set_scram_user(self, user: str, password: str, mechanism: str | None = None,
-                       iterations: int = 4096) -> None:
-        """Add or replace a SCRAM user's credential for ``mechanism`` (SCRAM-SHA-256 or
-        SCRAM-SHA-512; None: both), as AlterUserScramCredentials would: the next login with
-        ``password`` succeeds, sessions already authenticated keep working. Refused as Kafka
-        refuses it: an empty user or password, or iterations outside 4096..16384, are
-        UNACCEPTABLE_CREDENTIAL; another mechanism is UNSUPPORTED_SASL_MECHANISM."""
-        self.state.credentials.set_scram_password(user, password, mechanism, iterations)
+    def set_sasl_user(self, name: str, password: str) -> None:
+        """Add a SASL user, or change its password, for PLAIN, SCRAM-SHA-256 and
+        SCRAM-SHA-512 at once. It counts from the next authentication on: the old password is
+        then refused, also when a connection re-authenticates (KIP-368); connections already
+        authenticated keep working until they must re-authenticate, as on Kafka."""
+        self.state.credentials.set_user(name, password)
+
+    @operation()
+    def remove_sasl_user(self, name: str) -> None:
+        """Remove a SASL user (its PLAIN password and SCRAM credentials): its next
+        authentication fails, and so does its next re-authentication, closing that
+        connection; until then its authenticated connections keep working, as on Kafka."""
+        if not self.state.credentials.remove_user(name):
+            raise ClusterError("RESOURCE_NOT_FOUND", f"no SASL user {name}")
 
     @operation("released")
     def release_fault(self, fault: int, count: int | None = None) -> int:
@@ -293,6 +327,11 @@ def topic_args(spec: TopicSpec) -> dict[str, Any]:
     return dict(spec)
 
 
+def listener_names(settings: ClusterSettings) -> tuple[str, ...]:
+    """The listeners every broker has: ``settings.listeners``, or one PLAINTEXT."""
+    return settings.listeners or ("PLAINTEXT",)
+
+
 async def listen(host: str, port: int) -> trio.SocketListener:
     """One listening socket on ``host:port`` (0 = OS-assigned), on ``host``'s first address;
     a broker serving it keeps its port while it is down (see ``open_listener``). An address
@@ -322,28 +361,42 @@ async def open_cluster(
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
     services = Services(settings, journal_sink)
     state.on_append(services.signal.fire)
-    listeners: list[trio.SocketListener] = []
+    names = listener_names(settings)
+    bootstrap = "PLAINTEXT" if "PLAINTEXT" in names else names[0]
+    tls = None
+    if any(name in ("SSL", "SASL_SSL") for name in names):
+        from fakebroker.security.tls import ClusterTls
+
+        tls = ClusterTls.start(settings)
+    sockets: list[dict[str, trio.SocketListener]] = []  # per broker: listener -> socket
     try:
-        for index in range(settings.brokers):
-            port = settings.port + index if settings.port else 0
-            listeners.append(await listen(settings.host, port))
-            state.add_broker(settings.advertised, listeners[-1].socket.getsockname()[1])
-        for name, spec in (topics or {}).items():
-            state.create_topic(name, **topic_args(spec))
-    except BaseException:
-        for listener in listeners:
-            await listener.aclose()
-        raise
-    servers = [BrokerServer(state, broker, services, settings.max_request_bytes)
-               for broker in state.brokers.values()]
-    try:
+        try:
+            for index in range(settings.brokers):
+                sockets.append({})
+                for k, name in enumerate(names):
+                    port = settings.port + k * settings.brokers + index if settings.port else 0
+                    sockets[-1][name] = await listen(settings.host, port)
+                ports = {name: sock.socket.getsockname()[1]
+                         for name, sock in sockets[-1].items()}
+                state.add_broker(settings.advertised, ports[bootstrap], endpoints=ports)
+            for name, spec in (topics or {}).items():
+                state.create_topic(name, **topic_args(spec))
+        except BaseException:
+            for listener in (sock for found in sockets for sock in found.values()):
+                await listener.aclose()
+            raise
+        servers = [BrokerServer(state, broker, services, settings.max_request_bytes)
+                   for broker in state.brokers.values()]
         async with trio.open_nursery() as nursery:
-            for server, listener in zip(servers, listeners, strict=True):
-                await nursery.start(server.serve, listener)
+            for server, found in zip(servers, sockets, strict=True):
+                for name, listener in found.items():
+                    await nursery.start(functools.partial(
+                        server.serve, name=name, tls=tls.context(name) if tls else None),
+                        listener)
             state.on_coordinator(functools.partial(_start_timers, nursery))
             nursery.start_soon(services.signal.run_deadlines)
             try:
-                yield FakeCluster(state, servers, services, nursery, settings)
+                yield FakeCluster(state, servers, services, nursery, settings, tls)
             finally:
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
@@ -351,3 +404,6 @@ async def open_cluster(
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
+    finally:
+        if tls is not None:
+            tls.close()

@@ -170,6 +170,18 @@ class FakeKafka:
     def brokers(self) -> list[BrokerAddress]:
         return self.cluster.brokers
 
+    @property
+    def listeners(self) -> dict[str, str]:
+        """Listener name (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) -> its bootstrap string
+        over every broker."""
+        return self.cluster.listeners
+
+    @property
+    def ssl(self) -> dict[str, str | None] | None:
+        """``{"ca_file", "client_cert_file", "client_key_file"}`` (PEM files) for a TLS
+        client; None without a TLS listener."""
+        return self.cluster.ssl
+
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None) -> None:
         """Create a topic (``ClusterError`` with Kafka's error name if it cannot be)."""
@@ -235,4 +247,5 @@ class FakeKafka:
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)
-    set_scram_user = OnClusterThread(FakeCluster.set_scram_user)
+    set_sasl_user = OnClusterThread(FakeCluster.set_sasl_user)
+    remove_sasl_user = OnClusterThread(FakeCluster.remove_sasl_user)

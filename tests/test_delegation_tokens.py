@@ -24,12 +24,14 @@ from fakebroker.protocol.framing import decode_response, encode_request
 from fakebroker.state.cluster import Cluster
 from fakebroker.state.credentials import ScramCredential
 from fakebroker.state.delegation_tokens import DelegationTokens
+from tests.sasl_tokens import ScramClient
 from tests.wire import WireClient, api_key
 
 SECRET = "token-signing-key"
 DAY, WEEK = 24 * 3600 * 1000, 7 * 24 * 3600 * 1000
 T0 = 1_700_000_000_000  # an epoch time in ms
 ALICE, BOB, CAROL = "User:alice", "User:bob", "User:carol"
+ANONYMOUS = "User:ANONYMOUS"
 
 
 def refused(error: str, call: Any, *args: Any) -> bool:
@@ -110,26 +112,57 @@ def test_without_a_secret_key_no_token_is_made_and_a_group_renewer_is_refused_fi
 
 # -- the APIs, on an authenticated connection -------------------------------------------------
 
-class Connection:
-    """Requests to a one-broker cluster's pipeline from one peer."""
-
-    def __init__(self, pipeline: Pipeline, listener: str, principal: str,
-                 token_authenticated: bool = False) -> None:
-        self.pipeline = pipeline
-        self.peer = Peer(1, "/127.0.0.1", listener, principal)
-        self.peer.token_authenticated = token_authenticated
-
-    def request(self, api: str, version: int, body: dict[str, Any]) -> Any:
-        frame = encode_request(api_key(api), version, 1, "tester", body)[4:]
-        answer = self.pipeline.answer_now(frame, self.peer)
-        assert isinstance(answer, bytes | bytearray), answer
-        return decode_response(api_key(api), version, bytes(answer[4:]))[1]
+USERS = ("alice:alice-secret", "bob:bob-secret", "carol:carol-secret")
 
 
 def a_pipeline(**settings: Any) -> Pipeline:
-    cluster = Cluster(settings=ClusterSettings.from_kwargs(settings))
-    broker = cluster.add_broker("127.0.0.1", 9092)
+    """A one-broker cluster with users alice, bob and carol, listening on every listener."""
+    cluster = Cluster(settings=ClusterSettings.from_kwargs({"sasl_users": USERS, **settings}))
+    broker = cluster.add_broker("127.0.0.1", 9092, endpoints={
+        "PLAINTEXT": 9092, "SSL": 9093, "SASL_PLAINTEXT": 9094, "SASL_SSL": 9095})
     return Pipeline(cluster, broker, FaultRegistry(seed=1), Journal(), trio.sleep)
+
+
+class Connection:
+    """One connection's requests to a pipeline; a SASL one logs in first (``login``)."""
+
+    def __init__(self, pipeline: Pipeline, listener: str, principal: str = ANONYMOUS) -> None:
+        self.pipeline = pipeline
+        self.peer = Peer(1, "/127.0.0.1", listener, principal)
+
+    def send(self, api: str, version: int, body: dict[str, Any]) -> Any:
+        frame = encode_request(api_key(api), version, 1, "tester", body)[4:]
+        return self.pipeline.answer_now(frame, self.peer)
+
+    def request(self, api: str, version: int, body: dict[str, Any]) -> Any:
+        answer = self.send(api, version, body)
+        assert isinstance(answer, bytes | bytearray), answer
+        return decode_response(api_key(api), version, bytes(answer[4:]))[1]
+
+    def login(self, user: str, password: str | None = None, token: bool = False,
+              mechanism: str = "SCRAM-SHA-512") -> Any:
+        """A SCRAM exchange (``token``: with ``tokenauth=true``); returns the last answer
+        (the connection stays open only when it succeeds)."""
+        client = ScramClient(mechanism, user, password or f"{user}-secret",
+                             ",tokenauth=true" if token else "")
+        assert self.request("SaslHandshake", 1, {"mechanism": mechanism}).error_code == 0
+        first = self.authenticate(client.first())
+        if first.error_code:
+            return first
+        return self.authenticate(client.final(first.auth_bytes))
+
+    def authenticate(self, token: bytes) -> Any:
+        """The answer to a SaslAuthenticate, also the last one before the connection closes."""
+        outcome = self.send("SaslAuthenticate", 2, {"auth_bytes": token})
+        frame = outcome if isinstance(outcome, bytes | bytearray) else outcome.last
+        return decode_response(api_key("SaslAuthenticate"), 2, bytes(frame[4:]))[1]
+
+
+def sasl(pipeline: Pipeline, user: str, listener: str = "SASL_SSL") -> Connection:
+    """A connection of ``user`` logged in by SCRAM."""
+    connection = Connection(pipeline, listener)
+    assert connection.login(user).error_code == 0
+    return connection
 
 
 def create_body(owner: str | None = None, renewers: tuple[str, ...] = (),
@@ -146,7 +179,7 @@ def principal(entry: Any, prefix: str = "") -> str:
 
 
 def test_create_answers_the_token_with_its_owner_and_from_v3_its_requester():
-    alice = Connection(a_pipeline(delegation_token_secret_key=SECRET), "SASL_SSL", ALICE)
+    alice = sasl(a_pipeline(delegation_token_secret_key=SECRET), "alice")
     for version in (1, 2):
         answer = alice.request("CreateDelegationToken", version, create_body())
         assert answer.error_code == 0 and principal(answer) == ALICE
@@ -160,7 +193,7 @@ def test_create_answers_the_token_with_its_owner_and_from_v3_its_requester():
 
 def test_describe_lists_every_token_or_those_of_the_owners_named():
     pipeline = a_pipeline(delegation_token_secret_key=SECRET)
-    alice = Connection(pipeline, "SASL_PLAINTEXT", ALICE)
+    alice = sasl(pipeline, "alice")
     mine = alice.request("CreateDelegationToken", 3, create_body(renewers=(BOB,)))
     bobs = alice.request("CreateDelegationToken", 3, create_body(owner=BOB))
     every = alice.request("DescribeDelegationToken", 3, {"owners": None})
@@ -182,8 +215,8 @@ def test_describe_lists_every_token_or_those_of_the_owners_named():
 def test_renew_and_expire_over_the_wire_by_the_tokens_hmac():
     pipeline = a_pipeline(delegation_token_secret_key=SECRET,
                           delegation_token_expiry_time_ms=60_000)
-    alice = Connection(pipeline, "SASL_SSL", ALICE)
-    carol = Connection(pipeline, "SASL_SSL", CAROL)
+    alice = sasl(pipeline, "alice")
+    carol = sasl(pipeline, "carol")
     token = alice.request("CreateDelegationToken", 2, create_body(renewers=(BOB,)))
     renewed = alice.request("RenewDelegationToken", 2, {"hmac": token.hmac,
                                                         "renew_period_ms": 10_000})
@@ -205,7 +238,7 @@ def test_renew_and_expire_over_the_wire_by_the_tokens_hmac():
 
 
 def test_without_a_secret_key_every_token_api_is_auth_disabled():
-    alice = Connection(a_pipeline(), "SASL_SSL", ALICE)
+    alice = sasl(a_pipeline(), "alice")
     disabled = error_code("DELEGATION_TOKEN_AUTH_DISABLED")
     create = alice.request("CreateDelegationToken", 3, create_body())
     assert (create.error_code, principal(create), principal(create, "token_requester_"),
@@ -218,31 +251,80 @@ def test_without_a_secret_key_every_token_api_is_auth_disabled():
 
 
 def test_a_renewer_that_is_not_a_user_is_an_invalid_principal_type():
-    alice = Connection(a_pipeline(delegation_token_secret_key=SECRET), "SASL_SSL", ALICE)
+    alice = sasl(a_pipeline(delegation_token_secret_key=SECRET), "alice")
     answer = alice.request("CreateDelegationToken", 3, create_body(renewers=("Group:ops",)))
     assert (answer.error_code, answer.issue_timestamp_ms, answer.token_id) == (
         error_code("INVALID_PRINCIPAL_TYPE"), -1, "")
 
 
-@pytest.mark.parametrize("listener,who,token_authenticated,allowed", [
-    ("SASL_PLAINTEXT", ALICE, False, True),
-    ("SASL_SSL", ALICE, False, True),
-    ("SSL", "User:CN=fakebroker-client", False, True),  # a client certificate
-    ("SSL", "User:ANONYMOUS", False, False),  # one-way TLS
-    ("PLAINTEXT", "User:ANONYMOUS", False, False),
-    ("SASL_SSL", ALICE, True, False),  # logged in with a token: no tokens from it
+@pytest.mark.parametrize("listener,who,allowed", [
+    ("SASL_PLAINTEXT", "alice", True),
+    ("SASL_SSL", "alice", True),
+    ("SSL", "User:CN=fakebroker-client", True),  # a client certificate's principal
+    ("SSL", ANONYMOUS, False),  # one-way TLS
+    ("PLAINTEXT", ANONYMOUS, False),
 ])
-def test_only_a_connection_that_proved_who_it_is_may_ask_for_tokens(
-        listener, who, token_authenticated, allowed):
-    connection = Connection(a_pipeline(delegation_token_secret_key=SECRET), listener, who,
-                            token_authenticated)
+def test_only_a_connection_that_proved_who_it_is_may_ask_for_tokens(listener, who, allowed):
+    pipeline = a_pipeline(delegation_token_secret_key=SECRET)
+    connection = sasl(pipeline, who, listener) if listener.startswith("SASL") \
+        else Connection(pipeline, listener, who)
     answer = connection.request("CreateDelegationToken", 3, create_body())
     expected = 0 if allowed else error_code("DELEGATION_TOKEN_REQUEST_NOT_ALLOWED")
     assert answer.error_code == expected
-    assert principal(answer) == principal(answer, "token_requester_") == who
+    assert principal(answer) == principal(answer, "token_requester_") == connection.peer.principal
     if not allowed:
         assert (answer.issue_timestamp_ms, answer.expiry_timestamp_ms,
                 answer.max_timestamp_ms, answer.token_id, answer.hmac) == (-1, -1, -1, "", b"")
+
+
+# -- logging in with a token ------------------------------------------------------------------
+
+def a_token(pipeline: Pipeline, owner: str | None = None) -> Any:
+    """A token alice asks for (for ``owner``, default herself)."""
+    answer = sasl(pipeline, "alice").request("CreateDelegationToken", 3,
+                                             create_body(owner=owner))
+    assert answer.error_code == 0
+    return answer
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_a_scram_login_with_a_token_is_its_owner_and_may_not_ask_for_tokens(mechanism):
+    pipeline = a_pipeline(delegation_token_secret_key=SECRET)
+    token = a_token(pipeline, owner=BOB)
+    session = Connection(pipeline, "SASL_PLAINTEXT")
+    answer = session.login(token.token_id, base64.b64encode(token.hmac).decode(), token=True,
+                           mechanism=mechanism)
+    assert answer.error_code == 0 and session.peer.principal == BOB
+    metadata = session.request("Metadata", 12, {"topics": None,
+                                                "allow_auto_topic_creation": False})
+    assert metadata.cluster_id == "fakebroker-cluster"
+    not_allowed = error_code("DELEGATION_TOKEN_REQUEST_NOT_ALLOWED")
+    assert session.request("CreateDelegationToken", 3, create_body()).error_code == not_allowed
+    assert session.request("DescribeDelegationToken", 3, {"owners": None}).error_code == \
+        not_allowed
+    assert session.request("RenewDelegationToken", 2, {
+        "hmac": token.hmac, "renew_period_ms": -1}).error_code == not_allowed
+
+
+def scram_failure(mechanism: str) -> str:
+    return ("Authentication failed during authentication due to invalid credentials with "
+            f"SASL mechanism {mechanism}")
+
+
+def test_a_token_login_with_a_wrong_hmac_or_an_expired_token_fails():
+    pipeline = a_pipeline(delegation_token_secret_key=SECRET)
+    token = a_token(pipeline)
+    password = base64.b64encode(token.hmac).decode()
+    wrong = Connection(pipeline, "SASL_SSL").login(token.token_id, password[::-1], token=True)
+    assert (wrong.error_code, wrong.error_message) == (
+        error_code("SASL_AUTHENTICATION_FAILED"), scram_failure("SCRAM-SHA-512"))
+    as_user = Connection(pipeline, "SASL_SSL").login(token.token_id, password)  # no tokenauth
+    assert as_user.error_code == error_code("SASL_AUTHENTICATION_FAILED")
+    gone = sasl(pipeline, "alice").request("ExpireDelegationToken", 2, {
+        "hmac": token.hmac, "expiry_time_period_ms": -1})
+    assert gone.error_code == 0
+    expired = Connection(pipeline, "SASL_SSL").login(token.token_id, password, token=True)
+    assert expired.error_code == error_code("SASL_AUTHENTICATION_FAILED")
 
 
 # -- over a real socket, on both brokers --------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from fakebroker.protocol.errors import ClusterError
 from fakebroker.protocol.errors import error_name as kafka_error_name
 from fakebroker.state.credentials import ScramCredential, salted_password
 from tests.real_cluster import wait_for
@@ -188,17 +187,3 @@ def test_the_store_keeps_the_clients_salt_and_keys_never_the_password(kafka, use
     kept = kafka.call(lambda: kafka.cluster.state.credentials.scram("SCRAM-SHA-512", alice))
     assert kept == ScramCredential.from_password("SCRAM-SHA-512", "alice-secret", salt, 4096)
 
-
-@pytest.mark.fake_only("a fakebroker operation")
-def test_the_set_scram_user_operation_adds_a_user_the_apis_then_show(kafka, users):
-    alice, _ = users
-    kafka.set_scram_user(alice, "alice-secret", iterations=8192)
-    kafka.set_scram_user(alice, "alice-secret", mechanism="SCRAM-SHA-512", iterations=4096)
-    with WireClient(kafka.bootstrap_servers) as client:
-        assert view(describe(client, [alice])) == {alice: {(SHA_256, 8192), (SHA_512, 4096)}}
-    for refused, error in (({"iterations": 100}, "UNACCEPTABLE_CREDENTIAL"),
-                           ({"password": ""}, "UNACCEPTABLE_CREDENTIAL"),
-                           ({"mechanism": "SCRAM-SHA-1"}, "UNSUPPORTED_SASL_MECHANISM")):
-        with pytest.raises(ClusterError) as raised:
-            kafka.set_scram_user(**{"user": alice, "password": "pw", **refused})
-        assert raised.value.error == error

@@ -74,6 +74,8 @@ MODULE_NAMES = (
     "renew_delegation_token",
     "expire_delegation_token",
     "describe_delegation_token",
+    "sasl_handshake",
+    "sasl_authenticate",
 )
 
 

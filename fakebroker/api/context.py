@@ -5,10 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import RequestHeader
 from fakebroker.state.cluster import Broker, Cluster, Partition
+
+if TYPE_CHECKING:
+    from fakebroker.security.sasl.connection import SaslConnection
 
 
 class ConnectionClosed(Exception):
@@ -25,7 +29,7 @@ class RequestContext:
     client_host: str = ""  # the peer address, as Kafka reports it for group members
     listener: str = "PLAINTEXT"  # the security protocol of the connection's listener
     principal: str = "User:ANONYMOUS"  # who the connection authenticated as
-    token_authenticated: bool = False  # the principal logged in with a delegation token
+    sasl: SaslConnection | None = None  # the connection's SASL exchange (SASL listeners)
 
     @property
     def version(self) -> int:

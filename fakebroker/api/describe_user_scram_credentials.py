@@ -10,7 +10,7 @@ has none, and DUPLICATE_RESOURCE ("Cannot describe SCRAM credentials for the sam
 in a single request: NAME") when listed more than once. A user's credentials are listed
 SCRAM-SHA-256 (mechanism 1) then SCRAM-SHA-512 (2). The top-level error is 0; an error
 message Kafka does not set is "" (the field's default), not null. Users made with
-``sasl_users``, AlterUserScramCredentials and the ``set_scram_user`` operation are all here.
+``sasl_users``, AlterUserScramCredentials and the ``set_sasl_user`` operation are all here.
 """
 
 from __future__ import annotations

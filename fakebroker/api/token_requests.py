@@ -18,9 +18,22 @@ ERROR_TIMESTAMP = -1
 
 def allow_token_requests(ctx: RequestContext) -> bool:
     """Whether this connection may create, renew, expire or describe tokens."""
-    if ctx.token_authenticated or ctx.listener == "PLAINTEXT":
+    if token_authenticated(ctx) or ctx.listener == "PLAINTEXT":
         return False
     return not (ctx.listener == "SSL" and ctx.principal == ANONYMOUS)
+
+
+def token_authenticated(ctx: RequestContext) -> bool:
+    """Whether the connection logged in with a delegation token (Kafka's
+    ``KafkaPrincipal.tokenAuthenticated``: a SCRAM login with the ``tokenauth=true``
+    extension, ``SaslServerAuthenticator``)."""
+    server = None if ctx.sasl is None else ctx.sasl.server
+    if server is None:
+        return False
+    from fakebroker.security.sasl.scram import TOKEN_AUTH, ScramServer
+
+    return isinstance(server, ScramServer) and server.complete and \
+        server.extensions.get(TOKEN_AUTH, "").lower() == "true"
 
 
 def principal_text(principal_type: str | None, principal_name: str) -> str:

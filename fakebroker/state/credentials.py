@@ -22,8 +22,6 @@ import hmac
 import os
 from dataclasses import dataclass
 
-from fakebroker.protocol.errors import ClusterError
-
 SCRAM_MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 DEFAULT_ITERATIONS = 4096  # Kafka's default (and minimum) for both mechanisms
 MIN_ITERATIONS = 4096
@@ -82,6 +80,17 @@ class Credentials:
             for mechanism in SCRAM_MECHANISMS:
                 self.set_scram(name, ScramCredential.from_password(mechanism, password))
 
+    def set_user(self, user: str, password: str) -> None:
+        """Add ``user``, or give it a new password, for PLAIN and both SCRAM mechanisms."""
+        self._plain[user] = password
+        for mechanism in SCRAM_MECHANISMS:
+            self.set_scram(user, ScramCredential.from_password(mechanism, password))
+
+    def remove_user(self, user: str) -> bool:
+        """Remove ``user``'s PLAIN password and SCRAM credentials; False if it had none."""
+        had = self._plain.pop(user, None) is not None
+        return self._scram.pop(user, None) is not None or had
+
     def plain_password(self, user: str) -> str | None:
         """The PLAIN password of ``user``, or None for no such user."""
         return self._plain.get(user)
@@ -93,25 +102,6 @@ class Credentials:
     def set_scram(self, user: str, credential: ScramCredential) -> None:
         """Add or replace ``user``'s credential for ``credential.mechanism``."""
         self._scram.setdefault(user, {})[credential.mechanism] = credential
-
-    def set_scram_password(self, user: str, password: str, mechanism: str | None = None,
-                           iterations: int = DEFAULT_ITERATIONS) -> None:
-        """Give ``user`` a new credential for ``password`` and ``mechanism`` (None: both
-        SCRAM mechanisms), a random salt each; ``ClusterError`` as Kafka refuses it
-        (UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM), nothing changed then."""
-        if not user:
-            raise ClusterError("UNACCEPTABLE_CREDENTIAL", "Username must not be empty")
-        if not password:
-            raise ClusterError("UNACCEPTABLE_CREDENTIAL", "Password must not be empty")
-        if mechanism is not None and mechanism not in SCRAM_MECHANISMS:
-            raise ClusterError("UNSUPPORTED_SASL_MECHANISM", "Unknown SCRAM mechanism")
-        if iterations < MIN_ITERATIONS:
-            raise ClusterError("UNACCEPTABLE_CREDENTIAL", "Too few iterations")
-        if iterations > MAX_ITERATIONS:
-            raise ClusterError("UNACCEPTABLE_CREDENTIAL", "Too many iterations")
-        for name in SCRAM_MECHANISMS if mechanism is None else (mechanism,):
-            self.set_scram(user, ScramCredential.from_password(name, password,
-                                                               iterations=iterations))
 
     def delete_scram(self, user: str, mechanism: str) -> bool:
         """Remove ``user``'s credential for ``mechanism``; False if there was none."""
