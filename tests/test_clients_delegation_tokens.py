@@ -2,10 +2,11 @@
 executors do: the Java client's ``ScramLoginModule`` with ``tokenauth="true"``, user name the
 token id and password the token's HMAC in base64, over SCRAM-SHA-512 and SCRAM-SHA-256.
 
-The token is made over the wire by a user logged in by SCRAM (confluent-kafka and
-kafka-python have no delegation-token API, and neither librdkafka nor kafka-python sends the
-``tokenauth`` extension, so the Java client is the one that logs in with it). That the session
-is the token's owner is shown frame by frame in tests/test_delegation_tokens.py.
+The token is made by the Java AdminClient logged in as a user (Spark's flow), or over the wire
+(confluent-kafka and kafka-python have no delegation-token API, and neither librdkafka nor
+kafka-python sends the ``tokenauth`` extension, so the Java client is the one that logs in
+with a token). That the session is the token's owner is shown frame by frame in
+tests/test_delegation_tokens.py.
 """
 
 from __future__ import annotations
@@ -74,3 +75,39 @@ def test_the_java_client_is_refused_with_a_wrong_hmac(fake_kafka, java_client):
     assert "SaslAuthenticationException" in str(raised.value)
     assert "Authentication failed during authentication due to invalid credentials with " \
            "SASL mechanism SCRAM-SHA-512" in str(raised.value)
+
+
+ALICE_LOGIN = ["security.protocol=SASL_PLAINTEXT", "sasl.mechanism=SCRAM-SHA-512",
+               "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
+               'required username="alice" password="alice-secret";']
+
+
+@pytest.mark.fake_kafka(**SECURE)
+def test_sparks_token_flow_with_the_java_admin_client(fake_kafka, java_client):
+    """As Spark's KafkaTokenUtil: the driver's AdminClient, logged in as a user, asks
+    createDelegationToken with default options; executors log in with the token's id and
+    base64 HMAC (``tokenauth=true``, SCRAM-SHA-512, Spark's default token mechanism)."""
+    sasl_plaintext = fake_kafka.listeners["SASL_PLAINTEXT"]
+    [token] = run_harness("admin-create-delegation-token", "--bootstrap", sasl_plaintext,
+                          *ALICE_LOGIN, client_version=java_client)
+    assert (token["owner"], token["tokenRequester"], token["renewers"]) == (
+        "User:alice", "User:alice", [])
+    assert token["expiryTimestamp"] - token["issueTimestamp"] == 24 * 3600 * 1000
+    assert token["maxTimestamp"] - token["issueTimestamp"] == 7 * 24 * 3600 * 1000
+    lines = run_harness("produce", "--bootstrap", sasl_plaintext, "--topic", "orders",
+                        "--count", "2",
+                        *token_login("SCRAM-SHA-512", token["tokenId"], token["hmac"]),
+                        client_version=java_client)
+    assert lines[-1] == {"done": 2}
+    described = run_harness("admin-describe-delegation-tokens", "--bootstrap", sasl_plaintext,
+                            *ALICE_LOGIN, client_version=java_client)
+    assert described == [{k: v for k, v in token.items() if k != "hmac"}, {"done": 1}]
+
+
+def test_the_java_admin_client_is_refused_tokens_on_plaintext(kafka):
+    """On both brokers (``--kafka=both``): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, which the
+    Java client raises as UnsupportedByAuthenticationException."""
+    with pytest.raises(HarnessError) as raised:
+        run_harness("admin-create-delegation-token", "--bootstrap", kafka.bootstrap_servers,
+                    "--timeout-ms", "10000")
+    assert "UnsupportedByAuthenticationException" in str(raised.value)
