@@ -289,12 +289,14 @@ def a_token(pipeline: Pipeline, owner: str | None = None) -> Any:
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_a_scram_login_with_a_token_is_its_owner_and_may_not_ask_for_tokens(mechanism):
-    pipeline = a_pipeline(delegation_token_secret_key=SECRET)
+    pipeline = a_pipeline(delegation_token_secret_key=SECRET,
+                          delegation_token_expiry_time_ms=60_000)
     token = a_token(pipeline, owner=BOB)
     session = Connection(pipeline, "SASL_PLAINTEXT")
     answer = session.login(token.token_id, base64.b64encode(token.hmac).decode(), token=True,
                            mechanism=mechanism)
     assert answer.error_code == 0 and session.peer.principal == BOB
+    assert 50_000 < answer.session_lifetime_ms <= 60_000  # the session ends with the token
     metadata = session.request("Metadata", 12, {"topics": None,
                                                 "allow_auto_topic_creation": False})
     assert metadata.cluster_id == "fakebroker-cluster"
