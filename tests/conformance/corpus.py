@@ -271,6 +271,7 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _transactions(c)
     _scram_credentials(c)
     _delegation_tokens(c)
+    _sasl(c)
     return c.steps
 
 
@@ -958,3 +959,12 @@ def captured_corpus(path: Path = CAPTURED) -> Iterator[Step]:
             continue
         yield Request(entry["api"], entry["version"], from_json(entry["body"]),
                       f"{entry['client']}: {entry['what']}", client_id=entry["client_id"])
+
+
+def _sasl(c: _Corpus) -> None:
+    """The SASL APIs on the PLAINTEXT listener the corpus runs on: Kafka's request handler
+    answers both ILLEGAL_SASL_STATE (the exchange itself, on SASL listeners, is compared by
+    tests/test_sasl.py's cases)."""
+    c.each("SaslHandshake", "on a PLAINTEXT listener", lambda v: {"mechanism": "PLAIN"})
+    c.each("SaslAuthenticate", "on a PLAINTEXT listener",
+           lambda v: {"auth_bytes": b"\0alice\0alice-secret"})

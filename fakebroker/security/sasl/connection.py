@@ -200,7 +200,7 @@ class SaslConnection:
             self._fail(str(exc))
             raise
         lifetime_ms = self._session_lifetime(now_ms) if self.state is State.COMPLETE else 0
-        return {"error_code": 0, "error_message": None, "auth_bytes": challenge,
+        return {"error_code": 0, "error_message": "", "auth_bytes": challenge,
                 "session_lifetime_ms": lifetime_ms}
 
     # -- the steps ------------------------------------------------------------------------

@@ -12,10 +12,10 @@ required (the validator's defaults).
 A token that fails gets Kafka's error exchange: the server answers ``{"status":
 "invalid_token"}`` (not an error: a challenge), the client sends ``^A`` and the server then
 fails the authentication with that JSON as the message. A message that does not parse is
-``InvalidCredentials``; a header without ``alg`` breaks the exchange (Kafka's validator
-throws where it catches nothing: the connection closes unanswered). Extensions are accepted
-(the unsecured validator accepts every one). Once complete, the token's ``exp`` is the
-credential's expiry, which bounds the session (KIP-368).
+``InvalidCredentials``; a header without ``alg``, or a scheme other than Bearer, breaks the
+exchange (Kafka throws where it catches nothing: the connection closes unanswered).
+Extensions are accepted (the unsecured validator accepts every one). Once complete, the
+token's ``exp`` is the credential's expiry, which bounds the session (KIP-368).
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def _client_first(message: str) -> tuple[str, str, dict[str, str]]:
     if bearer is None:
         raise InvalidCredentials("Invalid OAUTHBEARER client first message: invalid 'auth' "
                                  "format")
-    if bearer["scheme"].lower() != "bearer":
-        raise InvalidCredentials("Invalid scheme in OAUTHBEARER client first message")
+    if bearer["scheme"].lower() != "bearer":  # Kafka's message names a group its pattern
+        raise ExchangeBroken("Invalid scheme in OAUTHBEARER client first message")  # lacks
     return found["authzid"] or "", bearer["token"], pairs
 
 
