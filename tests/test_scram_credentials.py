@@ -4,7 +4,8 @@ at run time, answered as Apache Kafka 4.4 answers them (the ``kafka`` fixture: r
 
 Apache Kafka applies a change on its controller and answers Describe from each broker's copy
 of the metadata, a moment later: ``described`` waits until the answer is the one expected.
-The real broker is shared by the session: each test names its own users and deletes them."""
+The real broker is shared by the session: each test names its own users and deletes them.
+The last test logs in on the fake's SASL listener: a change counts from the next login."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.errors import error_name as kafka_error_name
 from fakebroker.state.credentials import ScramCredential, salted_password
 from tests.real_cluster import wait_for
+from tests.sasl_tokens import ScramClient
 from tests.wire import WireClient
 
 SHA_256, SHA_512 = 1, 2
@@ -187,3 +190,28 @@ def test_the_store_keeps_the_clients_salt_and_keys_never_the_password(kafka, use
     kept = kafka.call(lambda: kafka.cluster.state.credentials.scram("SCRAM-SHA-512", alice))
     assert kept == ScramCredential.from_password("SCRAM-SHA-512", "alice-secret", salt, 4096)
 
+
+
+def scram_login(address: str, user: str, password: str) -> int:
+    """A SCRAM-SHA-512 login on a new connection: SaslAuthenticate's last error code."""
+    client = ScramClient("SCRAM-SHA-512", user, password)
+    with WireClient(address) as sasl:
+        assert sasl.request("SaslHandshake", 1, {"mechanism": "SCRAM-SHA-512"}).error_code == 0
+        first = sasl.request("SaslAuthenticate", 2, {"auth_bytes": client.first()})
+        if first.error_code:
+            return first.error_code
+        return sasl.request("SaslAuthenticate", 2, {
+            "auth_bytes": client.final(first.auth_bytes)}).error_code
+
+
+@pytest.mark.fake_kafka(listeners=("PLAINTEXT", "SASL_PLAINTEXT"))
+def test_a_user_added_or_deleted_counts_from_the_next_login(fake_kafka):
+    sasl = fake_kafka.listeners["SASL_PLAINTEXT"]
+    failed = ErrorCode.SASL_AUTHENTICATION_FAILED
+    with WireClient(fake_kafka.listeners["PLAINTEXT"]) as admin:
+        assert scram_login(sasl, "carol", "carol-secret") == failed
+        alter(admin, [upsertion("carol", SHA_512, 4096, "carol-secret")])
+        assert scram_login(sasl, "carol", "carol-secret") == 0
+        assert scram_login(sasl, "carol", "wrong") == failed
+        alter(admin, deletions=[{"name": "carol", "mechanism": SHA_512}])
+        assert scram_login(sasl, "carol", "carol-secret") == failed
