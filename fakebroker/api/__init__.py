@@ -72,6 +72,12 @@ MODULE_NAMES = (
     "describe_acls",
     "create_acls",
     "delete_acls",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
+    "create_delegation_token",
+    "renew_delegation_token",
+    "expire_delegation_token",
+    "describe_delegation_token",
     "sasl_handshake",
     "sasl_authenticate",
 )

@@ -30,6 +30,7 @@ from fakebroker.state.log import PartitionLog
 if TYPE_CHECKING:
     from fakebroker.state.acls import AclStore
     from fakebroker.state.credentials import Credentials
+    from fakebroker.state.delegation_tokens import DelegationTokens
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
     from fakebroker.state.transactions import TransactionCoordinator
@@ -130,6 +131,7 @@ class Cluster:
     _transactions: TransactionCoordinator | None = None
     _credentials: Credentials | None = None
     _acls: AclStore | None = None
+    _delegation_tokens: DelegationTokens | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -183,6 +185,19 @@ class Cluster:
 
             self._credentials = Credentials(self.settings.sasl_users)
         return self._credentials
+
+    @property
+    def delegation_tokens(self) -> DelegationTokens:
+        """The delegation tokens, made on first use from the ``delegation_token_*``
+        settings."""
+        if self._delegation_tokens is None:
+            from fakebroker.state.delegation_tokens import DelegationTokens
+
+            self._delegation_tokens = DelegationTokens(
+                self.settings.delegation_token_secret_key,
+                self.settings.delegation_token_max_lifetime_ms,
+                self.settings.delegation_token_expiry_time_ms)
+        return self._delegation_tokens
 
     @property
     def transactions(self) -> TransactionCoordinator:

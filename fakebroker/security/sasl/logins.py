@@ -7,8 +7,11 @@ authentication or re-authentication on; sessions already authenticated are not t
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from fakebroker.state.delegation_tokens import principal_parts
 
 if TYPE_CHECKING:
     from fakebroker.state.cluster import Cluster
@@ -29,11 +32,16 @@ def scram_login(cluster: Cluster, mechanism: str, name: str, token: bool) -> Scr
 
     ``token``: the client sent the ``tokenauth=true`` extension, so ``name`` is a delegation
     token's id and the token's SCRAM credential and owner are looked up instead of a user's
-    (Kafka's ScramServerCallbackHandler). The cluster keeps no delegation tokens yet, so no
-    token matches and the login is refused as Kafka refuses an unknown token id.
+    (Kafka's ScramServerCallbackHandler): the session is then the owner's (``User:`` and the
+    owner's name, as Kafka's principal builder makes it) and ends when the token expires.
+    An unknown, expired or removed token id finds no login.
     """
     if token:
-        return None
+        found = cluster.delegation_tokens.get(name, time.time_ns() // 1_000_000)
+        if found is None or mechanism not in found.scram:
+            return None
+        return ScramLogin(found.scram[mechanism], principal_parts(found.owner)[1],
+                          found.expiry_ms)
     credential = cluster.credentials.scram(mechanism, name)
     return None if credential is None else ScramLogin(credential, name)
 
