@@ -21,26 +21,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from fakebroker.cli import unknown_variables
 from fakebroker.options import ENV_PREFIX
 from tests.conftest import OUTSIDE, ROOT, start_served, stop_served
-
-
-def free_port_run(count: int) -> int:
-    """A port p such that p..p+count-1 were free a moment ago."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count < 65535 and all(_free(base + i) for i in range(count)):
-            return base
-    raise RuntimeError("no run of free ports")
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
+from tests.processes import free_port_run
 
 
 def test_serve_announces_its_brokers_and_stops_cleanly_on_sigterm(tmp_path):

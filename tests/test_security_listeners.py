@@ -25,7 +25,7 @@ from fakebroker.security.certificates import generate
 from fakebroker.sync import FakeKafka
 from tests.clients.java import java_available, run_harness
 from tests.conftest import start_served, stop_served
-from tests.test_cli import free_port_run
+from tests.processes import free_port_run
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.timeout(120)
