@@ -1,0 +1,147 @@
+"""README's Security section is run as written: its Python examples, its ``fakebroker serve``
+line and the ready file it shows, and each client configuration it gives per listener kind —
+librdkafka's through confluent-kafka and the Java client 4.4's — filled in from
+``kafka.listeners`` and ``kafka.ssl`` and producing a record as alice (or as the client
+certificate) on the secure preset, on the fake and with ``--kafka=both`` on Apache Kafka 4.4.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clients.java import run_harness
+from tests.conftest import ROOT, start_served, stop_served
+from tests.real_cluster import wait_for
+from tests.security import CERTIFICATE_PRINCIPAL, SECURE
+from tests.wire import WireClient
+
+TOPIC = "orders"
+KINDS = ("SASL_SSL with SCRAM-SHA-512", "SASL_PLAINTEXT with PLAIN",
+         "SSL with a client certificate (mTLS)")
+OAUTHBEARER = "SASL_PLAINTEXT with OAUTHBEARER, unsecured (sasl_mechanisms must list OAUTHBEARER)"
+KEYSTORE = "<ssl.client_key_file, then ssl.client_cert_file, in one file>"
+
+
+def security_blocks(language: str) -> list[str]:
+    """The ``language`` code blocks of README's Security section, in order."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Security\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
+
+
+def configurations(client: int) -> dict[str, dict[str, str]]:
+    """The properties block ``client`` (0: librdkafka, 1: Java) as kind -> properties: one
+    paragraph per kind, named by its comment line."""
+    paragraphs = security_blocks("properties")[client].strip().split("\n\n")
+    configs = {}
+    for paragraph in paragraphs:
+        comment, *lines = paragraph.splitlines()
+        configs[comment.removeprefix("# ")] = dict(line.split("=", 1) for line in lines)
+    return configs
+
+
+def filled(config: dict[str, str], listeners: dict[str, str], tls: dict[str, str] | None,
+           tmp_path: Path) -> dict[str, str]:
+    """``config`` with README's placeholders replaced by the ``listeners`` and the PEM files
+    ``tls`` (``kafka.listeners``/``kafka.ssl``, or the ready file's)."""
+    def value(text: str) -> str:
+        if text == KEYSTORE:
+            keystore = tmp_path / "client-keystore.pem"
+            keystore.write_text(Path(tls["client_key_file"]).read_text()
+                                + Path(tls["client_cert_file"]).read_text())
+            return str(keystore)
+        text = re.sub(r"<listeners\.(\w+)>", lambda m: listeners[m[1]], text)
+        return re.sub(r"<ssl\.(\w+)>", lambda m: tls[m[1]], text)
+    return {key: value(text) for key, text in config.items()}
+
+
+def allow_to_write(kafka: Any, *principals: str) -> None:
+    """ALLOW ``principals`` to WRITE ``TOPIC`` (CreateAcls over the PLAINTEXT listener, where
+    ANONYMOUS is a super user); returns once the broker's authorizer holds them."""
+    creations = [{"resource_type": 2, "resource_name": TOPIC, "resource_pattern_type": 3,
+                  "principal": principal, "host": "*", "operation": 4, "permission_type": 3}
+                 for principal in principals]
+    describe = {"resource_type_filter": 2, "resource_name_filter": TOPIC,
+                "pattern_type_filter": 3, "principal_filter": None, "host_filter": None,
+                "operation": 4, "permission_type": 3}
+    with WireClient(kafka.bootstrap_servers, client_id="readme") as wire:
+        created = wire.request("CreateAcls", 3, {"creations": creations})
+        assert [r.error_code for r in created.results] == [0] * len(principals)
+        wait_for(lambda: sum(len(r.acls) for r in wire.request(
+            "DescribeAcls", 3, describe).resources) == len(principals), "the ACLs applied")
+
+
+def produce_with_confluent(config: dict[str, str]) -> None:
+    from confluent_kafka import Producer
+
+    delivered: list = []
+    producer = Producer({**config, "message.timeout.ms": 20000})
+    producer.produce(TOPIC, b"paid", on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(30) == 0
+    assert delivered == [None]
+
+
+def test_the_configurations_name_each_listener_kind_for_both_clients():
+    assert list(configurations(0)) == [*KINDS, OAUTHBEARER]
+    assert list(configurations(1)) == list(KINDS)
+
+
+@pytest.mark.parametrize("example", range(2), ids=["sasl-ssl-producer", "acls"])
+def test_the_python_examples_run(example):
+    blocks = security_blocks("python")
+    assert len(blocks) == 2
+    exec(compile(blocks[example], f"README.md Security example {example}", "exec"), {})
+
+
+def test_the_serve_line_serves_the_listeners_and_ssl_files_the_ready_file_shows(tmp_path):
+    command, shown = security_blocks("sh")[0], json.loads(security_blocks("json")[0])
+    args = shlex.split(command.replace("\\\n", " "))
+    assert args[:2] == ["fakebroker", "serve"]
+    process, details = start_served(tmp_path, *args[2:])
+    try:
+        assert list(details["listeners"]) == list(shown["listeners"])
+        assert {key: Path(path).name for key, path in details["ssl"].items()} == {
+            key: Path(path).name for key, path in shown["ssl"].items()}
+        config = filled(configurations(0)[KINDS[0]], details["listeners"], details["ssl"],
+                        tmp_path)
+        produce_with_confluent({**config, "sasl.username": "admin",
+                                "sasl.password": "admin-secret"})
+    finally:
+        assert stop_served(process) == 0
+
+
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+@pytest.mark.parametrize("kind", KINDS)
+def test_librdkafkas_configuration_produces_as_alice_or_the_certificate(kafka, kind, tmp_path):
+    allow_to_write(kafka, "User:alice", CERTIFICATE_PRINCIPAL)
+    produce_with_confluent(filled(configurations(0)[kind], kafka.listeners, kafka.ssl, tmp_path))
+    assert [record.value for record in kafka.records(TOPIC)] == [b"paid"]
+
+
+@pytest.mark.java
+@pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_java_clients_configuration_produces_as_alice_or_the_certificate(
+        kafka, kind, tmp_path):
+    allow_to_write(kafka, "User:alice", CERTIFICATE_PRINCIPAL)
+    config = filled(configurations(1)[kind], kafka.listeners, kafka.ssl, tmp_path)
+    bootstrap = config.pop("bootstrap.servers")
+    run_harness("produce", "--bootstrap", bootstrap, "--topic", TOPIC, "--count", "1",
+                "--timeout-ms", "20000", *[f"{k}={v}" for k, v in config.items()],
+                client_version="4.4.0", timeout=60)
+    assert len(kafka.records(TOPIC)) == 1
+
+
+@pytest.mark.fake_kafka(listeners=("SASL_PLAINTEXT",), sasl_mechanisms=("OAUTHBEARER",),
+                        topics={TOPIC: 1})
+def test_librdkafkas_unsecured_oauthbearer_configuration_produces(fake_kafka, tmp_path):
+    produce_with_confluent(filled(configurations(0)[OAUTHBEARER], fake_kafka.listeners, None,
+                                  tmp_path))
+    assert [record.value for record in fake_kafka.records(TOPIC)] == [b"paid"]
+    assert {entry.principal for entry in fake_kafka.journal(api="Produce")} == {"User:alice"}
