@@ -7,8 +7,8 @@ SASL_PLAINTEXT and SASL_SSL on free ports, and a CONTROLLER listener in PLAINTEX
 PEM keystore and truststore made at start (tests/certificates.py: never a committed key);
 the preset's users for PLAIN in each SASL listener's JAAS config and for both SCRAMs at
 storage format (``--add-scram``); the StandardAuthorizer with the preset's super users and
-``allow.everyone.if.no.acl.found``. Every value is read from ``SECURE``, so the two brokers
-cannot drift apart.
+``allow.everyone.if.no.acl.found``; the tokens' ``delegation.token.secret.key``. Every value
+is read from ``SECURE``, so the two brokers cannot drift apart.
 
     with start_secure_real_kafka(tmp_dir) as kafka:
         kafka.listeners["SASL_SSL"], kafka.ssl["ca_file"]
@@ -70,6 +70,7 @@ def server_properties(settings: Mapping[str, Any], tls: Mapping[str, str]) -> di
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": ";".join(settings["super_users"]),
         "allow.everyone.if.no.acl.found": str(settings["allow_everyone_if_no_acl_found"]).lower(),
+        "delegation.token.secret.key": settings["delegation_token_secret_key"],
     }
     plain_users = " ".join(f'user_{name}="{password}"' for name, password in users.items())
     for listener in SASL_LISTENERS:

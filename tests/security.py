@@ -4,9 +4,10 @@
 as in ``fakebroker.options``): the four listeners, mTLS required on the SSL listener, the
 users admin and alice for PLAIN and both SCRAMs, and the StandardAuthorizer's rules (super
 users admin and ANONYMOUS, so the PLAINTEXT listener stays the inspection path; nothing
-allowed without an ACL). A test takes ``kafka`` with ``@pytest.mark.fake_kafka(**SECURE,
-topics=...)``: a fresh FakeKafka so configured, or under ``--kafka=real`` the session's secure
-Apache Kafka 4.4 configured alike (tests/real_secure_kafka.py).
+allowed without an ACL), and the delegation tokens' signing key. A test takes ``kafka`` with
+``@pytest.mark.fake_kafka(**SECURE, topics=...)``: a fresh FakeKafka so configured, or under
+``--kafka=real`` the session's secure Apache Kafka 4.4 configured alike
+(tests/real_secure_kafka.py).
 
 ``login(kafka, kind, ...)`` says how a client connects (listener address, mechanism,
 credentials, the CA it trusts, its certificate), from ``kafka.listeners`` and ``kafka.ssl``;
@@ -30,6 +31,7 @@ SECURE: dict[str, Any] = {
     "authorizer": True,
     "super_users": ("User:admin", "User:ANONYMOUS"),
     "allow_everyone_if_no_acl_found": False,
+    "delegation_token_secret_key": "fakebroker-token-signing-key",
 }
 PASSWORDS: dict[str, str] = dict(user.split(":", 1) for user in SECURE["sasl_users"])
 # The principal Kafka's default mapping gives the client certificate of ``kafka.ssl``.
