@@ -12,7 +12,10 @@ allowed without an ACL), and the delegation tokens' signing key. A test takes ``
 ``login(kafka, kind, ...)`` says how a client connects (listener address, mechanism,
 credentials, the CA it trusts, its certificate), from ``kafka.listeners`` and ``kafka.ssl``;
 ``java_props``, ``confluent_config``, ``kafka_python_config``, ``aiokafka_config`` and
-``kafkajs_config`` turn it into each client's own settings.
+``kafkajs_config`` turn it into each client's own settings. ``logged_in(kafka, user)`` is a
+``WireClient`` on the SASL_PLAINTEXT listener, logged in by SCRAM-SHA-512, for frame-level
+tests; ``allow(kafka, ...)`` grants an ACL over the PLAINTEXT listener (ANONYMOUS is a super
+user there) and returns once the broker applies it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ import ssl
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from tests.real_cluster import wait_for
+from tests.sasl_tokens import ScramClient
+from tests.wire import WireClient
 
 SECURE: dict[str, Any] = {
     "listeners": ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
@@ -204,3 +211,32 @@ def kafkajs_config(who: Login) -> dict[str, Any]:
         config["sasl"] = {"mechanism": who.mechanism.lower(), "username": who.username,
                           "password": who.password}
     return config
+
+
+def logged_in(kafka: Any, user: str) -> WireClient:
+    """A connection to ``kafka``'s SASL_PLAINTEXT listener, logged in as ``user`` (its
+    password from ``SECURE``) by SCRAM-SHA-512."""
+    client = WireClient(kafka.listeners["SASL_PLAINTEXT"], client_id=user)
+    scram = ScramClient("SCRAM-SHA-512", user, PASSWORDS[user])
+    assert client.request("SaslHandshake", 1, {"mechanism": "SCRAM-SHA-512"}).error_code == 0
+    first = client.request("SaslAuthenticate", 2, {"auth_bytes": scram.first()})
+    final = client.request("SaslAuthenticate", 2, {"auth_bytes": scram.final(first.auth_bytes)})
+    assert final.error_code == 0, final
+    return client
+
+
+def allow(kafka: Any, resource_type: int, name: str, operation: int,
+          principal: str = "User:alice", pattern: int = 3, permission: int = 3) -> None:
+    """Create an ACL (Kafka's codes: ``pattern`` 3 LITERAL, 4 PREFIXED; ``permission`` 3
+    ALLOW, 2 DENY); returns once the broker's authorizer holds it."""
+    binding = {"resource_type": resource_type, "resource_name": name,
+               "resource_pattern_type": pattern, "principal": principal, "host": "*",
+               "operation": operation, "permission_type": permission}
+    describe = {"resource_type_filter": resource_type, "resource_name_filter": name,
+                "pattern_type_filter": pattern, "principal_filter": principal,
+                "host_filter": None, "operation": operation, "permission_type": permission}
+    with WireClient(kafka.bootstrap_servers, client_id="acls") as client:
+        created = client.request("CreateAcls", 3, {"creations": [binding]})
+        assert created.results[0].error_code == 0, created
+        wait_for(lambda: client.request("DescribeAcls", 3, describe).resources,
+                 "the ACL applied")

@@ -27,8 +27,7 @@ import pytest
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.credentials import salted_password
 from tests.real_cluster import wait_for
-from tests.sasl_tokens import ScramClient
-from tests.security import PASSWORDS, SECURE
+from tests.security import SECURE, allow, logged_in
 from tests.wire import WireClient
 
 pytestmark = [pytest.mark.security, pytest.mark.fake_kafka(**SECURE)]
@@ -42,17 +41,6 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def logged_in(kafka: Any, user: str) -> WireClient:
-    """A connection to the SASL_PLAINTEXT listener, logged in as ``user`` by SCRAM-SHA-512."""
-    client = WireClient(kafka.listeners["SASL_PLAINTEXT"], client_id=user)
-    scram = ScramClient("SCRAM-SHA-512", user, PASSWORDS[user])
-    assert client.request("SaslHandshake", 1, {"mechanism": "SCRAM-SHA-512"}).error_code == 0
-    first = client.request("SaslAuthenticate", 2, {"auth_bytes": scram.first()})
-    final = client.request("SaslAuthenticate", 2, {"auth_bytes": scram.final(first.auth_bytes)})
-    assert final.error_code == 0, final
-    return client
-
-
 @pytest.fixture
 def alice(kafka: Any) -> Iterator[WireClient]:
     with logged_in(kafka, "alice") as client:
@@ -63,22 +51,6 @@ def alice(kafka: Any) -> Iterator[WireClient]:
 def admin(kafka: Any) -> Iterator[WireClient]:
     with logged_in(kafka, "admin") as client:
         yield client
-
-
-def allow(kafka: Any, resource_type: int, name: str, operation: int,
-          principal: str = "User:alice") -> None:
-    """ALLOW ``principal`` ``operation`` on a literal resource; returns once it applies."""
-    binding = {"resource_type": resource_type, "resource_name": name,
-               "resource_pattern_type": 3, "principal": principal, "host": "*",
-               "operation": operation, "permission_type": 3}
-    describe = {"resource_type_filter": resource_type, "resource_name_filter": name,
-                "pattern_type_filter": 3, "principal_filter": principal, "host_filter": None,
-                "operation": operation, "permission_type": 3}
-    with WireClient(kafka.bootstrap_servers, client_id="acls") as client:
-        created = client.request("CreateAcls", 3, {"creations": [binding]})
-        assert created.results[0].error_code == 0, created
-        wait_for(lambda: client.request("DescribeAcls", 3, describe).resources,
-                 "the ACL applied")
 
 
 def create_token(client: WireClient, owner: str | None = None,

@@ -23,6 +23,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 INTENDED = Path(__file__).with_name("intended.toml")
+KNOWN = Path(__file__).with_name("known.toml")
+KNOWN_KEYS = ("id", "where", "kafka", "fake", "reason", "test")
 # A cell's status, in the order the summary counts them.
 NOT_SERVED = f"not served by Kafka {'.'.join(KAFKA_VERSION.split('.')[:2])}"
 NO_REQUEST = "no request in the corpus"
@@ -136,6 +138,40 @@ def load_intended(path: Path = INTENDED) -> list[Intended]:
     return found
 
 
+@dataclass(frozen=True)
+class Known:
+    """A difference outside the corpus (``known.toml``): ``where`` it shows, what ``kafka``
+    and ``fake`` do, the ``reason`` it is kept and the ``test`` that shows it."""
+
+    id: str
+    where: str
+    kafka: str
+    fake: str
+    reason: str
+    test: str
+
+
+def load_known(path: Path = KNOWN) -> list[Known]:
+    """The known differences of ``path`` (``[[known]]`` tables, every key given), in order."""
+    found = []
+    for entry in tomllib.loads(path.read_text()).get("known", []):
+        if set(entry) != set(KNOWN_KEYS):
+            raise ValueError(f"{path.name}: entry {entry.get('id')!r}: keys {sorted(entry)}")
+        found.append(Known(**{k: " ".join(str(entry[k]).split()) for k in KNOWN_KEYS}))
+    return found
+
+
+def known_section(known: Sequence[Known]) -> str:
+    """CONFORMANCE.md's section of the known differences outside the corpus."""
+    lines = ["## Known differences outside the corpus", "",
+             "Measured by the tests named (on both brokers where they take the `kafka` "
+             "fixture); listed in `tests/conformance/known.toml`.", ""]
+    for entry in known:
+        lines.append(f"* **{entry.id}** ({entry.where}). Kafka: {entry.kafka}. fakebroker: "
+                     f"{entry.fake}. {entry.reason} (`{entry.test}`)")
+    return "\n".join(lines) + "\n"
+
+
 @dataclass
 class Finding:
     """A difference in one request's answers, and the intended entry it matches (if any)."""
@@ -226,7 +262,7 @@ def table(cells: Sequence[Cell], intended: Sequence[Intended], header: str) -> s
     if unused:
         lines += ["", "## Intended entries that matched nothing", ""]
         lines += [f"* {e.id} ({e.api})" for e in unused]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + known_section(load_known())
 
 
 def _ranges(versions: Iterable[int]) -> str:
