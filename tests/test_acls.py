@@ -3,8 +3,9 @@ ACLs do not allow, with the error where Kafka puts it.
 
 On a PLAINTEXT listener every client is ``User:ANONYMOUS``: these tests give ANONYMOUS ACLs
 (``kafka.create_acl``) on a fake whose super user is someone else, so real requests meet the
-authorizer today. The answers compared are those of Kafka 4.4's KafkaApis / AclApis /
-StandardAuthorizerData (see each API module's docstring).
+authorizer. The answers compared are those of Kafka 4.4's KafkaApis / AclApis /
+StandardAuthorizerData (see each API module's docstring). What alice meets over SASL on the
+secure preset runs on both brokers in tests/test_acls_secure.py.
 """
 
 from __future__ import annotations
@@ -132,56 +133,6 @@ def test_acl_apis_need_the_cluster_permission(fake_kafka):
 
 
 # -- enforcement --------------------------------------------------------------------------------
-
-@SECURED
-def test_produce_is_refused_per_partition_of_a_topic_without_write(fake_kafka):
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
-    body = produce_body("orders", 0, batch([b"kept"]))
-    body["topic_data"].append({"name": "secret", "partition_data": [
-        {"index": 0, "records": batch([b"refused"])}]})
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        answer = client.request("Produce", 11, body)
-    assert [(t.name, [p.error_code for p in t.partition_responses])
-            for t in answer.responses] == [
-        ("orders", [0]), ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
-    assert [r.value for r in fake_kafka.records("orders")] == [b"kept"]
-    assert fake_kafka.records("secret") == []
-
-
-@SECURED
-def test_deny_wins_over_allow_and_read_implies_describe(fake_kafka):
-    fake_kafka.create_acl("TOPIC", "*", "User:*", "READ")
-    fake_kafka.create_acl("TOPIC", "sec", ANONYMOUS, "ALL", permission="DENY",
-                          pattern_type="PREFIXED")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        fetched = client.request("Fetch", 12, fetch_body("orders", 0, 0))
-        refused = client.request("Fetch", 12, fetch_body("secret", 0, 0))
-        listed = client.request("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0,
-                                                   "topics": [{"name": "orders", "partitions": [
-                                                       {"partition_index": 0,
-                                                        "current_leader_epoch": -1,
-                                                        "timestamp": -1}]}]})
-    assert fetched.responses[0].partitions[0].error_code == 0
-    assert refused.responses[0].partitions[0].error_code == \
-        ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    assert listed.topics[0].partitions[0].error_code == 0  # DESCRIBE, implied by READ
-
-
-@SECURED
-def test_metadata_lists_only_the_topics_the_principal_may_describe(fake_kafka):
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "DESCRIBE")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        every = client.request("Metadata", 12, {"topics": None,
-                                                "allow_auto_topic_creation": False})
-        named = client.request("Metadata", 12, {"topics": [
-            {"name": "secret"}, {"name": "orders"}, {"name": "missing"}],
-            "allow_auto_topic_creation": True})
-    assert [t.name for t in every.topics] == ["orders"]
-    # Refused topics come last; a missing one it may not describe is refused the same.
-    assert [(t.name, t.error_code) for t in named.topics] == [
-        ("orders", 0), ("secret", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
-        ("missing", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
-
 
 @SECURED
 def test_metadata_auto_creates_a_topic_only_with_create(fake_kafka):
