@@ -13,7 +13,10 @@ Guarantees:
   fails (a client without the certificate the listener requires, one that does not trust the
   broker's) is closed with one warning line, and no other connection notices; on an SSL
   listener a client certificate's subject is the connection's principal
-  (``User:CN=...``, ``fakebroker.security.tls.principal``). What a SASL listener asks before
+  (``User:CN=...``, ``fakebroker.security.tls.principal``). A connection that has not
+  finished its handshake within ``TLS_HANDSHAKE_TIMEOUT`` (10 minutes: Kafka closes a
+  connection idle for ``connections.max.idle.ms``, 10 minutes by default, handshake or not) is
+  closed likewise. What a SASL listener asks before
   any other request is the pipeline's business: the peer says which listener it came on.
 * Each connection's responses go out in request order, while requests are handled
   concurrently (pipelining): a long-polling Fetch does not hold up requests behind it in
@@ -66,6 +69,9 @@ log = logging.getLogger("fakebroker")
 
 DEFAULT_MAX_REQUEST_BYTES = ClusterSettings.max_request_bytes
 MAX_IN_FLIGHT = 256
+# Seconds a TLS connection may take to finish its handshake: Kafka's connections.max.idle.ms
+# default (Kafka closes a connection idle that long whether or not its handshake is done).
+TLS_HANDSHAKE_TIMEOUT = 600
 BACKLOG = 0xFFFF  # as trio's open_tcp_listeners: the system's maximum
 # Linux stops a listening socket listening when it is shut down, and keeps its port bound if
 # the port was bound explicitly (not as 0); without SO_REUSEADDR no other socket may then bind
@@ -349,13 +355,19 @@ class BrokerServer:
         assert endpoint.tls is not None
         secured = trio.SSLStream(stream, endpoint.tls, server_side=True)
         try:
-            await secured.do_handshake()
+            with trio.move_on_after(TLS_HANDSHAKE_TIMEOUT) as waiting:
+                await secured.do_handshake()
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             reason = exc.__cause__ or exc
             log.warning("broker %d: closing a connection from %s on its %s listener: TLS "
                         "handshake failed: %s", self.broker.id, peer.host[1:], endpoint.name,
                         reason or "the peer closed it")
             await _send_alert(secured, stream)
+            return None
+        if waiting.cancelled_caught:
+            log.warning("broker %d: closing a connection from %s on its %s listener: no TLS "
+                        "handshake within %d s", self.broker.id, peer.host[1:], endpoint.name,
+                        TLS_HANDSHAKE_TIMEOUT)
             return None
         if endpoint.name == "SSL":
             try:

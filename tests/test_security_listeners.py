@@ -17,11 +17,13 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from fakebroker.api import HANDLERS
 from fakebroker.api.describe_cluster import API_KEY as DESCRIBE_CLUSTER_KEY
 from fakebroker.runtime import open_cluster
 from fakebroker.security.certificates import generate
+from fakebroker.server import TLS_HANDSHAKE_TIMEOUT
 from fakebroker.sync import FakeKafka
 from tests.clients.java import java_available, run_harness
 from tests.conftest import start_served, stop_served
@@ -495,3 +497,23 @@ def test_the_fake_kafka_marker_takes_listeners(fake_kafka):
     with WireClient(fake_kafka.bootstrap_servers,
                     ssl_context=tls_context(fake_kafka, False)) as client:
         assert client.request("ApiVersions", 3, HELLO).error_code == 0
+
+
+def test_a_connection_that_never_handshakes_is_closed_after_kafkas_idle_time():
+    """On trio's MockClock: the broker waits ``TLS_HANDSHAKE_TIMEOUT`` (connections.max.idle.ms,
+    10 minutes) for a TLS client that sends nothing, then closes its connection."""
+    async def main() -> None:
+        async with open_cluster(1, listeners=("SSL",)) as cluster:
+            host, port = cluster.listeners["SSL"].rsplit(":", 1)
+            silent = await trio.open_tcp_stream(host, int(port))
+            started = trio.current_time()
+            with trio.fail_after(TLS_HANDSHAKE_TIMEOUT + 60):
+                try:
+                    closed = await silent.receive_some() == b""
+                except trio.BrokenResourceError:  # reset rather than closed
+                    closed = True
+            assert closed
+            assert trio.current_time() - started >= TLS_HANDSHAKE_TIMEOUT
+            await silent.aclose()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
