@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from fakebroker.api import CACHEABLE, HANDLERS, ByApiKey, served_versions
+from fakebroker.api import CACHEABLE, HANDLERS, REFUSED_ANSWERS, ByApiKey, served_versions
 from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
@@ -351,6 +351,8 @@ class Pipeline:
                  response: Any) -> dict[str, Any]:
         """The answer to a request with refusals: the handler's ``response`` to the rest of
         it (None: refused as a whole) with the refusals put where Kafka puts them."""
+        if refused.top is not None and (made := REFUSED_ANSWERS[api_key]) is not None:
+            return made(request, version, error_name(refused.top))
         if refused.top is not None:
             response = top_level_answer(api_key, request)
             # with Kafka's default message, where the answer has a top-level one

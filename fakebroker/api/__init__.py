@@ -184,6 +184,11 @@ CACHEABLE: Set[int] = _Cacheable()
 # authorization seam, ``fakebroker.security.enforcement``, with the authorizer on.
 # Where each API's errors go (module ERROR_PLACEMENT; every module declares one).
 ERROR_PLACEMENTS: ByApiKey[Placement] = ByApiKey(lambda module: module.ERROR_PLACEMENT)
+# An API whose answer to a request the authorizer refuses as a whole Kafka builds otherwise
+# than its other error answers (its ``getErrorResponse``) declares ``refused_answer(request,
+# version, error) -> dict``; the others' refusals are placed by ERROR_PLACEMENT (None here).
+REFUSED_ANSWERS: ByApiKey[Callable[[Any, int, str], dict[str, Any]] | None] = ByApiKey(
+    lambda module: getattr(module, "refused_answer", None))
 
 
 def __getattr__(name: str) -> Any:

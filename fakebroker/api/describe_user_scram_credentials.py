@@ -31,6 +31,15 @@ DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a sing
 AUTHORIZES = (cluster("DESCRIBE"),)
 
 
+def refused_answer(request: Any, version: int, error: str) -> dict[str, Any]:
+    """Kafka's DescribeUserScramCredentialsRequest.getErrorResponse: the error at the top
+    without a message (ApiError drops an error's default one) and on one nameless result per
+    user asked."""
+    refusal = {"error_code": error_code(error), "error_message": None}
+    return {"throttle_time_ms": 0, **refusal, "results": [
+        {"user": "", **refusal, "credential_infos": []} for _ in request.users or ()]}
+
+
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     users = ctx.cluster.credentials.scram_users()
     named = [user.name for user in request.users or ()]

@@ -34,6 +34,13 @@ ERROR_PLACEMENT = Placement(top_fields=NOT_JOINED, echoed=("member_id",))
 AUTHORIZES = (groups("READ"),)
 
 
+def refused_answer(request: Any, version: int, error: str) -> dict[str, Any]:
+    """Kafka's JoinGroupRequest.getErrorResponse: no member id, and no protocol name (null
+    from v7, "" before)."""
+    return dict(NOT_JOINED, throttle_time_ms=0, error_code=error_code(error), member_id="",
+                protocol_name=None if version >= 7 else "")
+
+
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     answer: dict[str, Any] = dict(NOT_JOINED, throttle_time_ms=0, member_id=request.member_id,
                                   protocol_name=None if ctx.version >= 7 else "")
