@@ -11,17 +11,15 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.clients.java import run_harness
 from tests.conftest import ROOT, start_served, stop_served
-from tests.real_cluster import wait_for
-from tests.security import CERTIFICATE_PRINCIPAL, SECURE
-from tests.wire import WireClient
+from tests.security import CERTIFICATE_PRINCIPAL, SECURE, allow
 
 TOPIC = "orders"
+TOPIC_RESOURCE, WRITE = 2, 4  # Kafka's ResourceType and AclOperation codes
 KINDS = ("SASL_SSL with SCRAM-SHA-512", "SASL_PLAINTEXT with PLAIN",
          "SSL with a client certificate (mTLS)")
 OAUTHBEARER = "SASL_PLAINTEXT with OAUTHBEARER, unsecured (sasl_mechanisms must list OAUTHBEARER)"
@@ -59,22 +57,6 @@ def filled(config: dict[str, str], listeners: dict[str, str], tls: dict[str, str
         text = re.sub(r"<listeners\.(\w+)>", lambda m: listeners[m[1]], text)
         return re.sub(r"<ssl\.(\w+)>", lambda m: tls[m[1]], text)
     return {key: value(text) for key, text in config.items()}
-
-
-def allow_to_write(kafka: Any, *principals: str) -> None:
-    """ALLOW ``principals`` to WRITE ``TOPIC`` (CreateAcls over the PLAINTEXT listener, where
-    ANONYMOUS is a super user); returns once the broker's authorizer holds them."""
-    creations = [{"resource_type": 2, "resource_name": TOPIC, "resource_pattern_type": 3,
-                  "principal": principal, "host": "*", "operation": 4, "permission_type": 3}
-                 for principal in principals]
-    describe = {"resource_type_filter": 2, "resource_name_filter": TOPIC,
-                "pattern_type_filter": 3, "principal_filter": None, "host_filter": None,
-                "operation": 4, "permission_type": 3}
-    with WireClient(kafka.bootstrap_servers, client_id="readme") as wire:
-        created = wire.request("CreateAcls", 3, {"creations": creations})
-        assert [r.error_code for r in created.results] == [0] * len(principals)
-        wait_for(lambda: sum(len(r.acls) for r in wire.request(
-            "DescribeAcls", 3, describe).resources) == len(principals), "the ACLs applied")
 
 
 def produce_with_confluent(config: dict[str, str]) -> None:
@@ -119,7 +101,8 @@ def test_the_serve_line_serves_the_listeners_and_ssl_files_the_ready_file_shows(
 @pytest.mark.fake_kafka(**SECURE, topics={TOPIC: 1})
 @pytest.mark.parametrize("kind", KINDS)
 def test_librdkafkas_configuration_produces_as_alice_or_the_certificate(kafka, kind, tmp_path):
-    allow_to_write(kafka, "User:alice", CERTIFICATE_PRINCIPAL)
+    for principal in ("User:alice", CERTIFICATE_PRINCIPAL):
+        allow(kafka, TOPIC_RESOURCE, TOPIC, WRITE, principal=principal)
     produce_with_confluent(filled(configurations(0)[kind], kafka.listeners, kafka.ssl, tmp_path))
     assert [record.value for record in kafka.records(TOPIC)] == [b"paid"]
 
@@ -129,7 +112,8 @@ def test_librdkafkas_configuration_produces_as_alice_or_the_certificate(kafka, k
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_java_clients_configuration_produces_as_alice_or_the_certificate(
         kafka, kind, tmp_path):
-    allow_to_write(kafka, "User:alice", CERTIFICATE_PRINCIPAL)
+    for principal in ("User:alice", CERTIFICATE_PRINCIPAL):
+        allow(kafka, TOPIC_RESOURCE, TOPIC, WRITE, principal=principal)
     config = filled(configurations(1)[kind], kafka.listeners, kafka.ssl, tmp_path)
     bootstrap = config.pop("bootstrap.servers")
     run_harness("produce", "--bootstrap", bootstrap, "--topic", TOPIC, "--count", "1",
