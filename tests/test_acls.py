@@ -148,55 +148,6 @@ def test_metadata_auto_creates_a_topic_only_with_create(fake_kafka):
 
 
 @SECURED
-def test_group_apis_are_refused_at_the_group(fake_kafka):
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "READ")
-    fake_kafka.create_acl("GROUP", "allowed", ANONYMOUS, "READ")
-    commit = {"group_id": "refused", "generation_id_or_member_epoch": -1, "member_id": "",
-              "group_instance_id": None, "retention_time_ms": -1, "topics": [
-                  {"name": "orders", "partitions": [
-                      {"partition_index": 0, "committed_offset": 1,
-                       "committed_leader_epoch": -1, "committed_metadata": ""}]},
-                  {"name": "secret", "partitions": [
-                      {"partition_index": 0, "committed_offset": 1,
-                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        found = client.request("FindCoordinator", 4, {"key_type": 0,
-                                                      "coordinator_keys": ["refused", "allowed"]})
-        old = client.request("FindCoordinator", 3, {"key": "refused", "key_type": 0})
-        group_refused = client.request("OffsetCommit", 9, commit)
-        topic_refused = client.request("OffsetCommit", 9, dict(commit, group_id="allowed"))
-        heartbeat = client.request("Heartbeat", 4, {"group_id": "refused", "generation_id": 1,
-                                                    "member_id": "m", "group_instance_id": None})
-    assert [(c.key, c.error_code) for c in found.coordinators] == [
-        ("refused", ErrorCode.GROUP_AUTHORIZATION_FAILED), ("allowed", 0)]
-    assert (old.error_code, old.node_id) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, -1)
-    # The group first (every partition refused), then each topic.
-    assert [[p.error_code for p in t.partitions] for t in group_refused.topics] == [
-        [ErrorCode.GROUP_AUTHORIZATION_FAILED]] * 2
-    assert [[p.error_code for p in t.partitions] for t in topic_refused.topics] == [
-        [0], [ErrorCode.TOPIC_AUTHORIZATION_FAILED]]
-    assert fake_kafka.committed("allowed", "orders", 0) == 1
-    assert fake_kafka.committed("refused", "orders", 0) is None
-    assert heartbeat.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
-
-
-@SECURED
-def test_offset_fetch_refuses_per_group_from_v8(fake_kafka):
-    fake_kafka.create_acl("GROUP", "allowed", ANONYMOUS, "DESCRIBE")
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "DESCRIBE")
-    topics = [{"name": "orders", "partition_indexes": [0]},
-              {"name": "secret", "partition_indexes": [0]}]
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        answer = client.request("OffsetFetch", 9, {"require_stable": False, "groups": [
-            {"group_id": "refused", "member_id": None, "member_epoch": -1, "topics": topics},
-            {"group_id": "allowed", "member_id": None, "member_epoch": -1, "topics": topics}]})
-    assert [(g.group_id, g.error_code, [(t.name, [p.error_code for p in t.partitions])
-                                        for t in g.topics]) for g in answer.groups] == [
-        ("refused", ErrorCode.GROUP_AUTHORIZATION_FAILED, []),
-        ("allowed", 0, [("orders", [0]), ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])])]
-
-
-@SECURED
 def test_list_groups_lists_only_the_groups_the_principal_may_describe(fake_kafka):
     for group in ("visible", "hidden"):
         fake_kafka.call(lambda g=group: fake_kafka.cluster.state.groups.offsets.commit(g, {}))
@@ -209,38 +160,6 @@ def test_list_groups_lists_only_the_groups_the_principal_may_describe(fake_kafka
         listed = client.request("ListGroups", 5, {"states_filter": [], "types_filter": []})
     assert committed.topics == []
     assert "hidden" not in [g.group_id for g in listed.groups]
-
-
-@SECURED
-def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(fake_kafka):
-    body = {"transactional_id": None, "transaction_timeout_ms": -1, "producer_id": -1,
-            "producer_epoch": -1}
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        refused = client.request("InitProducerId", 5, body)
-        fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
-        allowed = client.request("InitProducerId", 5, body)
-        transactional = client.request("InitProducerId", 5,
-                                       dict(body, transactional_id="tx",
-                                            transaction_timeout_ms=60000))
-    assert (refused.error_code, refused.producer_id) == (
-        ErrorCode.CLUSTER_AUTHORIZATION_FAILED, -1)
-    assert allowed.error_code == 0 and allowed.producer_id >= 0
-    assert transactional.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-
-
-@SECURED
-def test_describe_configs_refuses_per_resource_after_the_rest(fake_kafka):
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "ALTER_CONFIGS")  # implies DESCRIBE_
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        answer = client.request("DescribeConfigs", 4, {"resources": [
-            {"resource_type": 4, "resource_name": "1", "configuration_keys": None},
-            {"resource_type": 2, "resource_name": "secret", "configuration_keys": None},
-            {"resource_type": 2, "resource_name": "orders", "configuration_keys": None}],
-            "include_synonyms": False, "include_documentation": False})
-    assert [(r.resource_name, r.error_code, r.error_message) for r in answer.results] == [
-        ("orders", 0, ""),
-        ("1", ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
-        ("secret", ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")]
 
 
 @pytest.mark.fake_kafka(authorizer=True, allow_everyone_if_no_acl_found=True,
@@ -275,27 +194,6 @@ def test_a_super_user_may_do_anything_and_a_fault_still_applies(fake_kafka):
     assert faulted.responses[0].partition_responses[0].error_code == \
         ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert produced.responses[0].partition_responses[0].error_code == 0
-
-
-@SECURED
-def test_add_partitions_to_txn_refuses_the_rest_as_not_attempted(fake_kafka):
-    fake_kafka.create_acl("TRANSACTIONAL_ID", "tx", ANONYMOUS, "WRITE")
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        producer = client.request("InitProducerId", 5, {
-            "transactional_id": "tx", "transaction_timeout_ms": 60000, "producer_id": -1,
-            "producer_epoch": -1})
-        added = client.request("AddPartitionsToTxn", 3, {
-            "v3_and_below_transactional_id": "tx",
-            "v3_and_below_producer_id": producer.producer_id,
-            "v3_and_below_producer_epoch": producer.producer_epoch,
-            "v3_and_below_topics": [{"name": "orders", "partitions": [0]},
-                                    {"name": "secret", "partitions": [0]}]})
-    assert [(t.name, [p.partition_error_code for p in t.results_by_partition])
-            for t in added.results_by_topic_v3_and_below] == [
-        ("orders", [ErrorCode.OPERATION_NOT_ATTEMPTED]),
-        ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
-    assert fake_kafka.transactions()["tx"].partitions == ()
 
 
 @SECURED

@@ -8,19 +8,21 @@ the fake's inspection (hosts, faults, the store) or an option the preset does no
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from tests.bodies import batch, fetch_body, join_body, produce_body
+from tests.real_cluster import wait_for
 from tests.security import SECURE, allow, logged_in
 from tests.wire import WireClient
 
 pytestmark = [pytest.mark.security,
               pytest.mark.fake_kafka(**SECURE, topics={"orders": 1, "secret": 1})]
 
-TOPIC, GROUP = 2, 3
-ALL, READ, WRITE, DESCRIBE = 2, 3, 4, 8
+TOPIC, GROUP, TRANSACTIONAL_ID = 2, 3, 5
+ALL, READ, WRITE, DESCRIBE, ALTER_CONFIGS = 2, 3, 4, 8, 11
 PREFIXED, DENY = 4, 2
 
 
@@ -78,3 +80,102 @@ def test_join_group_without_read_on_the_group_is_refused(kafka, alice, version):
     # Kafka's getErrorResponse: no member id, no protocol name (null from v7).
     assert (answer.member_id, answer.protocol_name) == ("", None if version >= 7 else "")
     assert kafka.group("refused") is None
+
+
+def test_group_apis_are_refused_at_the_group(kafka, alice):
+    allow(kafka, TOPIC, "orders", READ)
+    allow(kafka, GROUP, "allowed", READ)
+    commit = {"group_id": "refused", "generation_id_or_member_epoch": -1, "member_id": "",
+              "group_instance_id": None, "retention_time_ms": -1, "topics": [
+                  {"name": name, "partitions": [
+                      {"partition_index": 0, "committed_offset": 1,
+                       "committed_leader_epoch": -1, "committed_metadata": ""}]}
+                  for name in ("orders", "secret")]}
+    found = alice.request("FindCoordinator", 4, {"key_type": 0,
+                                                 "coordinator_keys": ["refused", "allowed"]})
+    old = alice.request("FindCoordinator", 3, {"key": "refused", "key_type": 0})
+    group_refused = alice.request("OffsetCommit", 9, commit)
+    topic_refused = alice.request("OffsetCommit", 9, dict(commit, group_id="allowed"))
+    heartbeat = alice.request("Heartbeat", 4, {"group_id": "refused", "generation_id": 1,
+                                               "member_id": "m", "group_instance_id": None})
+    assert [(c.key, c.error_code) for c in found.coordinators] == [
+        ("refused", ErrorCode.GROUP_AUTHORIZATION_FAILED), ("allowed", 0)]
+    assert (old.error_code, old.node_id) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, -1)
+    # The group first (every partition refused), then each topic: a refused topic comes
+    # before the committed ones (Kafka's OffsetCommitResponse.Builder).
+    assert [[p.error_code for p in t.partitions] for t in group_refused.topics] == [
+        [ErrorCode.GROUP_AUTHORIZATION_FAILED]] * 2
+    assert [(t.name, [p.error_code for p in t.partitions]) for t in topic_refused.topics] == [
+        ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED]), ("orders", [0])]
+    assert kafka.committed("allowed", "orders", 0) == 1
+    assert kafka.committed("refused", "orders", 0) is None
+    assert heartbeat.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+def test_offset_fetch_refuses_per_group_from_v8(kafka, alice):
+    allow(kafka, GROUP, "allowed", DESCRIBE)
+    allow(kafka, TOPIC, "orders", DESCRIBE)
+    topics = [{"name": "orders", "partition_indexes": [0]},
+              {"name": "secret", "partition_indexes": [0]}]
+    answer = alice.request("OffsetFetch", 9, {"require_stable": False, "groups": [
+        {"group_id": "refused", "member_id": None, "member_epoch": -1, "topics": topics},
+        {"group_id": "allowed", "member_id": None, "member_epoch": -1, "topics": topics}]})
+    assert [(g.group_id, g.error_code, [(t.name, [p.error_code for p in t.partitions])
+                                        for t in g.topics]) for g in answer.groups] == [
+        ("refused", ErrorCode.GROUP_AUTHORIZATION_FAILED, []),
+        ("allowed", 0, [("orders", [0]), ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])])]
+
+
+def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(kafka, alice):
+    body = {"transactional_id": None, "transaction_timeout_ms": -1, "producer_id": -1,
+            "producer_epoch": -1}
+    refused = alice.request("InitProducerId", 5, body)
+    allow(kafka, TOPIC, "orders", WRITE)
+    allowed = alice.request("InitProducerId", 5, body)
+    transactional = alice.request("InitProducerId", 5, dict(
+        body, transactional_id="tx", transaction_timeout_ms=60000))
+    assert (refused.error_code, refused.producer_id) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED, -1)
+    assert allowed.error_code == 0 and allowed.producer_id >= 0
+    assert transactional.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_describe_configs_refuses_per_resource_after_the_rest(kafka, alice):
+    allow(kafka, TOPIC, "orders", ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
+    broker = str(kafka.brokers[0].id)
+    answer = alice.request("DescribeConfigs", 4, {"resources": [
+        {"resource_type": 4, "resource_name": broker, "configuration_keys": None},
+        {"resource_type": 2, "resource_name": "secret", "configuration_keys": None},
+        {"resource_type": 2, "resource_name": "orders", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})
+    assert [(r.resource_name, r.error_code, r.error_message) for r in answer.results] == [
+        ("orders", 0, ""),
+        (broker, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
+        ("secret", ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")]
+
+
+def ready(answer: Any) -> Any:
+    """``answer`` once it has no error, else None (ask again)."""
+    return None if answer.error_code else answer
+
+
+def test_add_partitions_to_txn_refuses_the_rest_as_not_attempted(kafka, alice):
+    allow(kafka, TRANSACTIONAL_ID, "tx", WRITE)
+    allow(kafka, TOPIC, "orders", WRITE)
+    # As a producer does: FindCoordinator first (Kafka makes __transaction_state then).
+    wait_for(lambda: ready(alice.request("FindCoordinator", 4, {
+        "key_type": 1, "coordinator_keys": ["tx"]}).coordinators[0]), "the coordinator")
+    producer = wait_for(lambda: ready(alice.request("InitProducerId", 5, {
+        "transactional_id": "tx", "transaction_timeout_ms": 60000, "producer_id": -1,
+        "producer_epoch": -1})), "a producer id")
+    added = alice.request("AddPartitionsToTxn", 3, {
+        "v3_and_below_transactional_id": "tx",
+        "v3_and_below_producer_id": producer.producer_id,
+        "v3_and_below_producer_epoch": producer.producer_epoch,
+        "v3_and_below_topics": [{"name": "orders", "partitions": [0]},
+                                {"name": "secret", "partitions": [0]}]})
+    assert [(t.name, [p.partition_error_code for p in t.results_by_partition])
+            for t in added.results_by_topic_v3_and_below] == [
+        ("orders", [ErrorCode.OPERATION_NOT_ATTEMPTED]),
+        ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
+    assert kafka.transactions()["tx"].partitions == ()

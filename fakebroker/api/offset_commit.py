@@ -35,7 +35,7 @@ from fakebroker.state.offsets import CommittedOffset, TopicPartition
 API_KEY = 8
 MAX_METADATA_BYTES = 4096
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
-    "partitions", "partitions", "partition_index")))
+    "partitions", "partitions", "partition_index")), errors_first=True)
 AUTHORIZES = (groups("READ"), topics("READ"))
 
 

@@ -126,7 +126,10 @@ def inject_errors(api_key: int, version: int, request: Any, response: dict[str, 
         for entry in response.get(level.response_list) or ():
             entry[level.error_field] = layout.every_entry
     if layout.entries:
+        handled = {id(answer) for answer in _answer_list(response, level.response_list)}
         _inject(level, request, response, layout.entries, topic_name, Target())
+        if ERROR_PLACEMENTS[api_key].errors_first:  # the entries made for errors first
+            _answer_list(response, level.response_list).sort(key=lambda a: id(a) in handled)
     return response
 
 

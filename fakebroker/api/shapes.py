@@ -34,6 +34,10 @@ shape of an error answer is written once.
 * ``each``: ``(request list, answer list)`` of an API whose answer has neither a top-level
   error nor entries found by a key (CreateAcls answers its creations by position): an error
   goes on one answer entry per request entry, beside ``top_fields``.
+* ``errors_first``: the outermost entries answered for an error alone (taken out of the
+  request by the authorizer or a fault rule) come before the handler's, each group in
+  request order (OffsetCommit: Kafka's response builder adds the refused topics, then merges
+  the coordinator's answer); else every entry keeps the request's order.
 * ``keys``: request fields holding keys that name a group or a transactional id by a type
   field beside them (FindCoordinator). Without it a request names its groups by its
   ``group_id`` field and its group entries, its transactional ids by ``transactional_id``.
@@ -119,6 +123,7 @@ class Placement:
     when_filtered: Mapping[str, Any] = field(default_factory=dict)
     keys: Keys | None = None
     each: tuple[str, str] | None = None
+    errors_first: bool = False
 
     def entries_at(self, version: int) -> Level | None:
         """The entries an error of this version goes in; None: the top level only."""
