@@ -21,8 +21,9 @@ from tests.wire import WireClient
 pytestmark = [pytest.mark.security,
               pytest.mark.fake_kafka(**SECURE, topics={"orders": 1, "secret": 1})]
 
-TOPIC, GROUP, TRANSACTIONAL_ID = 2, 3, 5
-ALL, READ, WRITE, DESCRIBE, ALTER_CONFIGS = 2, 3, 4, 8, 11
+TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = 2, 3, 4, 5
+ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = 2, 3, 4, 5, 6, 7, 8
+DESCRIBE_CONFIGS, ALTER_CONFIGS = 10, 11
 PREFIXED, DENY = 4, 2
 
 
@@ -179,3 +180,52 @@ def test_add_partitions_to_txn_refuses_the_rest_as_not_attempted(kafka, alice):
         ("orders", [ErrorCode.OPERATION_NOT_ATTEMPTED]),
         ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
     assert kafka.transactions()["tx"].partitions == ()
+
+
+def test_metadata_auto_creates_a_topic_only_with_create(kafka, alice):
+    allow(kafka, TOPIC, "new-", DESCRIBE, pattern=PREFIXED)
+    allow(kafka, TOPIC, "new-ok", CREATE)
+    answer = alice.request("Metadata", 12, {"topics": [
+        {"name": "new-ok"}, {"name": "new-no"}], "allow_auto_topic_creation": True})
+    assert [(t.name, t.error_code) for t in answer.topics] == [
+        ("new-ok", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),  # created, for the next request
+        ("new-no", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    wait_for(lambda: "new-ok" in kafka.topics(), "the topic created")
+    assert "new-no" not in kafka.topics()
+
+
+def test_create_topics_needs_create_on_the_cluster_or_the_topic(kafka, alice):
+    allow(kafka, TOPIC, "mine-", CREATE, pattern=PREFIXED)
+    allow(kafka, TOPIC, "mine-b", DESCRIBE_CONFIGS)
+    topics = [{"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+               "configs": []} for name in ("theirs", "mine-a", "mine-b")]
+    answer = alice.request("CreateTopics", 7, {"topics": topics, "timeout_ms": 5000,
+                                               "validate_only": False})
+    # Refused last, with Kafka's message; configs only where DESCRIBE_CONFIGS is allowed.
+    assert [(t.name, t.error_code, t.error_message, t.topic_config_error_code,
+             t.num_partitions, bool(t.configs)) for t in answer.topics] == [
+        ("mine-a", 0, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, False),
+        ("mine-b", 0, None, 0, 1, True),
+        ("theirs", ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, -1, False)]
+    wait_for(lambda: {"mine-a", "mine-b"} <= set(kafka.topics()), "the topics created")
+    assert "theirs" not in kafka.topics()
+
+
+def test_describe_groups_answers_the_operations_the_principal_may_do(kafka, alice):
+    allow(kafka, GROUP, "g", READ)
+    allow(kafka, GROUP, "g", DELETE, permission=DENY)
+    answer = alice.request("DescribeGroups", 5, {"groups": ["g", "other"],
+                                                 "include_authorized_operations": True})
+    # The refused groups first, then the coordinator's answers (Kafka's KafkaApis).
+    assert [(g.group_id, g.error_code) for g in answer.groups] == [
+        ("other", ErrorCode.GROUP_AUTHORIZATION_FAILED), ("g", 0)]
+    assert answer.groups[1].authorized_operations == (1 << READ) | (1 << DESCRIBE)
+
+
+def test_cluster_operations_are_those_the_principal_may_do(kafka, alice):
+    request = {"include_cluster_authorized_operations": True, "endpoint_type": 1}
+    before = alice.request("DescribeCluster", 1, request)
+    allow(kafka, CLUSTER, "kafka-cluster", ALTER)
+    after = alice.request("DescribeCluster", 1, request)
+    assert before.cluster_authorized_operations == 0  # no DESCRIBE on the cluster
+    assert after.cluster_authorized_operations == (1 << ALTER) | (1 << DESCRIBE)  # implied

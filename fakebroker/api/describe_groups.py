@@ -27,7 +27,8 @@ from fakebroker.state.groups import GroupKind
 API_KEY = 15
 # Beside a group's error: nothing described.
 UNDESCRIBED = {"group_state": "", "protocol_type": "", "protocol_data": "", "members": ()}
-ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIBED))
+ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIBED),
+                            errors_first=True)
 AUTHORIZES = (groups("DESCRIBE"),
               in_handler("each group's authorized operations, asked for"))
 

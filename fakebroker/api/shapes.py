@@ -36,8 +36,8 @@ shape of an error answer is written once.
   goes on one answer entry per request entry, beside ``top_fields``.
 * ``errors_first``: the outermost entries answered for an error alone (taken out of the
   request by the authorizer or a fault rule) come before the handler's, each group in
-  request order (OffsetCommit: Kafka's response builder adds the refused topics, then merges
-  the coordinator's answer); else every entry keeps the request's order.
+  request order (OffsetCommit, DescribeGroups: Kafka adds the refused topics or groups to its
+  answer, then the coordinator's); else every entry keeps the request's order.
 * ``keys``: request fields holding keys that name a group or a transactional id by a type
   field beside them (FindCoordinator). Without it a request names its groups by its
   ``group_id`` field and its group entries, its transactional ids by ``transactional_id``.
