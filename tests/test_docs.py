@@ -47,9 +47,22 @@ BLOCK = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```$", re.S | re.M)
 SPARK_PAGES = {"how-to/spark.md"}
 
 
+SNIPPET = re.compile(r'^--8<-- "([^":]+)(?::(\d+):(\d*))?"$', re.M)
+
+
+def with_snippets(text: str) -> str:
+    """The page as the site shows it: ``--8<-- "FILE"`` (or ``"FILE:FIRST:[LAST]"``) lines
+    replaced by those lines of the repository's file (pymdownx.snippets)."""
+    def include(match: re.Match[str]) -> str:
+        lines = (ROOT / match[1]).read_text().splitlines(keepends=True)
+        first = int(match[2] or 1) - 1
+        return "".join(lines[first:int(match[3]) if match[3] else None])
+    return SNIPPET.sub(include, text)
+
+
 def blocks(page: Path) -> list[tuple[str, str, str]]:
-    """(language, attributes, text) of every fenced block of a page, in order."""
-    return BLOCK.findall(page.read_text())
+    """(language, attributes, text) of every fenced block of a page as shown, in order."""
+    return BLOCK.findall(with_snippets(page.read_text()))
 
 
 def page_id(page: Path) -> str:
@@ -131,7 +144,8 @@ def extras() -> set[str]:
     return set(project["optional-dependencies"])
 
 
-INSTALL = re.compile(r"^\s*(pip install|python3? -m (venv|pip install)|\. \S+/bin/activate)")
+INSTALL = re.compile(
+    r"^\s*(pip install|python3? -m (venv|pip install)|\. \S+/bin/activate|bash \.ci/install-)")
 
 
 def without_installs(script: str) -> str:
@@ -158,7 +172,8 @@ def with_free_ports(script: str) -> str:
 
 def in_foreground(script: str) -> bool:
     """Whether the block's first ``fakebroker serve`` runs in the foreground (no ``&``)."""
-    return "&" not in script.split("fakebroker serve", 1)[-1].split("\n", 1)[0]
+    joined = script.replace("\\\n", " ")  # continued lines as one
+    return "&" not in joined.split("fakebroker serve", 1)[-1].split("\n", 1)[0]
 
 
 def children(pid: int) -> list[int]:
@@ -172,6 +187,21 @@ def children(pid: int) -> list[int]:
         if int(fields[1]) == pid:
             found.append(int(stat.parent.name))
     return found
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop what a block left in the background (SIGTERM) and wait until all of it ended,
+    so the next block finds none of its files (a ready file is removed on exit)."""
+    deadline = time.monotonic() + 15
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(10)
+        while time.monotonic() < deadline:
+            os.killpg(process.pid, 0)
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def run_sh(script: str, folder: Path, env: dict[str, str], timeout: float = 60) -> str:
@@ -193,11 +223,7 @@ def run_sh(script: str, folder: Path, env: dict[str, str], timeout: float = 60) 
             time.sleep(0.05)
         status = process.poll()
     finally:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)  # what it left in the background
-        except ProcessLookupError:
-            pass
-        process.wait(10)
+        stop_group(process)
     output = out.read_text()
     assert status == 0, f"exit {status}:\n{script}\n--- output:\n{output}"
     return output
@@ -243,7 +269,8 @@ def run_toml(text: str, folder: Path, env: dict[str, str]) -> None:
 def run_page(page: Path, folder: Path) -> None:
     env = environment()
     (folder / "tests").symlink_to(ROOT / "tests")
-    (folder / "examples").symlink_to(ROOT / "examples")
+    for name in ("examples", "pyproject.toml"):
+        (folder / name).symlink_to(ROOT / name)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     files = []
     shell = ""
