@@ -160,12 +160,14 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     """The command: runs the job once (AvailableNow) and prints every user's published total,
     ``user | events | amount``, one per line. ``spark``: a session to use (default: its own
     :func:`fakebroker.spark.session`, stopped at the end)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bootstrap-servers", required=True)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT,...",
+                        help="the Kafka cluster (bootstrap.servers)")
     parser.add_argument("--events", required=True, help="the events topic")
     parser.add_argument("--totals", required=True, help="the topic totals are published to")
     parser.add_argument("--checkpoint", required=True, help="checkpoint folder")
-    parser.add_argument("--max-offsets-per-trigger", type=int)
+    parser.add_argument("--max-offsets-per-trigger", type=int, metavar="N",
+                        help="read at most N events per micro-batch (default: all there are)")
     args = parser.parse_args(argv)
     options = {}
     if args.max_offsets_per_trigger:

@@ -18,17 +18,19 @@ if TYPE_CHECKING:
     from fakebroker.protocol.errors import ClusterError
     from fakebroker.protocol.records import Record
     from fakebroker.runtime import FakeCluster, open_cluster
-    from fakebroker.sync import FakeKafka
+    from fakebroker.sync import ClusterStopped, FakeKafka
 
 _WHERE = {
     "ClusterError": "fakebroker.protocol.errors",
+    "ClusterStopped": "fakebroker.sync",
     "FakeCluster": "fakebroker.runtime",
     "FakeKafka": "fakebroker.sync",
     "Record": "fakebroker.protocol.records",
     "open_cluster": "fakebroker.runtime",
 }
 
-__all__ = ["ClusterError", "FakeCluster", "FakeKafka", "Record", "__version__", "open_cluster"]
+__all__ = ["ClusterError", "ClusterStopped", "FakeCluster", "FakeKafka", "Record", "__version__",
+           "open_cluster"]
 
 
 def __getattr__(name: str) -> Any:

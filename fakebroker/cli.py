@@ -1,11 +1,16 @@
 """The ``fakebroker`` command: ``fakebroker serve`` runs a fake cluster until SIGINT/SIGTERM;
 ``fakebroker ctl`` controls a running one.
 
-When every broker listens, ``serve`` prints ``bootstrap.servers=HOST:PORT,...`` (and
+When every broker listens, ``serve`` prints ``bootstrap.servers=HOST:PORT,...`` (and, with
+``--listener``, ``listeners.NAME=HOST:PORT,...`` for each listener and ``ssl.ca_file=...``,
+``ssl.client_cert_file=...``, ``ssl.client_key_file=...`` with a TLS listener; and
 ``control_url=...`` with ``--control-port``) on stdout and, with ``--ready-file``, writes JSON
-``{"bootstrap_servers": ..., "brokers": [{"id", "host", "port"}], "listen_host": ...,
-"cluster_id": ..., "control_url": ..., "pid": ...}`` (written to a temporary name, then
-renamed, so a reader never sees half). Brokers are listed at their advertised host.
+``{"bootstrap_servers": ..., "brokers": [{"id", "host", "port"}], "listeners": {NAME:
+"HOST:PORT,..."}, "ssl": {"ca_file", "client_cert_file", "client_key_file"} or null,
+"listen_host": ..., "cluster_id": ..., "control_url": ..., "pid": ...}`` (written to a
+temporary name, then renamed, so a reader never sees half). Brokers are listed at their
+advertised host; ``bootstrap_servers`` and ``brokers`` at the PLAINTEXT listener (the first
+listener without one).
 
 The control API listens on 127.0.0.1 whatever ``--host`` is; ``--control-host`` binds it
 elsewhere, and then only with a token (``--control-token``, or generated). A token in force
@@ -16,7 +21,9 @@ Every ``serve`` flag may also come from an environment variable named after it
 (``--advertised-host`` from ``FAKEBROKER_ADVERTISED_HOST``, ``--topic`` from
 ``FAKEBROKER_TOPICS=orders:3,audit:1``); a flag given on the command line wins. A bad value,
 from a flag, a variable or a scenario file, a port in use or a file that cannot be read ends
-the command with one line on stderr and exit status 2, before anything starts.
+the command with one line on stderr and exit status 2, before anything starts. A
+``FAKEBROKER_*`` variable no part of fakebroker reads (a typo) is a warning on stderr naming
+the closest ``serve`` variable.
 """
 
 from __future__ import annotations
@@ -38,9 +45,11 @@ from fakebroker.options import (
     ENV_PREFIX,
     OptionError,
     Setting,
+    check_advertised,
     parse_int,
     parse_topic,
     parse_topics,
+    topic_counts,
 )
 from fakebroker.version import __version__
 
@@ -52,6 +61,16 @@ if TYPE_CHECKING:
     from fakebroker.runtime import FakeCluster
 
 USAGE_ERROR = 2
+DESCRIPTION = ("A fake Kafka broker for tests, speaking Kafka's wire protocol. 'serve' runs a "
+               "fake cluster until SIGINT or SIGTERM; 'ctl' controls a running one.")
+
+
+def _log_level(text: str) -> str:
+    """A name of Python's logging levels, any case."""
+    level = text.strip().upper()
+    if not isinstance(logging.getLevelName(level), int):
+        raise ValueError(f"unknown level {text!r} (DEBUG, INFO, WARNING, ERROR or CRITICAL)")
+    return level
 
 
 def _port_or_zero(text: str) -> int:
@@ -92,9 +111,10 @@ SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("scenario", Path, "brokers, topics, faults and a timeline of actions",
                 metavar="FILE.toml"),
     Setting("ready_file", Path, "write connection details here as JSON", metavar="FILE"),
-    Setting("log_level", str, "Python logging level (default WARNING)", metavar="LEVEL"),
+    Setting("log_level", _log_level, "Python logging level (default WARNING)", metavar="LEVEL"),
 )}
 TOPICS_ENV = ENV_PREFIX + "TOPICS"
+READY_FILE_FLAG = SERVE_OPTIONS["ready_file"].flag
 
 
 class _Parser(argparse.ArgumentParser):
@@ -144,14 +164,13 @@ def _topic_flag(text: str) -> tuple[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="fakebroker", description=__doc__.splitlines()[0])
+    top = _Parser(prog="fakebroker", description=DESCRIPTION)
     top.add_argument("--version", action="version", version=f"fakebroker {__version__}")
     commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
     serve = commands.add_parser(
         "serve", help="run a fake Kafka cluster until interrupted",
         description="Run a fake Kafka cluster until SIGINT or SIGTERM. Every flag may also be "
-                    "given by the environment variable shown beside it; the flag wins.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "given by the environment variable shown beside it; the flag wins.")
     for setting in CLUSTER_SETTINGS.values():
         if setting.name in ("max_request_bytes", "journal_capacity"):
             continue  # Python-only settings: no reason to change them from a shell
@@ -166,7 +185,7 @@ def parser() -> argparse.ArgumentParser:
     for option in SERVE_OPTIONS.values():
         serve.add_argument(option.flag, type=_flag_type(option), metavar=option.metavar,
                            help=f"{option.help} [{option.env}]")
-    commands.add_parser("ctl", help="control a running `fakebroker serve`",
+    commands.add_parser("ctl", help="control a running 'fakebroker serve' (its --control-port)",
                         arguments=_ctl_arguments)
     return top
 
@@ -195,7 +214,31 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Na
             args.topic = list(parse_topics(environ.get(TOPICS_ENV, "")).items())
         except ValueError as exc:
             raise OptionError(f"{TOPICS_ENV}: {exc}") from None
+    try:
+        topic_counts(args.topic)
+    except ValueError as exc:
+        raise OptionError(f"--topic: {exc}") from None
     return args
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``FAKEBROKER_*`` variable no part of fakebroker reads (a typo, most
+    likely), naming the closest ``serve`` variable."""
+    import difflib
+
+    serve = [o.env for o in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values())]
+    serve.append(TOPICS_ENV)
+    return [f"{name} is not a fakebroker variable; did you mean "
+            f"{difflib.get_close_matches(name, serve, n=1, cutoff=0)[0]}?"
+            for name in sorted(environ) if name.startswith(ENV_PREFIX)
+            and name not in serve and name not in OTHER_VARIABLES]
+
+
+# The variables other parts of fakebroker read: ctl, the Spark connector's and the
+# benchmark's installs, and the project's own test suite and CI (set beside a serve).
+OTHER_VARIABLES = frozenset(ENV_PREFIX + name for name in (
+    "CONTROL_URL", "CLIENTS_DIR", "SPARK_KAFKA_JARS", "KAFKA_CDS", "KAFKA_JVM_OPTS",
+    "CI_DIR", "EXPECT_INSTALLED", "JAVA_CDS", "JAVA_CLIENT", "JAVA_OPTS", "NODE_OPTS"))
 
 
 def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict[str, Any]:
@@ -212,13 +255,17 @@ def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict
 
 def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None,
                      control_token: str | None = None) -> None:
-    """Write the ready file atomically; with a ``control_token`` in it, readable by its owner
-    alone (mode 0600)."""
+    """Write the connection details to ``path`` through a temporary file beside it, renamed
+    over it (a reader never sees half); with a ``control_token`` in it, readable by its owner
+    alone (mode 0600). On failure, an ``OSError`` naming the flag, and no temporary file left
+    behind."""
     import json  # only a run with a ready file needs it
 
     details: dict[str, Any] = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],
+        "listeners": cluster.listeners,
+        "ssl": cluster.ssl,
         "listen_host": cluster.settings.host,
         "cluster_id": cluster.state.cluster_id,
         "control_url": control_url,
@@ -226,13 +273,28 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None,
     }
     if control_token is not None:
         details["control_token"] = control_token
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.unlink(missing_ok=True)  # created afresh, so with the mode asked for below
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # beside it: one rename
     mode = 0o600 if control_token is not None else 0o666
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with open(descriptor, "w", encoding="utf-8") as out:
-        out.write(json.dumps(details, indent=2) + "\n")
-    temporary.replace(path)
+    try:
+        temporary.unlink(missing_ok=True)  # created afresh, so with the mode asked for below
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with open(descriptor, "w", encoding="utf-8") as out:
+            out.write(json.dumps(details, indent=2) + "\n")
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise OSError(exc.errno, f"{READY_FILE_FLAG}: cannot write {path}: {exc.strerror}"
+                      ) from None
+
+
+def check_ready_file(path: Path) -> None:
+    """``OptionError`` (naming the flag) for a ready file that surely cannot be written: a
+    directory, or in a directory that does not exist."""
+    if path.is_dir():
+        raise OptionError(f"{READY_FILE_FLAG}: {path} is a directory")
+    if not path.parent.is_dir():
+        raise OptionError(f"{READY_FILE_FLAG}: cannot write {path}: no directory "
+                          f"{path.parent}")
 
 
 async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
@@ -267,6 +329,12 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
                 if args.ready_file:
                     write_ready_file(args.ready_file, cluster, control_url, control_token)
                 print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
+                if cluster.settings.listeners:
+                    for name, servers in cluster.listeners.items():
+                        print(f"listeners.{name}={servers}", flush=True)
+                    for name, path in (cluster.ssl or {}).items():
+                        if path is not None:
+                            print(f"ssl.{name}={path}", flush=True)
                 if control_url:
                     print(f"control_url={control_url}", flush=True)
                 if scenario is not None:
@@ -362,11 +430,16 @@ def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
     from fakebroker.protocol.errors import ClusterError
 
+    for warning in unknown_variables(environ):
+        print(f"fakebroker: warning: {warning}", file=sys.stderr)
     try:
         resolve(args, environ)
-        level = (args.log_level or "WARNING").upper()
-        if not isinstance(logging.getLevelName(level), int):
-            raise OptionError(f"log_level: unknown level {args.log_level!r}")
+        level = args.log_level or "WARNING"
+        if args.host is not None and args.scenario is None:  # else checked with the file's
+            check_advertised(args.host, args.advertised_host,
+                             lambda name: CLUSTER_SETTINGS[name].flag)
+        if args.ready_file:
+            check_ready_file(args.ready_file)
     except OptionError as exc:
         return _refuse(exc)
     scenario = None
@@ -374,7 +447,7 @@ def run_serve(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         from fakebroker.control.scenario import ScenarioError, load_scenario
 
         try:
-            scenario = load_scenario(args.scenario)
+            scenario = load_scenario(args.scenario, cluster_options(args, None))
         except (OptionError, ScenarioError) as exc:
             return _refuse(exc)
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -22,7 +22,7 @@ value is refused with one line naming the setting, before anything starts.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -53,19 +53,41 @@ def parse_int(text: str) -> int:
 
 def parse_topic(text: str) -> tuple[str, int]:
     """``name`` or ``name:partitions`` (partitions >= 1)."""
-    name, _, partitions = text.strip().partition(":")
+    name, colon, partitions = text.strip().partition(":")
+    if not name:
+        raise ValueError(f"expected NAME or NAME:PARTITIONS, got {text!r}: no topic name")
+    if colon and not partitions:
+        raise ValueError(f"expected NAME or NAME:PARTITIONS, got {text!r}: no partition count "
+                         "after ':'")
     try:
-        count = int(partitions) if partitions else 1
+        count = int(partitions) if colon else 1
     except ValueError:
         raise ValueError(f"expected NAME or NAME:PARTITIONS, got {text!r}") from None
-    if not name or count < 1:
+    if count < 1:
         raise ValueError(f"expected NAME or NAME:PARTITIONS (partitions >= 1), got {text!r}")
     return name, count
 
 
+def topic_counts(topics: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Topic name -> partitions from ``(name, partitions)`` pairs; a topic given twice with
+    different counts is a ``ValueError`` (which one was meant?)."""
+    counts: dict[str, int] = {}
+    for name, count in topics:
+        if counts.setdefault(name, count) != count:
+            raise ValueError(f"topic {name!r} given twice, with {counts[name]} and {count} "
+                             "partitions")
+    return counts
+
+
 def parse_topics(text: str) -> dict[str, int]:
-    """A comma-separated list of ``name[:partitions]`` (the environment's form of --topic)."""
-    return dict(parse_topic(part) for part in text.split(",") if part.strip())
+    """A comma-separated list of ``name[:partitions]`` (the environment's form of --topic);
+    an empty entry (``a:3,,b:1``) is a ``ValueError``, as in ``topic_counts``."""
+    if not text.strip():
+        return {}
+    entries = text.split(",")
+    if not all(entry.strip() for entry in entries):
+        raise ValueError(f"expected NAME[:PARTITIONS],... got an empty entry in {text!r}")
+    return topic_counts(parse_topic(entry) for entry in entries)
 
 
 class Setting(NamedTuple):
@@ -218,9 +240,7 @@ class ClusterSettings:
                           for name, value in options.items()})
         if (settings.ssl_cert is None) != (settings.ssl_key is None):
             raise OptionError("ssl_cert and ssl_key: give both or neither")
-        if settings.advertised_host is None and _advertisable(settings.host) is not None:
-            raise OptionError(f"host: binding {settings.host!r} needs an advertised_host "
-                              "(the name or address clients use to reach the brokers)")
+        check_advertised(settings.host, settings.advertised_host)
         return settings
 
     @property
@@ -235,6 +255,17 @@ class ClusterSettings:
                 if s.kafka is not None}
 
 
+def check_advertised(host: str, advertised_host: str | None,
+                     named: Callable[[str], str] = str) -> None:
+    """``OptionError`` if brokers bound to ``host`` cannot give it to clients and no
+    ``advertised_host`` is given; ``named`` spells a setting's name where it was given
+    (``--advertised-host`` on a command line)."""
+    if advertised_host is None and _advertisable(host) is not None:
+        raise OptionError(f"{named('host')}: binding {host!r} needs "
+                          f"{named('advertised_host')}, the name or address clients use to "
+                          "reach the brokers")
+
+
 def _kafka_text(value: Any) -> str:
     if isinstance(value, tuple):
         return ",".join(value)
@@ -247,8 +278,8 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("advertised_host", str,
             "host name or address the brokers give clients (default: --host)",
             _optional(_advertisable)),
-    Setting("port", parse_int, "first broker's port; brokers use consecutive ports (0 = any free)",
-            _port),
+    Setting("port", parse_int, "first broker's port; brokers use consecutive ports, each "
+            "listener's after the previous listener's (0 = any free)", _port),
     Setting("auto_create_topics", parse_bool,
             "create unknown topics a client asks for (false: refuse them)", _flag,
             kafka="auto.create.topics.enable", metavar="true|false"),

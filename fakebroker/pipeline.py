@@ -33,9 +33,11 @@ Guarantees:
   cancelled because its connection closed). A frame that cannot be decoded is not.
 * An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 (KIP-511).
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
-  its correlation id rewritten, to the same request bytes (correlation id aside) until the
-  cluster's metadata changes (``Cluster.generation``); it is journaled as the answer it
-  repeats. Only ``answer_now`` keeps and gives them, so never while a fault rule exists.
+  its correlation id rewritten, to the same request bytes (correlation id aside) on the same
+  listener from the same principal (Metadata names the brokers at the connection's listener,
+  and lists what its principal may see) until the cluster's metadata changes
+  (``Cluster.generation``); it is journaled as the answer it repeats. Only ``answer_now``
+  keeps and gives them, so never while a fault rule exists.
 """
 
 from __future__ import annotations
@@ -102,9 +104,9 @@ class Pipeline:
         self.faults = faults
         self.journal = journal
         self.wait_for_append = wait_for_append
-        # Kept answers by request bytes without the correlation id, valid for the cluster
-        # generation ``_kept_generation``.
-        self._kept: dict[bytes, _Kept] = {}
+        # Kept answers by listener, principal and request bytes without the correlation id,
+        # valid for the cluster generation ``_kept_generation``.
+        self._kept: dict[tuple[str, str, bytes], _Kept] = {}
         self._kept_generation = -1
 
     def answer_now(self, frame: bytes, peer: Peer) -> Outcome | Wait:
@@ -117,7 +119,7 @@ class Pipeline:
             if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
                 return WAIT
             if api_key in CACHEABLE:
-                key = frame[:4] + frame[8:]
+                key = (peer.listener, peer.principal, frame[:4] + frame[8:])
                 if self._kept_generation != self.cluster.generation:
                     self._kept.clear()
                     self._kept_generation = self.cluster.generation
@@ -239,7 +241,7 @@ class Pipeline:
                       kept.client_id, kept.targets, kept.errors, None, "answered")
         return answer
 
-    def _keep(self, key: bytes, kept: _Kept) -> None:
+    def _keep(self, key: tuple[str, str, bytes], kept: _Kept) -> None:
         if len(self._kept) >= MAX_KEPT_ANSWERS:
             self._kept.clear()
         self._kept[key] = kept

@@ -4,7 +4,7 @@
   ``@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3})`` (any ``FakeKafka`` argument).
 * ``fake_kafka_factory`` — call it for more clusters in one test; all stop after the test.
 * ``spark_kafka`` — a local SparkSession with Spark's own Kafka connector on its classpath
-  (``fakebroker.spark.session``), one per test module; needs ``fakebroker[spark]`` and the
+  (``fakebroker.spark.session``), one per test module; needs fakebroker's ``spark`` extra and the
   connector's jars (a test using it fails naming a missing jar and how to install it).
 
 Every cluster listens on OS-assigned loopback ports, so tests are safe under pytest-xdist.

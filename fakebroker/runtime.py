@@ -2,9 +2,17 @@
 
 Guarantees:
 
-* Every broker listens on its own socket before ``open_cluster`` yields; ``bootstrap_servers``
-  lists them all. Port 0 lets the OS pick each port; a non-zero ``port`` gives consecutive
-  ports ``port, port+1, ...``.
+* Every broker listens on its own socket, one per listener (``listeners``: PLAINTEXT, SSL,
+  SASL_PLAINTEXT, SASL_SSL; none asked: one PLAINTEXT listener), before ``open_cluster``
+  yields; ``listeners`` gives each listener's bootstrap string over all brokers, and
+  ``bootstrap_servers`` the PLAINTEXT listener's (the first listener's without one). Port 0
+  lets the OS pick each port; a non-zero ``port`` gives consecutive ports ``port, port+1,
+  ...``: the first listener's on every broker, then the next listener's (listener ``k`` of
+  broker ``i``, both from 0, on ``port + k * brokers + i``).
+* A TLS listener (SSL, SASL_SSL) serves certificates the cluster makes at start, in a private
+  temporary directory removed when it stops (``ssl`` names the CA and client files), or the
+  ones ``ssl_cert``/``ssl_key`` give (``fakebroker.security.tls``). A cluster without one
+  imports nothing of TLS.
 * All cluster state lives on the trio thread that runs ``open_cluster``.
 * Leaving the block closes every listener and connection.
 * Natural failures (``move_leader``, ``broker_down`` ...) change the cluster as Kafka's
@@ -15,8 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -37,10 +46,14 @@ if TYPE_CHECKING:
     from fakebroker.faults.rules import FaultRegistry, FaultRule
     from fakebroker.journal import JournalEntry
     from fakebroker.protocol.records import Record
+    from fakebroker.security.tls import ClusterTls
     from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
     from fakebroker.timers import Timed
 
 TopicSpec = int | Mapping[str, Any]
+# Where the journal writes each request as a JSON line: a text file, or a file's path.
+JournalSink = TextIO | str | os.PathLike[str] | None
+TOPIC_FIELDS = ("partitions", "replication_factor", "configs", "assignments")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +75,14 @@ class FakeCluster:
     """A running fake cluster, used from its trio thread."""
 
     def __init__(self, state: Cluster, servers: list[BrokerServer], services: Services,
-                 nursery: trio.Nursery, settings: ClusterSettings):
+                 nursery: trio.Nursery, settings: ClusterSettings,
+                 tls: ClusterTls | None = None):
         self.state = state
         self.settings = settings
         self.servers = servers
         self.services = services
         self._nursery = nursery
+        self._tls = tls
 
     @property
     def faults(self) -> FaultRegistry:
@@ -95,8 +110,25 @@ class FakeCluster:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port,host:port,...`` of every broker, for a client's bootstrap.servers."""
+        """``host:port,host:port,...`` of every broker, for a client's bootstrap.servers: the
+        PLAINTEXT listener's, or the first listener's when there is none."""
         return ",".join(f"{b.host}:{b.port}" for b in self.brokers)
+
+    @property
+    def listeners(self) -> dict[str, str]:
+        """Listener name -> its bootstrap string over every broker (``host:port,...``), in the
+        order the listeners were asked for: ``{"PLAINTEXT": ...}`` when none was."""
+        brokers = self.state.brokers.values()
+        return {name: ",".join(f"{b.host}:{b.endpoints[name]}" for b in brokers)
+                for name in listener_names(self.settings)}
+
+    @property
+    def ssl(self) -> dict[str, str | None] | None:
+        """The PEM files a TLS client uses, ``{"ca_file", "client_cert_file",
+        "client_key_file"}`` (the CA to trust; the client certificate and its unencrypted
+        PKCS#8 key for mTLS, None with user-given certificates); None without a TLS
+        listener."""
+        return dict(self._tls.files) if self._tls is not None else None
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None) -> Topic:
@@ -277,10 +309,67 @@ def _start_timers(nursery: trio.Nursery, coordinator: Timed) -> None:
 
 
 def topic_args(spec: TopicSpec) -> dict[str, Any]:
-    """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs."""
-    if isinstance(spec, int):
+    """``3`` or ``{"partitions": 3, "replication_factor": 1, "configs": {...}}`` as kwargs;
+    ``TypeError`` for anything else."""
+    if isinstance(spec, int) and not isinstance(spec, bool):
         return {"partitions": spec}
-    return dict(spec)
+    if isinstance(spec, Mapping) and set(spec) <= set(TOPIC_FIELDS):
+        return dict(spec)
+    raise TypeError(f"a topic is a partition count or a mapping of {', '.join(TOPIC_FIELDS)}; "
+                    f"got {spec!r}")
+
+
+def check_cluster(brokers: int, topics: Mapping[str, TopicSpec] | None,
+                  journal_sink: JournalSink, options: Mapping[str, Any]) -> Cluster:
+    """Check ``open_cluster``'s arguments as it checks them, without opening anything: the
+    settings (``TypeError``, ``OptionError``), the journal sink (``TypeError``) and every
+    topic, created on a scratch cluster of as many brokers (``ClusterError``, or
+    ``TypeError`` for a spec of the wrong shape; both name the topic). Returns that scratch
+    cluster: the state the cluster would start with, ports aside."""
+    settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
+    _check_sink(journal_sink)
+    scratch = Cluster(cluster_id=settings.cluster_id, settings=settings)
+    for _ in range(settings.brokers):
+        scratch.add_broker(settings.advertised, 0)
+    for name, spec in (topics or {}).items():
+        _create_topic(scratch, name, spec)
+    return scratch
+
+
+def _check_sink(sink: JournalSink) -> None:
+    if not (sink is None or isinstance(sink, str | os.PathLike)
+            or callable(getattr(sink, "write", None))):
+        raise TypeError(f"journal_sink: expected a text file or a path, got {sink!r}")
+
+
+def _create_topic(state: Cluster, name: str, spec: TopicSpec) -> None:
+    """``state.create_topic`` from a spec; its errors name the topic."""
+    try:
+        state.create_topic(name, **topic_args(spec))
+    except ClusterError as exc:
+        raise ClusterError(exc.error, f"topic {name!r}: {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"topic {name!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _journal_file(sink: JournalSink) -> Iterator[TextIO | None]:
+    """The sink itself, or the file at its path opened to append (closed on leaving)."""
+    if not isinstance(sink, str | os.PathLike):
+        yield sink
+        return
+    try:
+        file = open(sink, "a", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise OSError(exc.errno, f"journal_sink: cannot open {os.fsdecode(sink)}: "
+                                 f"{exc.strerror}") from None
+    with file:
+        yield file
+
+
+def listener_names(settings: ClusterSettings) -> tuple[str, ...]:
+    """The listeners every broker has: ``settings.listeners``, or one PLAINTEXT."""
+    return settings.listeners or ("PLAINTEXT",)
 
 
 async def listen(host: str, port: int) -> trio.SocketListener:
@@ -298,7 +387,7 @@ async def open_cluster(
     brokers: int = 1,
     topics: Mapping[str, TopicSpec] | None = None,
     *,
-    journal_sink: TextIO | None = None,
+    journal_sink: JournalSink = None,
     **options: Any,
 ) -> AsyncIterator[FakeCluster]:
     """Run a fake cluster of ``brokers`` brokers with ``topics`` (name -> partitions/spec).
@@ -306,34 +395,59 @@ async def open_cluster(
     ``options`` are the cluster settings of ``fakebroker.options.ClusterSettings`` (``host``
     to bind, ``advertised_host`` to give clients, ``port``, ``auto_create_topics``, ``seed``
     for probabilistic faults, ``journal_capacity`` ...): an unknown name is a ``TypeError``, a
-    bad value an ``OptionError``. The journal writes each request as a JSON line to
-    ``journal_sink`` when one is given."""
+    bad value an ``OptionError``; a topic that cannot be created is a ``ClusterError`` naming
+    it. The journal writes each request as a JSON line to ``journal_sink`` when one is given:
+    a text file (left open), or a path (opened to append before the brokers listen, closed
+    when the cluster stops)."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
+    _check_sink(journal_sink)
+    with _journal_file(journal_sink) as sink:
+        async with _run_cluster(settings, topics, sink) as cluster:
+            yield cluster
+
+
+@contextlib.asynccontextmanager
+async def _run_cluster(settings: ClusterSettings, topics: Mapping[str, TopicSpec] | None,
+                       journal_sink: TextIO | None) -> AsyncIterator[FakeCluster]:
     state = Cluster(cluster_id=settings.cluster_id, settings=settings)
     services = Services(settings, journal_sink)
     state.on_append(services.signal.fire)
-    listeners: list[trio.SocketListener] = []
+    names = listener_names(settings)
+    bootstrap = "PLAINTEXT" if "PLAINTEXT" in names else names[0]
+    tls = None
+    if any(name in ("SSL", "SASL_SSL") for name in names):
+        from fakebroker.security.tls import ClusterTls
+
+        tls = ClusterTls.start(settings)
+    sockets: list[dict[str, trio.SocketListener]] = []  # per broker: listener -> socket
     try:
-        for index in range(settings.brokers):
-            port = settings.port + index if settings.port else 0
-            listeners.append(await listen(settings.host, port))
-            state.add_broker(settings.advertised, listeners[-1].socket.getsockname()[1])
-        for name, spec in (topics or {}).items():
-            state.create_topic(name, **topic_args(spec))
-    except BaseException:
-        for listener in listeners:
-            await listener.aclose()
-        raise
-    servers = [BrokerServer(state, broker, services, settings.max_request_bytes)
-               for broker in state.brokers.values()]
-    try:
+        try:
+            for index in range(settings.brokers):
+                sockets.append({})
+                for k, name in enumerate(names):
+                    port = settings.port + k * settings.brokers + index if settings.port else 0
+                    sockets[-1][name] = await listen(settings.host, port)
+                ports = {name: sock.socket.getsockname()[1]
+                         for name, sock in sockets[-1].items()}
+                state.add_broker(settings.advertised, ports[bootstrap], endpoints=ports)
+            for name, spec in (topics or {}).items():
+                _create_topic(state, name, spec)
+        except BaseException:
+            for listener in (sock for found in sockets for sock in found.values()):
+                await listener.aclose()
+            raise
+        servers = [BrokerServer(state, broker, services, settings.max_request_bytes)
+                   for broker in state.brokers.values()]
         async with trio.open_nursery() as nursery:
-            for server, listener in zip(servers, listeners, strict=True):
-                await nursery.start(server.serve, listener)
+            for server, found in zip(servers, sockets, strict=True):
+                for name, listener in found.items():
+                    await nursery.start(functools.partial(
+                        server.serve, name=name, tls=tls.context(name) if tls else None),
+                        listener)
             state.on_coordinator(functools.partial(_start_timers, nursery))
             nursery.start_soon(services.signal.run_deadlines)
             try:
-                yield FakeCluster(state, servers, services, nursery, settings)
+                yield FakeCluster(state, servers, services, nursery, settings, tls)
             finally:
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
@@ -341,3 +455,6 @@ async def open_cluster(
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
+    finally:
+        if tls is not None:
+            tls.close()

@@ -1,4 +1,4 @@
-"""The trio side: a listener per broker, connections, in-order answers, waking fetches.
+"""The trio side: a broker's listeners, connections, in-order answers, waking fetches.
 
 I/O only: what a request gets — its decoding, faults, handler, answer and journal entry — is
 the pipeline's business (``fakebroker.pipeline``); the server reads frames, hands each to its
@@ -6,6 +6,15 @@ broker's pipeline and does what the outcome says.
 
 Guarantees:
 
+* A broker serves each of its listeners (``serve``, once per listening socket) under the
+  listener's name, its security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL): a
+  connection's ``Peer.listener`` is that name. An SSL or SASL_SSL listener (served with an
+  ``ssl.SSLContext``) runs TLS over trio's ``SSLStream``: a connection whose TLS handshake
+  fails (a client without the certificate the listener requires, one that does not trust the
+  broker's) is closed with one warning line, and no other connection notices; on an SSL
+  listener a client certificate's subject is the connection's principal
+  (``User:CN=...``, ``fakebroker.security.tls.principal``). What a SASL listener asks before
+  any other request is the pipeline's business: the peer says which listener it came on.
 * Each connection's responses go out in request order, while requests are handled
   concurrently (pipelining): a long-polling Fetch does not hold up requests behind it in
   handling, only in answering, exactly as on a Kafka broker. A request that cannot wait
@@ -22,10 +31,10 @@ Guarantees:
 * When the peer closes its side, requests already read are still handled, and hung or held
   ones end (``Peer.gone``).
 * An idle broker parks every waiting fetch on one trio event; appends wake them.
-* ``stop()`` takes the broker down: it stops listening at once (a client connecting is
-  refused) and drops every connection. On Linux its port stays bound to it while it is down,
-  so no other socket, of this process or another, can take the port; ``resume()`` listens on
-  the same port again.
+* ``stop()`` takes the broker down: it stops listening at once on every listener (a client
+  connecting is refused) and drops every connection. On Linux its ports stay bound to it while
+  it is down, so no other socket, of this process or another, can take them; ``resume()``
+  listens on the same ports again.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import logging
 import math
 import os
 import socket
+import ssl  # trio imports it already: no cost to a cluster without TLS
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -159,26 +169,44 @@ class _Link:
 
     __slots__ = ("stream", "fd", "peer", "queued")
 
-    def __init__(self, stream: trio.SocketStream, fd: int, peer: Peer) -> None:
+    def __init__(self, stream: trio.abc.Stream, fd: int | None, peer: Peer) -> None:
         self.stream = stream
-        self.fd = fd
+        self.fd = fd  # the socket's, for direct writes; None over TLS
         self.peer = peer
         self.queued = 0  # answers handed to the writer and not yet written
 
     async def write(self, data: bytes | bytearray) -> None:
         """Write ``data`` whole. Answers are small and the socket's buffer is usually free:
         a direct non-blocking write then takes it all, without a round through trio's
-        scheduler; what it does not take goes by ``send_all``."""
-        try:
-            sent = os.write(self.fd, data)
-        except BlockingIOError:
-            sent = 0
+        scheduler; what it does not take goes by ``send_all`` (all of it over TLS)."""
+        sent = 0
+        if self.fd is not None:
+            try:
+                sent = os.write(self.fd, data)
+            except BlockingIOError:
+                pass
         if sent < len(data):
             await self.stream.send_all(memoryview(data)[sent:])
 
 
+class _Endpoint:
+    """One listening socket of a broker: its listener's name (its security protocol), its
+    TLS context (None without TLS), its port, and the cancel scope of its connections while
+    it accepts them."""
+
+    __slots__ = ("name", "tls", "socket", "port", "scope")
+
+    def __init__(self, name: str, tls: ssl.SSLContext | None,
+                 listener: trio.SocketListener) -> None:
+        self.name = name
+        self.tls = tls
+        self.socket = listener
+        self.port: int = listener.socket.getsockname()[1]
+        self.scope: trio.CancelScope | None = None
+
+
 class BrokerServer:
-    """Serves one broker of a cluster on one listening socket."""
+    """Serves one broker of a cluster on its listening sockets, one per listener."""
 
     def __init__(
         self, cluster: Cluster, broker: Broker, services: Services,
@@ -189,8 +217,7 @@ class BrokerServer:
         self._cluster = cluster
         self._services = services
         self._connection_ids = itertools.count(1)
-        self._scope: trio.CancelScope | None = None
-        self._listener: trio.SocketListener | None = None  # set by serve()
+        self._endpoints: list[_Endpoint] = []  # one per serve() call
         self._down: trio.Event | None = None  # while down: set when it comes up again
 
     @functools.cached_property
@@ -204,13 +231,15 @@ class BrokerServer:
         return Pipeline(self._cluster, self.broker, services.faults, services.journal,
                         services.signal.wait)
 
-    async def serve(self, listener: trio.SocketListener, *,
+    async def serve(self, listener: trio.SocketListener, *, name: str = "PLAINTEXT",
+                    tls: ssl.SSLContext | None = None,
                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Accept and serve connections on ``listener`` (from ``open_listener``) until
-        cancelled, then close it; nothing is accepted while the broker is down (from
-        ``stop()`` to ``resume()``). Started (``nursery.start``) once ``stop()`` can reach
-        the listener."""
-        self._listener = listener
+        """Accept and serve connections on ``listener`` (from ``open_listener``), the broker's
+        listener ``name`` (TLS with ``tls``), until cancelled, then close it; nothing is
+        accepted while the broker is down (from ``stop()`` to ``resume()``). Started
+        (``nursery.start``) once ``stop()`` can reach the listener."""
+        endpoint = _Endpoint(name, tls, listener)
+        self._endpoints.append(endpoint)
         if self._down is not None:  # taken down before it started serving
             self._stop_listening(listener)
         task_status.started()
@@ -219,8 +248,8 @@ class BrokerServer:
                 if self._down is not None:
                     await self._down.wait()
                     continue
-                listener = self._listener  # a new one after resume() where no port is kept
-                with trio.CancelScope() as self._scope:
+                listener = endpoint.socket  # a new one after resume() where no port is kept
+                with trio.CancelScope() as endpoint.scope:
                     async with trio.open_nursery() as nursery:
                         while True:
                             try:
@@ -229,41 +258,42 @@ class BrokerServer:
                                 if self._down is None:
                                     raise
                                 break  # stopped with this accept already scheduled
-                            nursery.start_soon(self.connection, stream)
+                            nursery.start_soon(self.connection, stream, endpoint)
         finally:
-            self._scope = None
-            await trio.aclose_forcefully(self._listener)
+            endpoint.scope = None
+            endpoint.socket.socket.close()  # no await: see connection()
 
     def stop(self) -> None:
-        """Take the broker down: stop listening at once (new connections are refused when
-        this returns) and drop every connection, without answering what is pending.
+        """Take the broker down: stop listening at once on every listener (new connections
+        are refused when this returns) and drop every connection, without answering what is
+        pending.
 
-        On Linux the port stays bound to this broker while it is down, so no other socket can
-        take it and ``resume()`` listens on it again without a race."""
+        On Linux the ports stay bound to this broker while it is down, so no other socket can
+        take them and ``resume()`` listens on them again without a race."""
         if self._down is not None:
             return
         self._down = trio.Event()
-        if self._scope is not None:
-            self._scope.cancel()  # before the socket changes: the accept ends cancelled
-        if self._listener is not None:
-            self._stop_listening(self._listener)
+        for endpoint in self._endpoints:
+            if endpoint.scope is not None:
+                endpoint.scope.cancel()  # before the socket changes: the accept ends cancelled
+            self._stop_listening(endpoint.socket)
 
     async def resume(self) -> None:
-        """Bring the broker back up after ``stop()``: it listens on its port again when this
+        """Bring the broker back up after ``stop()``: it listens on its ports again when this
         returns."""
         if self._down is None:
             return
-        if self._listener is not None:
+        for endpoint in self._endpoints:
             if KEEPS_PORT_WHILE_DOWN:
-                sock = self._listener.socket
+                sock = endpoint.socket.socket
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.listen(BACKLOG)
-                if sock.getsockname()[1] != self.broker.port:  # a port not bound explicitly
-                    raise RuntimeError(f"broker {self.broker.id} lost its port "
-                                       f"{self.broker.port}: serve a listener from "
+                if sock.getsockname()[1] != endpoint.port:  # a port not bound explicitly
+                    raise RuntimeError(f"broker {self.broker.id} lost its {endpoint.name} "
+                                       f"port {endpoint.port}: serve a listener from "
                                        "open_listener")
             else:
-                self._listener = await open_listener(self.broker.host, self.broker.port)
+                endpoint.socket = await open_listener(self.broker.host, endpoint.port)
         down, self._down = self._down, None
         down.set()
 
@@ -278,33 +308,70 @@ class BrokerServer:
         else:
             sock.close()
 
-    async def connection(self, stream: trio.SocketStream) -> None:
+    async def connection(self, stream: trio.SocketStream, endpoint: _Endpoint) -> None:
         """Read frames, answer each (in a task of its own when it waits), write answers in
-        order.
+        order; over TLS once the handshake is done when ``endpoint``'s listener has TLS.
 
         No exception leaves the connection's nursery: every way a connection ends (peer gone,
-        a reason to close it) is handled inside its task, so one connection cannot disturb
-        the listener or any other connection.
+        a failed TLS handshake, a reason to close it) is handled inside its task, so one
+        connection cannot disturb the listener or any other connection. An error that does
+        leave it (a bug, a journal sink that fails) ends the cluster: nothing awaits on its
+        way out, since an await in a cancelled scope (the cluster stopping meanwhile) would
+        raise ``Cancelled`` over it and lose it.
         """
         try:
             try:
                 host = stream.socket.getpeername()[0]
             except OSError:  # the peer is gone already
                 return
-            link = _Link(stream, stream.socket.fileno(),
-                         Peer(next(self._connection_ids), f"/{host}"))
+            peer = Peer(next(self._connection_ids), f"/{host}", endpoint.name)
+            if endpoint.tls is None:
+                link = _Link(stream, stream.socket.fileno(), peer)
+            else:
+                secured = await self._handshake(stream, endpoint, peer)
+                if secured is None:
+                    return
+                link = _Link(secured, None, peer)
             send, receive = trio.open_memory_channel[Reply](MAX_IN_FLIGHT)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._write_replies, link, receive, nursery.cancel_scope)
                 await self._read_requests(link, send, nursery)
         finally:
-            await trio.aclose_forcefully(stream)
+            stream.socket.close()
+
+    async def _handshake(self, stream: trio.SocketStream, endpoint: _Endpoint, peer: Peer
+                         ) -> trio.SSLStream[trio.SocketStream] | None:
+        """The connection's TLS stream once its handshake is done, with the client
+        certificate's principal set on ``peer`` (SSL listener); None (one warning line) when
+        the handshake fails."""
+        from fakebroker.security.tls import principal
+
+        assert endpoint.tls is not None
+        secured = trio.SSLStream(stream, endpoint.tls, server_side=True)
+        try:
+            await secured.do_handshake()
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            reason = exc.__cause__ or exc
+            log.warning("broker %d: closing a connection from %s on its %s listener: TLS "
+                        "handshake failed: %s", self.broker.id, peer.host[1:], endpoint.name,
+                        reason or "the peer closed it")
+            await _send_alert(secured, stream)
+            return None
+        if endpoint.name == "SSL":
+            try:
+                peer.principal = principal(secured.getpeercert(binary_form=True))
+            except ValueError as exc:
+                log.warning("broker %d: closing a connection from %s on its SSL listener: "
+                            "its certificate has no principal: %s", self.broker.id,
+                            peer.host[1:], exc)
+                return None
+        return secured
 
     async def _read_requests(
         self, link: _Link, send: trio.MemorySendChannel[Reply], nursery: trio.Nursery,
     ) -> None:
         frames = FrameReader(self.max_request_bytes)
-        async with send:
+        with send:
             try:
                 while data := await link.stream.receive_some(1 << 20):
                     frames.feed(data)
@@ -342,7 +409,7 @@ class BrokerServer:
         self, link: _Link, receive: trio.MemoryReceiveChannel[Reply], scope: trio.CancelScope,
     ) -> None:
         """Send answers in request order; the connection ends when the reader is done."""
-        async with receive:
+        with receive:
             try:
                 async for reply in receive:
                     await reply.done.wait()
@@ -371,6 +438,24 @@ class BrokerServer:
     def _close(self, scope: trio.CancelScope, reason: str) -> None:
         log.warning("broker %d: closing a connection: %s", self.broker.id, reason)
         scope.cancel()
+
+
+async def _send_alert(secured: trio.SSLStream[trio.SocketStream],
+                      stream: trio.SocketStream) -> None:
+    """Send the TLS alert a failed handshake left unsent (the client learns why it was
+    refused: certificate_required, bad_certificate ...), within a second at most.
+
+    trio's ``SSLStream`` raises on a failed handshake before sending what OpenSSL wrote
+    last, the alert; it is still in the stream's outgoing memory BIO (``_outgoing``, a
+    private name: without it the connection closes with no alert, as before)."""
+    outgoing = getattr(secured, "_outgoing", None)
+    alert = outgoing.read() if isinstance(outgoing, ssl.MemoryBIO) else b""
+    if alert:
+        with trio.move_on_after(1):
+            try:
+                await stream.send_all(alert)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
 
 
 async def open_listener(host: str, port: int) -> trio.SocketListener:

@@ -2,24 +2,53 @@
 
 Trio runs the cluster in a background thread; every method here is thread-safe because it
 runs its work on that thread (``trio.from_thread``) and returns the result.
+
+Guarantees:
+
+* Every argument is checked when the ``FakeKafka`` is made, as ``open_cluster`` checks it
+  (``TypeError`` for an unknown option or a sink that is not one, ``OptionError`` for a bad
+  setting, ``ClusterError`` for a topic that cannot be created); what is left for ``start()``
+  is what only starting can tell (a port in use, a journal file that cannot be opened).
+* The cluster's thread never dies in silence: an error that ends it after ``start()`` is
+  logged (logger ``fakebroker``, level ERROR, with its traceback) when it happens, and the
+  next call (any method, ``bootstrap_servers`` included) raises ``ClusterStopped`` with that
+  error as its cause; so does ``stop()``, unless a call reported it already.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import trio
 
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
 from fakebroker.faults.rules import FaultRule
 from fakebroker.journal import JournalEntry
 from fakebroker.operations import OnClusterThread
 from fakebroker.protocol.records import Record
-from fakebroker.runtime import BrokerAddress, FakeCluster, TopicSpec, open_cluster
+from fakebroker.runtime import (
+    BrokerAddress,
+    FakeCluster,
+    JournalSink,
+    TopicSpec,
+    check_cluster,
+    open_cluster,
+)
 from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
 
 T = TypeVar("T")
+log = logging.getLogger("fakebroker")
+
+
+class ClusterStopped(RuntimeError):
+    """The cluster's thread ended with an error after it had started; ``__cause__`` is that
+    error."""
 
 
 class FaultHandle:
@@ -89,13 +118,20 @@ class FakeKafka:
     """A fake Kafka cluster for synchronous code; start with ``with`` or ``start()``."""
 
     def __init__(self, brokers: int = 1, topics: Mapping[str, TopicSpec] | None = None,
-                 **options: Any):
-        self._args = dict(brokers=brokers, topics=topics, **options)
+                 *, journal_sink: JournalSink = None, **options: Any):
+        """``brokers``, ``topics`` (name -> partitions, or a mapping of ``partitions``,
+        ``replication_factor``, ``configs``), ``journal_sink`` (a text file, or the path of
+        one to append to) and the settings of ``fakebroker.options.ClusterSettings``: all
+        checked here (see the module's guarantees)."""
+        check_cluster(brokers, topics, journal_sink, options)
+        self._args = dict(brokers=brokers, topics=topics, journal_sink=journal_sink, **options)
         self._cluster: FakeCluster | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._stop: trio.Event | None = None
         self._ready = threading.Event()
-        self._error: BaseException | None = None
+        self._error: BaseException | None = None  # why start() failed
+        self._failure: ClusterStopped | None = None  # why the running cluster stopped
+        self._failure_reported = False
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -110,7 +146,8 @@ class FakeKafka:
         return self
 
     def stop(self) -> None:
-        """Stop the cluster and wait for its thread; safe to call twice."""
+        """Stop the cluster and wait for its thread; safe to call twice. ``ClusterStopped``
+        if the cluster had stopped on an error that no call reported yet."""
         if self._thread is None:
             return
         if self._stop is not None and self._token is not None:
@@ -120,19 +157,39 @@ class FakeKafka:
                 pass
         self._thread.join()
         self._thread = None
+        self._check_running()
 
     def __enter__(self) -> FakeKafka:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None:  # the block's own error goes on: the failure is logged
+            self._failure_reported = True
         self.stop()
 
     def _run(self) -> None:
         try:
             trio.run(self._main)
-        except BaseException as exc:  # reported to start()
-            self._error = exc
-            self._ready.set()
+        except BaseException as exc:
+            if not self._ready.is_set():  # reported to start()
+                self._error = exc
+                self._ready.set()
+                return
+            cause = _innermost(exc)
+            log.error("the fake Kafka cluster stopped on an error: %s: %s",
+                      type(cause).__name__, cause, exc_info=exc)
+            failure = ClusterStopped(f"the cluster stopped on an error: "
+                                     f"{type(cause).__name__}: {cause}")
+            failure.__cause__ = cause
+            self._failure = failure
+
+    def _check_running(self) -> None:
+        """Raise ``ClusterStopped`` if the cluster's thread ended on an error (reported
+        once to ``stop()``, to every call)."""
+        if self._failure is not None and not (self._thread is None and
+                                              self._failure_reported):
+            self._failure_reported = True
+            raise self._failure
 
     async def _main(self) -> None:
         async with open_cluster(**self._args) as cluster:
@@ -144,18 +201,27 @@ class FakeKafka:
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on the cluster's trio thread and return its result."""
-        if self._token is None:
-            raise RuntimeError("the cluster is not running")
-        return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+        return self._on_thread(trio.from_thread.run_sync, fn, *args)
 
     def call_async(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run ``await fn(*args)`` on the cluster's trio thread and return its result."""
+        return self._on_thread(trio.from_thread.run, fn, *args)
+
+    def _on_thread(self, run: Callable[..., T], fn: Callable[..., Any], *args: Any) -> T:
+        self._check_running()
         if self._token is None:
             raise RuntimeError("the cluster is not running")
-        return trio.from_thread.run(fn, *args, trio_token=self._token)
+        try:
+            return run(fn, *args, trio_token=self._token)
+        except trio.RunFinishedError:
+            if self._thread is not None:
+                self._thread.join()  # the failure, if any, is recorded once it has ended
+            self._check_running()
+            raise RuntimeError("the cluster is not running") from None
 
     @property
     def cluster(self) -> FakeCluster:
+        self._check_running()
         if self._cluster is None:
             raise RuntimeError("the cluster is not running")
         return self._cluster
@@ -169,6 +235,18 @@ class FakeKafka:
     @property
     def brokers(self) -> list[BrokerAddress]:
         return self.cluster.brokers
+
+    @property
+    def listeners(self) -> dict[str, str]:
+        """Listener name (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) -> its bootstrap string
+        over every broker."""
+        return self.cluster.listeners
+
+    @property
+    def ssl(self) -> dict[str, str | None] | None:
+        """``{"ca_file", "client_cert_file", "client_key_file"}`` (PEM files) for a TLS
+        client; None without a TLS listener."""
+        return self.cluster.ssl
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None) -> None:
@@ -235,3 +313,14 @@ class FakeKafka:
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The error itself, out of the groups trio's nurseries wrap it in (beside the
+    cancellations it caused)."""
+    while isinstance(exc, BaseExceptionGroup):
+        errors = [e for e in exc.exceptions if not isinstance(e, trio.Cancelled)]
+        if len(errors) != 1:
+            break
+        exc = errors[0]
+    return exc

@@ -1,6 +1,7 @@
 """Shared fixtures: a ``fakebroker serve`` process for tests of the standalone broker; the
-Java client versions (``java_client``); a real Kafka broker (``real_kafka``); and which
-fakebroker the suite tests (CI: the installed wheel, never the source tree)."""
+Java client versions (``java_client``); a real Kafka broker (``real_kafka``) and one as the
+secure preset (``secure_real_kafka``); and which fakebroker the suite tests (CI: the
+installed wheel, never the source tree)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 import fakebroker
 from tests.clients.java import CLIENT_VERSIONS as JAVA_CLIENT_VERSIONS
 from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
+from tests.real_secure_kafka import SecureRealKafka, start_secure_real_kafka
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where ``python -m fakebroker`` subprocesses run: outside the checkout, so they use the
@@ -92,6 +94,16 @@ def real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
         yield broker
 
 
+@pytest.fixture(scope="session")
+def secure_real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureRealKafka]:
+    """Apache Kafka 4.4.0 as the secure preset (tests/real_secure_kafka.py) for the session,
+    started by the first test that needs it. Skips when not installed, but fails under
+    CI=true."""
+    require_real_kafka()
+    with start_secure_real_kafka(tmp_path_factory.mktemp("secure-real-kafka")) as broker:
+        yield broker
+
+
 # One test body, two brokers: --kafka=fake|real|both, the `kafka` fixture, fake_only.
 from tests.dual import (  # noqa: E402,F401
     kafka,
@@ -99,4 +111,5 @@ from tests.dual import (  # noqa: E402,F401
     pytest_collection_modifyitems,
     pytest_generate_tests,
     real_cluster,
+    secure_real_cluster,
 )

@@ -7,7 +7,10 @@ them on the session's real Apache Kafka broker (tests/real_kafka.py) through Fak
 inspection API over Kafka's own APIs (tests/real_cluster.py), made fresh for each test: no
 groups, no topics but the marker's; ``--kafka=both`` runs each on both (ids ``[fake]`` and
 ``[real]``). On the real broker the marker's ``topics`` are created and ``brokers`` is
-ignored (it has one node); any other option is a fakebroker setting, refused.
+ignored (it has one node); any other option is a fakebroker setting, refused, but for the
+secure preset: a marker carrying ``tests.security.SECURE``'s options, all of them with its
+values, gets the session's secure Apache Kafka instead (tests/real_secure_kafka.py: started
+only when such a test runs; its ACLs deleted too before each test).
 
 ``@pytest.mark.fake_only("why")`` marks a test that needs what only the fake has (faults,
 natural failures, the journal, fakebroker settings, several brokers): it takes ``kafka`` on
@@ -23,6 +26,8 @@ import pytest
 
 from tests.real_cluster import RealCluster
 from tests.real_kafka import RealKafka
+from tests.real_secure_kafka import SecureRealKafka
+from tests.security import SECURE
 
 MODES = {"fake": ("fake",), "real": ("real",), "both": ("fake", "real")}
 # Marker options the real broker honours: its topics; its one node serves any broker count.
@@ -69,6 +74,23 @@ def real_cluster(real_kafka: RealKafka) -> Iterator[RealCluster]:
     cluster.close()
 
 
+@pytest.fixture(scope="session")
+def secure_real_cluster(secure_real_kafka: SecureRealKafka) -> Iterator[RealCluster]:
+    """The session's secure real broker (the SECURE preset) through the inspection API."""
+    cluster = RealCluster(secure_real_kafka.bootstrap_servers, secure_real_kafka.listeners,
+                          secure_real_kafka.ssl, authorizer=True).warm_up()
+    yield cluster
+    cluster.close()
+
+
+def _is_secure_preset(options: dict[str, Any]) -> bool:
+    """The marker carries every option of SECURE, each with SECURE's value."""
+    def same(a: Any, b: Any) -> bool:
+        return (tuple(a) == tuple(b)) if isinstance(b, tuple) and isinstance(a, list | tuple) \
+            else a == b
+    return all(name in options and same(options[name], value) for name, value in SECURE.items())
+
+
 @pytest.fixture
 def kafka(request: pytest.FixtureRequest) -> Any:
     """The broker under test (see the module doc): a ``FakeKafka`` or a ``RealCluster``."""
@@ -76,10 +98,13 @@ def kafka(request: pytest.FixtureRequest) -> Any:
         return request.getfixturevalue("fake_kafka")
     marker = request.node.get_closest_marker("fake_kafka")
     options = dict(marker.kwargs) if marker else {}
-    refused = sorted(set(options) - REAL_MARKER_OPTIONS)
+    secure = _is_secure_preset(options)
+    refused = sorted(set(options) - REAL_MARKER_OPTIONS - (set(SECURE) if secure else set()))
     if refused:
         pytest.fail(f"fake_kafka marker options {refused} set up the fake broker only: mark "
-                    "the test @pytest.mark.fake_only(...) saying why", pytrace=False)
-    cluster: RealCluster = request.getfixturevalue("real_cluster")
+                    "the test @pytest.mark.fake_only(...) saying why (security settings: "
+                    "the whole tests.security.SECURE preset, or none)", pytrace=False)
+    cluster: RealCluster = request.getfixturevalue(
+        "secure_real_cluster" if secure else "real_cluster")
     cluster.reset(options.get("topics"))
     return cluster

@@ -20,8 +20,14 @@ either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``reco
 
 The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
 cluster before each test: every group's members are removed and the group deleted, every
-topic deleted (waiting until the broker no longer lists it), then the marker's topics
+topic deleted (waiting until the broker no longer lists it), on a broker with an authorizer
+every ACL deleted (DeleteAcls, until DescribeAcls lists none), then the marker's topics
 created (each served by its leader before the test starts). Tests keep their names unchanged.
+
+``listeners`` and ``ssl`` are FakeKafka's: listener name -> address, and the client's PEM
+files on a broker with TLS listeners (tests/real_secure_kafka.py), else None. Inspection
+always goes through the PLAINTEXT listener (``bootstrap_servers``), where the secure broker
+makes ANONYMOUS a super user.
 """
 
 from __future__ import annotations
@@ -89,10 +95,14 @@ def with_outcomes(records: list[Record], markers: bool) -> list[Record]:
 class RealCluster:
     """A real Kafka broker seen through FakeKafka's inspection API (see the module doc)."""
 
-    def __init__(self, bootstrap_servers: str):
+    def __init__(self, bootstrap_servers: str, listeners: Mapping[str, str] | None = None,
+                 ssl: Mapping[str, str] | None = None, authorizer: bool = False):
         from confluent_kafka.admin import AdminClient
 
         self.bootstrap_servers = bootstrap_servers
+        self.listeners = dict(listeners or {"PLAINTEXT": bootstrap_servers})
+        self.ssl = dict(ssl) if ssl is not None else None
+        self._authorizer = authorizer
         # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
         # and (as a producer-type handle) by default with auto-creation allowed, which would
         # bring a topic back as soon as reset() deleted it. Lookups list every topic.
@@ -292,6 +302,8 @@ class RealCluster:
         ``topics`` (the ``fake_kafka`` marker's), each new."""
         self._remove_groups()
         self._delete_topics()
+        if self._authorizer:
+            self._delete_acls()
         for name, spec in (topics or {}).items():
             args = topic_args(spec)
             self.create_topic(name, args.pop("partitions", 1),
@@ -352,6 +364,19 @@ class RealCluster:
         for future in futures.values():
             future.result(timeout=TIMEOUT)
         wait_for(lambda: not set(names) & set(self.topics()), f"topics {names} to be deleted")
+
+    def _delete_acls(self) -> None:
+        """DeleteAcls matching every binding; then wait until DescribeAcls lists none (the
+        broker's authorizer applies the deletion from the metadata log)."""
+        match_all = {"resource_type_filter": 1, "resource_name_filter": None,
+                     "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+                     "operation": 1, "permission_type": 1}
+        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+            (result,) = client.request("DeleteAcls", 3, {"filters": [match_all]}).filter_results
+            if result.error_code != 0:
+                raise ClusterError(ErrorCode(result.error_code).name, "DeleteAcls")
+            wait_for(lambda: not client.request("DescribeAcls", 3, match_all).resources,
+                     "every ACL to be deleted")
 
     # -- helpers ----------------------------------------------------------------------------
 

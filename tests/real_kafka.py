@@ -4,7 +4,8 @@ tests that compare fakebroker with the real thing: the oracle.
 The launcher itself is ``fakebroker.bench.kafka`` (the benchmark runs it as its ``kafka`` peers,
 from an installed wheel too, which has no ``tests/``); this module names it for the tests and
 adds what only tests need: ``require_real_kafka`` (skip, or fail under CI) and
-``python -m tests.real_kafka [ROUNDS] [--no-cds]``, which measures start-up.
+``python -m tests.real_kafka [ROUNDS] [--no-cds] [--secure]``, which measures start-up (of
+the secure preset's broker with ``--secure``: tests/real_secure_kafka.py).
 
     from tests.real_kafka import start_real_kafka
     with start_real_kafka(tmp_dir) as kafka:
@@ -53,21 +54,27 @@ def require_real_kafka() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m tests.real_kafka [ROUNDS] [--no-cds]``: start and stop the broker ROUNDS
-    times (default 3); one JSON line per start: seconds to format, to start (JVM start to
-    Metadata answer), the broker's CPU seconds until then, and seconds to stop."""
+    """``python -m tests.real_kafka [ROUNDS] [--no-cds] [--secure]``: start and stop the
+    broker ROUNDS times (default 3); one JSON line per start: seconds to format, to start (JVM
+    start to Metadata answer), the broker's CPU seconds until then, and seconds to stop."""
     import json
     import sys
     import tempfile
+
+    from tests.real_secure_kafka import start_secure_real_kafka
 
     args = list(sys.argv[1:] if argv is None else argv)
     if "--no-cds" in args:
         args.remove("--no-cds")
         os.environ["FAKEBROKER_KAFKA_CDS"] = "0"
+    secure = "--secure" in args
+    if secure:
+        args.remove("--secure")
     rounds = int(args[0]) if args else 3
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="real-kafka-") as tmp:
-            kafka = start_real_kafka(Path(tmp))
+            kafka = (start_secure_real_kafka(Path(tmp)).kafka if secure
+                     else start_real_kafka(Path(tmp)))
             stat = Path(f"/proc/{kafka.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
             cds = next((f.split("=")[0][4:] for f in kafka.jvm_flags if "Archive" in f), None)

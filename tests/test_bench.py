@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,25 @@ from fakebroker.bench import kafka, latency, systems, throughput
 from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
+
+# The bench extra's modules made missing, as in an install without the extra.
+WITHOUT_EXTRA = ("import runpy, sys; "
+                 "sys.modules['psutil'] = sys.modules['confluent_kafka'] = None; "
+                 "sys.argv[0] = 'bench'; runpy.run_module('fakebroker.bench', run_name='__main__')")
+
+
+def test_without_the_bench_extra_help_works_and_a_run_says_what_is_missing():
+    helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "--help"],
+                            capture_output=True, text=True, timeout=30)
+    assert helped.returncode == 0, helped.stderr
+    assert "--workloads" in helped.stdout and "`" not in helped.stdout
+    ran = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "--workloads", "start"],
+                         capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 1
+    assert ran.stderr.splitlines() == [
+        "python -m fakebroker.bench: confluent_kafka is missing: the benchmark needs "
+        "fakebroker's bench extra (pip install \".[bench]\" in a checkout, or the wheel with "
+        "[bench])"]
 
 
 def test_quick_start_and_latency_workloads_run(capsys):

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
-from tests.conftest import OUTSIDE, start_served, stop_served
+from fakebroker.cli import unknown_variables
+from fakebroker.options import ENV_PREFIX
+from tests.conftest import OUTSIDE, ROOT, start_served, stop_served
 
 
 def free_port_run(count: int) -> int:
@@ -97,12 +102,18 @@ def serve_refuses(*args: str, env: dict[str, str] | None = None) -> str:
     (["--brokers", "two"], "--brokers: expected a whole number, got 'two'"),
     (["--topic", "a:x"], "--topic: expected NAME or NAME:PARTITIONS, got 'a:x'"),
     (["--topic", "a:0"], "--topic: expected NAME or NAME:PARTITIONS (partitions >= 1)"),
+    (["--topic", ":3"], "--topic: expected NAME or NAME:PARTITIONS, got ':3': no topic name"),
+    (["--topic", "t:"], "--topic: expected NAME or NAME:PARTITIONS, got 't:': no partition "
+                        "count after ':'"),
+    (["--topic", "a:3", "--topic", "a:1"],
+     "fakebroker: --topic: topic 'a' given twice, with 3 and 1 partitions"),
     (["--port", "70000"], "--port: expected a port from 0 to 65535, got 70000"),
     (["--auto-create-topics", "maybe"], "expected true or false, got 'maybe'"),
-    (["--host", "0.0.0.0"], "binding '0.0.0.0' needs an advertised_host"),
+    (["--host", "0.0.0.0"], "fakebroker: --host: binding '0.0.0.0' needs --advertised-host, "
+                            "the name or address clients use to reach the brokers"),
     (["--advertised-host", "0.0.0.0"], "cannot advertise the non-routable meta-address"),
     (["--scenario", "/nonexistent/scenario.toml"], "No such file or directory"),
-    (["--log-level", "chatty"], "log_level: unknown level 'chatty'"),
+    (["--log-level", "chatty"], "--log-level: unknown level 'chatty' (DEBUG, INFO, WARNING"),
     (["--control-host", " "], "--control-host: expected a host name or address"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
@@ -116,10 +127,36 @@ def test_a_bad_flag_ends_serve_with_one_line_and_exit_status_2(args, says):
     ("FAKEBROKER_AUTO_CREATE_TOPICS", "perhaps", "FAKEBROKER_AUTO_CREATE_TOPICS: auto_create"),
     ("FAKEBROKER_CONTROL_PORT", "http", "FAKEBROKER_CONTROL_PORT: control_port: expected"),
     ("FAKEBROKER_SEED", "1.5", "FAKEBROKER_SEED: seed: expected a whole number, got '1.5'"),
+    ("FAKEBROKER_LOG_LEVEL", "LOUD", "FAKEBROKER_LOG_LEVEL: log_level: unknown level 'LOUD'"),
+    ("FAKEBROKER_TOPICS", "a:3,,b:1",
+     "FAKEBROKER_TOPICS: expected NAME[:PARTITIONS],... got an empty entry in 'a:3,,b:1'"),
+    ("FAKEBROKER_TOPICS", "a:3,b:1,a:1",
+     "FAKEBROKER_TOPICS: topic 'a' given twice, with 3 and 1 partitions"),
 ])
 def test_a_bad_environment_value_ends_serve_with_one_line_naming_the_variable(variable, value,
                                                                                says):
     assert says in serve_refuses(env={variable: value})
+
+
+def test_an_unknown_fakebroker_variable_is_a_warning_naming_the_closest_one(tmp_path):
+    typo = ENV_PREFIX + "BROKER"  # built, not written: the repository scan below skips it
+    process, details = start_served(tmp_path, env={typo: "3"})
+    assert len(details["brokers"]) == 1  # serve runs on, without the variable
+    assert stop_served(process) == 0
+    assert process.stderr.read().splitlines() == [
+        f"fakebroker: warning: {typo} is not a fakebroker variable; did you mean "
+        "FAKEBROKER_BROKERS?"]
+
+
+def test_every_fakebroker_variable_the_project_reads_is_known_to_serve():
+    """No false warning: each ``FAKEBROKER_*`` name written in the project (package, tests,
+    CI scripts, README) is one serve or another part of fakebroker reads."""
+    written = set()
+    for path in (ROOT / "README.md", *ROOT.glob(".ci/*"), *ROOT.glob("fakebroker/**/*.py"),
+                 *ROOT.glob("tests/**/*.*"), *ROOT.glob("examples/*")):
+        if path.is_file():
+            written |= set(re.findall(ENV_PREFIX + "[A-Z_]+", path.read_text(errors="ignore")))
+    assert written and unknown_variables(dict.fromkeys(written, "")) == []
 
 
 @pytest.mark.parametrize("args,env", [
@@ -140,6 +177,39 @@ def test_an_unreadable_scenario_file_is_one_line(tmp_path):
         scenario.unlink()
         scenario.mkdir()
     assert str(scenario) in serve_refuses("--scenario", str(scenario))
+
+
+def test_a_ready_file_that_cannot_be_written_is_one_line_naming_the_flag(tmp_path):
+    (tmp_path / "DIR").mkdir()
+    assert serve_refuses("--ready-file", str(tmp_path / "DIR")) == (
+        f"fakebroker: --ready-file: {tmp_path / 'DIR'} is a directory")
+    assert serve_refuses("--ready-file", str(tmp_path / "missing" / "r.json")) == (
+        f"fakebroker: --ready-file: cannot write {tmp_path / 'missing' / 'r.json'}: "
+        f"no directory {tmp_path / 'missing'}")
+    assert [p.name for p in tmp_path.iterdir()] == ["DIR"]  # nothing left behind
+
+
+def test_a_ready_file_write_that_fails_leaves_no_temporary_file(tmp_path):
+    from fakebroker import FakeKafka
+    from fakebroker.cli import write_ready_file
+
+    target = tmp_path / "DIR"
+    target.mkdir()  # made after serve's own check: only the write can tell
+    with FakeKafka() as kafka, pytest.raises(
+            OSError, match=f"--ready-file: cannot write {target}: Is a directory"):
+        kafka.call(write_ready_file, target, kafka.cluster, None)
+    assert [p.name for p in tmp_path.iterdir()] == ["DIR"]
+
+
+def test_a_scenario_is_checked_whole_with_the_flags_beside_it_before_serve_starts(tmp_path):
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text('[cluster]\nbrokers = 3\n[topics]\norders = 3\n'
+                        '[[timeline]]\nat_ms = 60000\naction = "broker-down"\nbroker = 3\n')
+    assert serve_refuses("--scenario", str(scenario), "--brokers", "2") == (
+        f"fakebroker: {scenario}: [[timeline]] #1: broker-down: no broker 3 (the cluster has "
+        "brokers 1 to 2) (BROKER_NOT_AVAILABLE)")
+    scenario.write_text("[topics]\norders = 0\n")
+    assert f"{scenario}: [topics] topic 'orders': " in serve_refuses("--scenario", str(scenario))
 
 
 def test_every_serve_flag_is_read_from_the_environment_and_a_flag_wins(tmp_path):
@@ -231,3 +301,56 @@ def test_a_repeatable_setting_takes_its_flag_again_or_a_comma_separated_variable
     with pytest.raises(cli.OptionError, match="listeners: expected distinct items"):
         cli.resolve(cli.parser().parse_args(["serve", "--listener", "SSL", "--listener", "SSL"]),
                     {})
+
+
+# -- help -------------------------------------------------------------------------------------
+
+def test_fakebroker_help_describes_it_in_whole_sentences_without_markup():
+    command = Path(sys.executable).with_name("fakebroker")  # the console script itself
+    result = subprocess.run([str(command), "--help"], capture_output=True, text=True,
+                            timeout=30, cwd=OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert ("A fake Kafka broker for tests, speaking Kafka's wire protocol. 'serve' runs a fake "
+            "cluster until SIGINT or SIGTERM; 'ctl' controls a running one.") in " ".join(
+                result.stdout.split())
+    assert "`" not in result.stdout
+
+
+def test_every_option_of_every_command_has_help():
+    from fakebroker.cli import parser
+
+    unexplained = []
+    pending = [("fakebroker", parser())]
+    while pending:
+        name, command = pending.pop()
+        command.format_help()  # ctl adds its arguments on first use
+        assert "`" not in (command.description or ""), name
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending += [(f"{name} {verb}", sub) for verb, sub in action.choices.items()]
+            elif not action.help:
+                unexplained.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    assert unexplained == []
+
+
+def test_ctl_fault_add_and_action_explain_each_option():
+    for verb in (["fault", "add"], ["action"]):
+        result = subprocess.run([sys.executable, "-m", "fakebroker", "ctl", *verb, "--help"],
+                                capture_output=True, text=True, timeout=30, cwd=OUTSIDE)
+        assert result.returncode == 0, result.stderr
+        text = " ".join(result.stdout.split())
+        assert {"fault": "--error ERROR a Kafka error (name or code), placed where Kafka",
+                "action": "--member-id MEMBER_ID a member id of the group (kick-member)"}[
+                    verb[0]] in text
+    assert "kick-member --group --member-id" in result.stdout  # each action's options
+
+
+def test_the_example_pipelines_help_is_whole():
+    pytest.importorskip("pyspark")
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "event_totals.py"),
+                             "--help"], capture_output=True, text=True, timeout=60, cwd=OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert ("read events, total them per user, publish the totals to a topic. options:"
+            in " ".join(result.stdout.split()))
+    assert "--max-offsets-per-trigger N read at most N events per micro-batch" in " ".join(
+        result.stdout.split())

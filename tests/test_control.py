@@ -145,6 +145,15 @@ def test_ctl_wraps_each_call_for_shell_scripts(served):
     assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
 
 
+def test_ctl_fault_wait_that_times_out_says_so_not_that_the_broker_is_unreachable(served):
+    fault_id = json.loads(ctl(served, "fault", "add", "--api", "Produce", "--error",
+                              "NOT_LEADER_OR_FOLLOWER").stdout)["id"]
+    waited = ctl(served, "fault", "wait", str(fault_id), "--timeout", "0.2")
+    assert waited.returncode == 1
+    assert waited.stderr.splitlines() == [
+        f"fakebroker ctl: fault {fault_id} was hit 0 time(s), not 1, within 0.2 s"]
+
+
 def test_faults_and_the_journal_name_the_listener_and_principal_over_http_and_ctl(served):
     url = served["control_url"]
     elsewhere = call(url, "POST", "/faults", {"api": "Produce", "listener": "SASL_SSL",

@@ -89,3 +89,19 @@ def test_a_fakebroker_setting_on_the_real_broker_fails_naming_it(pytester):
     result = pytester.runpytest("--kafka=real")
     result.assert_outcomes(errors=1)  # at setup, before any broker starts
     result.stdout.fnmatch_lines(["*options ?'auto_create_topics'? set up the fake broker only*"])
+
+
+def test_security_settings_short_of_the_whole_secure_preset_are_refused_on_the_real_broker(
+        pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_suite="""
+        import pytest
+        from tests.security import SECURE
+
+        @pytest.mark.fake_kafka(**{**SECURE, "ssl_client_auth": "none"}, topics={"t": 1})
+        def test_it(kafka):
+            pass
+    """)
+    result = pytester.runpytest("--kafka=real")
+    result.assert_outcomes(errors=1)  # at setup, before any broker starts
+    result.stdout.fnmatch_lines(["*'ssl_client_auth'*set up the fake broker only*"])

@@ -519,6 +519,15 @@ def test_a_bad_rule_is_refused_naming_the_field(fake_kafka, fields, message):
     assert fake_kafka.faults.list() == []
 
 
+def test_a_refused_rule_takes_no_id(fake_kafka):
+    for typo in ({"api": "Fetsh"}, {"eror": 6}):
+        with pytest.raises(FaultError):
+            fake_kafka.faults.add(**typo)
+    with pytest.raises(FaultError):
+        fake_kafka.call(fake_kafka.cluster.faults.add_data, {"api": "Fetsh"})
+    assert fake_kafka.faults.add(api="Fetch", error=6).id == 1
+
+
 # -- connection-level actions ------------------------------------------------------------------
 
 def test_drop_closes_the_connection_after_earlier_answers(fake_kafka):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from pathlib import Path
 
 import pytest
 import trio
 
 import fakebroker
+from fakebroker.sync import ClusterStopped
 from tests.wire import WireClient
 
 pytest_plugins = ["pytester"]
@@ -123,18 +127,87 @@ def test_the_marker_binds_one_address_and_advertises_another(fake_kafka):
             (b.host, b.port) for b in fake_kafka.brokers}
 
 
-@pytest.mark.parametrize("options,says", [
-    ({"brokers": 0}, "brokers: expected a whole number >= 1, got 0"),
-    ({"host": "0.0.0.0"}, "needs an advertised_host"),
-    ({"port": -1}, "port: expected a port from 0 to 65535"),
+@pytest.mark.parametrize("options,error,says", [
+    ({"brokers": 0}, "OptionError", "brokers: expected a whole number >= 1, got 0"),
+    ({"host": "0.0.0.0"}, "OptionError", "host: binding '0.0.0.0' needs advertised_host,"),
+    ({"port": -1}, "OptionError", "port: expected a port from 0 to 65535"),
+    ({"bogus": 1}, "TypeError", "unknown cluster option.*bogus"),
+    ({"journal_sink": 3}, "TypeError", "journal_sink: expected a text file or a path, got 3"),
+    ({"topics": {"orders": 0}}, "ClusterError", "topic 'orders': .*partitions"),
+    ({"topics": {"orders": "3"}}, "TypeError", "topic 'orders': a topic is a partition count"),
+    ({"topics": {"orders": {"partitions": 1, "replication_factor": 2}}}, "ClusterError",
+     "topic 'orders': .*replication factor"),
+    ({"topics": {"bad/name": 1}}, "ClusterError", "topic 'bad/name'"),
 ])
-def test_a_bad_cluster_option_is_refused_naming_it(options, says):
+def test_a_bad_option_is_refused_naming_it_when_fake_kafka_is_made(options, error, says):
     from fakebroker.options import OptionError
 
-    with pytest.raises(OptionError, match=says):
-        fakebroker.FakeKafka(**options).start()
+    raised = {"OptionError": OptionError, "TypeError": TypeError,
+              "ClusterError": fakebroker.ClusterError}[error]
+    with pytest.raises(raised, match=says):
+        fakebroker.FakeKafka(**options)  # not started: refused before anything runs
 
 
-def test_an_unknown_cluster_option_is_a_type_error():
-    with pytest.raises(TypeError, match="unknown cluster option.*brokerz"):
-        fakebroker.FakeKafka(brokerz=3).start()
+def test_a_journal_sink_may_be_a_path_appended_to_and_closed_at_stop(tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("kept\n")
+    for sink in (journal, str(journal)):
+        with fakebroker.FakeKafka(journal_sink=sink) as kafka:
+            with WireClient(kafka.bootstrap_servers) as client:
+                client.request("ApiVersions", 3, {"client_software_name": "t",
+                                                  "client_software_version": "1"})
+            assert _open_files() & {journal}  # opened by the running cluster
+        assert not _open_files() & {journal}  # and closed at stop
+    first, *entries = journal.read_text().splitlines()
+    assert first == "kept"
+    assert [json.loads(entry)["api"] for entry in entries] == ["ApiVersions", "ApiVersions"]
+
+
+def _open_files() -> set[Path]:
+    """The files this process has open (Linux's /proc)."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to see open files")
+    found = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            found.add(Path(os.readlink(fd)))
+        except OSError:  # closed since listed
+            pass
+    return found
+
+
+def test_a_journal_file_that_cannot_be_opened_is_refused_at_start_naming_it(tmp_path):
+    kafka = fakebroker.FakeKafka(journal_sink=tmp_path / "missing" / "journal.jsonl")
+    with pytest.raises(OSError, match="journal_sink: cannot open .*missing/journal.jsonl"):
+        kafka.start()
+
+
+def test_an_error_that_ends_the_cluster_is_logged_and_raised_by_the_next_call(tmp_path,
+                                                                            caplog):
+    sink = (tmp_path / "journal.jsonl").open("w")
+    sink.close()  # closed under the cluster: recording the first request fails
+    kafka = fakebroker.FakeKafka(journal_sink=sink).start()
+    with pytest.raises(OSError), WireClient(kafka.bootstrap_servers) as client:
+        client.request("ApiVersions", 3, {"client_software_name": "t",
+                                          "client_software_version": "1"})
+    kafka._thread.join(timeout=10)  # the cluster's thread ends on the error (no race below)
+    for _ in range(2):  # every call says why, with the error as its cause
+        with pytest.raises(ClusterStopped, match="ValueError: I/O operation on closed file"
+                           ) as stopped:
+            kafka.topics()
+        assert isinstance(stopped.value.__cause__, ValueError)
+    with pytest.raises(ClusterStopped):
+        kafka.bootstrap_servers  # noqa: B018 (a property is a call too)
+    (logged,) = [r for r in caplog.records if r.name == "fakebroker" and r.levelname == "ERROR"]
+    assert "I/O operation on closed file" in logged.getMessage() and logged.exc_info
+    kafka.stop()  # reported already: stopping says nothing more
+
+
+def test_stop_raises_an_error_that_ended_the_cluster_unless_reported(tmp_path):
+    sink = (tmp_path / "journal.jsonl").open("w")
+    sink.close()
+    with pytest.raises(ClusterStopped, match="I/O operation on closed file"):  # noqa: PT012
+        with fakebroker.FakeKafka(journal_sink=sink) as kafka, \
+                pytest.raises(OSError), WireClient(kafka.bootstrap_servers) as client:
+            client.request("ApiVersions", 3, {"client_software_name": "t",
+                                              "client_software_version": "1"})

@@ -14,6 +14,7 @@ import trio.testing
 from fakebroker.api import HANDLERS
 from fakebroker.faults.rules import FaultRegistry
 from fakebroker.journal import Journal
+from fakebroker.options import SECURITY_PROTOCOLS
 from fakebroker.pipeline import WAIT, Close, Peer, Pipeline, Throttled
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
@@ -25,9 +26,11 @@ METADATA = {"topics": [{"name": "orders"}], "allow_auto_topic_creation": False}
 
 
 def a_pipeline() -> Pipeline:
-    """A one-broker cluster's pipeline, whose fetches wait on the clock alone."""
+    """A one-broker cluster's pipeline, whose fetches wait on the clock alone; the broker has
+    a listener of each security protocol (ports 9092-9095), so any peer may be on it."""
     cluster = Cluster()
-    broker = cluster.add_broker("127.0.0.1", 9092)
+    broker = cluster.add_broker("127.0.0.1", 9092, endpoints={
+        name: 9092 + k for k, name in enumerate(SECURITY_PROTOCOLS)})
     cluster.create_topic("orders", 2)
     return Pipeline(cluster, broker, FaultRegistry(seed=1), Journal(), trio.sleep)
 

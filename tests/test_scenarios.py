@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fakebroker.control.ctl import call
+from fakebroker.control.scenario import ScenarioError, parse_scenario
 from tests.clients.consumers import start_consumer
 from tests.clients.producers import TransactionalProducer, produce
 from tests.conftest import start_served, stop_served
@@ -91,3 +92,39 @@ def run_transactions(process, details: dict, declared: dict, started: float) -> 
             "CompleteAbort"
     finally:
         stop_served(process)
+
+
+@pytest.mark.parametrize("text,says", [
+    ('[cluster]\nbrokers = 2\n[[timeline]]\nat_ms = 100\naction = "broker-down"\nbroker = 3\n',
+     "[[timeline]] #1: broker-down: no broker 3 (the cluster has brokers 1 to 2)"),
+    ('[cluster]\nbrokers = 3\n[topics]\norders = 1\n'
+     '[[timeline]]\nat_ms = 200\naction = "move-leader"\ntopic = "orders"\nbroker = 2\n'
+     '[[timeline]]\nat_ms = 100\naction = "broker-down"\nbroker = 2\n',
+     "[[timeline]] #1: move-leader: broker 2 is down"),  # in time order, not file order
+    ('[cluster]\nbrokers = 2\n'
+     '[[timeline]]\nat_ms = 100\naction = "broker-down"\nbroker = 2\n'
+     '[[timeline]]\nat_ms = 200\naction = "broker-down"\nbroker = 2\n',
+     "[[timeline]] #2: broker-down: broker 2 is down"),
+    ('[topics]\norders = 2\n[[timeline]]\nat_ms = 0\naction = "delete-records"\n'
+     'topic = "orders"\npartition = 2\n',
+     "[[timeline]] #1: delete-records: no partition orders/2"),
+    ('[topics]\norders = 2\n[[faults]]\napi = "Fetch"\ntopic = "orders"\npartition = 5\n'
+     'error = 6\n', "[[faults]] #1: no partition orders/5"),
+    ('[[faults]]\napi = "Fetch"\nbroker = 2\nerror = 6\n', "[[faults]] #1: no broker 2"),
+    ('[topics]\norders = 0\n', "[topics] topic 'orders': Number of partitions"),
+    ('[topics]\norders = { partitions = 1, replication_factor = 2 }\n',
+     "[topics] topic 'orders': Unable to replicate the partition 2 time(s)"),
+])
+def test_a_scenario_is_checked_whole_against_its_cluster_before_anything_starts(text, says):
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario(tomllib.loads(text), "s.toml")
+    assert str(refused.value).startswith("s.toml: ") and says in str(refused.value)
+
+
+def test_flags_given_beside_a_scenario_are_checked_with_it():
+    declared = tomllib.loads('[cluster]\nbrokers = 3\n'
+                             '[[timeline]]\nat_ms = 0\naction = "set-latency"\nbroker = 3\n'
+                             'ms = 10\n')
+    assert parse_scenario(declared, "s.toml").timeline
+    with pytest.raises(ScenarioError, match="set-latency: no broker 3"):
+        parse_scenario(declared, "s.toml", {"brokers": 2, "topics": {}})

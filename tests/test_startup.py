@@ -51,6 +51,7 @@ NOT_AT_START = (
     "fakebroker.protocol.compression", "fakebroker.state.views",
     "h11", "tomllib", "construct", "crc32c", "cramjam", "importlib.metadata",
     "urllib.request", "http.client", "email",
+    "fakebroker.security", "cryptography",  # TLS: only for a cluster with a TLS listener
 )
 # The request path, imported for a broker's first request (or by serve's import-ahead thread
 # once it is ready): the pipeline, decoding and encoding, the spec reader, the fault rules and
@@ -112,6 +113,12 @@ def test_the_control_api_is_imported_when_its_port_is_asked_for(tmp_path):
     modules = modules_when_ready(tmp_path, "--control-port", "0")
     assert {"fakebroker.control.http", "h11"} <= modules
     assert imported(modules, ("fakebroker.control.scenario", "tomllib", "construct")) == []
+
+
+def test_tls_is_imported_when_a_tls_listener_is_asked_for(tmp_path):
+    modules = modules_when_ready(tmp_path, "--listener", "SSL")
+    assert {"fakebroker.security.tls", "fakebroker.security.certificates"} <= modules
+    assert imported(modules, NOT_BEFORE_A_REQUEST) == []
 
 
 def test_importing_the_command_and_parsing_a_serve_command_line_imports_no_broker():

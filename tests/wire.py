@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import ssl
 import struct
 from typing import Any
 
@@ -22,11 +23,19 @@ def api_key(api: str | int) -> int:
 
 
 class WireClient:
-    """Blocking request/response over one TCP connection."""
+    """Blocking request/response over one TCP connection (TLS with ``ssl_context``, the
+    TLS handshake done when it is made)."""
 
-    def __init__(self, address: str, timeout: float = 10.0, client_id: str | None = "wire"):
+    def __init__(self, address: str, timeout: float = 10.0, client_id: str | None = "wire",
+                 ssl_context: ssl.SSLContext | None = None):
         host, port = address.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        if ssl_context is not None:
+            try:
+                self.sock = ssl_context.wrap_socket(self.sock, server_hostname=host)
+            except BaseException:
+                self.sock.close()
+                raise
         self.client_id = client_id
         self.correlation = itertools.count(1)
 

@@ -27,9 +27,12 @@ def resolve_topic(
 
 
 def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
-    """The live brokers as Metadata/DescribeCluster broker entries."""
+    """The live brokers as Metadata/DescribeCluster broker entries, each at its listener of
+    the request's connection (``ctx.listener``): a client stays on the listener it came on."""
+    listener = ctx.listener
     return [
-        {"node_id": b.id, "broker_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
+        {"node_id": b.id, "broker_id": b.id, "host": b.host, "port": b.endpoints[listener],
+         "rack": b.rack}
         for b in ctx.cluster.live_brokers()
     ]
 

@@ -5,7 +5,9 @@ Versions: 0-6. Flexible from v3; v4+ looks up a batch of keys (coordinator_keys)
 Behavior: a key maps to a broker deterministically (or where it was moved); key type 0 is a
 group, 1 a transactional id, others get INVALID_REQUEST. A coordinator on a broker that is
 down answers COORDINATOR_NOT_AVAILABLE. An empty group id gets INVALID_REQUEST. A found
-coordinator's error message is "NONE" in v1-3 and "" in v4+, as Kafka writes them.
+coordinator's error message is "NONE" in v1-3 and "" in v4+, as Kafka writes them. The
+coordinator is named at its listener of the request's connection (a client stays on the
+listener it came on).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
         return dict(NO_COORDINATOR, key=key, error_code=error_code("COORDINATOR_NOT_AVAILABLE"),
                     error_message=None)
     return {"key": key, "error_code": 0, "node_id": broker.id, "host": broker.host,
-            "port": broker.port, "error_message": "" if ctx.version >= 4 else "NONE"}
+            "port": broker.endpoints[ctx.listener],
+            "error_message": "" if ctx.version >= 4 else "NONE"}
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fakebroker.bench import first_record, idle, latency, startup, systems, throughput
+from fakebroker.bench import systems
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
 
@@ -53,7 +53,13 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+# The workloads' modules are imported by their runners: ``--help`` and the check of the bench
+# extra (``require_extra``) work without it.
+
+
 def run_start(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import startup
+
     timings = startup.inprocess(name, sizes.start_rounds)
     if timings is not None:
         results.add("start_inprocess_ms", name, statistics.median(timings[0]))
@@ -76,6 +82,8 @@ def run_start(name: str, results: Results, sizes: Sizes) -> None:
 
 
 def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import throughput
+
     with systems.launch(name) as system:
         figures = throughput.run(system, sizes.records)
     if figures.consume.records < sizes.records:
@@ -94,6 +102,8 @@ def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
 
 
 def run_latency(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import latency
+
     with systems.launch(name) as system:
         figures = latency.run(system, sizes.round_trips)
     for kind in ("api_versions", "metadata", "metadata_new"):
@@ -106,6 +116,8 @@ JAVA_ROUNDS = 3  # consumers per JVM in first-record: one cold, then warm ones
 
 
 def run_first_record(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import first_record
+
     rounds = sizes.first_record_rounds
     with systems.launch(name) as system:
         topic = first_record.seeded_topic(system)
@@ -121,6 +133,8 @@ def run_first_record(name: str, results: Results, sizes: Sizes) -> None:
 
 
 def run_idle(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import idle
+
     with systems.launch(name) as system:
         results.add("idle_cpu_percent", name,
                     idle.run(system, sizes.idle_settle_s, sizes.idle_window_s))
@@ -158,15 +172,26 @@ def machine() -> str:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    import psutil
+    import psutil  # the bench extra's: checked by require_extra
 
     memory = psutil.virtual_memory().total / 2**30
     return (f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB, {platform.system()} "
             f"{platform.release()}, Python {platform.python_version()}")
 
 
+def require_extra() -> None:
+    """Exit with one line naming the bench extra if a module it installs is missing."""
+    try:
+        from fakebroker.bench import first_record, idle, latency, startup, throughput  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise SystemExit(f"python -m fakebroker.bench: {exc.name} is missing: the benchmark "
+                         "needs fakebroker's bench extra (pip install \".[bench]\" in a "
+                         "checkout, or the wheel with [bench])") from None
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m fakebroker.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m fakebroker.bench",
+                                     description=__doc__.replace("``", ""))
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help=f"comma-separated, of {', '.join(WORKLOADS)} "
                              f"(or produce, consume, memory); default all")
@@ -205,6 +230,7 @@ def measures(workload: str, name: str) -> bool:
 def main(argv: list[str] | None = None) -> Results:
     """Run the chosen workloads, print the report, and return every figure."""
     args = parse(argv)
+    require_extra()
     sizes = QUICK if args.quick else FULL
     results = Results()
     chosen = list(args.systems)

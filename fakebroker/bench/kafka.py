@@ -212,6 +212,8 @@ class RealKafka:
     format_seconds: float  # the StorageTool run before that
     process: subprocess.Popen = field(repr=False)
     jvm_flags: tuple[str, ...] = ()
+    # listener name -> "host:port", PLAINTEXT's (``bootstrap_servers``) and every extra one's
+    listeners: dict[str, str] = field(default_factory=dict)
     _cds: _Cds | None = field(default=None, repr=False)
 
     def log_tail(self, lines: int = 40) -> str:
@@ -319,11 +321,19 @@ def start_real_kafka(
     overrides: Mapping[str, str] | None = None,
     jvm_flags: Sequence[str] = JVM_FLAGS,
     attempts: int = 3,
+    listeners: Sequence[str] = (),
+    format_args: Sequence[str] = (),
 ) -> RealKafka:
     """Format and start a single-node KRaft broker in ``tmp_dir``; returns once it answers
     an ApiVersions request and lists itself in a Metadata response (confluent-kafka's
     AdminClient). Raises RealKafkaMissing (not installed) or RealKafkaError (with the log's
     last 40 lines). ``overrides``: extra/other server.properties entries.
+
+    ``listeners``: listeners besides PLAINTEXT (which stays the inspection path and the
+    inter-broker listener), each named as its security protocol (SSL, SASL_PLAINTEXT,
+    SASL_SSL), on its own free port, advertised; ``RealKafka.listeners`` maps every listener
+    to its address (their TLS and SASL settings come in ``overrides``). ``format_args``: extra
+    ``StorageTool format`` arguments, e.g. ``--add-scram`` for SCRAM users.
 
     JVM_FLAGS won on the 2-core test machine (``python -m tests.real_kafka`` measures): the
     serial collector with C1 only used the least CPU to start (~1.5-2 s of CPU with the CDS
@@ -339,16 +349,23 @@ def start_real_kafka(
         run_dir = tmp_dir / f"run-{attempt}"
         shutil.rmtree(run_dir, ignore_errors=True)
         run_dir.mkdir()
-        port, controller_port = free_ports(2)
+        port, controller_port, *extra_ports = free_ports(2 + len(listeners))
         host = "127.0.0.1"
+        addresses = {"PLAINTEXT": f"{host}:{port}",
+                     **{name: f"{host}:{p}"
+                        for name, p in zip(listeners, extra_ports, strict=True)}}
+        advertised = ",".join(f"{name}://{address}" for name, address in addresses.items())
         props = {
             **BASE_PROPERTIES,
-            "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{host}:{port}",
+            "listeners": f"{advertised},CONTROLLER://{host}:{controller_port}",
+            "advertised.listeners": advertised,
             "controller.quorum.bootstrap.servers": f"{host}:{controller_port}",
             "log.dirs": str(run_dir / "data"),
             **(overrides or {}),
         }
+        if listeners:
+            props["listener.security.protocol.map"] = ",".join(
+                ["CONTROLLER:PLAINTEXT", *(f"{name}:{name}" for name in addresses)])
         config = run_dir / "server.properties"
         _write_properties(config, props)
         log_file = run_dir / "kafka.log"
@@ -359,7 +376,7 @@ def start_real_kafka(
         fmt = subprocess.run(
             [java, *jvm_flags, *JVM_LOG_FLAGS, *LOG_FLAGS, *cds.reading_flags(), *extra,
              "-cp", classpath, "kafka.tools.StorageTool", "format", "--standalone",
-             "-t", cluster_id, "-c", str(config)],
+             "-t", cluster_id, "-c", str(config), *format_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             timeout=timeout,
         )
@@ -388,6 +405,7 @@ def start_real_kafka(
             format_seconds=format_seconds,
             process=process,
             jvm_flags=tuple(cmd[1:cmd.index("-cp")]),
+            listeners=addresses,
             _cds=cds,
         )
         try:

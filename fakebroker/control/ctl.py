@@ -56,11 +56,17 @@ def call(url: str, method: str, path: str, body: Any = None, timeout: float = 30
             raise ControlCallError(exc.code, text.decode(errors="replace")) from None
 
 
+DESCRIPTION = ("Control a running 'fakebroker serve' through its HTTP control API, one call "
+               "per command: the answer is printed as JSON on stdout; an error answer goes to "
+               "stderr with exit status 1 (2 for bad command-line use).")
+
+
 def add_arguments(ctl: argparse.ArgumentParser) -> None:
-    """Give ``fakebroker ctl``'s parser its description, options and calls."""
-    ctl.description = __doc__.splitlines()[0]
-    ctl.add_argument("--url", help="control URL (http://127.0.0.1:PORT)")
-    ctl.add_argument("--ready-file", type=Path,
+    """Give ``fakebroker ctl``'s parser its description, options and calls; every option has
+    its help."""
+    ctl.description = DESCRIPTION
+    ctl.add_argument("--url", help=f"control URL (http://127.0.0.1:PORT) [{URL_ENV}]")
+    ctl.add_argument("--ready-file", type=Path, metavar="FILE",
                      help="read control_url (and control_token) from this ready file")
     ctl.add_argument("--token", help=f"the control API's token [{TOKEN_ENV}]; default: the "
                                      "ready file's control_token")
@@ -68,56 +74,109 @@ def add_arguments(ctl: argparse.ArgumentParser) -> None:
     calls.add_parser("health", help="GET /health")
     calls.add_parser("cluster", help="GET /cluster: brokers, topics, partitions, groups")
     topic = calls.add_parser("create-topic", help="POST /topics")
-    topic.add_argument("name")
-    topic.add_argument("--partitions", type=int, default=1)
-    topic.add_argument("--replication-factor", type=int, default=1)
-    topic.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    topic.add_argument("name", help="the topic's name")
+    topic.add_argument("--partitions", type=int, default=1, help="partition count (default 1)")
+    topic.add_argument("--replication-factor", type=int, default=1,
+                       help="replicas of each partition (default 1)")
+    topic.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                       help="a topic config, as Kafka names it (repeatable)")
     _fault_parsers(calls)
-    action = calls.add_parser("action", help="POST /actions/NAME: a natural failure")
-    action.add_argument("name", choices=sorted(PARAMETERS))
+    action = calls.add_parser(
+        "action", help="POST /actions/NAME: a natural failure",
+        description="Run one of the cluster's actions (natural failures); each takes the "
+                    "options listed with it below.",
+        epilog=_actions_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    action.add_argument("name", choices=sorted(PARAMETERS), metavar="NAME",
+                        help="the action: one of those below")
     for parameter in sorted({p for spec in PARAMETERS.values() for p in spec}):
         kind = PARAMETERS_TYPES.get(parameter, str)
-        action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter)
+        users = ", ".join(name for name, spec in PARAMETERS.items() if parameter in spec)
+        action.add_argument(f"--{parameter.replace('_', '-')}", type=kind, dest=parameter,
+                            help=f"{ACTION_PARAMETERS[parameter]} ({users})")
     journal = calls.add_parser("journal", help="GET /journal: requests seen (JSON lines)")
     for name, kind in FILTERS.items():
         flag = "--" + name.replace("_", "-")
         if kind is bool:
             journal.add_argument(flag, action="store_true", help=f"only {name} requests")
         else:
-            journal.add_argument(flag, type=kind)
+            journal.add_argument(flag, type=kind, help=JOURNAL_FILTERS.get(
+                name, f"only requests of this {name.replace('_', ' ')}"))
     calls.add_parser("coverage", help="GET /coverage")
 
 
 PARAMETERS_TYPES = {name: kind for spec in PARAMETERS.values()
                     for name, (kind, _) in spec.items()}
+# What each action parameter is (the actions that take it are added to its help).
+ACTION_PARAMETERS = {
+    "before": "offset the log start moves to (-1: the partition's end)",
+    "broker": "a broker id",
+    "count": "how many held requests to let go, the oldest first (default: all)",
+    "fault": "a fault rule's id",
+    "group": "a group id (or a transactional id, for move-coordinator)",
+    "member_id": "a member id of the group",
+    "ms": "milliseconds every request waits before it is handled",
+    "offset": "offset the log is cut at: records from it on are lost",
+    "partition": "a partition of the topic",
+    "topic": "a topic name",
+    "transactional_id": "a producer's transactional.id",
+}
+
+
+def _actions_epilog() -> str:
+    """Each action with its options (optional ones in brackets), from the cluster's declared
+    operations."""
+    from fakebroker.operations import OPERATIONS, REQUIRED
+
+    lines = ["actions:"]
+    for name, declared in sorted(OPERATIONS.items()):
+        options = [f"--{p.name.replace('_', '-')}" for p in declared.parameters]
+        lines.append(" ".join([f"  {name}", *(
+            option if p.default is REQUIRED and not p.optional else f"[{option}]"
+            for option, p in zip(options, declared.parameters, strict=True))]))
+    return "\n".join(lines)
+
+
+# The journal filters whose help is not "only requests of this <filter>".
+JOURNAL_FILTERS = {
+    "error": "only requests answered with this error",
+    "since": "only requests after this sequence number",
+    "limit": "at most this many, the newest",
+}
 
 
 def _fault_parsers(calls: Any) -> None:
     fault = calls.add_parser("fault", help="fault rules: add, list, show, remove, clear, wait, "
                                            "release")
     verbs = fault.add_subparsers(dest="verb", required=True)
-    add = verbs.add_parser("add", help="POST /faults; prints the rule with its id")
+    add = verbs.add_parser("add", help="POST /faults; prints the rule with its id",
+                           description="Add a fault rule: every criterion given must match; "
+                                       "the rule then does what its actions say.")
     for spec in FIELDS.values():
         flag = "--" + spec.name.replace("_", "-")
         if spec.option is bool:
             add.add_argument(flag, action="store_true", help=spec.help)
         elif spec.option is not None:
             add.add_argument(flag, type=spec.option, help=spec.help)
-    add.add_argument("--versions", metavar="LOW[-HIGH]", help="API version range")
-    add.add_argument("--forever", action="store_true", help="count = until removed")
-    add.add_argument("--respond", metavar="JSON", help="the whole answer, a JSON object")
+    add.add_argument("--versions", metavar="LOW[-HIGH]",
+                     help="match these API versions (inclusive)")
+    add.add_argument("--forever", action="store_true",
+                     help="apply until removed (instead of --count)")
+    add.add_argument("--respond", metavar="JSON",
+                     help="answer this, the whole answer's fields as a JSON object")
     add.add_argument("--json", help="the rule as a JSON object instead of options")
     verbs.add_parser("list", help="GET /faults")
     for verb in ("show", "remove"):
-        verbs.add_parser(verb, help=f"{verb} one rule").add_argument("id", type=int)
+        verbs.add_parser(verb, help=f"{verb} one rule").add_argument(
+            "id", type=int, help="the rule's id")
     verbs.add_parser("clear", help="DELETE /faults")
     wait = verbs.add_parser("wait", help="wait until a rule was hit N times")
-    wait.add_argument("id", type=int)
-    wait.add_argument("--hits", type=int, default=1)
-    wait.add_argument("--timeout", type=float, default=30.0)
+    wait.add_argument("id", type=int, help="the rule's id")
+    wait.add_argument("--hits", type=int, default=1, help="hits to wait for, in all (default 1)")
+    wait.add_argument("--timeout", type=float, default=30.0,
+                      help="seconds before giving up, exit status 1 (default 30)")
     release = verbs.add_parser("release", help="POST /faults/ID/release: let held requests "
                                                "go on")
-    release.add_argument("id", type=int)
+    release.add_argument("id", type=int, help="the hold rule's id")
     release.add_argument("--count", type=int, help="the N oldest (default: all)")
 
 
@@ -151,6 +210,12 @@ def _json_option(flag: str, text: str) -> Any:
 
 URL_ENV = "FAKEBROKER_CONTROL_URL"
 TOKEN_ENV = "FAKEBROKER_CONTROL_TOKEN"
+
+
+class NotHitInTime(Exception):
+    """``fault wait`` gave up: the rule was not hit often enough within the timeout (the
+    broker answered all along; not a ``TimeoutError``, which is an ``OSError``, as a broker
+    that cannot be reached is)."""
 
 
 class NoBroker(Exception):
@@ -193,11 +258,11 @@ def run(args: argparse.Namespace) -> int:
     except ControlCallError as exc:
         print(json.dumps(exc.answer), file=sys.stderr)
         return 1
+    except NotHitInTime as exc:
+        print(f"fakebroker ctl: {exc}", file=sys.stderr)
+        return 1
     except (urllib.error.URLError, OSError) as exc:
         print(f"fakebroker ctl: cannot reach {url}: {exc}", file=sys.stderr)
-        return 1
-    except TimeoutError as exc:
-        print(f"fakebroker ctl: {exc}", file=sys.stderr)
         return 1
     if args.call == "journal":
         for entry in answer:
@@ -245,6 +310,6 @@ def _dispatch(send: Callable[..., Any], args: argparse.Namespace) -> Any:
         if rule["hits"] >= args.hits:
             return rule
         if time.monotonic() > deadline:
-            raise TimeoutError(f"fault {args.id} was hit {rule['hits']} time(s), not "
+            raise NotHitInTime(f"fault {args.id} was hit {rule['hits']} time(s), not "
                                f"{args.hits}, within {args.timeout} s")
         time.sleep(0.05)

@@ -37,17 +37,22 @@ Rules are numbered from 1 as they are added: the ``[[faults]]`` in file order, t
 timeline's ``fault`` actions in time order; ``release-fault`` names a hold rule by number and
 lets go of what it holds at that time.
 
-Guarantees: the whole file is checked before anything starts (unknown tables or fields, bad
-values, unknown actions or fault fields, a ``release-fault`` of a rule that is not a hold rule
-added before it, are errors naming the place); timeline actions run in ``at_ms`` order on the
-cluster's trio thread; an action the cluster refuses at its time is logged and the timeline
-goes on.
+Guarantees: the whole file is checked before anything starts, with the command line's flags
+that override it: unknown tables or fields, bad values, unknown actions or fault fields, a
+topic the cluster cannot create, a broker, topic or partition the cluster will not have (in a
+fault or an action), a ``release-fault`` of a rule that is not a hold rule added before it, and
+the timeline's changes of brokers and leaders played in time order on a scratch copy of the
+cluster (``broker-down`` of a broker already down, ``move-leader`` to a broker down then) are
+errors naming the file and the place. Timeline actions run in ``at_ms`` order on the
+cluster's trio thread; an action refused at its time for what only the run can tell (a group
+that does not exist, an offset beyond the end) is logged and the timeline goes on.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +68,9 @@ from fakebroker.control.actions import ACTIONS, ActionError, check_parameters, r
 from fakebroker.faults.rules import FaultError, FaultRule
 from fakebroker.options import CLUSTER_SETTINGS, OptionError
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.runtime import FakeCluster
+from fakebroker.runtime import FakeCluster, check_cluster
+from fakebroker.state import failures
+from fakebroker.state.cluster import Cluster
 
 log = logging.getLogger("fakebroker.scenario")
 
@@ -89,16 +96,20 @@ class Scenario:
     timeline: list[Step] = field(default_factory=list)
 
 
-def load_scenario(path: Path) -> Scenario:
-    """Read and check a scenario file; ``ScenarioError`` says what is wrong and where."""
+def load_scenario(path: Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Read and check a scenario file (with ``overrides``, as ``parse_scenario``);
+    ``ScenarioError`` says what is wrong and where."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ScenarioError(f"{path}: {exc}") from None
-    return parse_scenario(data, str(path))
+    return parse_scenario(data, str(path), overrides)
 
 
-def parse_scenario(data: dict[str, Any], where: str = "scenario") -> Scenario:
+def parse_scenario(data: dict[str, Any], where: str = "scenario",
+                   overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """A checked scenario. ``overrides``: the cluster settings and ``topics`` given beside it
+    (``fakebroker serve`` flags), which win over the file's and are checked with it."""
     unknown = set(data) - {"cluster", "topics", "faults", "timeline"}
     if unknown:
         raise ScenarioError(f"{where}: unknown table(s) {', '.join(sorted(unknown))}")
@@ -146,8 +157,71 @@ def parse_scenario(data: dict[str, Any], where: str = "scenario") -> Scenario:
             raise ScenarioError(f"{where}: [[timeline]] #{index}: {exc}") from None
         scenario.timeline.append(Step(at_ms, action, step))
     _check_releases(scenario, where)
+    _check_against_cluster(scenario, where, overrides or {})
     scenario.timeline.sort(key=lambda s: s.at_ms)
     return scenario
+
+
+def _check_against_cluster(scenario: Scenario, where: str, overrides: Mapping[str, Any]) -> None:
+    """The cluster the scenario starts (with ``overrides``) can be made, and every broker,
+    topic and partition its faults and actions name is one of it; the timeline's changes of
+    brokers and leaders, played in time order on a scratch copy, are each accepted."""
+    options = {**scenario.cluster, **overrides, "topics": {**scenario.topics,
+                                                           **overrides.get("topics", {})}}
+    topics = options.pop("topics")
+    try:
+        scratch = check_cluster(options.pop("brokers", 1), topics, None, options)
+    except (ClusterError, TypeError) as exc:
+        raise ScenarioError(f"{where}: [topics] {_why(exc)}") from None
+    except OptionError as exc:
+        raise ScenarioError(f"{where}: [cluster] {exc}") from None
+    for index, fault in enumerate(scenario.faults, 1):
+        try:
+            _check_names(scratch, fault)
+        except ClusterError as exc:
+            raise ScenarioError(f"{where}: [[faults]] #{index}: {_why(exc)}") from None
+    for index, step in sorted(enumerate(scenario.timeline, 1), key=lambda p: p[1].at_ms):
+        try:
+            _play(scratch, step)
+        except ClusterError as exc:
+            raise ScenarioError(f"{where}: [[timeline]] #{index}: {step.action}: "
+                                f"{_why(exc)}") from None
+
+
+def _check_names(cluster: Cluster, fields: Mapping[str, Any]) -> None:
+    """The ``broker`` named is one of the cluster's, and so is the ``partition`` of a
+    ``topic`` it was given (another topic may come from a client)."""
+    broker, topic, partition = (fields.get(n) for n in ("broker", "topic", "partition"))
+    if broker is not None and broker not in cluster.brokers:
+        raise ClusterError("BROKER_NOT_AVAILABLE", f"no broker {broker} (the cluster has "
+                                                   f"brokers 1 to {len(cluster.brokers)})")
+    if topic in cluster.topics and partition is not None:
+        failures.partition_of(cluster, topic, partition)
+
+
+def _play(cluster: Cluster, step: Step) -> None:
+    """Check one timeline step against the scratch cluster, changing it as the step would
+    where the step changes brokers or leaders."""
+    if step.action == "fault":
+        _check_names(cluster, step.parameters)
+        return
+    parameters = check_parameters(step.action, step.parameters)
+    _check_names(cluster, parameters)
+    if step.action == "broker-down":
+        failures.broker_down(cluster, parameters["broker"])
+    elif step.action == "broker-up":
+        failures.broker_up(cluster, parameters["broker"])
+    elif step.action == "move-leader" and parameters["topic"] in cluster.topics:
+        failures.move_leader(cluster, parameters["topic"], parameters["partition"],
+                             parameters["broker"])
+    elif step.action == "move-coordinator":
+        failures.move_coordinator(cluster, parameters["group"], parameters["broker"])
+
+
+def _why(exc: Exception) -> str:
+    """A refusal's text, with Kafka's error name when it has one."""
+    error = getattr(exc, "error", None)
+    return f"{exc} ({error})" if error else str(exc)
 
 
 def _check_releases(scenario: Scenario, where: str) -> None:

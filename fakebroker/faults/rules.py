@@ -44,7 +44,6 @@ its connection closes (then it ends unanswered and unapplied, as a hung request 
 
 from __future__ import annotations
 
-import itertools
 import random
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -390,22 +389,26 @@ class FaultPlan:
 
 
 class FaultRegistry:
-    """The cluster's fault rules, in the order they were added, with a seeded generator."""
+    """The cluster's fault rules, in the order they were added, with a seeded generator.
+
+    Rules are numbered 1, 2, 3 ... in the order they were added; a rule refused
+    (``FaultError``) takes no number."""
 
     def __init__(self, seed: int | None = None):
         self.rules: dict[int, FaultRule] = {}
         self.random = random.Random(seed)
-        self._ids = itertools.count(1)
+        self._next_id = 1
 
     def add(self, **fields: Any) -> FaultRule:
         """Add a rule (see the module docstring for its fields); returns it."""
-        rule = FaultRule.build(next(self._ids), **fields)
-        self.rules[rule.id] = rule
-        return rule
+        return self._added(FaultRule.build(self._next_id, **fields))
 
     def add_data(self, data: Mapping[str, Any]) -> FaultRule:
-        rule = FaultRule.from_dict(next(self._ids), data)
+        return self._added(FaultRule.from_dict(self._next_id, data))
+
+    def _added(self, rule: FaultRule) -> FaultRule:
         self.rules[rule.id] = rule
+        self._next_id += 1
         return rule
 
     def get(self, rule_id: int) -> FaultRule:

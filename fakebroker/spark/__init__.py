@@ -20,7 +20,8 @@ The jars are installed once, pinned, into ``~/.cache/fakebroker-clients/spark-ka
 (which ``.ci/install-clients`` runs); any folder
 holding them can be named with ``jars_dir=`` or ``$FAKEBROKER_SPARK_KAFKA_JARS``. A missing
 jar is a :class:`ConnectorNotInstalled` naming it and the command that installs it.
-Needs ``pip install "fakebroker[spark]"`` (PySpark 4.2.0, pyarrow) and a JDK 17+.
+Needs fakebroker's ``spark`` extra (PySpark 4.2.0, pyarrow: ``pip install ".[spark]"`` in a
+checkout, or a built wheel with ``[spark]``) and a JDK 17+.
 """
 
 from __future__ import annotations
@@ -137,8 +138,9 @@ def session(
     try:
         import pyspark
     except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f"{exc}: pip install 'fakebroker[spark]' (PySpark "
-                                  f"{SPARK_VERSION}, pyarrow)", name=exc.name) from None
+        raise ModuleNotFoundError(f"{exc}: install fakebroker's spark extra (PySpark "
+                                  f"{SPARK_VERSION}, pyarrow): pip install \".[spark]\" in a "
+                                  "checkout, or the wheel with [spark]", name=exc.name) from None
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 

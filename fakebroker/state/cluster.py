@@ -40,7 +40,12 @@ MAX_TOPIC_NAME = 249
 
 @dataclass(slots=True)
 class Broker:
-    """One broker: its id, where clients reach it, whether it is up."""
+    """One broker: its id, where clients reach it, whether it is up.
+
+    ``endpoints`` maps each listener's name (its security protocol: PLAINTEXT, SSL,
+    SASL_PLAINTEXT, SASL_SSL) to its port, all at ``host``; ``port`` is the bootstrap
+    listener's (PLAINTEXT if the broker has one, else its first). A broker made with a port
+    alone has one PLAINTEXT listener on it."""
 
     id: int
     host: str
@@ -48,6 +53,11 @@ class Broker:
     rack: str | None = None
     up: bool = True
     latency_ms: int = 0  # every request to this broker waits this long before it is handled
+    endpoints: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.endpoints:
+            self.endpoints = {"PLAINTEXT": self.port}
 
 
 @dataclass(slots=True)
@@ -195,8 +205,11 @@ class Cluster:
 
     # -- brokers --------------------------------------------------------------------------
 
-    def add_broker(self, host: str, port: int, rack: str | None = None) -> Broker:
-        broker = Broker(len(self.brokers) + 1, host, port, rack)
+    def add_broker(self, host: str, port: int, rack: str | None = None,
+                   endpoints: dict[str, int] | None = None) -> Broker:
+        """Add the next broker, at ``host:port``, with its listeners' ports (``endpoints``,
+        listener name -> port; none: one PLAINTEXT listener on ``port``)."""
+        broker = Broker(len(self.brokers) + 1, host, port, rack, endpoints=dict(endpoints or {}))
         self.brokers[broker.id] = broker
         self.changed()
         return broker

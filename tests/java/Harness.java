@@ -131,6 +131,16 @@
 //       "abort"; initTransactions first. "stop" or end of file closes it.
 //       -> {"ok":"init"|<command>} after each, or {"failed":<command>,"error":<exception's
 //          simple name>,"fatal":<not a RetriableException>,"message"}
+//   round-trip           --bootstrap B --topic T --group G --count N [--value-prefix v]
+//       in one JVM: the default producer (as produce, max.block.ms = --timeout-ms) sends N records
+//       (values v<i>, no key), waits for every ack and closes; then a group member (group.id=G,
+//       auto.offset.reset=earliest, no auto-commit) subscribes to T and polls until it has N
+//       records (or the deadline), commits them (commitSync) and closes. Bare props (security
+//       settings...) go to both. Security tests use it: one JVM start per connection.
+//       -> {"partition","offset"} per ack, a record line per record, then {"done":records}
+//   admin-create-acls    --bootstrap B --principal P --topic T [--group G]
+//       createAcls: ALLOW P from any host WRITE, READ and DESCRIBE on topic T (literal), and
+//       READ on group G -> {"created":n}
 //   warmup               (no broker) loads the client classes, for a CDS archive: {"loaded":n}
 //
 // A record line: {"topic","partition","offset","timestamp","timestampType","leaderEpoch",
@@ -169,6 +179,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
+import javax.security.auth.callback.Callback;
+import javax.security.auth.callback.UnsupportedCallbackException;
+import javax.security.auth.login.AppConfigurationEntry;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -207,6 +220,10 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
@@ -217,6 +234,12 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerToken;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerTokenCallback;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -252,6 +275,8 @@ public final class Harness {
                 case "admin-describe-cluster": adminDescribeCluster(a); break;
                 case "admin-delete-topic": adminDeleteTopic(a); break;
                 case "admin-list-topics": adminListTopics(a); break;
+                case "admin-create-acls": adminCreateAcls(a); break;
+                case "round-trip": roundTrip(a); break;
                 case "admin-describe-features": adminDescribeFeatures(a); break;
                 case "admin-update-features": adminUpdateFeatures(a); break;
                 case "txn-produce": txnProduce(a); break;
@@ -320,6 +345,121 @@ public final class Harness {
                 emit(obj("partition", md.partition(), "offset", md.offset(), "timestamp", md.timestamp()));
             }
             emit(obj("done", count));
+        }
+    }
+
+    static void roundTrip(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "group", "count", "value-prefix", "timeout-ms");
+        String topic = a.req("topic");
+        int count = Integer.parseInt(a.req("count"));
+        String valuePrefix = a.get("value-prefix", "v");
+        Deadline deadline = a.deadline();
+        Properties p = new Properties();
+        p.setProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(a.timeoutMs()));
+        p.putAll(only(a.clientProps(), ProducerConfig.configNames())); // given props win
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        try (Closer<KafkaProducer<byte[], byte[]>> c = new Closer<>(new KafkaProducer<>(p), CLOSE_TIMEOUT)) {
+            List<Future<RecordMetadata>> futures = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                futures.add(c.client.send(new ProducerRecord<>(topic, utf8(valuePrefix + i))));
+            }
+            for (Future<RecordMetadata> f : futures) {
+                RecordMetadata md;
+                try {
+                    md = f.get(deadline.remainingMs(), TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new TimeoutException("no ack for every record within --timeout-ms=" + deadline.timeoutMs);
+                }
+                emit(obj("partition", md.partition(), "offset", md.offset()));
+            }
+        }
+        Map<String, String> defaults = Map.of(
+                ConsumerConfig.GROUP_ID_CONFIG, a.req("group"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        int n = 0;
+        try (Closer<KafkaConsumer<byte[], byte[]>> c = new Closer<>(newConsumer(a, defaults, true), CLOSE_TIMEOUT)) {
+            KafkaConsumer<byte[], byte[]> consumer = c.client;
+            consumer.subscribe(List.of(topic));
+            while (n < count && deadline.remainingMs() > 0) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(
+                        Math.min(200, Math.max(1, deadline.remainingMs()))))) {
+                    emitRecord(r);
+                    n++;
+                }
+            }
+            if (n < count) {
+                throw new TimeoutException(n + " of " + count + " records within --timeout-ms=" + deadline.timeoutMs);
+            }
+            consumer.commitSync(deadline.remaining());
+        }
+        emit(obj("done", n));
+    }
+
+    static void adminCreateAcls(Args a) throws Exception {
+        a.allow("bootstrap", "principal", "topic", "group", "timeout-ms");
+        String principal = a.req("principal");
+        Deadline deadline = a.deadline();
+        List<AclBinding> acls = new ArrayList<>();
+        ResourcePattern topic = new ResourcePattern(ResourceType.TOPIC, a.req("topic"), PatternType.LITERAL);
+        for (AclOperation op : List.of(AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE)) {
+            acls.add(new AclBinding(topic, new AccessControlEntry(principal, "*", op, AclPermissionType.ALLOW)));
+        }
+        if (a.has("group")) {
+            acls.add(new AclBinding(new ResourcePattern(ResourceType.GROUP, a.req("group"), PatternType.LITERAL),
+                    new AccessControlEntry(principal, "*", AclOperation.READ, AclPermissionType.ALLOW)));
+        }
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            get(c.client.createAcls(acls).all(), deadline);
+            emit(obj("created", acls.size()));
+        }
+    }
+
+    /**
+     * An OAUTHBEARER login callback handler giving an unsecured token (subject "fakebroker"):
+     * for tests of a broker that refuses the mechanism. The client's own unsecured handler
+     * needs jackson, which the harness's class path does not have. Use with
+     * sasl.login.callback.handler.class=Harness$UnsecuredToken.
+     */
+    public static final class UnsecuredToken implements AuthenticateCallbackHandler {
+        @Override
+        public void configure(Map<String, ?> configs, String mechanism, List<AppConfigurationEntry> entries) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void handle(Callback[] callbacks) throws UnsupportedCallbackException {
+            long now = System.currentTimeMillis();
+            for (Callback callback : callbacks) {
+                if (!(callback instanceof OAuthBearerTokenCallback)) {
+                    throw new UnsupportedCallbackException(callback);
+                }
+                ((OAuthBearerTokenCallback) callback).token(new OAuthBearerToken() {
+                    public String value() {
+                        return "eyJhbGciOiJub25lIn0.eyJzdWIiOiJmYWtlYnJva2VyIn0.";
+                    }
+
+                    public Set<String> scope() {
+                        return Set.of();
+                    }
+
+                    public long lifetimeMs() {
+                        return now + 3_600_000L;
+                    }
+
+                    public String principalName() {
+                        return "fakebroker";
+                    }
+
+                    public Long startTimeMs() {
+                        return now;
+                    }
+                });
+            }
         }
     }
 
@@ -977,7 +1117,8 @@ public final class Harness {
             "org/apache/kafka/common/requests/", "org/apache/kafka/common/record/",
             "org/apache/kafka/common/protocol/", "org/apache/kafka/common/compress/",
             "org/apache/kafka/common/errors/", "org/apache/kafka/common/header/",
-            "org/apache/kafka/common/network/", "org/apache/kafka/common/utils/"};
+            "org/apache/kafka/common/network/", "org/apache/kafka/common/utils/",
+            "org/apache/kafka/common/security/", "org/apache/kafka/common/acl/"};
         ClassLoader loader = Harness.class.getClassLoader();
         int n = 0;
         String jar = KafkaProducer.class.getProtectionDomain().getCodeSource().getLocation().getPath();
