@@ -5,7 +5,6 @@ docstring names the API and its key, its ``Versions:`` line is what ApiVersions 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.specs import api_spec, parse_range
 from tests.wire import WireClient
 
-ROOT = Path(__file__).resolve().parents[1]
 BY_NAME = {m.__name__.rsplit(".", 1)[1]: m for m in MODULES}
 
 
@@ -137,19 +135,3 @@ def test_every_api_module_declares_where_its_errors_go(name):
     assert all(error_code(error) for error in placement.request_errors)
     if placement.keys is not None:
         assert {*placement.keys.fields, placement.keys.type_field} <= request_fields
-
-
-def test_the_readme_says_where_each_api_puts_its_errors_as_declared():
-    readme = (ROOT / "README.md").read_text()
-    row = next(line for line in readme.splitlines() if line.startswith("| `error` |"))
-    row = re.sub(r"\([^)]*\)|v\d+\+", "", row)  # notes and "from version" marks
-    said = {kind: set(re.findall(r"[A-Z][A-Za-z]+", text))
-            for kind, text in re.findall(r"per (partition|topic|group) for ([^;]*)", row)}
-    declared: dict[str, set[str]] = {"partition": set(), "topic": set(), "group": set()}
-    for key, placement in ERROR_PLACEMENTS.items():
-        kinds = {level.kind for level in placement.levels()}
-        for kind in ("partition", "topic", "group"):
-            if kind in kinds:
-                declared[kind].add(api_spec(key).name)
-                break
-    assert said == declared

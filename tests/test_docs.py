@@ -79,6 +79,23 @@ def test_the_pages_have_blocks():  # the pattern above finds them (it could find
     assert sum(len(blocks(page)) for page in PAGES) > 60
 
 
+# --- what README says of installing -----------------------------------------------------------
+
+def test_the_readme_installs_into_a_virtual_environment_from_the_checkout():
+    readme = (ROOT / "README.md").read_text()
+    setup = readme.split("## Set-up and the main job\n", 1)[1].split("\n## ", 1)[0]
+    assert "not on PyPI yet" in setup and "python3 -m venv" in setup
+    tests = readme.split("## Tests\n", 1)[1].split("\n## ", 1)[0]
+    assert 'pip install -e ".[test]"' in tests and "stale" in tests
+
+
+def test_nothing_tells_to_install_fakebroker_by_name_while_it_is_not_on_pypi():
+    by_name = re.compile(r"""pip install\s+["']?fakebroker(?=[\[\s"'=]|$)""", re.M)
+    texts = [*PAGES, *ROOT.glob("fakebroker/**/*.py"), *ROOT.glob(".ci/*")]
+    assert [str(path.relative_to(ROOT)) for path in texts
+            if path.is_file() and by_name.search(path.read_text())] == []
+
+
 # --- the cookbook's copies ------------------------------------------------------------------
 
 def is_test_copy(text: str) -> bool:
