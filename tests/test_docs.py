@@ -144,7 +144,13 @@ def free_port_base(count: int) -> int:
 
 
 def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKEBROKER_")}
+    """This process's environment without serve's settings (a reader's shell has none), the
+    test environment's commands first."""
+    from fakebroker.cli import SERVE_OPTIONS, TOPICS_ENV
+    from fakebroker.options import CLUSTER_SETTINGS
+
+    settings = {s.env for s in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values())}
+    env = {k: v for k, v in os.environ.items() if k not in settings | {TOPICS_ENV}}
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     if "PYTHONPATH" in os.environ:  # a checkout under test stays the package under test
