@@ -231,7 +231,7 @@ def control_api_page() -> str:
             elif body:
                 ref = body["schema"]["$ref"].rsplit("/", 1)[1]
                 parts.append(f"\nBody (JSON): a [{ref}](#{ref.lower()}).\n")
-            codes = ", ".join(f"{code} {answer['description']}"
+            codes = "; ".join(f"{code} {answer['description']}"
                               for code, answer in op["responses"].items())
             parts.append(f"\nAnswers: {codes}.\n")
     rule = doc["components"]["schemas"]["FaultRule"]["properties"]

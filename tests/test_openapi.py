@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import h11
 import pytest
 import trio
 
@@ -45,6 +46,26 @@ def test_every_documented_route_is_served_and_every_other_method_refused():
                     else:
                         assert code == 405, (method, path, code)
             assert (await status(api, "GET", "/nothing-documented"))[0] == 404
+
+    trio.run(main)
+
+
+def test_with_a_token_every_documented_route_answers_401_without_it():
+    paths = document()["paths"]
+
+    async def main():
+        async with open_cluster() as cluster:
+            api = ControlApi(cluster, token="s3cret")
+            for path, item in paths.items():
+                assert all("401" in op["responses"] for m, op in item.items()
+                           if m != "parameters")
+                for method in (m.upper() for m in item if m != "parameters"):
+                    request = h11.Request(method=method, target=path.replace("{id}", "1"),
+                                          headers=[("host", "127.0.0.1")])
+                    with pytest.raises(HttpError) as refused:
+                        await api.serve(request, b"")
+                    assert refused.value.status == 401, (method, path)
+            assert list(cluster.faults) == []  # nothing changed
 
     trio.run(main)
 

@@ -45,9 +45,10 @@ def _answer(description: str, schema: dict[str, Any] | None = None) -> dict[str,
             "content": {_JSON: {"schema": schema or {"type": "object"}}}}
 
 
-_REFUSED = {"400": _answer("bad input, or an operation the cluster refuses; nothing changed",
-                           _ref("Error")),
-            "401": _answer("a token is required and the request lacks it", _ref("Error"))}
+_REFUSED = {"400": _answer("bad input, or an operation the cluster refuses: nothing changed",
+                           _ref("Error"))}
+_UNAUTHORIZED = _answer("the API has a token and the request lacks it: nothing changed",
+                        _ref("Error"))
 
 
 def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
@@ -178,6 +179,10 @@ def document() -> dict[str, Any]:
             "operationId": "coverage", "responses": {"200": _answer("coverage counts")}}},
         **_operation_paths(),
     }
+    for item in paths.values():  # with a token, any route refuses a request without it
+        for method, op in item.items():
+            if method != "parameters":
+                op["responses"]["401"] = _UNAUTHORIZED
     return {
         "openapi": "3.1.0",
         "info": {"title": "fakebroker control API", "version": __version__,
