@@ -173,7 +173,7 @@ def operations_page() -> str:
 
 def faults_page() -> str:
     """Every fault-rule field, and where each API puts an ``error``."""
-    from fakebroker.api import ERROR_PLACEMENTS, MODULES
+    from fakebroker.api import ERROR_PLACEMENTS, MODULES, served_versions
     from fakebroker.faults.rules import FIELDS
     from fakebroker.protocol.specs import api_spec
 
@@ -182,13 +182,31 @@ def faults_page() -> str:
         option = ("`--" + name.replace("_", "-") + "`") if field.option is not None else {
             "versions": "`--versions LOW[-HIGH]`", "respond": "`--respond JSON`"}[name]
         rows.append((_code(name), field.kind, field.help, option))
-    placed: dict[str, list[str]] = {"partition": [], "topic": [], "group": [], "top": []}
+    placed: dict[str, list[str]] = {"partition": [], "topic": [], "group": [], "each": [],
+                                    "top": []}
     for module in MODULES:
-        kinds = {level.kind for level in ERROR_PLACEMENTS[module.API_KEY].levels()}
-        kind = next((k for k in ("partition", "topic", "group") if k in kinds), "top")
-        placed[kind].append(api_spec(module.API_KEY).name)
-    where = "".join(f"- **{'at the top level' if kind == 'top' else 'per ' + kind}**: "
-                    f"{', '.join(names)}\n" for kind, names in placed.items() if names)
+        placement = ERROR_PLACEMENTS[module.API_KEY]
+        versions = served_versions(module.API_KEY) or range(0)
+        spans: list[tuple[str, int, int]] = []  # (kind, first, last version)
+        for version in versions:
+            kinds, level = set(), placement.entries_at(version)
+            while level is not None:
+                kinds.add(level.kind)
+                level = level.child
+            kind = next((k for k in ("partition", "topic", "group") if k in kinds),
+                        "each" if placement.each else "top")
+            if spans and spans[-1][0] == kind:
+                spans[-1] = (kind, spans[-1][1], version)
+            else:
+                spans.append((kind, version, version))
+        name = api_spec(module.API_KEY).name
+        for kind, first, last in spans:
+            whole = len(spans) == 1
+            placed[kind].append(name if whole else f"{name} (v{first}–{last})")
+    titles = {"group": "per group (or the entry a request names: transactional id, user)",
+              "each": "per entry of the request", "top": "at the top level"}
+    where = "".join(f"- **{titles.get(kind, 'per ' + kind)}**: {', '.join(names)}\n"
+                    for kind, names in placed.items() if names)
     return ("\n## Fields\n\n" + _table(("field", "kind", "meaning", "ctl fault add"), rows)
             + "\n## Where an `error` goes\n\nAs each API's module declares it "
               "(`ERROR_PLACEMENT` in `fakebroker/api/`), by the finest level its answer "

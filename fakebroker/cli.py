@@ -355,12 +355,14 @@ async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:
 
 # What every client's first request needs and a broker does not need to listen, each step
 # after what it imports, so that each is short: the codec and framing, construct (the type of
-# parsed messages), the request path (fault rules, journal, the handlers' context, fault
-# placement, the pipeline) and ApiVersions' module (every client asks it first).
+# parsed messages), the request path (journal, the handlers' context, what a request names,
+# fault rules, error placement, the pipeline) and ApiVersions' module (every client asks it
+# first).
 IMPORT_AHEAD = (
     "fakebroker.protocol.specs", "fakebroker.protocol.framing", "construct",
-    "fakebroker.faults.rules", "fakebroker.journal", "fakebroker.api.context",
-    "fakebroker.faults.placement", "fakebroker.pipeline", "fakebroker.api.api_versions",
+    "fakebroker.journal", "fakebroker.api.context", "fakebroker.api.targets",
+    "fakebroker.faults.rules", "fakebroker.api.placement", "fakebroker.pipeline",
+    "fakebroker.api.api_versions",
 )
 
 

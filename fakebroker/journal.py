@@ -71,7 +71,8 @@ class JournalEntry:
     """The fault rules applied and their actions (``#1 NOT_LEADER_OR_FOLLOWER``, ``#2 hold``)."""
     outcome: str = "answered"
     """``answered``, ``no answer`` (acks=0), ``dropped``, ``hung`` or ``held`` until its
-    connection closed, ``closed: <reason>``, or ``cancelled: connection closed``."""
+    connection closed, ``closed: <reason>``, ``answered, then closed: <reason>`` (a failed
+    SASL authentication), or ``cancelled: connection closed``."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 ENV_PREFIX = "FAKEBROKER_"
@@ -227,6 +227,9 @@ class ClusterSettings:
     authorizer: bool = False
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
+    delegation_token_secret_key: str | None = field(default=None, repr=False)  # a secret
+    delegation_token_max_lifetime_ms: int = 7 * 24 * 3600 * 1000
+    delegation_token_expiry_time_ms: int = 24 * 3600 * 1000
 
     @classmethod
     def from_kwargs(cls, options: Mapping[str, Any]) -> ClusterSettings:
@@ -240,6 +243,10 @@ class ClusterSettings:
                           for name, value in options.items()})
         if (settings.ssl_cert is None) != (settings.ssl_key is None):
             raise OptionError("ssl_cert and ssl_key: give both or neither")
+        if not settings.sasl_mechanisms and {"SASL_PLAINTEXT", "SASL_SSL"} & set(
+                settings.listeners):
+            raise OptionError("sasl_mechanisms: a SASL listener needs at least one (Kafka will "
+                              "not start: No SASL mechanisms are enabled)")
         check_advertised(settings.host, settings.advertised_host)
         return settings
 
@@ -342,6 +349,16 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("allow_everyone_if_no_acl_found", parse_bool,
             "allow a request on a resource no ACL matches (Kafka's default: deny)", _flag,
             kafka="allow.everyone.if.no.acl.found", metavar="true|false"),
+    Setting("delegation_token_secret_key", str,
+            "the key delegation tokens are signed with (HMAC-SHA512); unset: no tokens "
+            "(DELEGATION_TOKEN_AUTH_DISABLED)", _optional(_text),
+            kafka="delegation.token.secret.key", metavar="SECRET"),
+    Setting("delegation_token_max_lifetime_ms", parse_int,
+            "longest a delegation token lives, renewals included", _at_least(1),
+            kafka="delegation.token.max.lifetime.ms", metavar="MS"),
+    Setting("delegation_token_expiry_time_ms", parse_int,
+            "how long a delegation token lives unless renewed, and its longest renewal",
+            _at_least(1), kafka="delegation.token.expiry.time.ms", metavar="MS"),
 )}
 
 assert list(CLUSTER_SETTINGS) == [f.name for f in fields(ClusterSettings)]

@@ -10,7 +10,9 @@ Outcomes:
 * ``Throttled(frame, seconds)``: the answer frame, after which the connection's next answers
   wait ``seconds`` (a fault's ``throttle_ms``: Kafka mutes a throttled channel, KIP-219);
 * ``None``: no answer (Produce with acks=0);
-* ``Close(reason)``: close the connection unanswered and log ``reason``.
+* ``Close(reason)``: close the connection unanswered and log ``reason``;
+  ``Close(reason, last)``: write the answer frame ``last`` first (a failed SASL
+  authentication: Kafka answers, then closes).
 
 ``WAIT`` is ``Pipeline.answer_now``'s word for a request it does not answer at once.
 """
@@ -18,15 +20,21 @@ Outcomes:
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import trio
 
+if TYPE_CHECKING:
+    from fakebroker.security.sasl.connection import SaslConnection
+
+SASL_LISTENERS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+
 
 class Close(NamedTuple):
-    """Close the connection without answering; ``reason`` is logged."""
+    """Close the connection (after writing ``last`` when given); ``reason`` is logged."""
 
     reason: str
+    last: bytes | bytearray | None = None
 
 
 class Throttled(NamedTuple):
@@ -55,7 +63,7 @@ class Peer:
     """The connection a request came on, as the pipeline needs it: its listener's name and
     its principal (``ANONYMOUS`` until it authenticates; the server sets it then)."""
 
-    __slots__ = ("connection_id", "host", "gone", "listener", "principal")
+    __slots__ = ("connection_id", "host", "gone", "listener", "principal", "gated", "sasl")
 
     def __init__(self, connection_id: int, host: str, listener: str = "PLAINTEXT",
                  principal: str = ANONYMOUS) -> None:
@@ -64,3 +72,8 @@ class Peer:
         self.gone = trio.Event()  # set when the peer closed its side
         self.listener = listener  # one of options.SECURITY_PROTOCOLS
         self.principal = principal  # "User:alice"
+        # Whether its requests pass the SASL gate (``SaslConnection.admit``): on a SASL
+        # listener until authenticated for good (a session without a lifetime); a peer made
+        # with a principal is authenticated already.
+        self.gated = listener in SASL_LISTENERS and principal == ANONYMOUS
+        self.sasl: SaslConnection | None = None  # made by the pipeline for its first request

@@ -1,9 +1,10 @@
 """The request path of one broker, with no sockets in it: a request frame in, an outcome out.
 
 The server hands every request frame (without its size prefix) to its broker's ``Pipeline``
-and does what the outcome says; the pipeline decodes the request, takes it through the fault
-seam (``fakebroker.faults.seam``) to its handler, encodes the answer and records the request
-in the journal.
+and does what the outcome says; the pipeline decodes the request, takes it through the
+authorization seam (with the cluster's ``authorizer`` on: ``fakebroker.security.enforcement``,
+reading each API's ``AUTHORIZES``) and the fault seam (``fakebroker.faults.seam``) to its
+handler, encodes the answer and records the request in the journal.
 
 Outcomes (``Outcome``, declared in ``fakebroker.outcomes``):
 
@@ -15,6 +16,7 @@ Outcomes (``Outcome``, declared in ``fakebroker.outcomes``):
   be served (shorter than a header, an unknown API key or version, bytes that do not parse),
   a fault's ``drop``, a hung or held request whose peer left, a failed acks=0 Produce, or a
   handler's bug (logged with its traceback here).
+  ``Close(reason, last)``: write ``last`` first, then close (a failed SASL authentication).
 
 Two ways in:
 
@@ -32,12 +34,25 @@ Guarantees:
   (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
   cancelled because its connection closed). A frame that cannot be decoded is not.
 * An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 (KIP-511).
+* With an authorizer, what the principal may not do is refused before any fault rule and
+  any handler sees the request: a whole-request refusal is answered without either, refused
+  entries are taken out of the request (nothing is applied for them) and their errors put
+  where the API's ``ERROR_PLACEMENT`` says (``fakebroker.api.placement``). Without one, the
+  security package is never imported and the request path is unchanged.
+* The SASL gate: a connection of a SASL listener (``Peer.gated``) has every frame seen by its
+  ``SaslConnection`` (``fakebroker.security.sasl.connection``) before anything else (fault
+  rules included): before authentication only ApiVersions, SaslHandshake and
+  SaslAuthenticate are served, and an unframed SASL token (after SaslHandshake v0) is
+  answered there; an authenticated connection is gated while its session has a lifetime
+  (the expired-session check). A failed exchange is answered, then its connection closed.
+  Connections of other listeners only ever read ``peer.gated`` (False) for it.
 * Kept answers: a ``CACHEABLE`` API's answer (ApiVersions, Metadata) is kept and given again,
   its correlation id rewritten, to the same request bytes (correlation id aside) on the same
   listener from the same principal (Metadata names the brokers at the connection's listener,
   and lists what its principal may see) until the cluster's metadata changes
   (``Cluster.generation``); it is journaled as the answer it repeats. Only ``answer_now``
-  keeps and gives them, so never while a fault rule exists.
+  keeps and gives them, so never while a fault rule exists, and
+  never with an authorizer (answers depend on the principal's ACLs).
 """
 
 from __future__ import annotations
@@ -50,19 +65,21 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from fakebroker.api import CACHEABLE, HANDLERS, ByApiKey, served_versions
+from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
-from fakebroker.faults.placement import request_targets
-from fakebroker.faults.rules import FaultRegistry, Target
+from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
+from fakebroker.api.targets import Target, request_targets
+from fakebroker.faults.rules import FaultRegistry
 from fakebroker.faults.seam import Seam
 from fakebroker.journal import Journal, answer_errors
 from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled, Wait
 from fakebroker.protocol.codec import DecodeError
-from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.framing import (
     API_VERSIONS_KEY,
     RequestHeader,
@@ -72,6 +89,9 @@ from fakebroker.protocol.framing import (
 )
 from fakebroker.protocol.specs import api_spec
 from fakebroker.state.cluster import Broker, Cluster
+
+if TYPE_CHECKING:
+    from fakebroker.security.enforcement import Enforcement
 
 log = logging.getLogger("fakebroker")
 
@@ -108,9 +128,20 @@ class Pipeline:
         # valid for the cluster generation ``_kept_generation``.
         self._kept: dict[tuple[str, str, bytes], _Kept] = {}
         self._kept_generation = -1
+        # The authorization seam, with the cluster's ``authorizer`` on (imported only then).
+        self._enforcement: Enforcement | None = None
+        if cluster.settings.authorizer:
+            from fakebroker.security.authorizer import Authorizer
+            from fakebroker.security.enforcement import Enforcement
+
+            settings = cluster.settings
+            self._enforcement = Enforcement(Authorizer(
+                cluster.acls, settings.super_users, settings.allow_everyone_if_no_acl_found))
 
     def answer_now(self, frame: bytes, peer: Peer) -> Outcome | Wait:
         """The outcome of a request that cannot wait; ``WAIT`` for any other request."""
+        if peer.gated and (refused := self._gate(frame, peer)) is not None:
+            return refused
         if self.faults.rules or self.broker.latency_ms:
             return WAIT
         key = None
@@ -118,7 +149,7 @@ class Pipeline:
             api_key = _API_KEY.unpack_from(frame)[0]
             if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
                 return WAIT
-            if api_key in CACHEABLE:
+            if api_key in CACHEABLE and self._enforcement is None and not peer.gated:
                 key = (peer.listener, peer.principal, frame[:4] + frame[8:])
                 if self._kept_generation != self.cluster.generation:
                     self._kept.clear()
@@ -140,14 +171,26 @@ class Pipeline:
         errors: tuple[str, ...] = ()
         outcome = "answered"
         try:
-            targets = tuple(map(_target_text, request_targets(api_key, version, request,
-                                                              self._topic_name)))
-            response = HANDLERS[api_key](request, self._context(header, peer))
+            found = request_targets(api_key, version, request, self._topic_name)
+            targets = tuple(map(_target_text, found))
+            context = self._context(header, peer)
+            refused = self._refusals(api_key, version, request, found, peer)
+            if refused is None:
+                response = HANDLERS[api_key](request, context)
+            elif refused.top is not None:
+                response = self._refused(api_key, version, request, refused, None)
+            else:
+                response = self._refused(api_key, version, request, refused, HANDLERS[api_key](
+                    filter_request(api_key, version, request, refused, self._topic_name),
+                    context))
             if response is None:
                 outcome = "no answer"
                 return None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
+            if peer.gated and (reason := self._answered(peer, api_key, response)):
+                outcome = f"answered, then closed: {reason}"
+                return Close(reason, answer)
             if key is not None and generation == self.cluster.generation:
                 self._keep(key, _Kept(bytes(answer), header.client_id, targets, errors))
             return answer
@@ -162,6 +205,8 @@ class Pipeline:
 
     async def answer(self, frame: bytes, peer: Peer) -> Outcome:
         """The outcome of any request, once it is handled."""
+        if peer.gated and (refused := self._gate(frame, peer)) is not None:
+            return refused
         started = time.perf_counter()
         try:
             read = self._read(frame)
@@ -179,16 +224,28 @@ class Pipeline:
         try:
             found = request_targets(api_key, version, request, self._topic_name)
             targets = tuple(map(_target_text, found))
+            refused = self._refusals(api_key, version, request, found, peer)
             if self.broker.latency_ms:
                 await trio.sleep(self.broker.latency_ms / 1000)
-            response = await seam.respond(
-                api_key, version, self.broker.id, header.client_id, request, found,
-                functools.partial(_handle, self._context(header, peer)))
+            handle = functools.partial(_handle, self._context(header, peer))
+            if refused is None:
+                response = await seam.respond(api_key, version, self.broker.id,
+                                              header.client_id, request, found, handle)
+            elif refused.top is not None:  # refused as a whole: no fault, no handler
+                response = self._refused(api_key, version, request, refused, None)
+            else:  # the fault rules see what is left of the request
+                allowed = filter_request(api_key, version, request, refused, self._topic_name)
+                response = self._refused(api_key, version, request, refused, await seam.respond(
+                    api_key, version, self.broker.id, header.client_id, allowed,
+                    request_targets(api_key, version, allowed, self._topic_name), handle))
             if response is None:
                 outcome = "no answer"
                 return None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
+            if peer.gated and (reason := self._answered(peer, api_key, response)):
+                outcome = f"answered, then closed: {reason}"
+                return Close(reason, answer)
             return Throttled(answer, seam.throttle_ms / 1000) if seam.throttle_ms else answer
         except trio.Cancelled:
             outcome = seam.outcome or "cancelled: connection closed"
@@ -203,6 +260,56 @@ class Pipeline:
                           seam.fault, outcome)
 
     # -- the steps ------------------------------------------------------------------------
+
+    def _gate(self, frame: bytes, peer: Peer) -> Outcome | None:
+        """The SASL gate of a connection of a SASL listener (``peer.gated``): None to serve
+        the request; else its outcome: the raw answer to an unframed SASL token, or the
+        connection closed (a request other than ApiVersions, SaslHandshake and
+        SaslAuthenticate before authentication, an expired session: Kafka's rules in
+        ``fakebroker.security.sasl.connection``), a refused request decoded and journaled."""
+        sasl = peer.sasl
+        if sasl is None:
+            from fakebroker.security.sasl.connection import SaslConnection
+
+            sasl = peer.sasl = SaslConnection(peer, self.cluster)
+        verdict = sasl.admit(frame, RequestContext.now_ms())
+        if verdict is None or isinstance(verdict, bytes):
+            return verdict
+        started = time.perf_counter()
+        try:
+            read = self._read(frame)
+        except ConnectionClosed:
+            return Close(verdict.reason)
+        if isinstance(read, bytearray):
+            return Close(verdict.reason)
+        header, request = read
+        answer = None
+        if verdict.illegal_state:
+            answer = encode_response(header.api_key, header.api_version, header.correlation_id,
+                                     self._error_answer(header, request, "ILLEGAL_SASL_STATE"))
+        seq, wall_time = self.journal.begin()
+        self._journal(seq, wall_time, started, peer, header.api_key, header.api_version,
+                      header.correlation_id, header.client_id, (),
+                      ("ILLEGAL_SASL_STATE",) if answer else (), None,
+                      f"{'answered, then ' if answer else ''}closed: {verdict.reason}")
+        return Close(verdict.reason, answer)
+
+    def _answered(self, peer: Peer, api_key: int, response: Any) -> str | None:
+        """Tell the connection's SASL exchange the answer to one of its requests; the reason
+        to close the connection after it, if it must close."""
+        assert peer.sasl is not None
+        return peer.sasl.answered(api_key, response)
+
+    def _error_answer(self, header: RequestHeader, request: Any, error: str) -> Any:
+        """The answer putting ``error`` wherever the request's API puts an error for the
+        whole request (Kafka's ``getErrorResponse``)."""
+        from fakebroker.api.placement import layout_errors
+
+        api_key, version = header.api_key, header.api_version
+        targets = request_targets(api_key, version, request, self._topic_name)
+        layout = layout_errors(api_key, version, targets, error_code(error), {})
+        answer = top_level_answer(api_key, request) if layout.top is not None else {}
+        return inject_errors(api_key, version, request, answer, layout, self._topic_name)
 
     def _read(self, frame: bytes) -> tuple[RequestHeader, Any] | bytearray:
         """A request's header and body; or its answer already (an ApiVersions request above
@@ -228,7 +335,30 @@ class Pipeline:
 
     def _context(self, header: RequestHeader, peer: Peer) -> RequestContext:
         return RequestContext(self.cluster, self.broker, header, self.wait_for_append,
-                              peer.host, peer.listener, peer.principal)
+                              peer.host, peer.listener, peer.principal, peer.sasl,
+                              self._enforcement.authorizer if self._enforcement else None)
+
+    def _refusals(self, api_key: int, version: int, request: Any, targets: list[Target],
+                  peer: Peer) -> ErrorLayout | None:
+        """What the authorizer refuses of the request (None: all of it allowed, or no
+        authorizer): the authorization seam, before the fault rules and the handler."""
+        if self._enforcement is None:
+            return None
+        return self._enforcement.refusals(api_key, version, request, targets, peer.principal,
+                                          peer.host)
+
+    def _refused(self, api_key: int, version: int, request: Any, refused: ErrorLayout,
+                 response: Any) -> dict[str, Any]:
+        """The answer to a request with refusals: the handler's ``response`` to the rest of
+        it (None: refused as a whole) with the refusals put where Kafka puts them."""
+        if refused.top is not None:
+            response = top_level_answer(api_key, request)
+            # with Kafka's default message, where the answer has a top-level one
+            response["error_message"] = MESSAGES.get(error_name(refused.top))
+        elif response is None:  # acks=0: Kafka closes the connection of a failed produce
+            raise ConnectionClosed("acks=0 produce refused by the authorizer")
+        return inject_errors(api_key, version, request, dict(response), refused,
+                             self._topic_name)
 
     def _give_kept(self, kept: _Kept, frame: bytes, peer: Peer) -> bytearray:
         """A kept answer to this request, its correlation id rewritten."""

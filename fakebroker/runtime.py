@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from fakebroker.journal import JournalEntry
     from fakebroker.protocol.records import Record
     from fakebroker.security.tls import ClusterTls
+    from fakebroker.state.acls import Acl
     from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
     from fakebroker.timers import Timed
 
@@ -280,6 +281,22 @@ class FakeCluster:
             raise ClusterError("INVALID_REQUEST", "latency must be >= 0 ms")
         self.state.brokers[broker].latency_ms = ms
 
+    @operation()
+    def set_sasl_user(self, user: str, password: str) -> None:
+        """Add a SASL user, or change its password, for PLAIN, SCRAM-SHA-256 and
+        SCRAM-SHA-512 at once. It counts from the next authentication on: the old password is
+        then refused, also when a connection re-authenticates (KIP-368); connections already
+        authenticated keep working until they must re-authenticate, as on Kafka."""
+        self.state.credentials.set_user(user, password)
+
+    @operation()
+    def remove_sasl_user(self, user: str) -> None:
+        """Remove a SASL user (its PLAIN password and SCRAM credentials): its next
+        authentication fails, and so does its next re-authentication, closing that
+        connection; until then its authenticated connections keep working, as on Kafka."""
+        if not self.state.credentials.remove_user(user):
+            raise ClusterError("RESOURCE_NOT_FOUND", f"no SASL user {user}")
+
     @operation("released")
     def release_fault(self, fault: int, count: int | None = None) -> int:
         """Let the ``count`` oldest requests hold rule ``fault`` holds go on (all of them
@@ -289,6 +306,43 @@ class FakeCluster:
         except KeyError:
             raise ClusterError("INVALID_REQUEST", f"no fault {fault}") from None
         return rule.release(count)
+
+    # -- ACLs ---------------------------------------------------------------------------------
+
+    def acls(self) -> list[Acl]:
+        """Every ACL of the cluster, in the order they were created (what DescribeAcls with
+        a match-anything filter lists)."""
+        return list(self.state.acls)
+
+    @operation()
+    def create_acl(self, resource_type: str, resource_name: str, principal: str,
+                   operation: str, permission: str = "ALLOW", pattern_type: str = "LITERAL",
+                   host: str = "*") -> None:
+        """Add an ACL, as CreateAcls adds one: ``resource_type`` TOPIC, GROUP, CLUSTER
+        (named kafka-cluster), TRANSACTIONAL_ID...; ``pattern_type`` LITERAL or PREFIXED
+        (a literal ``*`` names every resource); ``principal`` like ``User:alice`` or
+        ``User:*``; ``operation`` READ, WRITE, DESCRIBE, ALL...; ``permission`` ALLOW or DENY;
+        ``host`` the client address or ``*``. It counts when the cluster's ``authorizer`` is
+        on. INVALID_REQUEST with Kafka's message for an ACL Kafka refuses."""
+        from fakebroker.state.acls import Acl, AclError
+
+        try:
+            self.state.acls.create(Acl(resource_type.upper(), resource_name,
+                                       pattern_type.upper(), principal, host,
+                                       operation.upper(), permission.upper()))
+        except AclError as exc:
+            raise ClusterError("INVALID_REQUEST", str(exc)) from None
+
+    @operation("deleted")
+    def delete_acls(self, resource_type: str = "ANY", resource_name: str | None = None,
+                    principal: str | None = None, operation: str = "ANY") -> int:
+        """Remove the ACLs matching a filter (DeleteAcls' filter: ANY or None matches
+        anything; a resource name matches exactly); returns how many were removed."""
+        from fakebroker.state.acls import AclFilter
+
+        return len(self.state.acls.delete([AclFilter(
+            resource_type.upper(), resource_name, principal=principal,
+            operation=operation.upper())])[0])
 
     def _wake(self) -> None:
         self.services.signal.fire()

@@ -426,6 +426,8 @@ class BrokerServer:
         if outcome is None:
             return True
         if isinstance(outcome, Close):
+            if outcome.last is not None:
+                await link.write(outcome.last)
             self._close(scope, outcome.reason)
             return False
         if isinstance(outcome, Throttled):

@@ -21,7 +21,7 @@ import logging
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -41,6 +41,9 @@ from fakebroker.runtime import (
     open_cluster,
 )
 from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
+
+if TYPE_CHECKING:
+    from fakebroker.state.acls import Acl
 
 T = TypeVar("T")
 log = logging.getLogger("fakebroker")
@@ -283,6 +286,10 @@ class FakeKafka:
         """The offset a group committed for a partition, or None."""
         return self.call(self.cluster.committed, group_id, topic, partition)
 
+    def acls(self) -> list[Acl]:
+        """Every ACL of the cluster, in creation order (``fakebroker.state.acls.Acl``)."""
+        return self.call(self.cluster.acls)
+
     # -- faults and the journal -----------------------------------------------------------
 
     @property
@@ -313,6 +320,10 @@ class FakeKafka:
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)
+    create_acl = OnClusterThread(FakeCluster.create_acl)
+    delete_acls = OnClusterThread(FakeCluster.delete_acls)
+    set_sasl_user = OnClusterThread(FakeCluster.set_sasl_user)
+    remove_sasl_user = OnClusterThread(FakeCluster.remove_sasl_user)
 
 
 def _innermost(exc: BaseException) -> BaseException:

@@ -1,20 +1,24 @@
 """Each ``fakebroker/api/<name>.py`` holds everything about its API, and says it truly: its
-docstring names the API and its key, its ``Versions:`` line is what ApiVersions serves, and its
-``ERROR_PLACEMENT`` names lists and fields that the API's messages have."""
+docstring names the API and its key, its ``Versions:`` line is what ApiVersions serves, its
+``ERROR_PLACEMENT`` names lists and fields that the API's messages have, and its ``AUTHORIZES``
+says what the authorizer checks."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 
 import pytest
 
 from fakebroker.api import ERROR_PLACEMENTS, MODULES, served_versions
-from fakebroker.faults.placement import has_top_level_error
-from fakebroker.faults.shapes import Level, Placement
+from fakebroker.api.access import ERRORS, Check, InHandler
+from fakebroker.api.shapes import Level, Placement
+from fakebroker.api.targets import has_top_level_error
 from fakebroker.protocol.codec import snake
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.specs import api_spec, parse_range
+from fakebroker.state.acls import OPERATIONS
 from tests.wire import WireClient
 
 BY_NAME = {m.__name__.rsplit(".", 1)[1]: m for m in MODULES}
@@ -109,8 +113,12 @@ def test_every_api_module_declares_where_its_errors_go(name):
     for version in versions:
         request_rows, response_rows = spec.request["fields"], spec.response["fields"]
         levels = levels_at(placement, version)
-        if not levels:
+        if not levels and placement.each is None:
             assert has_top_level_error(module.API_KEY, version), f"v{version}: nowhere to go"
+        if placement.each is not None:
+            assert entry_rows(request_rows, placement.each[0], version) is not None
+            assert "error_code" in fields(entry_rows(response_rows, placement.each[1], version)
+                                          or [], version)
         for level in levels:
             request_rows = entry_rows(request_rows, level.request_list, version)
             response_rows = entry_rows(response_rows, level.response_list, version)
@@ -135,3 +143,32 @@ def test_every_api_module_declares_where_its_errors_go(name):
     assert all(error_code(error) for error in placement.request_errors)
     if placement.keys is not None:
         assert {*placement.keys.fields, placement.keys.type_field} <= request_fields
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_every_api_module_declares_what_it_authorizes(name):
+    """A module declares ``AUTHORIZES``: checks of the access vocabulary, each for versions
+    the module serves, or a check its handler makes (then its handler asks
+    ``ctx.allowed``)."""
+    module = BY_NAME[name]
+    assert isinstance(module.AUTHORIZES, tuple)
+    served = set(served_versions(module.API_KEY))
+    for check in module.AUTHORIZES:
+        assert isinstance(check, Check | InHandler)
+        if isinstance(check, Check):
+            assert check.resource in ERRORS
+            assert check.operation in OPERATIONS
+            assert check.unless_cluster in (None, *OPERATIONS)
+            assert check.versions is None or served & set(check.versions)
+        else:
+            assert check.what
+            assert "ctx.allowed" in inspect.getsource(module) or \
+                "ctx.authorized_operations" in inspect.getsource(module)
+    if name not in CALLED_BY_ANYONE:
+        assert module.AUTHORIZES, f"{name} authorizes nothing, and is not one of {CALLED_BY_ANYONE}"
+
+
+# The APIs Kafka authorizes by no ACL: ApiVersions and the SASL exchange come before any
+# principal exists; a delegation token's owner or renewers renew and expire it.
+CALLED_BY_ANYONE = ("api_versions", "sasl_handshake", "sasl_authenticate",
+                    "renew_delegation_token", "expire_delegation_token")

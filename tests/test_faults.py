@@ -9,18 +9,22 @@ import uuid
 import pytest
 from construct import Container
 
-from fakebroker.api import heartbeat, init_producer_id, join_group, served_versions
-from fakebroker.faults import FaultError, RequestView
-from fakebroker.faults.placement import (
-    ErrorLayout,
+from fakebroker.api import (
+    ERROR_PLACEMENTS,
+    heartbeat,
+    init_producer_id,
+    join_group,
+    served_versions,
+)
+from fakebroker.api.placement import ErrorLayout, inject_errors, top_level_answer
+from fakebroker.api.shapes import Level
+from fakebroker.api.targets import (
     entries_of,
     has_top_level_error,
-    inject_errors,
     request_targets,
     request_transactional_ids,
-    top_level_answer,
 )
-from fakebroker.faults.shapes import Level
+from fakebroker.faults import FaultError, RequestView
 from fakebroker.journal import answer_errors
 from fakebroker.protocol.codec import request_codec, snake
 from fakebroker.protocol.errors import ErrorCode
@@ -262,7 +266,8 @@ def test_every_served_api_version_carries_an_error_on_each_entry_it_names(api_ke
     for version in served_versions(api_key):
         level = entries_of(api_key, version)
         if level is None:
-            assert has_top_level_error(api_key, version), api_spec(api_key).name
+            assert has_top_level_error(api_key, version) or ERROR_PLACEMENTS[api_key].each, \
+                api_spec(api_key).name
             continue
         request = request_with_entries(api_key, version)
         targets = request_targets(api_key, version, request, lambda _: None)
@@ -275,13 +280,21 @@ def test_every_served_api_version_carries_an_error_on_each_entry_it_names(api_ke
 
 @pytest.mark.parametrize("api_key", SERVED)
 def test_every_served_api_version_carries_a_whole_request_error(api_key):
-    """A whole-request error is encoded in the answer made for it: at the top level, or on
+    """A whole-request error is encoded in the answer made for it: at the top level, on
     every group of a version whose groups are outermost and that has no top-level
-    error_code."""
+    error_code, or on one answer entry per request entry (``each``: CreateAcls)."""
+    each = ERROR_PLACEMENTS[api_key].each
     for version in served_versions(api_key):
         level = entries_of(api_key, version)
         on_groups = level is not None and level.kind == "group" and level.entry_error \
             and not has_top_level_error(api_key, version)
+        if each is not None:
+            request = request_with_entries(api_key, version)
+            answer = inject_errors(api_key, version, request, top_level_answer(
+                api_key, request), ErrorLayout(top=FAILED), lambda _: None)
+            entries = decoded(api_key, version, answer)[each[1]]
+            assert [entry.error_code for entry in entries] == [FAILED] * 2
+            continue
         if not (has_top_level_error(api_key, version) or on_groups):
             continue  # such a version's whole-request error goes on each entry (above)
         request = request_with_entries(api_key, version)

@@ -6,8 +6,9 @@ either. Every API is served at every version from Kafka 3.9's minimum to the new
 
 Each module holds everything about its API: a docstring naming it, its key, its ``Versions:``
 and its behaviour; ``API_KEY``; ``handle``; ``ERROR_PLACEMENT``, where Kafka puts its errors
-(``fakebroker.faults.shapes``, read by the fault machinery); ``CACHEABLE = True`` when a
-broker may keep its answers.
+(``fakebroker.api.shapes``, read by ``fakebroker.api.targets`` and ``fakebroker.api.placement``);
+``AUTHORIZES``, what it authorizes (``fakebroker.api.access``, read by the authorization
+seam); ``CACHEABLE = True`` when a broker may keep its answers.
 
 Modules are imported when first needed, one API at a time: a broker imports the module of an
 API the first time a request of it comes (or its handler, placement or answer keeping is looked
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
 if TYPE_CHECKING:
-    from fakebroker.faults.shapes import Placement
+    from fakebroker.api.shapes import Placement
 
 T = TypeVar("T")
 
@@ -68,6 +69,17 @@ MODULE_NAMES = (
     "describe_producers",
     "describe_transactions",
     "list_transactions",
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
+    "create_delegation_token",
+    "renew_delegation_token",
+    "expire_delegation_token",
+    "describe_delegation_token",
+    "sasl_handshake",
+    "sasl_authenticate",
 )
 
 
@@ -168,6 +180,8 @@ HANDLERS: ByApiKey[Callable[..., Any]] = ByApiKey(lambda module: module.handle)
 # APIs whose answer depends only on the request's bytes and the cluster's metadata
 # (``Cluster.generation``): a broker may keep an answer and give it again (module CACHEABLE).
 CACHEABLE: Set[int] = _Cacheable()
+# What each API authorizes (module AUTHORIZES; every module declares it) is read by the
+# authorization seam, ``fakebroker.security.enforcement``, with the authorizer on.
 # Where each API's errors go (module ERROR_PLACEMENT; every module declares one).
 ERROR_PLACEMENTS: ByApiKey[Placement] = ByApiKey(lambda module: module.ERROR_PLACEMENT)
 

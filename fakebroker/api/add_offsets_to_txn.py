@@ -16,13 +16,15 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups, transactional_ids
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 25
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = (transactional_ids("WRITE"), groups("READ"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

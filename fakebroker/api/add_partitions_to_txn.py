@@ -25,9 +25,10 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import cluster, topics, transactional_ids
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, by_version, per_partition, per_topic
+from fakebroker.api.shapes import Placement, by_version, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 24
@@ -38,6 +39,9 @@ ERROR_PLACEMENT = Placement(by_version({
                                           error_field="partition_error_code")),
     4: None,  # v4+: at the top level
 }))
+AUTHORIZES = (cluster("CLUSTER_ACTION", versions=range(4, 100)),
+              transactional_ids("WRITE", versions=range(4)),
+              topics("WRITE", others="OPERATION_NOT_ATTEMPTED", versions=range(4)))
 
 Partitions = dict[tuple[str, int], str]  # (topic, partition) -> error name
 

@@ -28,13 +28,15 @@ import functools
 import re
 from typing import Any
 
+from fakebroker.api.access import NOTHING
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import FrozenArray
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 18
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = NOTHING
 CACHEABLE = True
 TRANSACTION_VERSION = "transaction.version"
 MAX_TRANSACTION_VERSION = 2

@@ -5,15 +5,18 @@ Versions: 0 (3.9), 1 (4.x: member type). Flexible.
 Behavior: GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group (with an
 empty state, as Kafka answers), NOT_COORDINATOR on another broker; states Empty, Assigning,
 Reconciling, Stable. A member without a regex subscription reports "" as its regex, and (v1)
-member type 1, a consumer-protocol member.
+member type 1, a consumer-protocol member. Asked for them, a described group's authorized
+operations: every group operation with no authorizer, those the principal may do with one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups, in_handler
+from fakebroker.api.common import GROUP_OPERATIONS
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_group
+from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import Assignment
 
@@ -23,10 +26,18 @@ CONSUMER_MEMBER = 1  # MemberType: -1 unknown, 0 classic, 1 consumer
 UNDESCRIBED = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
                "members": ()}
 ERROR_PLACEMENT = Placement(per_group("group_ids", "groups", error_fields=UNDESCRIBED))
+AUTHORIZES = (groups("DESCRIBE"),
+              in_handler("each group's authorized operations, asked for"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "groups": [describe(ctx, g) for g in request.group_ids]}
+    described = [describe(ctx, g) for g in request.group_ids]
+    if request.include_authorized_operations:
+        for group in described:
+            if not group["error_code"]:
+                group["authorized_operations"] = ctx.authorized_operations(
+                    "GROUP", group["group_id"], GROUP_OPERATIONS)
+    return {"throttle_time_ms": 0, "groups": described}
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:

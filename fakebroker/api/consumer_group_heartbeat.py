@@ -24,13 +24,15 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.consumer_groups import Assignment, Heartbeat
 
 API_KEY = 68
 ERROR_PLACEMENT = Placement(top_fields={"member_epoch": -1})
+AUTHORIZES = (groups("READ"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

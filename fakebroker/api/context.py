@@ -5,11 +5,16 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fakebroker.outcomes import ANONYMOUS
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.framing import RequestHeader
 from fakebroker.state.cluster import Broker, Cluster, Partition
+
+if TYPE_CHECKING:
+    from fakebroker.security.authorizer import Authorizer
+    from fakebroker.security.sasl.connection import SaslConnection
 
 
 class ConnectionClosed(Exception):
@@ -26,6 +31,23 @@ class RequestContext:
     client_host: str = ""  # the peer address, as Kafka reports it for group members
     listener: str = "PLAINTEXT"  # the name of the listener the request came on
     principal: str = ANONYMOUS  # who sent it ("User:alice"), as authenticated on its connection
+    sasl: SaslConnection | None = None  # the connection's SASL exchange (SASL listeners)
+    authorizer: Authorizer | None = None  # None: no authorizer, everything is allowed
+
+    def allowed(self, operation: str, resource_type: str, name: str) -> bool:
+        """Whether the principal may do ``operation`` (``"DESCRIBE"``) on the resource
+        ``resource_type:name`` (``"TOPIC"``, ``"orders"``): a handler's own check, where its
+        API declares ``in_handler`` (``fakebroker.api.access``). Always, with no authorizer."""
+        return self.authorizer is None or self.authorizer.allowed(
+            self.principal, self.client_host, operation, resource_type, name)
+
+    def authorized_operations(self, resource_type: str, name: str, every: int) -> int:
+        """The operations the principal may do on the resource, as answers carry them;
+        ``every`` (all the resource type supports) with no authorizer, as Kafka answers."""
+        if self.authorizer is None:
+            return every
+        return self.authorizer.operations(self.principal, self.client_host, resource_type,
+                                          name)
 
     @property
     def version(self) -> int:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_topic
+from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 37
 ERROR_PLACEMENT = Placement(per_topic("topics", "results"))
+AUTHORIZES = (topics("ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -14,6 +14,10 @@ Behavior:
 * validate_only checks everything and creates nothing.
 * v5+ answers with the partitions, replication factor and every topic config with its source
   (a refused topic: an empty config list); a created topic's error message is null.
+* With an authorizer, as Kafka's controller: a topic needs CREATE on the cluster or on itself,
+  else TOPIC_AUTHORIZATION_FAILED "Authorization failed.", answered after the rest; a created
+  topic the principal may not DESCRIBE_CONFIGS is answered without its partitions,
+  replication factor and configs, with topic_config_error_code TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -21,22 +25,33 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fakebroker.api.access import in_handler
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
-from fakebroker.faults.shapes import Placement, per_topic
+from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.acls import CLUSTER_NAME
 
 API_KEY = 19
 # A topic's answer before it is created (and beside an error): no configs, as Kafka answers.
 NOT_CREATED = {"num_partitions": -1, "replication_factor": -1, "configs": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_CREATED))
+AUTHORIZES = (in_handler(
+    "CREATE on the cluster or each topic, refused topics answered after the rest with Kafka's "
+    "message; DESCRIBE_CONFIGS on each created topic, else its configs are left out"),)
+REFUSED = "Authorization failed."  # Kafka's message
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
-    results = []
+    results, refused = [], []
+    creator = ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
     for wanted in request.topics:
         if counts[wanted.name] > 1:
+            continue
+        if not (creator or ctx.allowed("CREATE", "TOPIC", wanted.name)):
+            refused.append(dict(NOT_CREATED, name=wanted.name, error_message=REFUSED,
+                                error_code=error_code("TOPIC_AUTHORIZATION_FAILED")))
             continue
         result: dict[str, Any] = dict(NOT_CREATED, name=wanted.name)
         try:
@@ -63,8 +78,11 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                           {"name": e["name"], "value": e["value"], "read_only": False,
                            "config_source": e["config_source"], "is_sensitive": False}
                           for e in topic_config_entries(topic.configs, None)])
+        if not ctx.allowed("DESCRIBE_CONFIGS", "TOPIC", topic.name):
+            result.update(NOT_CREATED, topic_config_error_code=error_code(
+                "TOPIC_AUTHORIZATION_FAILED"))
         results.append(result)
     for name in [n for n, c in counts.items() if c > 1]:
         results.append(dict(NOT_CREATED, name=name, error_code=error_code("INVALID_REQUEST"),
                             error_message="Duplicate topic name."))
-    return {"throttle_time_ms": 0, "topics": results}
+    return {"throttle_time_ms": 0, "topics": results + refused}

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_group
+from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 42
 ERROR_PLACEMENT = Placement(per_group("groups_names", "results"))
+AUTHORIZES = (groups("DELETE"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

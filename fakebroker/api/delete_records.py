@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 21
@@ -22,6 +23,7 @@ HIGH_WATERMARK = -1
 NOT_DELETED = {"low_watermark": -1}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
     "partitions", "partitions", "partition_index", error_fields=NOT_DELETED)))
+AUTHORIZES = (topics("DELETE"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

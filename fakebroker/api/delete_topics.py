@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, by_version, per_topic
+from fakebroker.api.shapes import Placement, by_version, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 
@@ -24,6 +25,7 @@ ERROR_PLACEMENT = Placement(by_version({
     0: per_topic("topic_names", "responses", "", "name"),  # the entries are names
     6: per_topic("topics", "responses"),
 }))
+AUTHORIZES = (topics("DELETE", unless_cluster="DELETE"),)
 
 
 UNKNOWN_NAME = "This server does not host this topic-partition."

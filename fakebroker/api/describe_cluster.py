@@ -4,20 +4,24 @@ Versions: 0-1 (3.9), 2 (4.x). Flexible from v0.
 
 Behavior: lists the live brokers; v1 endpoint_type must be 1 (brokers) — 2 (controllers) gets
 UNSUPPORTED_ENDPOINT_TYPE, as a broker answers; v2 marks no broker fenced. Asked for them,
-the cluster's authorized operations are every cluster operation (no authorizer).
+the cluster's authorized operations are every cluster operation with no authorizer; with
+one, those the principal may do (0 without DESCRIBE on the cluster), as Kafka answers.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import in_handler
 from fakebroker.api.common import CLUSTER_OPERATIONS, broker_entries
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.acls import CLUSTER_NAME
 
 API_KEY = 60
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = (in_handler("the cluster's authorized operations, asked for"),)
 BROKERS_ENDPOINT = 1
 
 
@@ -27,7 +31,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                             "controller_id": ctx.cluster.controller_id,
                             "brokers": broker_entries(ctx), "error_code": 0}
     if request.include_cluster_authorized_operations:
-        body["cluster_authorized_operations"] = CLUSTER_OPERATIONS
+        body["cluster_authorized_operations"] = ctx.authorized_operations(
+            "CLUSTER", CLUSTER_NAME, CLUSTER_OPERATIONS) if ctx.allowed(
+            "DESCRIBE", "CLUSTER", CLUSTER_NAME) else 0
     if ctx.version >= 1 and request.endpoint_type != BROKERS_ENDPOINT:
         body.update(error_code=error_code("UNSUPPORTED_ENDPOINT_TYPE"), brokers=[],
                     error_message="The broker only returns broker endpoints")

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import ERRORS, MESSAGES, in_handler
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_topic
+from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.acls import CLUSTER_NAME
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
     CLUSTER_DEFAULTS,
@@ -38,11 +40,14 @@ from fakebroker.state.configs import (
 )
 
 API_KEY = 32
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 NO_CONFIGS = {"configs": ()}  # a resource's answer before its configs (and beside an error)
 # Resources (topics, brokers) are matched by a rule's topic, as topics.
 ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
                                       echoed=("resource_type",), error_fields=NO_CONFIGS))
+AUTHORIZES = (in_handler(
+    "DESCRIBE_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, a group's "
+    "GROUP_AUTHORIZATION_FAILED, the cluster's (a broker) CLUSTER_AUTHORIZATION_FAILED"),)
 
 
 def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
@@ -103,12 +108,17 @@ def cluster_default_entries(names: list[str] | None, synonyms: bool = False
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    results = []
+    results, refused = [], []
     for resource in request.resources:
         result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
                                       resource_name=resource.resource_name, error_code=0,
                                       error_message="")
         names = resource.configuration_keys
+        refusal = _refusal(ctx, resource.resource_type, resource.resource_name)
+        if refusal is not None:
+            result.update(error_code=error_code(refusal[0]), error_message=refusal[1])
+            refused.append(result)
+            continue
         if resource.resource_type == TOPIC:
             topic = ctx.cluster.topics.get(resource.resource_name)
             if topic is None:
@@ -131,4 +141,20 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")
         results.append(result)
-    return {"throttle_time_ms": 0, "results": results}
+    return {"throttle_time_ms": 0, "results": results + refused}
+
+
+# Resource type -> the ACL resource its DESCRIBE_CONFIGS is checked on.
+CHECKED = {TOPIC: "TOPIC", GROUP: "GROUP", BROKER: "CLUSTER", BROKER_LOGGER: "CLUSTER"}
+
+
+def _refusal(ctx: RequestContext, resource_type: int, name: str) -> tuple[str, str] | None:
+    """Kafka's ConfigHelper: DESCRIBE_CONFIGS on the topic, the group or (a broker) the
+    cluster, else its error and message; refused resources are answered after the rest."""
+    acl_type = CHECKED.get(resource_type)
+    if acl_type is None or ctx.authorizer is None:
+        return None
+    resource = CLUSTER_NAME if acl_type == "CLUSTER" else name
+    if ctx.allowed("DESCRIBE_CONFIGS", acl_type, resource):
+        return None
+    return ERRORS[acl_type], MESSAGES[ERRORS[acl_type]]

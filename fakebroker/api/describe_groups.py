@@ -7,7 +7,8 @@ Kafka 4 answers), a KIP-848 consumer group too (v6: "Group g is not a classic gr
 NOT_COORDINATOR per group on another broker. The selected protocol, the members' metadata
 for it and their assignments are described once the group is Stable (before: "" and empty
 bytes, as Kafka describes a rebalancing group). Asked for them (v3+),
-a described group's authorized operations are every group operation (no authorizer, as a
+a described group's authorized operations (those the principal may do with an authorizer)
+are every group operation (no authorizer, as a
 Kafka broker without one answers).
 """
 
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups, in_handler
 from fakebroker.api.common import GROUP_OPERATIONS
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_group
+from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.classic_groups import GroupState
 from fakebroker.state.groups import GroupKind
@@ -26,6 +28,8 @@ API_KEY = 15
 # Beside a group's error: nothing described.
 UNDESCRIBED = {"group_state": "", "protocol_type": "", "protocol_data": "", "members": ()}
 ERROR_PLACEMENT = Placement(per_group("groups", "groups", error_fields=UNDESCRIBED))
+AUTHORIZES = (groups("DESCRIBE"),
+              in_handler("each group's authorized operations, asked for"))
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
@@ -57,5 +61,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if request.include_authorized_operations:
         for group in groups:
             if not group["error_code"]:
-                group["authorized_operations"] = GROUP_OPERATIONS
+                group["authorized_operations"] = ctx.authorized_operations(
+                    "GROUP", group["group_id"], GROUP_OPERATIONS)
     return {"throttle_time_ms": 0, "groups": groups}

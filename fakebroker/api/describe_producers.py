@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 
 API_KEY = 61
 NO_PRODUCERS = {"error_message": None, "active_producers": ()}  # beside an error
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
     "partition_indexes", "partitions", "", "partition_index", error_fields=NO_PRODUCERS)))
+AUTHORIZES = (topics("READ"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

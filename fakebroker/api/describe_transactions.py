@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import in_handler, transactional_ids
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_group
+from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 65
@@ -25,6 +26,8 @@ NOT_DESCRIBED = {"transaction_state": "", "transaction_timeout_ms": 0,
                  "topics": ()}
 ERROR_PLACEMENT = Placement(per_group("transactional_ids", "transaction_states",
                                       "transactional_id", error_fields=NOT_DESCRIBED))
+AUTHORIZES = (transactional_ids("DESCRIBE", entries=True),
+              in_handler("DESCRIBE on each topic of a transaction: the others are left out"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -44,7 +47,8 @@ def describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
     else:
         topics: dict[str, list[int]] = {}
         for topic, index in sorted(txn.partitions):
-            topics.setdefault(topic, []).append(index)
+            if ctx.allowed("DESCRIBE", "TOPIC", topic):  # others left out, as Kafka's
+                topics.setdefault(topic, []).append(index)
         answer.update(transaction_state=txn.state.value, transaction_timeout_ms=txn.timeout_ms,
                       transaction_start_time_ms=txn.start_time_ms,
                       producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,

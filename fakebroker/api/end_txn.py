@@ -23,14 +23,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import transactional_ids
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 26
 NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error (v5)
 ERROR_PLACEMENT = Placement(top_fields=NO_PRODUCER)
+AUTHORIZES = (transactional_ids("WRITE"),)
 TRANSACTIONS_V2 = 5  # the first version of transactions v2
 
 

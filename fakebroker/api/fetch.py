@@ -31,9 +31,10 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.records import down_convert
 
@@ -52,6 +53,7 @@ ERROR_PLACEMENT = Placement(
         error_fields=dict(NO_RECORDS, current_leader={"leader_id": -1, "leader_epoch": -1}))),
     request_errors=FETCH_SESSION_ERRORS,
     when_filtered={"max_wait_ms": 0})  # the partitions left are answered at once
+AUTHORIZES = (topics("READ"),)
 
 # Errors whose partition answer names the current leader (v12+), as Kafka's do.
 NAMES_THE_LEADER = frozenset(error_code(e) for e in ("NOT_LEADER_OR_FOLLOWER",

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups, transactional_ids
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Keys, Placement, by_version, per_group
+from fakebroker.api.shapes import Keys, Placement, by_version, per_group
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 10
@@ -28,6 +29,7 @@ ERROR_PLACEMENT = Placement(
     top_fields=NO_COORDINATOR,
     keys=Keys(("key", "coordinator_keys"), "key_type", groups=GROUP,
               transactional_ids=TRANSACTION))
+AUTHORIZES = (groups("DESCRIBE"), transactional_ids("DESCRIBE"))
 
 
 def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import idempotent_write, transactional_ids
 from fakebroker.api.common import fenced_error
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 22
 NO_PRODUCER = {"producer_id": -1, "producer_epoch": -1}  # beside an error
 ERROR_PLACEMENT = Placement(top_fields=NO_PRODUCER)
+AUTHORIZES = (transactional_ids("WRITE"), idempotent_write())
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -21,15 +21,17 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement
+from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 11
 NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
 # An error answer repeats the member id as sent.
 ERROR_PLACEMENT = Placement(top_fields=NOT_JOINED, echoed=("member_id",))
+AUTHORIZES = (groups("READ"),)
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
@@ -28,6 +29,7 @@ READ_COMMITTED = 1
 NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1, "old_style_offsets": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
     "partitions", "partitions", "partition_index", error_fields=NOT_FOUND)))
+AUTHORIZES = (topics("DESCRIBE"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

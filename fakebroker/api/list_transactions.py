@@ -16,13 +16,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from fakebroker.api.access import in_handler
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.transactions import TxnState
 
 API_KEY = 66
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = (in_handler(
+    "DESCRIBE on each transactional id: the others are left out"),)
 STATES = frozenset(state.value for state in TxnState)
 
 
@@ -50,6 +53,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                   and now - txn.start_time_ms > duration):
             continue
         if matcher is not None and not matcher.fullmatch(txn.transactional_id):
+            continue
+        if not ctx.allowed("DESCRIBE", "TRANSACTIONAL_ID", txn.transactional_id):
             continue
         answer["transaction_states"].append({"transactional_id": txn.transactional_id,
                                              "producer_id": txn.producer_id,

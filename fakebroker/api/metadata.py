@@ -13,8 +13,16 @@ Behavior:
 * Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
   leader epoch, replicas and ISR (live replicas only); down replicas are offline.
 * v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
-* Asked for them (v8+), authorized operations are every topic (and, v8-10, cluster)
-  operation: no authorizer, as a Kafka broker without one answers.
+* Asked for them (v8+), authorized operations (of every topic answered, a missing one too,
+  but not a refused one) are every topic (and, v8-10, cluster) operation with no authorizer,
+  as a Kafka broker without one answers; with one, those the principal may do (the
+  cluster's 0 without DESCRIBE on it).
+* With an authorizer, as Kafka's: an all-topics request lists only the topics the principal
+  may DESCRIBE; a named topic it may not describe gets TOPIC_AUTHORIZATION_FAILED (its name,
+  a zero id; asked by id: its id, no name) whether it exists or not; a missing topic it may
+  describe is auto-created only with CREATE on the cluster or the topic, else
+  TOPIC_AUTHORIZATION_FAILED. Unknown topic ids come first and refused topics last, as Kafka
+  lists them.
 * The answer depends only on the request and the cluster's metadata, so a broker keeps it
   until the metadata changes (``CACHEABLE``; a topic created by the request is such a change).
 """
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import in_handler
 from fakebroker.api.common import (
     CLUSTER_OPERATIONS,
     TOPIC_OPERATIONS,
@@ -30,17 +39,24 @@ from fakebroker.api.common import (
     resolve_topic,
 )
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_topic
+from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.acls import CLUSTER_NAME
 from fakebroker.state.cluster import Topic
 
 API_KEY = 3
 CACHEABLE = True
 LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
+TOPIC_AUTHORIZATION_FAILED = error_code("TOPIC_AUTHORIZATION_FAILED")
+UNKNOWN_TOPIC_ID = error_code("UNKNOWN_TOPIC_ID")
 # Beside a topic's error: no partitions.
 NOT_DESCRIBED = {"is_internal": False, "partitions": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_DESCRIBED))
+AUTHORIZES = (in_handler(
+    "DESCRIBE on each topic: the others are left out of an all-topics answer, else "
+    "TOPIC_AUTHORIZATION_FAILED; CREATE on the cluster or the topic to auto-create one; the "
+    "authorized operations asked for"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -48,10 +64,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     live = {b.id for b in cluster.brokers.values() if b.up}
     wanted = request.topics
     if wanted is None or (ctx.version == 0 and not wanted):
-        topics = [describe(t, live) for t in cluster.topics.values() if not t.internal]
+        topics = [describe(t, live) for t in cluster.topics.values()
+                  if not t.internal and ctx.allowed("DESCRIBE", "TOPIC", t.name)]
     else:
         allow = ctx.version < 4 or request.allow_auto_topic_creation
         topics = [lookup(entry, allow, ctx, live) for entry in wanted]
+        if ctx.authorizer is not None:  # as Kafka lists them: unknown ids, ..., refused
+            topics.sort(key=lambda t: (t["error_code"] != UNKNOWN_TOPIC_ID)
+                        + (t["error_code"] == TOPIC_AUTHORIZATION_FAILED))
     answer = {
         "throttle_time_ms": 0,
         "brokers": broker_entries(ctx),
@@ -60,11 +80,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         "topics": topics,
     }
     if request.include_topic_authorized_operations:
-        for topic in topics:
-            if not topic["error_code"]:
-                topic["topic_authorized_operations"] = TOPIC_OPERATIONS
+        for topic in topics:  # every topic but a refused one, as Kafka's
+            if topic["error_code"] != TOPIC_AUTHORIZATION_FAILED and topic["name"]:
+                topic["topic_authorized_operations"] = ctx.authorized_operations(
+                    "TOPIC", topic["name"], TOPIC_OPERATIONS)
     if request.include_cluster_authorized_operations:
-        answer["cluster_authorized_operations"] = CLUSTER_OPERATIONS
+        answer["cluster_authorized_operations"] = ctx.authorized_operations(
+            "CLUSTER", CLUSTER_NAME, CLUSTER_OPERATIONS) if ctx.allowed(
+            "DESCRIBE", "CLUSTER", CLUSTER_NAME) else 0
     return answer
 
 
@@ -73,12 +96,21 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
     name, topic_id = entry.name, entry.topic_id
     by_id = topic_id != ZERO_UUID
     topic = resolve_topic(ctx, name, topic_id)
+    if topic is not None and not ctx.allowed("DESCRIBE", "TOPIC", topic.name):
+        return dict(NOT_DESCRIBED, error_code=TOPIC_AUTHORIZATION_FAILED,
+                    name=None if by_id else name, topic_id=topic_id if by_id else ZERO_UUID)
     if topic is not None:
         return describe(topic, live)
     if by_id:
         return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_ID"), name=None,
                     topic_id=topic_id)
-    if allow_auto_create and ctx.cluster.settings.auto_create_topics:
+    if not ctx.allowed("DESCRIBE", "TOPIC", name):
+        return dict(NOT_DESCRIBED, error_code=TOPIC_AUTHORIZATION_FAILED, name=name)
+    auto_create = allow_auto_create and ctx.cluster.settings.auto_create_topics
+    if auto_create and not (ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
+                            or ctx.allowed("CREATE", "TOPIC", name)):
+        return dict(NOT_DESCRIBED, error_code=TOPIC_AUTHORIZATION_FAILED, name=name)
+    if auto_create:
         try:
             ctx.cluster.create_topic(name)
         except ClusterError as exc:

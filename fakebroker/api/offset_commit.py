@@ -25,9 +25,10 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups, topics
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
@@ -35,6 +36,7 @@ API_KEY = 8
 MAX_METADATA_BYTES = 4096
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
     "partitions", "partitions", "partition_index")))
+AUTHORIZES = (groups("READ"), topics("READ"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups, topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
+from fakebroker.api.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 47
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
     "partitions", "partitions", "partition_index")), request_errors=GROUP_ERRORS)
+AUTHORIZES = (groups("DELETE"), topics("READ"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

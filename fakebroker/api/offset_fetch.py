@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import groups, in_handler, topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import (
+from fakebroker.api.shapes import (
     GROUP_ERRORS,
     Placement,
     by_version,
@@ -41,6 +42,9 @@ ERROR_PLACEMENT = Placement(
                 8: per_group("groups", "groups", key="group_id", topics=TOPICS,
                              error_fields=NO_TOPICS)}),
     request_errors=GROUP_ERRORS)
+AUTHORIZES = (groups("DESCRIBE"), topics("DESCRIBE"), in_handler(
+    "DESCRIBE on each topic of a group's committed offsets asked for all topics: the others are"
+    " left out"))
 
 
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
@@ -50,7 +54,8 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
     if topics is None:
         wanted: dict[str, list[int]] = {}
         for name, index in sorted(offsets):
-            wanted.setdefault(name, []).append(index)
+            if ctx.allowed("DESCRIBE", "TOPIC", name):  # others are left out, as Kafka's
+                wanted.setdefault(name, []).append(index)
         requested = [(name, None, indexes) for name, indexes in wanted.items()]
     else:
         requested = []

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 
 API_KEY = 23
 # A partition's answer for an epoch it does not know (and beside an error).
 UNDEFINED_EPOCH = {"leader_epoch": -1, "end_offset": -1}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", "topic", partitions=per_partition(
     "partitions", "partitions", "partition", error_fields=UNDEFINED_EPOCH)))
+AUTHORIZES = (topics("DESCRIBE", unless_cluster="CLUSTER_ACTION"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

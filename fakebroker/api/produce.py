@@ -24,6 +24,10 @@ Behavior:
   (transactions v2); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
   INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended.
+* With an authorizer: WRITE on the transactional id, if the request has one (else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), then WRITE on each topic
+  (TOPIC_AUTHORIZATION_FAILED on its partitions, nothing appended). As in Kafka 4, an
+  idempotent batch needs no IDEMPOTENT_WRITE here: InitProducerId checked it.
 * The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
   with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
 """
@@ -34,9 +38,10 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import topics, transactional_ids
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,
@@ -58,6 +63,7 @@ NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
 INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
+AUTHORIZES = (transactional_ids("WRITE"), topics("WRITE"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:

@@ -16,13 +16,15 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups
 from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import TOP_LEVEL
+from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import ClusterError, error_code
 
 API_KEY = 14
 ERROR_PLACEMENT = TOP_LEVEL
+AUTHORIZES = (groups("READ"),)
 
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -28,16 +28,18 @@ from typing import Any
 
 import trio
 
+from fakebroker.api.access import groups, topics, transactional_ids
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.offset_commit import partition_error
-from fakebroker.faults.shapes import Placement, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
 API_KEY = 28
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
     "partitions", "partitions", "partition_index")))
+AUTHORIZES = (transactional_ids("WRITE"), groups("READ"), topics("READ"))
 TRANSACTIONS_V2 = 5  # the first version that may add its group implicitly
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakebroker.api.access import cluster
 from fakebroker.api.context import RequestContext
-from fakebroker.faults.shapes import Placement, per_group, per_partition, per_topic
+from fakebroker.api.shapes import Placement, per_group, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
 
 API_KEY = 27
@@ -26,6 +27,7 @@ ERROR_PLACEMENT = Placement(per_group(
     "markers", "markers", "producer_id", key="producer_id", entry_error=False,
     topics=per_topic("topics", "topics", partitions=per_partition(
         "partition_indexes", "partitions", "", "partition_index"))))
+AUTHORIZES = (cluster("CLUSTER_ACTION", unless_cluster="ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -113,12 +113,21 @@ ACTION_PARAMETERS = {
     "count": "how many held requests to let go, the oldest first (default: all)",
     "fault": "a fault rule's id",
     "group": "a group id (or a transactional id, for move-coordinator)",
+    "host": "the client address an ACL applies to, or * (every address)",
     "member_id": "a member id of the group",
     "ms": "milliseconds every request waits before it is handled",
     "offset": "offset the log is cut at: records from it on are lost",
+    "operation": "an ACL operation: READ, WRITE, DESCRIBE, ALL... (ANY matches every one)",
     "partition": "a partition of the topic",
+    "password": "the SASL user's new password (PLAIN and SCRAM)",
+    "pattern_type": "LITERAL or PREFIXED: how an ACL's resource name matches",
+    "permission": "ALLOW or DENY",
+    "principal": "a principal such as User:alice (User:* is everyone)",
+    "resource_name": "the name of the resource an ACL names (kafka-cluster for CLUSTER)",
+    "resource_type": "TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID... (ANY matches every type)",
     "topic": "a topic name",
     "transactional_id": "a producer's transactional.id",
+    "user": "a SASL user's name",
 }
 
 

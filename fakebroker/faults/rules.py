@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 import trio
 
+from fakebroker.api.targets import Target
 from fakebroker.options import SECURITY_PROTOCOLS
 from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
@@ -60,16 +61,6 @@ from fakebroker.protocol.specs import api_keys_by_name, api_spec
 
 class FaultError(ValueError):
     """A fault rule that cannot be built; the message names the field and what is wrong."""
-
-
-class Target(NamedTuple):
-    """One partition (``partition`` set) or one named entry (topic or group) of a request
-    (a named tuple: built for every request, so it must be cheap)."""
-
-    topic: str | None = None
-    topic_id: uuid.UUID | None = None
-    partition: int | None = None
-    group: str | None = None
 
 
 @dataclass(slots=True)

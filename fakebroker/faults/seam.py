@@ -28,16 +28,14 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from fakebroker.api.context import ConnectionClosed
-from fakebroker.faults.placement import (
+from fakebroker.api.placement import filter_request, inject_errors, layout_errors, top_level_answer
+from fakebroker.api.targets import (
+    Target,
     TopicResolver,
-    filter_request,
-    inject_errors,
-    layout_errors,
     request_groups,
     request_transactional_ids,
-    top_level_answer,
 )
-from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView, Target
+from fakebroker.faults.rules import FaultPlan, FaultRegistry, RequestView
 from fakebroker.protocol.specs import api_spec
 
 if TYPE_CHECKING:
@@ -122,7 +120,8 @@ class Seam:
             return dict(plan.respond(view) if callable(plan.respond) else plan.respond)
         if not plan.errors:
             return await handle(request)
-        layout = layout_errors(plan, api_key, version, targets)
+        layout = layout_errors(api_key, version, targets, plan.whole_error,
+                               plan.target_errors)
         if plan.apply_then:
             response = await handle(request)
         elif layout.top is not None:

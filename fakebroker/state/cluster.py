@@ -28,7 +28,9 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.log import PartitionLog
 
 if TYPE_CHECKING:
+    from fakebroker.state.acls import AclStore
     from fakebroker.state.credentials import Credentials
+    from fakebroker.state.delegation_tokens import DelegationTokens
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
     from fakebroker.state.transactions import TransactionCoordinator
@@ -122,12 +124,14 @@ class Cluster:
     # these very values.
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
-    # ``producers``, ``groups`` and ``transactions`` are made on first use (a request or
+    # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.
     _producers: ProducerRegistry | None = None
     _groups: Groups | None = None
     _transactions: TransactionCoordinator | None = None
     _credentials: Credentials | None = None
+    _acls: AclStore | None = None
+    _delegation_tokens: DelegationTokens | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -146,6 +150,15 @@ class Cluster:
 
             self._producers = ProducerRegistry()
         return self._producers
+
+    @property
+    def acls(self) -> AclStore:
+        """The cluster's ACLs, made on first use (the authorizer reads them)."""
+        if self._acls is None:
+            from fakebroker.state.acls import AclStore
+
+            self._acls = AclStore()
+        return self._acls
 
     @property
     def groups(self) -> Groups:
@@ -172,6 +185,19 @@ class Cluster:
 
             self._credentials = Credentials(self.settings.sasl_users)
         return self._credentials
+
+    @property
+    def delegation_tokens(self) -> DelegationTokens:
+        """The delegation tokens, made on first use from the ``delegation_token_*``
+        settings."""
+        if self._delegation_tokens is None:
+            from fakebroker.state.delegation_tokens import DelegationTokens
+
+            self._delegation_tokens = DelegationTokens(
+                self.settings.delegation_token_secret_key,
+                self.settings.delegation_token_max_lifetime_ms,
+                self.settings.delegation_token_expiry_time_ms)
+        return self._delegation_tokens
 
     @property
     def transactions(self) -> TransactionCoordinator:

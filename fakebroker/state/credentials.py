@@ -80,6 +80,17 @@ class Credentials:
             for mechanism in SCRAM_MECHANISMS:
                 self.set_scram(name, ScramCredential.from_password(mechanism, password))
 
+    def set_user(self, user: str, password: str) -> None:
+        """Add ``user``, or give it a new password, for PLAIN and both SCRAM mechanisms."""
+        self._plain[user] = password
+        for mechanism in SCRAM_MECHANISMS:
+            self.set_scram(user, ScramCredential.from_password(mechanism, password))
+
+    def remove_user(self, user: str) -> bool:
+        """Remove ``user``'s PLAIN password and SCRAM credentials; False if it had none."""
+        had = self._plain.pop(user, None) is not None
+        return self._scram.pop(user, None) is not None or had
+
     def plain_password(self, user: str) -> str | None:
         """The PLAIN password of ``user``, or None for no such user."""
         return self._plain.get(user)

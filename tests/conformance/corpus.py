@@ -20,6 +20,7 @@ that each broker's own earlier answers fill in (``TopicId("orders")``, ``MemberI
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import struct
 import uuid
@@ -195,7 +196,9 @@ class Settle:
     """Not compared: wait until both brokers list ``topics`` with a leader for every
     partition, answer OffsetFetch for ``groups`` and FindCoordinator for
     ``transactional_ids`` without an error (Kafka creates topics, __consumer_offsets and
-    __transaction_state asynchronously, then loads each coordinator partition), and, with
+    __transaction_state asynchronously, then loads each coordinator partition), describe the
+    SCRAM credentials of ``scram_users`` (Kafka's broker learns a change from its controller
+    a moment after answering it), and, with
     ``producer_ids``, give a producer id (Kafka's first InitProducerId waits for a block of
     ids from its controller; the id given counts as the broker's next ``ProducerId``), and
     until the transactions of ``ended`` are no longer ending (Kafka writes a transaction's
@@ -206,6 +209,7 @@ class Settle:
     transactional_ids: tuple[str, ...] = ()
     producer_ids: bool = False
     ended: tuple[str, ...] = ()
+    scram_users: tuple[str, ...] = ()
 
 
 Step = Request | Settle
@@ -243,9 +247,9 @@ class _Corpus:
 
     def settle(self, topics: Sequence[str] = (), groups: Sequence[str] = (),
                transactional_ids: Sequence[str] = (), producer_ids: bool = False,
-               ended: Sequence[str] = ()) -> None:
+               ended: Sequence[str] = (), scram_users: Sequence[str] = ()) -> None:
         self.steps.append(Settle(tuple(topics), tuple(groups), tuple(transactional_ids),
-                                 producer_ids, tuple(ended)))
+                                 producer_ids, tuple(ended), tuple(scram_users)))
 
 
 TIMESTAMPED = [(None, f"t{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
@@ -265,6 +269,10 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _consumer_groups(c)
     _producers(c)
     _transactions(c)
+    _acls(c)
+    _scram_credentials(c)
+    _delegation_tokens(c)
+    _sasl(c)
     return c.steps
 
 
@@ -830,6 +838,63 @@ def _transactions(c: _Corpus) -> None:
 # -- the captured corpus ----------------------------------------------------------------------
 
 
+ACL = {"resource_type": 2, "resource_name": "orders", "resource_pattern_type": 3,
+       "principal": "User:alice", "host": "*", "operation": 3, "permission_type": 3}
+ACL_FILTER = {"resource_type_filter": 1, "resource_name_filter": None,
+              "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+              "operation": 1, "permission_type": 1}
+
+
+def _acls(c: _Corpus) -> None:
+    """The ACL APIs of a broker without an authorizer (both: SECURITY_DISABLED)."""
+    c.each("CreateAcls", "no authorizer", lambda v: {"creations": [ACL, dict(ACL, operation=4)]})
+    c.each("DescribeAcls", "no authorizer", lambda v: ACL_FILTER)
+    c.each("DeleteAcls", "no authorizer", lambda v: {"filters": [ACL_FILTER]})
+def _upsertion(name: str, mechanism: int, iterations: int) -> dict[str, Any]:
+    """A SCRAM upsertion with a fixed salt (a client salts at random): both brokers get the
+    same bytes."""
+    salt = f"salt-of-{name}".encode()
+    algorithm = "sha256" if mechanism == 1 else "sha512"
+    return {"name": name, "mechanism": mechanism, "iterations": iterations, "salt": salt,
+            "salted_password": hashlib.pbkdf2_hmac(algorithm, b"secret", salt, iterations)}
+
+
+def _scram_credentials(c: _Corpus) -> None:
+    """SCRAM users added, described and refused on PLAINTEXT (no authentication needed)."""
+    alter = "AlterUserScramCredentials"
+    c.add(alter, 0, {"deletions": [], "upsertions": [
+        _upsertion("alice", 1, 8192), _upsertion("alice-512", 2, 4096),
+        _upsertion("bob", 2, 16384)]}, "three users added")
+    c.settle(scram_users=["alice", "alice-512", "bob"])
+    describe = "DescribeUserScramCredentials"
+    c.add(describe, 0, {"users": [{"name": "alice"}, {"name": "bob"}]}, "named users")
+    c.add(describe, 0, {"users": [{"name": "carol"}, {"name": "bob"}, {"name": "bob"}]},
+          "an unknown user and one named twice")
+    c.add(describe, 0, {"users": None}, "every user")
+    c.add(describe, 0, {"users": []}, "every user (an empty list)")
+    c.add(alter, 0, {"deletions": [
+        {"name": "carol", "mechanism": 1}, {"name": "alice-512", "mechanism": 2},
+        {"name": "dave", "mechanism": 0}], "upsertions": [
+        _upsertion("few", 1, 4095), _upsertion("many", 2, 16385),
+        dict(_upsertion("unknown-mechanism", 1, 4096), mechanism=3),
+        dict(_upsertion("", 1, 4096), name=""),
+        dict(_upsertion("no-password", 1, 4096), salted_password=b""),
+        _upsertion("alice-512", 1, 4096), _upsertion("erin", 1, 4096)]},
+        "each refusal, a deletion, a user named twice")
+
+
+def _delegation_tokens(c: _Corpus) -> None:
+    """The token APIs on a PLAINTEXT connection: refused before anything else."""
+    c.each("CreateDelegationToken", "on PLAINTEXT", lambda v: {
+        "owner_principal_type": None, "owner_principal_name": None, "max_lifetime_ms": -1,
+        "renewers": [{"principal_type": "User", "principal_name": "bob"}]})
+    c.each("RenewDelegationToken", "on PLAINTEXT",
+           lambda v: {"hmac": b"not-a-token", "renew_period_ms": -1})
+    c.each("ExpireDelegationToken", "on PLAINTEXT",
+           lambda v: {"hmac": b"not-a-token", "expiry_time_period_ms": -1})
+    c.each("DescribeDelegationToken", "on PLAINTEXT", lambda v: {"owners": None})
+
+
 def to_json(value: Any) -> Any:
     """A request body as JSON: bytes as {"$b64": ...}, UUIDs as {"$uuid": ...}, placeholders
     as {"$topic_id": name}, {"$member_id": n}, {"$producer_id": n}, {"$given_by": case,
@@ -907,3 +972,12 @@ def captured_corpus(path: Path = CAPTURED) -> Iterator[Step]:
             continue
         yield Request(entry["api"], entry["version"], from_json(entry["body"]),
                       f"{entry['client']}: {entry['what']}", client_id=entry["client_id"])
+
+
+def _sasl(c: _Corpus) -> None:
+    """The SASL APIs on the PLAINTEXT listener the corpus runs on: Kafka's request handler
+    answers both ILLEGAL_SASL_STATE (the exchange itself, on SASL listeners, is compared by
+    tests/test_sasl.py's cases)."""
+    c.each("SaslHandshake", "on a PLAINTEXT listener", lambda v: {"mechanism": "PLAIN"})
+    c.each("SaslAuthenticate", "on a PLAINTEXT listener",
+           lambda v: {"auth_bytes": b"\0alice\0alice-secret"})

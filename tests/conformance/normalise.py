@@ -159,6 +159,9 @@ UNORDERED: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {
     "DeleteGroups": [("results", ("group_id",))],
     "DeleteTopics": [("responses", ("name", "topic_id"))],
     "OffsetDelete": [("topics", ("name",)), ("topics[].partitions", ("partition_index",))],
+    "DescribeUserScramCredentials": [("results", ("user",)),
+                                     ("results[].credential_infos", ("mechanism",))],
+    "AlterUserScramCredentials": [("results", ("user",))],
     "ConsumerGroupHeartbeat": [("assignment.topic_partitions", ("topic_id",)),
                                ("assignment.topic_partitions[].partitions", None)],
     "ConsumerGroupDescribe": [

@@ -169,6 +169,12 @@ class Side:
                             "DescribeTransactions", 0, {"transactional_ids": [t]}, "settle",
                             client_id="settle"))["transaction_states"][0][
                             "transaction_state"] not in ("PrepareCommit", "PrepareAbort"))
+        if step.scram_users:
+            self._until(deadline, "the SCRAM users described", lambda: all(
+                r["error_code"] == 0 for r in self.call(Request(
+                    "DescribeUserScramCredentials", 0,
+                    {"users": [{"name": u} for u in step.scram_users]}, "settle",
+                    client_id="settle"))["results"]))
         if step.producer_ids:
             self._until(deadline, "a producer id", lambda: self.call(Request(
                 "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000,

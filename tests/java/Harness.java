@@ -49,6 +49,12 @@
 //       -> {"clusterId","controller","nodes":[{"id","host","port","rack"}]}
 //   admin-delete-topic   --bootstrap B --topic T -> {"deleted":T}
 //   admin-list-topics    --bootstrap B [--internal] -> {"topics":[...]}
+//   admin-create-delegation-token --bootstrap B [--owner TYPE:NAME] [--renewer TYPE:NAME ...]
+//       createDelegationToken (as Spark's Kafka token provider asks: default options unless
+//       given) -> {"tokenId","hmac" (base64: the token's SCRAM password),"owner",
+//       "tokenRequester","renewers":[..],"issueTimestamp","expiryTimestamp","maxTimestamp"}
+//   admin-describe-delegation-tokens --bootstrap B -> one such line per token (no "hmac"),
+//       then {"done":n}
 //   group-consume        --bootstrap B (--topic T | --pattern REGEX) --group G [--instance-id I]
 //                        [--protocol classic|consumer] [--max-records N] [--idle-exit-ms MS]
 //                        [--commit sync|async|auto] [--report-positions]
@@ -283,6 +289,8 @@ public final class Harness {
                 case "txn-copy": txnCopy(a); break;
                 case "txn-session": txnSession(a); break;
                 case "warmup": warmup(a); break;
+                case "admin-create-delegation-token": adminCreateDelegationToken(a); break;
+                case "admin-describe-delegation-tokens": adminDescribeDelegationTokens(a); break;
                 default: throw new IllegalArgumentException("unknown subcommand: " + argv[0]);
             }
         } catch (Throwable t) {
@@ -866,6 +874,58 @@ public final class Harness {
             get(c.client.deleteTopics(List.of(topic)).all(), deadline);
             emit(obj("deleted", topic));
         }
+    }
+
+    static void adminCreateDelegationToken(Args a) throws Exception {
+        a.allow("bootstrap", "owner", "renewer", "timeout-ms");
+        Deadline deadline = a.deadline();
+        org.apache.kafka.clients.admin.CreateDelegationTokenOptions options =
+            new org.apache.kafka.clients.admin.CreateDelegationTokenOptions();
+        if (a.get("owner", null) != null) {
+            options.owner(principal(a.get("owner", null)));
+        }
+        List<org.apache.kafka.common.security.auth.KafkaPrincipal> renewers = new ArrayList<>();
+        for (String renewer : a.all("renewer")) {
+            renewers.add(principal(renewer));
+        }
+        options.renewers(renewers);
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            org.apache.kafka.common.security.token.delegation.DelegationToken token =
+                get(c.client.createDelegationToken(options).delegationToken(), deadline);
+            Map<String, Object> line = tokenLine(token.tokenInfo());
+            line.put("hmac", token.hmacAsBase64String());
+            emit(line);
+        }
+    }
+
+    static void adminDescribeDelegationTokens(Args a) throws Exception {
+        a.allow("bootstrap", "timeout-ms");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            List<org.apache.kafka.common.security.token.delegation.DelegationToken> tokens =
+                get(c.client.describeDelegationToken().delegationTokens(), deadline);
+            for (org.apache.kafka.common.security.token.delegation.DelegationToken t : tokens) {
+                emit(tokenLine(t.tokenInfo()));
+            }
+            emitDone(tokens.size());
+        }
+    }
+
+    static org.apache.kafka.common.security.auth.KafkaPrincipal principal(String text) {
+        String[] parts = text.split(":", 2);  // TYPE:NAME, as KafkaPrincipal.toString writes it
+        return new org.apache.kafka.common.security.auth.KafkaPrincipal(parts[0], parts[1]);
+    }
+
+    static Map<String, Object> tokenLine(
+            org.apache.kafka.common.security.token.delegation.TokenInformation info) {
+        List<Object> renewers = new ArrayList<>();
+        for (org.apache.kafka.common.security.auth.KafkaPrincipal p : info.renewers()) {
+            renewers.add(p.toString());
+        }
+        return obj("tokenId", info.tokenId(), "owner", info.owner().toString(),
+                "tokenRequester", info.tokenRequester().toString(), "renewers", renewers,
+                "issueTimestamp", info.issueTimestamp(), "expiryTimestamp", info.expiryTimestamp(),
+                "maxTimestamp", info.maxTimestamp());
     }
 
     static void adminListTopics(Args a) throws Exception {

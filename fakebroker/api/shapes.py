@@ -1,8 +1,9 @@
 """The pieces an API module declares where Kafka puts its errors with.
 
-Every module of ``fakebroker.api`` declares ``ERROR_PLACEMENT``, a ``Placement``; the fault
-machinery (``fakebroker.faults.placement``) reads them all once, when it is imported, and puts
-an injected error where the declaration says. A declaration is data; ListOffsets' says
+Every module of ``fakebroker.api`` declares ``ERROR_PLACEMENT``, a ``Placement``: what its
+requests name is read from it (``fakebroker.api.targets``) and an error (a fault rule's, the
+authorizer's) is put where it says (``fakebroker.api.placement``), each API's the first time
+a request of it is looked at. A declaration is data; ListOffsets' says
 "per partition of each topic, with offset -1 and the rest of ``NOT_FOUND`` beside an error"::
 
     NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1, "old_style_offsets": ()}
@@ -30,6 +31,9 @@ shape of an error answer is written once.
   ``error_code``: fixed fields, and request fields repeated as sent.
 * ``when_filtered``: request fields set when some of its entries were taken out because they
   get an error (Fetch: answer at once instead of waiting for the faulted partitions' data).
+* ``each``: ``(request list, answer list)`` of an API whose answer has neither a top-level
+  error nor entries found by a key (CreateAcls answers its creations by position): an error
+  goes on one answer entry per request entry, beside ``top_fields``.
 * ``keys``: request fields holding keys that name a group or a transactional id by a type
   field beside them (FindCoordinator). Without it a request names its groups by its
   ``group_id`` field and its group entries, its transactional ids by ``transactional_id``.
@@ -114,6 +118,7 @@ class Placement:
     echoed: tuple[str, ...] = ()
     when_filtered: Mapping[str, Any] = field(default_factory=dict)
     keys: Keys | None = None
+    each: tuple[str, str] | None = None
 
     def entries_at(self, version: int) -> Level | None:
         """The entries an error of this version goes in; None: the top level only."""

@@ -1,0 +1,433 @@
+"""ACLs as Kafka's StandardAuthorizer: the three ACL APIs, and every API refusing what the
+ACLs do not allow, with the error where Kafka puts it.
+
+On a PLAINTEXT listener every client is ``User:ANONYMOUS``: these tests give ANONYMOUS ACLs
+(``kafka.create_acl``) on a fake whose super user is someone else, so real requests meet the
+authorizer today. The answers compared are those of Kafka 4.4's KafkaApis / AclApis /
+StandardAuthorizerData (see each API module's docstring).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from tests.bodies import batch, fetch_body, produce_body
+from tests.wire import WireClient
+
+SECURED = pytest.mark.fake_kafka(authorizer=True, super_users=("User:admin",),
+                                 topics={"orders": 2, "secret": 1})
+TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = 2, 3, 4, 5
+ANY, LITERAL, PREFIXED = 1, 3, 4
+READ, WRITE, DESCRIBE, ALL = 3, 4, 8, 2
+DENY, ALLOW = 2, 3
+ANONYMOUS = "User:ANONYMOUS"
+
+
+def creation(resource_type: int = TOPIC, name: str = "orders", pattern: int = LITERAL,
+             principal: str = ANONYMOUS, operation: int = READ,
+             permission: int = ALLOW) -> dict:
+    return {"resource_type": resource_type, "resource_name": name,
+            "resource_pattern_type": pattern, "principal": principal, "host": "*",
+            "operation": operation, "permission_type": permission}
+
+
+def match_any(**narrowing: object) -> dict:
+    return {"resource_type_filter": ANY, "resource_name_filter": None,
+            "pattern_type_filter": ANY, "principal_filter": None, "host_filter": None,
+            "operation": ANY, "permission_type": ANY, **narrowing}
+
+
+# -- without an authorizer ----------------------------------------------------------------------
+
+def test_without_an_authorizer_the_acl_apis_answer_security_disabled(kafka):
+    """As Kafka with no authorizer.class.name (the default broker on both sides)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        created = client.request("CreateAcls", 3, {"creations": [creation()]})
+        described = client.request("DescribeAcls", 3, match_any())
+        deleted = client.request("DeleteAcls", 3, {"filters": [match_any()]})
+    assert [(r.error_code, r.error_message) for r in created.results] == [
+        (ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")]
+    assert (described.error_code, described.error_message) == (
+        ErrorCode.SECURITY_DISABLED, "No Authorizer is configured on the broker")
+    assert [(r.error_code, r.error_message) for r in deleted.filter_results] == [
+        (ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")]
+
+
+# -- the ACL APIs ---------------------------------------------------------------------------------
+
+@pytest.mark.fake_kafka(authorizer=True, super_users=("User:ANONYMOUS",))
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_acls_created_are_described_by_pattern_and_deleted_by_filter(fake_kafka, version):
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        created = client.request("CreateAcls", version, {"creations": [
+            creation(), creation(operation=WRITE), creation(name="ord", pattern=PREFIXED),
+            creation(GROUP, "g", principal="User:*", permission=DENY), creation()]})
+        assert [r.error_code for r in created.results] == [0] * 5
+        described = client.request("DescribeAcls", version, match_any())
+        prefixed = client.request("DescribeAcls", version, match_any(
+            resource_type_filter=TOPIC, resource_name_filter="orders",
+            pattern_type_filter=2))  # MATCH: every ACL that applies to "orders"
+        deleted = client.request("DeleteAcls", version, {"filters": [
+            match_any(operation=WRITE), match_any(resource_type_filter=TOPIC)]})
+        after = client.request("DescribeAcls", version, match_any())
+    assert [(r.resource_type, r.resource_name, r.pattern_type,
+             [(a.principal, a.host, a.operation, a.permission_type) for a in r.acls])
+            for r in described.resources] == [
+        (TOPIC, "orders", LITERAL, [(ANONYMOUS, "*", READ, ALLOW),
+                                    (ANONYMOUS, "*", WRITE, ALLOW)]),
+        (TOPIC, "ord", PREFIXED, [(ANONYMOUS, "*", READ, ALLOW)]),
+        (GROUP, "g", LITERAL, [("User:*", "*", READ, DENY)])]
+    assert [(r.resource_name, r.pattern_type) for r in prefixed.resources] == [
+        ("orders", LITERAL), ("ord", PREFIXED)]
+    # Both filters match the WRITE ACL: each lists it (Kafka deletes atomically).
+    assert [[(m.resource_name, m.operation) for m in r.matching_acls]
+            for r in deleted.filter_results] == [
+        [("orders", WRITE)], [("orders", READ), ("orders", WRITE), ("ord", READ)]]
+    assert [r.resource_name for r in after.resources] == ["g"]
+    assert [acl.resource_name for acl in fake_kafka.acls()] == ["g"]
+
+
+@pytest.mark.fake_kafka(authorizer=True, super_users=("User:ANONYMOUS",))
+def test_create_acls_refuses_as_kafka_does(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        checked = client.request("CreateAcls", 3, {"creations": [
+            creation(CLUSTER, "my-cluster", operation=ALL), creation(name=""),
+            creation(principal="alice"), creation()]})
+        unbuildable = client.request("CreateAcls", 3, {"creations": [
+            creation(), creation(pattern=ANY)]})
+    assert [(r.error_code, r.error_message) for r in checked.results] == [
+        (ErrorCode.INVALID_REQUEST,
+         "The only valid name for the CLUSTER resource is kafka-cluster"),
+        (ErrorCode.INVALID_REQUEST, "Invalid empty resource name"),
+        (ErrorCode.INVALID_REQUEST, "Could not parse principal from `alice` (no colon is "
+                                    "present separating the principal type from the principal "
+                                    "name)"),
+        (0, "")]
+    # A pattern type ANY cannot make an AclBinding: the whole request fails, no message.
+    assert [(r.error_code, r.error_message) for r in unbuildable.results] == [
+        (ErrorCode.UNKNOWN_SERVER_ERROR, None)] * 2
+    assert len(fake_kafka.acls()) == 1
+
+
+@pytest.mark.fake_kafka(authorizer=True, super_users=("User:ANONYMOUS",))
+def test_an_unknown_code_in_an_acl_request_closes_the_connection(fake_kafka):
+    """Kafka's request classes refuse UNKNOWN elements while parsing: no answer."""
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        client.send("CreateAcls", 3, {"creations": [creation(operation=0)]})
+        assert client.is_closed_by_peer()
+
+
+@SECURED
+def test_acl_apis_need_the_cluster_permission(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        created = client.request("CreateAcls", 3, {"creations": [creation(), creation()]})
+        described = client.request("DescribeAcls", 3, match_any())
+        deleted = client.request("DeleteAcls", 3, {"filters": [match_any()]})
+    assert [r.error_code for r in created.results] == [ErrorCode.CLUSTER_AUTHORIZATION_FAILED] * 2
+    assert described.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    assert [r.error_code for r in deleted.filter_results] == [
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
+    assert fake_kafka.acls() == []
+
+
+# -- enforcement --------------------------------------------------------------------------------
+
+@SECURED
+def test_produce_is_refused_per_partition_of_a_topic_without_write(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
+    body = produce_body("orders", 0, batch([b"kept"]))
+    body["topic_data"].append({"name": "secret", "partition_data": [
+        {"index": 0, "records": batch([b"refused"])}]})
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("Produce", 11, body)
+    assert [(t.name, [p.error_code for p in t.partition_responses])
+            for t in answer.responses] == [
+        ("orders", [0]), ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
+    assert [r.value for r in fake_kafka.records("orders")] == [b"kept"]
+    assert fake_kafka.records("secret") == []
+
+
+@SECURED
+def test_deny_wins_over_allow_and_read_implies_describe(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "*", "User:*", "READ")
+    fake_kafka.create_acl("TOPIC", "sec", ANONYMOUS, "ALL", permission="DENY",
+                          pattern_type="PREFIXED")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        fetched = client.request("Fetch", 12, fetch_body("orders", 0, 0))
+        refused = client.request("Fetch", 12, fetch_body("secret", 0, 0))
+        listed = client.request("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0,
+                                                   "topics": [{"name": "orders", "partitions": [
+                                                       {"partition_index": 0,
+                                                        "current_leader_epoch": -1,
+                                                        "timestamp": -1}]}]})
+    assert fetched.responses[0].partitions[0].error_code == 0
+    assert refused.responses[0].partitions[0].error_code == \
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert listed.topics[0].partitions[0].error_code == 0  # DESCRIBE, implied by READ
+
+
+@SECURED
+def test_metadata_lists_only_the_topics_the_principal_may_describe(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "DESCRIBE")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        every = client.request("Metadata", 12, {"topics": None,
+                                                "allow_auto_topic_creation": False})
+        named = client.request("Metadata", 12, {"topics": [
+            {"name": "secret"}, {"name": "orders"}, {"name": "missing"}],
+            "allow_auto_topic_creation": True})
+    assert [t.name for t in every.topics] == ["orders"]
+    # Refused topics come last; a missing one it may not describe is refused the same.
+    assert [(t.name, t.error_code) for t in named.topics] == [
+        ("orders", 0), ("secret", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+        ("missing", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+
+
+@SECURED
+def test_metadata_auto_creates_a_topic_only_with_create(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "new-", ANONYMOUS, "DESCRIBE", pattern_type="PREFIXED")
+    fake_kafka.create_acl("TOPIC", "new-ok", ANONYMOUS, "CREATE")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("Metadata", 12, {"topics": [
+            {"name": "new-ok"}, {"name": "new-no"}], "allow_auto_topic_creation": True})
+    assert [(t.name, t.error_code) for t in answer.topics] == [
+        ("new-ok", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),  # created, for the next request
+        ("new-no", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    assert "new-ok" in fake_kafka.call(lambda: set(fake_kafka.cluster.state.topics))
+
+
+@SECURED
+def test_group_apis_are_refused_at_the_group(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "READ")
+    fake_kafka.create_acl("GROUP", "allowed", ANONYMOUS, "READ")
+    commit = {"group_id": "refused", "generation_id_or_member_epoch": -1, "member_id": "",
+              "group_instance_id": None, "retention_time_ms": -1, "topics": [
+                  {"name": "orders", "partitions": [
+                      {"partition_index": 0, "committed_offset": 1,
+                       "committed_leader_epoch": -1, "committed_metadata": ""}]},
+                  {"name": "secret", "partitions": [
+                      {"partition_index": 0, "committed_offset": 1,
+                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        found = client.request("FindCoordinator", 4, {"key_type": 0,
+                                                      "coordinator_keys": ["refused", "allowed"]})
+        old = client.request("FindCoordinator", 3, {"key": "refused", "key_type": 0})
+        group_refused = client.request("OffsetCommit", 9, commit)
+        topic_refused = client.request("OffsetCommit", 9, dict(commit, group_id="allowed"))
+        heartbeat = client.request("Heartbeat", 4, {"group_id": "refused", "generation_id": 1,
+                                                    "member_id": "m", "group_instance_id": None})
+    assert [(c.key, c.error_code) for c in found.coordinators] == [
+        ("refused", ErrorCode.GROUP_AUTHORIZATION_FAILED), ("allowed", 0)]
+    assert (old.error_code, old.node_id) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, -1)
+    # The group first (every partition refused), then each topic.
+    assert [[p.error_code for p in t.partitions] for t in group_refused.topics] == [
+        [ErrorCode.GROUP_AUTHORIZATION_FAILED]] * 2
+    assert [[p.error_code for p in t.partitions] for t in topic_refused.topics] == [
+        [0], [ErrorCode.TOPIC_AUTHORIZATION_FAILED]]
+    assert fake_kafka.committed("allowed", "orders", 0) == 1
+    assert fake_kafka.committed("refused", "orders", 0) is None
+    assert heartbeat.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+@SECURED
+def test_offset_fetch_refuses_per_group_from_v8(fake_kafka):
+    fake_kafka.create_acl("GROUP", "allowed", ANONYMOUS, "DESCRIBE")
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "DESCRIBE")
+    topics = [{"name": "orders", "partition_indexes": [0]},
+              {"name": "secret", "partition_indexes": [0]}]
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("OffsetFetch", 9, {"require_stable": False, "groups": [
+            {"group_id": "refused", "member_id": None, "member_epoch": -1, "topics": topics},
+            {"group_id": "allowed", "member_id": None, "member_epoch": -1, "topics": topics}]})
+    assert [(g.group_id, g.error_code, [(t.name, [p.error_code for p in t.partitions])
+                                        for t in g.topics]) for g in answer.groups] == [
+        ("refused", ErrorCode.GROUP_AUTHORIZATION_FAILED, []),
+        ("allowed", 0, [("orders", [0]), ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])])]
+
+
+@SECURED
+def test_list_groups_lists_only_the_groups_the_principal_may_describe(fake_kafka):
+    for group in ("visible", "hidden"):
+        fake_kafka.call(lambda g=group: fake_kafka.cluster.state.groups.offsets.commit(g, {}))
+    fake_kafka.create_acl("GROUP", "visible", ANONYMOUS, "DESCRIBE")
+    fake_kafka.create_acl("GROUP", "hidden", "User:alice", "DESCRIBE")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        committed = client.request("OffsetCommit", 9, {
+            "group_id": "hidden", "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "retention_time_ms": -1, "topics": []})
+        listed = client.request("ListGroups", 5, {"states_filter": [], "types_filter": []})
+    assert committed.topics == []
+    assert "hidden" not in [g.group_id for g in listed.groups]
+
+
+@SECURED
+def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(fake_kafka):
+    body = {"transactional_id": None, "transaction_timeout_ms": -1, "producer_id": -1,
+            "producer_epoch": -1}
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        refused = client.request("InitProducerId", 5, body)
+        fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
+        allowed = client.request("InitProducerId", 5, body)
+        transactional = client.request("InitProducerId", 5,
+                                       dict(body, transactional_id="tx",
+                                            transaction_timeout_ms=60000))
+    assert (refused.error_code, refused.producer_id) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED, -1)
+    assert allowed.error_code == 0 and allowed.producer_id >= 0
+    assert transactional.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+@SECURED
+def test_describe_configs_refuses_per_resource_after_the_rest(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "ALTER_CONFIGS")  # implies DESCRIBE_
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "secret", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "orders", "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False})
+    assert [(r.resource_name, r.error_code, r.error_message) for r in answer.results] == [
+        ("orders", 0, ""),
+        ("1", ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
+        ("secret", ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")]
+
+
+@pytest.mark.fake_kafka(authorizer=True, allow_everyone_if_no_acl_found=True,
+                        topics={"orders": 1, "secret": 1})
+def test_allow_everyone_if_no_acl_found_allows_only_resources_without_acls(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "secret", "User:alice", "READ")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        orders = client.request("Fetch", 12, fetch_body("orders", 0, 0))
+        secret = client.request("Fetch", 12, fetch_body("secret", 0, 0))
+    assert orders.responses[0].partitions[0].error_code == 0
+    assert secret.responses[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+@SECURED
+def test_a_host_acl_matches_only_clients_from_that_address(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "READ", host="10.9.9.9")
+    fake_kafka.create_acl("TOPIC", "secret", ANONYMOUS, "READ", host="127.0.0.1")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        orders = client.request("Fetch", 12, fetch_body("orders", 0, 0))
+        secret = client.request("Fetch", 12, fetch_body("secret", 0, 0))
+    assert orders.responses[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert secret.responses[0].partitions[0].error_code == 0
+
+
+@pytest.mark.fake_kafka(authorizer=True, super_users=("User:ANONYMOUS",), topics={"orders": 1})
+def test_a_super_user_may_do_anything_and_a_fault_still_applies(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "ALL", permission="DENY")
+    fake_kafka.faults.add(api="Produce", error="NOT_LEADER_OR_FOLLOWER", count=1)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        faulted = client.request("Produce", 11, produce_body("orders", 0, batch([b"x"])))
+        produced = client.request("Produce", 11, produce_body("orders", 0, batch([b"y"])))
+    assert faulted.responses[0].partition_responses[0].error_code == \
+        ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert produced.responses[0].partition_responses[0].error_code == 0
+
+
+@SECURED
+def test_add_partitions_to_txn_refuses_the_rest_as_not_attempted(fake_kafka):
+    fake_kafka.create_acl("TRANSACTIONAL_ID", "tx", ANONYMOUS, "WRITE")
+    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "WRITE")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        producer = client.request("InitProducerId", 5, {
+            "transactional_id": "tx", "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1})
+        added = client.request("AddPartitionsToTxn", 3, {
+            "v3_and_below_transactional_id": "tx",
+            "v3_and_below_producer_id": producer.producer_id,
+            "v3_and_below_producer_epoch": producer.producer_epoch,
+            "v3_and_below_topics": [{"name": "orders", "partitions": [0]},
+                                    {"name": "secret", "partitions": [0]}]})
+    assert [(t.name, [p.partition_error_code for p in t.results_by_partition])
+            for t in added.results_by_topic_v3_and_below] == [
+        ("orders", [ErrorCode.OPERATION_NOT_ATTEMPTED]),
+        ("secret", [ErrorCode.TOPIC_AUTHORIZATION_FAILED])]
+    assert fake_kafka.transactions()["tx"].partitions == ()
+
+
+@SECURED
+def test_create_topics_needs_create_on_the_cluster_or_the_topic(fake_kafka):
+    fake_kafka.create_acl("TOPIC", "mine-", ANONYMOUS, "CREATE", pattern_type="PREFIXED")
+    fake_kafka.create_acl("TOPIC", "mine-b", ANONYMOUS, "DESCRIBE_CONFIGS")
+    topics = [{"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+               "configs": []} for name in ("theirs", "mine-a", "mine-b")]
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("CreateTopics", 7, {"topics": topics, "timeout_ms": 5000,
+                                                    "validate_only": False})
+    # Refused last, with Kafka's message; configs only where DESCRIBE_CONFIGS is allowed.
+    assert [(t.name, t.error_code, t.error_message, t.topic_config_error_code,
+             t.num_partitions, bool(t.configs)) for t in answer.topics] == [
+        ("mine-a", 0, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, False),
+        ("mine-b", 0, None, 0, 1, True),
+        ("theirs", ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.", 0, -1, False)]
+    assert set(fake_kafka.topics()) == {"orders", "secret", "mine-a", "mine-b"}
+
+
+@SECURED
+def test_describe_groups_answers_the_operations_the_principal_may_do(fake_kafka):
+    fake_kafka.create_acl("GROUP", "g", ANONYMOUS, "READ")
+    fake_kafka.create_acl("GROUP", "g", ANONYMOUS, "DELETE", permission="DENY")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        answer = client.request("DescribeGroups", 5, {"groups": ["g", "other"],
+                                                      "include_authorized_operations": True})
+    assert [(g.group_id, g.error_code) for g in answer.groups] == [
+        ("g", 0), ("other", ErrorCode.GROUP_AUTHORIZATION_FAILED)]
+    assert answer.groups[0].authorized_operations == (1 << READ) | (1 << DESCRIBE)
+
+
+def test_without_an_authorizer_the_security_package_is_never_imported(tmp_path):
+    """The plain request path stays as it is: a cluster serving requests with
+    ``authorizer`` off imports nothing of ``fakebroker.security``."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from fakebroker import FakeKafka\n"
+        "from tests.wire import WireClient\n"
+        "from tests.bodies import batch, produce_body\n"
+        "with FakeKafka(topics={'orders': 1}) as kafka:\n"
+        "    with WireClient(kafka.bootstrap_servers) as client:\n"
+        "        client.request('Produce', 11, produce_body('orders', 0, batch([b'x'])))\n"
+        "        client.request('DescribeAcls', 3, {'resource_type_filter': 1,\n"
+        "            'resource_name_filter': None, 'pattern_type_filter': 1,\n"
+        "            'principal_filter': None, 'host_filter': None, 'operation': 1,\n"
+        "            'permission_type': 1})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('fakebroker.security')))\n")
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@SECURED
+def test_cluster_operations_are_those_the_principal_may_do(fake_kafka):
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        before = client.request("DescribeCluster", 1, {
+            "include_cluster_authorized_operations": True, "endpoint_type": 1})
+        fake_kafka.create_acl("CLUSTER", "kafka-cluster", ANONYMOUS, "ALTER")
+        after = client.request("DescribeCluster", 1, {
+            "include_cluster_authorized_operations": True, "endpoint_type": 1})
+    assert before.cluster_authorized_operations == 0  # no DESCRIBE on the cluster
+    assert after.cluster_authorized_operations == (1 << 7) | (1 << DESCRIBE)  # ALTER implies
+
+
+@SECURED
+def test_transactions_are_listed_and_described_only_where_allowed(fake_kafka):
+    fake_kafka.create_acl("TRANSACTIONAL_ID", "tx-", ANONYMOUS, "ALL", pattern_type="PREFIXED")
+    fake_kafka.create_acl("TRANSACTIONAL_ID", "other", "User:admin", "ALL")
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        for txn in ("tx-1", "other"):
+            fake_kafka.call(lambda t=txn: fake_kafka.cluster.state.transactions.init_producer(
+                t, 60000, -1, -1))
+        listed = client.request("ListTransactions", 1, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+        described = client.request("DescribeTransactions", 0, {
+            "transactional_ids": ["tx-1", "other"]})
+    assert [t.transactional_id for t in listed.transaction_states] == ["tx-1"]
+    assert [(t.transactional_id, t.error_code) for t in described.transaction_states] == [
+        ("tx-1", 0), ("other", ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)]
