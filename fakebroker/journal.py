@@ -35,25 +35,44 @@ DEFAULT_CAPACITY = ClusterSettings.journal_capacity
 
 @dataclass(slots=True)
 class JournalEntry:
+    """One request a broker read, recorded when it ended."""
+
     seq: int
-    time: float  # wall clock, seconds since the epoch, when the request was read
+    """Its number, in the order requests were read (``since=`` filters by it)."""
+    time: float
+    """Wall clock, seconds since the epoch, when the request was read."""
     broker: int
+    """The id of the broker that read it."""
     connection: int
+    """The number of the connection it came on."""
     client_id: str | None
+    """The client id of its request header."""
     client_host: str
-    listener: str  # the name of the listener it came on (PLAINTEXT, SASL_SSL, ...)
-    principal: str  # who sent it, as authenticated on its connection (User:ANONYMOUS, ...)
+    """The client's address."""
+    listener: str
+    """The name of the listener it came on (PLAINTEXT, SASL_SSL, ...)."""
+    principal: str
+    """Who sent it, as authenticated on its connection (User:ANONYMOUS, ...)."""
     api: str
+    """The API's name (Fetch)."""
     api_key: int
+    """The API's key (1)."""
     version: int
+    """The request's API version."""
     correlation_id: int
-    targets: list[str] = field(default_factory=list)  # "topic/partition", "topic", "group:g"
-    errors: list[str] = field(default_factory=list)  # distinct error names in the answer
+    """The correlation id of its header."""
+    targets: list[str] = field(default_factory=list)
+    """What it named: ``"topic/partition"``, ``"topic"``, ``"group:g"``."""
+    errors: list[str] = field(default_factory=list)
+    """The distinct error names in its answer."""
     elapsed_ms: float = 0.0
-    fault: str | None = None  # the rules applied, e.g. "#1 NOT_LEADER_OR_FOLLOWER"
-    # answered | no answer | dropped | hung | held | closed: <reason> |
-    # cancelled: connection closed
+    """From read to answered (or ended), in milliseconds."""
+    fault: str | None = None
+    """The fault rules applied and their actions (``#1 NOT_LEADER_OR_FOLLOWER``, ``#2 hold``)."""
     outcome: str = "answered"
+    """``answered``, ``no answer`` (acks=0), ``dropped``, ``hung`` or ``held`` until its
+    connection closed, ``closed: <reason>``, ``answered, then closed: <reason>`` (a failed
+    SASL authentication), or ``cancelled: connection closed``."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

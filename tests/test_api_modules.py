@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from fakebroker.protocol.specs import api_spec, parse_range
 from fakebroker.state.acls import OPERATIONS
 from tests.wire import WireClient
 
-ROOT = Path(__file__).resolve().parents[1]
 BY_NAME = {m.__name__.rsplit(".", 1)[1]: m for m in MODULES}
 
 
@@ -174,19 +172,3 @@ def test_every_api_module_declares_what_it_authorizes(name):
 # principal exists; a delegation token's owner or renewers renew and expire it.
 CALLED_BY_ANYONE = ("api_versions", "sasl_handshake", "sasl_authenticate",
                     "renew_delegation_token", "expire_delegation_token")
-
-
-def test_the_readme_says_where_each_api_puts_its_errors_as_declared():
-    readme = (ROOT / "README.md").read_text()
-    row = next(line for line in readme.splitlines() if line.startswith("| `error` |"))
-    row = re.sub(r"\([^)]*\)|v\d+\+", "", row)  # notes and "from version" marks
-    said = {kind: set(re.findall(r"[A-Z][A-Za-z]+", text))
-            for kind, text in re.findall(r"per (partition|topic|group) for ([^;]*)", row)}
-    declared: dict[str, set[str]] = {"partition": set(), "topic": set(), "group": set()}
-    for key, placement in ERROR_PLACEMENTS.items():
-        kinds = {level.kind for level in placement.levels()}
-        for kind in ("partition", "topic", "group"):
-            if kind in kinds:
-                declared[kind].add(api_spec(key).name)
-                break
-    assert said == declared

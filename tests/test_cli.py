@@ -131,9 +131,10 @@ def test_an_unknown_fakebroker_variable_is_a_warning_naming_the_closest_one(tmp_
 
 def test_every_fakebroker_variable_the_project_reads_is_known_to_serve():
     """No false warning: each ``FAKEBROKER_*`` name written in the project (package, tests,
-    CI scripts, README) is one serve or another part of fakebroker reads."""
+    CI scripts, README, docs) is one serve or another part of fakebroker reads."""
     written = set()
-    for path in (ROOT / "README.md", *ROOT.glob(".ci/*"), *ROOT.glob("fakebroker/**/*.py"),
+    for path in (ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob(".ci/*"),
+                 *ROOT.glob("fakebroker/**/*.py"),
                  *ROOT.glob("tests/**/*.*"), *ROOT.glob("examples/*")):
         if path.is_file():
             written |= set(re.findall(ENV_PREFIX + "[A-Z_]+", path.read_text(errors="ignore")))

@@ -1,7 +1,8 @@
 """The cookbook: each failure the seed documents describe, scripted against the fake broker,
 with real consumers (confluent-kafka, kafka-python, Java) recovering and no record lost.
 
-README.md's cookbook shows these tests as they are (tests/test_readme.py checks it).
+The documentation's cookbook (docs/how-to/cookbook.md) shows these tests as they are
+(tests/test_docs.py checks it).
 """
 
 from __future__ import annotations

@@ -197,7 +197,8 @@ def test_the_batch_job_publishes_totals_with_the_kafka_sink(spark_kafka, kafka):
 @pytest.mark.fake_kafka(topics=TOPICS)
 def test_the_examples_command_prints_the_readmes_totals(spark_kafka, kafka, tmp_path,
                                                         capsys):
-    """examples/event_totals.py's command as README runs it: 1000 events of 5 users."""
+    """examples/event_totals.py's command as docs/how-to/spark.md runs it: 1000 events of 5
+    users."""
     produce(kafka.bootstrap_servers, "events",
             as_records({"user": f"user-{i % 5}", "amount": i} for i in range(1000)))
 

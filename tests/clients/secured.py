@@ -267,7 +267,7 @@ class KafkaPythonDriver:
         consumer = KafkaConsumer(**kafka_python_config(who), group_id=group,
                                  auto_offset_reset="earliest", enable_auto_commit=False)
         try:
-            # Subscribe, then load the topic's metadata: one join (README, kafka-python).
+            # Subscribe, then load the topic's metadata: one join (explanation/behaviour.md).
             consumer.subscribe([topic])
             consumer.partitions_for_topic(topic)
             seen: list[str] = []

@@ -1,8 +1,10 @@
-"""README's Security section is run as written: its Python examples, its ``fakebroker serve``
-line and the ready file it shows, and each client configuration it gives per listener kind —
+"""The security how-to (docs/how-to/security.md) holds what it shows: its ``fakebroker serve``
+line serves the listeners and PEM files of the ready file it shows, and each client
+configuration it gives per listener kind —
 librdkafka's through confluent-kafka and the Java client 4.4's — filled in from
 ``kafka.listeners`` and ``kafka.ssl`` and producing a record as alice (or as the client
 certificate) on the secure preset, on the fake and with ``--kafka=both`` on Apache Kafka 4.4.
+Its Python examples run in tests/test_docs.py, as every page's.
 """
 
 from __future__ import annotations
@@ -26,17 +28,20 @@ OAUTHBEARER = "SASL_PLAINTEXT with OAUTHBEARER, unsecured (sasl_mechanisms must 
 KEYSTORE = "<ssl.client_key_file, then ssl.client_cert_file, in one file>"
 
 
-def security_blocks(language: str) -> list[str]:
-    """The ``language`` code blocks of README's Security section, in order."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## Security\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
+PAGE = ROOT / "docs" / "how-to" / "security.md"
+
+
+def page_blocks(language: str) -> list[str]:
+    """The ``language`` code blocks of the security how-to, in order."""
+    return re.findall(rf"^```{language}\n(.*?)^```$", PAGE.read_text(), flags=re.S | re.M)
 
 
 def configurations(client: int) -> dict[str, dict[str, str]]:
-    """The properties block ``client`` (0: librdkafka, 1: Java) as kind -> properties: one
-    paragraph per kind, named by its comment line."""
-    paragraphs = security_blocks("properties")[client].strip().split("\n\n")
+    """The configuration block ``client`` (0: librdkafka, 1: Java) as kind -> properties:
+    one paragraph per kind, named by its comment line."""
+    shown = [b for b in page_blocks("text") if b.startswith(f"# {KINDS[0]}\n")]
+    assert len(shown) == 2
+    paragraphs = shown[client].strip().split("\n\n")
     configs = {}
     for paragraph in paragraphs:
         comment, *lines = paragraph.splitlines()
@@ -46,7 +51,7 @@ def configurations(client: int) -> dict[str, dict[str, str]]:
 
 def filled(config: dict[str, str], listeners: dict[str, str], tls: dict[str, str] | None,
            tmp_path: Path) -> dict[str, str]:
-    """``config`` with README's placeholders replaced by the ``listeners`` and the PEM files
+    """``config`` with the page's placeholders replaced by the ``listeners`` and the PEM files
     ``tls`` (``kafka.listeners``/``kafka.ssl``, or the ready file's)."""
     def value(text: str) -> str:
         if text == KEYSTORE:
@@ -74,15 +79,9 @@ def test_the_configurations_name_each_listener_kind_for_both_clients():
     assert list(configurations(1)) == list(KINDS)
 
 
-@pytest.mark.parametrize("example", range(2), ids=["sasl-ssl-producer", "acls"])
-def test_the_python_examples_run(example):
-    blocks = security_blocks("python")
-    assert len(blocks) == 2
-    exec(compile(blocks[example], f"README.md Security example {example}", "exec"), {})
-
-
 def test_the_serve_line_serves_the_listeners_and_ssl_files_the_ready_file_shows(tmp_path):
-    command, shown = security_blocks("sh")[0], json.loads(security_blocks("json")[0])
+    command = page_blocks("sh")[0]
+    shown = json.loads(next(b for b in page_blocks("text") if b.startswith("{")))
     args = shlex.split(command.replace("\\\n", " "))
     assert args[:2] == ["fakebroker", "serve"]
     process, details = start_served(tmp_path, *args[2:])
