@@ -46,6 +46,8 @@ MODULE_NAMES = (
     "init_producer_id",
     "offset_for_leader_epoch",
     "describe_configs",
+    "alter_configs",
+    "incremental_alter_configs",
     "create_partitions",
     "describe_cluster",
     "find_coordinator",

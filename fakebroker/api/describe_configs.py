@@ -27,10 +27,12 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.acls import CLUSTER_NAME
+from fakebroker.state.config_changes import broker_config_def
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
     CLUSTER_DEFAULTS,
     DEFAULT_CONFIG,
+    DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     FIXED,
     STATIC_BROKER_CONFIG,
@@ -59,9 +61,13 @@ def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
 
 
 def topic_config_entries(
-    configs: dict[str, str], names: list[str] | None, synonyms: bool = False
+    configs: dict[str, str], names: list[str] | None, synonyms: bool = False,
+    broker: dict[str, str] | None = None, defaults: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Config entries of a topic with explicit ``configs``, filtered by ``names``."""
+    """Config entries of a topic with explicit ``configs``, filtered by ``names``; unset ones
+    come from the leader's dynamic broker configs (``broker``), then the cluster's dynamic
+    defaults (``defaults``, a new cluster's when None), then Kafka's defaults."""
+    defaults = CLUSTER_DEFAULTS if defaults is None else defaults
     entries = []
     for name, d in TOPIC_DEFAULTS.items():
         if names is not None and name not in names:
@@ -69,8 +75,10 @@ def topic_config_entries(
         chain: list[tuple[str, str | None, int]] = []
         if name in configs:
             chain.append((name, configs[name], TOPIC_CONFIG))
-        if d.synonym in CLUSTER_DEFAULTS:
-            chain.append((d.synonym, CLUSTER_DEFAULTS[d.synonym], DYNAMIC_DEFAULT_BROKER_CONFIG))
+        if d.synonym is not None and d.synonym in (broker or {}):
+            chain.append((d.synonym, (broker or {})[d.synonym], DYNAMIC_BROKER_CONFIG))
+        if d.synonym in defaults:
+            chain.append((d.synonym, defaults[d.synonym], DYNAMIC_DEFAULT_BROKER_CONFIG))
         if d.synonym is not None:
             chain.append((d.synonym, d.default, DEFAULT_CONFIG))
         _, value, source = chain[0] if chain else (name, d.default, DEFAULT_CONFIG)
@@ -79,32 +87,45 @@ def topic_config_entries(
 
 
 def broker_config_entries(names: list[str] | None, running: dict[str, str],
-                          synonyms: bool = False) -> list[dict[str, Any]]:
-    """The broker configs, filtered by ``names``: ``running`` values (the cluster's
-    settings) where the cluster has one, the fake's fixed values or Kafka's defaults
-    otherwise."""
+                          synonyms: bool = False, dynamic: dict[str, str] | None = None,
+                          defaults: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The broker configs, filtered by ``names``, each from the first of: the broker's
+    dynamic configs (``dynamic``), the cluster's dynamic defaults (``defaults``, a new
+    cluster's when None), the ``running`` values (the cluster's settings) or the fake's fixed
+    values where not Kafka's default, Kafka's default. Dynamic configs the fake does not
+    report otherwise are listed too."""
+    dynamic = dynamic or {}
+    defaults = CLUSTER_DEFAULTS if defaults is None else defaults
     entries = []
-    for d in BROKER_DEFAULTS.values():
+    listed = list(BROKER_DEFAULTS.values()) + [
+        d for name in sorted({*dynamic, *defaults} - set(BROKER_DEFAULTS))
+        if (d := broker_config_def(name)) is not None]
+    for d in listed:
         if names is not None and d.name not in names:
             continue
         chain: list[tuple[str, str | None, int]] = []
+        if d.name in dynamic:
+            chain.append((d.name, dynamic[d.name], DYNAMIC_BROKER_CONFIG))
+        if d.name in defaults:
+            chain.append((d.name, defaults[d.name], DYNAMIC_DEFAULT_BROKER_CONFIG))
         value = running.get(d.name, FIXED.get(d.name, d.default))
         if value != d.default:
             chain.append((d.name, value, STATIC_BROKER_CONFIG))
-        elif d.name in CLUSTER_DEFAULTS:
-            chain.append((d.name, CLUSTER_DEFAULTS[d.name], DYNAMIC_DEFAULT_BROKER_CONFIG))
         chain.append((d.name, d.default, DEFAULT_CONFIG))
         _, value, source = chain[0]
         entries.append(_entry(d, value, source, d.read_only, chain if synonyms else []))
     return entries
 
 
-def cluster_default_entries(names: list[str] | None, synonyms: bool = False
-                            ) -> list[dict[str, Any]]:
-    """The cluster's dynamic default broker configs (the resource named "")."""
-    return [_entry(BROKER_DEFAULTS[name], value, DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+def cluster_default_entries(names: list[str] | None, synonyms: bool = False,
+                            defaults: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The cluster's dynamic default broker configs (the resource named ""; a new
+    cluster's when ``defaults`` is None)."""
+    defaults = CLUSTER_DEFAULTS if defaults is None else defaults
+    return [_entry(d, value, DYNAMIC_DEFAULT_BROKER_CONFIG, False,
                    [(name, value, DYNAMIC_DEFAULT_BROKER_CONFIG)] if synonyms else [])
-            for name, value in CLUSTER_DEFAULTS.items() if names is None or name in names]
+            for name, value in defaults.items()
+            if (names is None or name in names) and (d := broker_config_def(name)) is not None]
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -124,11 +145,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             if topic is None:
                 result["error_code"] = error_code("UNKNOWN_TOPIC_OR_PARTITION")
             else:
-                result["configs"] = topic_config_entries(topic.configs, names,
-                                                         request.include_synonyms)
+                result["configs"] = topic_config_entries(
+                    topic.configs, names, request.include_synonyms,
+                    ctx.cluster.broker_configs.get(ctx.broker.id),
+                    ctx.cluster.default_broker_configs)
         elif resource.resource_type == BROKER:
             if resource.resource_name == "":
-                result["configs"] = cluster_default_entries(names, request.include_synonyms)
+                result["configs"] = cluster_default_entries(
+                    names, request.include_synonyms, ctx.cluster.default_broker_configs)
             elif resource.resource_name != str(ctx.broker.id):
                 result.update(error_code=error_code("INVALID_REQUEST"),
                               error_message="Unexpected broker id, expected "
@@ -136,7 +160,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                             f"{resource.resource_name}")
             else:
                 result["configs"] = broker_config_entries(
-                    names, ctx.cluster.settings.kafka_configs(), request.include_synonyms)
+                    names, ctx.cluster.settings.kafka_configs(), request.include_synonyms,
+                    ctx.cluster.broker_configs.get(ctx.broker.id),
+                    ctx.cluster.default_broker_configs)
         elif resource.resource_type != BROKER_LOGGER:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")

@@ -87,13 +87,25 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
+    # The cluster's dynamic default broker configs (``Cluster.default_broker_configs``).
+    broker_defaults: dict[str, str] = field(default_factory=dict)
 
     def config(self, name: str) -> str:
-        """The topic's value for config ``name``: set explicitly, or Kafka's default."""
+        """The topic's value for config ``name``: set on the topic, else the cluster's
+        dynamic default of its broker synonym, else Kafka's default."""
         from fakebroker.state.configs import TOPIC_DEFAULTS  # config table: on first use
 
         value = self.configs.get(name)
-        return value if value is not None else str(TOPIC_DEFAULTS[name].default)
+        if value is None:
+            definition = TOPIC_DEFAULTS[name]
+            value = self.broker_defaults.get(definition.synonym or "", definition.default)
+        return str(value)
+
+
+def _initial_broker_defaults() -> dict[str, str]:
+    from fakebroker.state.configs import CLUSTER_DEFAULTS  # config table: on first use
+
+    return dict(CLUSTER_DEFAULTS)
 
 
 def check_topic_name(name: str) -> None:
@@ -124,6 +136,11 @@ class Cluster:
     # these very values.
     settings: ClusterSettings = field(default_factory=ClusterSettings)
     default_replication_factor: int = 1
+    # Dynamic broker configs (IncrementalAlterConfigs, AlterConfigs): the cluster default
+    # (resource "", as a new Kafka 4.4 cluster has it) and each broker's own.
+    default_broker_configs: dict[str, str] = field(
+        default_factory=lambda: _initial_broker_defaults())
+    broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
     # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.
     _producers: ProducerRegistry | None = None
@@ -333,6 +350,7 @@ class Cluster:
             id=uuid.uuid4(),
             partitions=[],
             configs={k: v for k, v in (configs or {}).items() if v is not None},
+            broker_defaults=self.default_broker_configs,
         )
         if validate_only:
             return topic

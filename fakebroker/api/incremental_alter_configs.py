@@ -1,0 +1,36 @@
+"""IncrementalAlterConfigs (key 44): SET, DELETE, APPEND or SUBTRACT single configs of a
+topic, a broker or the cluster default (broker resource "").
+
+Versions: 0-1. Flexible from v1.
+
+Behavior: as AlterConfigs (``fakebroker.api.alter_configs``), but each config entry is an
+operation on the resource's current dynamic configs: SET (0) a value, DELETE (1) it (back to
+the broker or cluster default; deleting one never set is no error), APPEND (2) or SUBTRACT
+(3) comma-separated items of a list config (``cleanup.policy``: starting from its default),
+else INVALID_CONFIG "Can't APPEND to key ... because its type is not LIST."; a null value
+is allowed only for DELETE; an unknown operation, INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.access import in_handler
+from fakebroker.api.alter_configs import alter_resources
+from fakebroker.api.context import RequestContext
+from fakebroker.api.shapes import Placement, per_topic
+from fakebroker.state.config_changes import Op
+
+API_KEY = 44
+# Resources (topics, brokers) are matched by a rule's topic, as topics.
+ERROR_PLACEMENT = Placement(per_topic("resources", "responses", "resource_name",
+                                      echoed=("resource_type",)))
+AUTHORIZES = (in_handler(
+    "ALTER_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, the cluster's "
+    "(a broker) CLUSTER_AUTHORIZATION_FAILED"),)
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "responses": alter_resources(
+        request, ctx, lambda r: [Op(c.name, c.value, c.config_operation) for c in r.configs],
+        replace=False)}

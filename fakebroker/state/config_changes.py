@@ -1,0 +1,196 @@
+"""Changes to topic and broker configs, checked and applied as Kafka 4.4 does them.
+
+``alter(cluster, node_id, resource_type, name, ops, replace, validate_only)`` changes one
+resource's dynamic configs (IncrementalAlterConfigs' operations, or AlterConfigs' whole set
+when ``replace``) or raises ``ConfigChangeError`` with Kafka's error name and message, in the
+order Kafka makes its checks: the broker's preprocessing (duplicate keys, null values, the
+resource's type and this node's id, which broker configs a running broker may change) then the
+controller's (APPEND/SUBTRACT only on lists, topic config names and values, the topic's
+existence). Nothing is changed when a check fails, or with ``validate_only``.
+
+A topic's configs take effect at once (``Topic.config`` reads them); the cluster default
+broker configs (resource "") back every topic's unset configs through their broker synonyms
+(``message.max.bytes`` for ``max.message.bytes``...); a broker's own configs are stored and
+described.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fakebroker.state.cluster import Cluster
+from fakebroker.state.configs import (
+    BOOLEAN,
+    BROKER_DEFAULTS,
+    DOUBLE,
+    INT,
+    LIST,
+    LONG,
+    SHORT,
+    TOPIC_DEFAULTS,
+    TYPE_NAMES,
+    ConfigDef,
+    InvalidConfigError,
+    validate_topic_config,
+)
+
+TOPIC, BROKER = 2, 4
+SET, DELETE, APPEND, SUBTRACT = range(4)
+OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+
+class ConfigChangeError(Exception):
+    """A resource's change refused: Kafka's error name and message."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One config operation (AlterConfigs' entries are all SET)."""
+
+    name: str
+    value: str | None
+    op: int = SET
+
+
+def broker_config_def(name: str) -> ConfigDef | None:
+    """The broker config ``name``: one the fake reports, or the broker synonym of a topic
+    config (``log.retention.ms``...), typed as that topic config."""
+    if name in BROKER_DEFAULTS:
+        return BROKER_DEFAULTS[name]
+    for d in TOPIC_DEFAULTS.values():
+        if d.synonym == name:
+            return ConfigDef(name, d.default, d.type)
+    return None
+
+
+def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Sequence[Op],
+          *, replace: bool, validate_only: bool) -> None:
+    """Apply ``ops`` to the resource, or raise ``ConfigChangeError`` (module docstring)."""
+    names = [op.name for op in ops]
+    if len(set(names)) != len(names):
+        raise ConfigChangeError("INVALID_REQUEST", "Error due to duplicate config keys")
+    nulls = [op.name for op in ops if op.value is None and (replace or op.op != DELETE)]
+    if nulls:
+        raise ConfigChangeError("INVALID_REQUEST",
+                                "Null value not supported for : " + ", ".join(nulls))
+    if resource_type == BROKER:
+        current = _broker_configs(cluster, name, node_id)
+        updated = _updated(current, ops, replace, _broker_is_list)
+        _check_broker_change({op.name: op.value for op in ops if op.value is not None}
+                             if replace else {k: v for k, v in updated.items()
+                                              if k in names})
+    elif resource_type == TOPIC:
+        if name == "":
+            raise ConfigChangeError("INVALID_REQUEST", "Default topic resources are not allowed.")
+        topic = cluster.topics.get(name)
+        current = topic.configs if topic is not None else {}
+        updated = _updated(current, ops, replace, _topic_is_list)
+        for key, value in updated.items():
+            try:
+                validate_topic_config(key, value)
+            except InvalidConfigError as exc:
+                raise ConfigChangeError("INVALID_CONFIG", str(exc)) from None
+        if topic is None:
+            raise ConfigChangeError("UNKNOWN_TOPIC_OR_PARTITION",
+                                    f"The topic '{name}' does not exist.")
+    else:
+        raise ConfigChangeError("INVALID_REQUEST", f"Unknown resource type {resource_type}")
+    if not validate_only:
+        current.clear()
+        current.update(updated)
+
+
+def _broker_configs(cluster: Cluster, name: str, node_id: int) -> dict[str, str]:
+    """The dynamic configs of broker resource ``name`` ("" the cluster default), after
+    Kafka's check that a named broker is this node."""
+    if name == "":
+        return cluster.default_broker_configs
+    try:
+        broker = int(name)
+    except ValueError:
+        raise ConfigChangeError("INVALID_REQUEST",
+                                f"Node id must be an integer, but it is: {name}") from None
+    if broker != node_id:
+        raise ConfigChangeError("INVALID_REQUEST",
+                                f"Unexpected broker id, expected {node_id}, but received {name}")
+    return cluster.broker_configs.setdefault(broker, {})
+
+
+def _topic_is_list(name: str) -> bool:
+    d = TOPIC_DEFAULTS.get(name)
+    return d is not None and d.type == LIST
+
+
+def _broker_is_list(name: str) -> bool:
+    d = broker_config_def(name)
+    return d is not None and d.type == LIST
+
+
+def _updated(current: dict[str, str], ops: Sequence[Op], replace: bool,
+             is_list: Callable[[str], bool]) -> dict[str, str]:
+    """The resource's configs after ``ops`` (all of them replaced when ``replace``)."""
+    updated = {} if replace else dict(current)
+    for op in ops:
+        if op.op == SET:
+            updated[op.name] = str(op.value)
+        elif op.op == DELETE:
+            updated.pop(op.name, None)
+        elif op.op in (APPEND, SUBTRACT):
+            if not is_list(op.name):
+                raise ConfigChangeError("INVALID_CONFIG",
+                                        f"Can't {OP_NAMES[op.op]} to key {op.name} because "
+                                        "its type is not LIST.")
+            parts = [p for p in _list_value(updated, op.name).split(",") if p]
+            for value in str(op.value).split(","):
+                if op.op == APPEND and value not in parts:
+                    parts.append(value)
+                elif op.op == SUBTRACT and value in parts:
+                    parts.remove(value)
+            updated[op.name] = ",".join(parts)
+        else:
+            raise ConfigChangeError("INVALID_REQUEST", f"Unknown operations type {op.op}")
+    return updated
+
+
+def _list_value(configs: dict[str, str], name: str) -> str:
+    if name in configs:
+        return configs[name]
+    d = TOPIC_DEFAULTS.get(name) or broker_config_def(name)
+    return (d.default if d is not None else None) or ""
+
+
+def _check_broker_change(changed: dict[str, str]) -> None:
+    """Kafka's DynamicBrokerConfig: only dynamic configs, each of its type (a refusal is
+    INVALID_REQUEST, KAFKA-13609)."""
+    static = sorted(k for k in changed if (d := BROKER_DEFAULTS.get(k)) is not None
+                    and d.read_only)
+    if static:
+        raise ConfigChangeError("INVALID_REQUEST", "Cannot update these configs dynamically: "
+                                                   f"Set({', '.join(static)})")
+    for key, value in changed.items():
+        d = broker_config_def(key)
+        if d is None:
+            continue
+        complaint = _type_complaint(d.type, value)
+        if complaint is not None:
+            raise ConfigChangeError("INVALID_REQUEST", f"Invalid value {value} for "
+                                                       f"configuration {key}: {complaint}")
+
+
+def _type_complaint(kind: int, value: str) -> str | None:
+    try:
+        if kind in (INT, LONG, SHORT):
+            int(value)
+        elif kind == DOUBLE:
+            float(value)
+    except ValueError:
+        return f"Not a number of type {TYPE_NAMES[kind]}"
+    if kind == BOOLEAN and value.lower() not in ("true", "false"):
+        return "Expected value to be either true or false"
+    return None
