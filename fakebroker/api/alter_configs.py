@@ -7,7 +7,7 @@ Behavior (Kafka 4.4's broker preprocessing, then its controller's checks;
 set (the ones left out are deleted), or the resource gets an error and is left as it was:
 a resource named twice, INVALID_REQUEST "Each resource must appear at most once."; a
 duplicate key or a null value, INVALID_REQUEST; a broker other than this one, or a config a
-running broker cannot change ("Cannot update these configs dynamically: Set(...)"), or a value
+running broker cannot change ("Cannot update these configs dynamically: [...]"), or a value
 of the wrong type, INVALID_REQUEST; an unknown topic config or a bad value, INVALID_CONFIG
 with Kafka's text; a topic that does not exist, UNKNOWN_TOPIC_OR_PARTITION; other resource
 types (broker loggers), INVALID_REQUEST. ``validate_only`` checks and changes nothing. A
@@ -39,13 +39,18 @@ AUTHORIZES = (in_handler(
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "responses": alter_resources(
-        request, ctx, lambda r: [Op(c.name, c.value) for c in r.configs], replace=True)}
+        request, ctx, lambda r: [Op(c.name, c.value) for c in r.configs], replace=True,
+        allowed=lambda kind, name: ctx.allowed("ALTER_CONFIGS", kind, name))}
+
+
+Allowed = Callable[[str, str], bool]  # (ACL resource type, name) -> may ALTER_CONFIGS
 
 
 def alter_resources(request: Any, ctx: RequestContext, ops_of: Callable[[Any], Sequence[Op]],
-                    *, replace: bool) -> list[dict[str, Any]]:
+                    *, replace: bool, allowed: Allowed) -> list[dict[str, Any]]:
     """Each resource's answer, its change applied unless refused (shared with
-    IncrementalAlterConfigs)."""
+    IncrementalAlterConfigs); with an authorizer on, ``allowed`` says which resources the
+    principal may alter."""
     keys = [(r.resource_type, r.resource_name) for r in request.resources]
     answers = []
     for resource, key in zip(request.resources, keys, strict=True):
@@ -56,7 +61,7 @@ def alter_resources(request: Any, ctx: RequestContext, ops_of: Callable[[Any], S
             if keys.count(key) > 1:
                 raise ConfigChangeError("INVALID_REQUEST",
                                         "Each resource must appear at most once.")
-            _authorize(ctx, resource.resource_type, resource.resource_name)
+            _authorize(ctx, allowed, resource.resource_type, resource.resource_name)
             alter(ctx.cluster, ctx.broker.id, resource.resource_type, resource.resource_name,
                   ops_of(resource), replace=replace, validate_only=request.validate_only)
         except ConfigChangeError as exc:
@@ -65,11 +70,10 @@ def alter_resources(request: Any, ctx: RequestContext, ops_of: Callable[[Any], S
     return answers
 
 
-def _authorize(ctx: RequestContext, resource_type: int, name: str) -> None:
+def _authorize(ctx: RequestContext, allowed: Allowed, resource_type: int, name: str) -> None:
     """Kafka's ALTER_CONFIGS check: on the topic, or (a broker) on the cluster."""
     acl_type = {TOPIC: "TOPIC", BROKER: "CLUSTER"}.get(resource_type)
     if acl_type is None or ctx.authorizer is None:
         return
-    if not ctx.allowed("ALTER_CONFIGS", acl_type, CLUSTER_NAME if acl_type == "CLUSTER"
-                       else name):
+    if not allowed(acl_type, CLUSTER_NAME if acl_type == "CLUSTER" else name):
         raise ConfigChangeError(ERRORS[acl_type], MESSAGES[ERRORS[acl_type]])

@@ -33,4 +33,4 @@ AUTHORIZES = (in_handler(
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "responses": alter_resources(
         request, ctx, lambda r: [Op(c.name, c.value, c.config_operation) for c in r.configs],
-        replace=False)}
+        replace=False, allowed=lambda kind, name: ctx.allowed("ALTER_CONFIGS", kind, name))}

@@ -172,7 +172,7 @@ def _check_broker_change(changed: dict[str, str]) -> None:
                     and d.read_only)
     if static:
         raise ConfigChangeError("INVALID_REQUEST", "Cannot update these configs dynamically: "
-                                                   f"Set({', '.join(static)})")
+                                                   f"[{', '.join(static)}]")
     for key, value in changed.items():
         d = broker_config_def(key)
         if d is None:

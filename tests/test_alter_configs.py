@@ -1,0 +1,191 @@
+"""IncrementalAlterConfigs (key 44) and AlterConfigs (key 33) as Apache Kafka 4.4 answers
+them: every version, SET/DELETE/APPEND/SUBTRACT, validate_only, Kafka's refusals and their
+messages, and the effect (DescribeConfigs' sources and synonyms, produce limits at once).
+
+Each test runs on the fake and on Apache Kafka (``--kafka=both``). The real broker applies a
+change a moment after the controller answers, so what it describes afterwards is awaited;
+broker configs changed on the shared real broker are deleted again before the test ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.real_cluster import wait_for as eventually
+from tests.test_wire_versions import versions_of
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
+
+TOPIC, BROKER = 2, 4
+SET, DELETE, APPEND, SUBTRACT = range(4)
+TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 5
+
+
+@pytest.fixture
+def client(kafka) -> Iterator[WireClient]:
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as wire:
+        yield wire
+
+
+def node_id(client: WireClient) -> int:
+    """The id of the broker ``client`` speaks to."""
+    (broker,) = client.request("Metadata", 12, {"topics": [],
+                                               "allow_auto_topic_creation": False}).brokers
+    return broker.node_id
+
+
+def incremental(client: WireClient, *resources: tuple[int, str, list[tuple[str, int, Any]]],
+                validate_only: bool = False, version: int = 1) -> list[tuple[int, Any]]:
+    """IncrementalAlterConfigs: each resource's (error code, error message)."""
+    response = client.request("IncrementalAlterConfigs", version, {
+        "resources": [{"resource_type": kind, "resource_name": name, "configs": [
+            {"name": k, "config_operation": op, "value": v} for k, op, v in ops]}
+            for kind, name, ops in resources], "validate_only": validate_only})
+    return [(r.error_code, r.error_message) for r in response.responses]
+
+
+def legacy(client: WireClient, kind: int, name: str, configs: dict[str, str | None],
+           validate_only: bool = False, version: int = 2) -> tuple[int, Any]:
+    """AlterConfigs of one resource: its (error code, error message)."""
+    response = client.request("AlterConfigs", version, {
+        "resources": [{"resource_type": kind, "resource_name": name, "configs": [
+            {"name": k, "value": v} for k, v in configs.items()]}],
+        "validate_only": validate_only})
+    (answer,) = response.responses
+    return answer.error_code, answer.error_message
+
+
+def described(client: WireClient, kind: int, name: str, key: str) -> Any:
+    """DescribeConfigs v4 of one config, with synonyms."""
+    response = client.request("DescribeConfigs", 4, {"resources": [
+        {"resource_type": kind, "resource_name": name, "configuration_keys": [key]}],
+        "include_synonyms": True, "include_documentation": False})
+    (result,) = response.results
+    assert result.error_code == 0, result
+    (entry,) = result.configs
+    return entry
+
+
+def becomes(client: WireClient, kind: int, name: str, key: str, value: str | None,
+            source: int) -> Any:
+    """The described entry once it shows ``value`` from ``source``."""
+    return eventually(lambda: (e := described(client, kind, name, key)).value == value
+                      and e.config_source == source and e, f"{name} {key}={value}")
+
+
+def test_every_version_sets_and_deletes_a_topic_config(kafka, client):
+    for version in versions_of(kafka, "IncrementalAlterConfigs"):
+        value = str(1000 + version)
+        assert incremental(client, (TOPIC, "orders", [("retention.ms", SET, value)]),
+                           version=version) == [(0, None)]
+        becomes(client, TOPIC, "orders", "retention.ms", value, TOPIC_CONFIG)
+    for version in versions_of(kafka, "AlterConfigs"):
+        value = str(2000 + version)
+        assert legacy(client, TOPIC, "orders", {"retention.ms": value},
+                      version=version) == (0, None)
+        becomes(client, TOPIC, "orders", "retention.ms", value, TOPIC_CONFIG)
+    assert incremental(client, (TOPIC, "orders", [("retention.ms", DELETE, None)])) == [(0, None)]
+    becomes(client, TOPIC, "orders", "retention.ms", "604800000", DEFAULT_CONFIG)
+
+
+def test_append_and_subtract_change_a_list_config_from_its_default(client):
+    assert incremental(client, (TOPIC, "orders", [("cleanup.policy", APPEND, "compact")])) \
+        == [(0, None)]
+    becomes(client, TOPIC, "orders", "cleanup.policy", "delete,compact", TOPIC_CONFIG)
+    assert incremental(client, (TOPIC, "orders", [("cleanup.policy", SUBTRACT, "delete")])) \
+        == [(0, None)]
+    becomes(client, TOPIC, "orders", "cleanup.policy", "compact", TOPIC_CONFIG)
+    assert incremental(client, (TOPIC, "orders", [("retention.ms", APPEND, "5")])) == [
+        (40, "Can't APPEND to key retention.ms because its type is not LIST.")]
+
+
+def test_validate_only_checks_and_changes_nothing(client):
+    assert incremental(client, (TOPIC, "orders", [("retention.ms", SET, "1234")]),
+                       validate_only=True) == [(0, None)]
+    assert legacy(client, TOPIC, "orders", {"retention.ms": "1234"}, validate_only=True) \
+        == (0, None)
+    assert incremental(client, (TOPIC, "orders", [("retention.ms", SET, "soon")]),
+                       validate_only=True) == [
+        (40, "Invalid value soon for configuration retention.ms: Not a number of type LONG")]
+    assert described(client, TOPIC, "orders", "retention.ms").config_source == DEFAULT_CONFIG
+
+
+@pytest.mark.parametrize(("kind", "name", "ops", "error"), [
+    (TOPIC, "orders", [("no.such.config", SET, "1")],
+     (40, "Unknown topic config name: no.such.config")),
+    (TOPIC, "missing", [("retention.ms", SET, "1")],
+     (3, "The topic 'missing' does not exist.")),
+    (TOPIC, "orders", [("max.message.bytes", SET, "big")],
+     (40, "Invalid value big for configuration max.message.bytes: Not a number of type INT")),
+    (TOPIC, "orders", [("message.timestamp.type", SET, "Now")],
+     (40, "Invalid value Now for configuration message.timestamp.type: String must be one "
+          "of: CreateTime, LogAppendTime")),
+    (TOPIC, "orders", [("retention.ms", SET, None)],
+     (42, "Null value not supported for : retention.ms")),
+    (TOPIC, "orders", [("retention.ms", SET, "1"), ("retention.ms", DELETE, None)],
+     (42, "Error due to duplicate config keys")),
+    (TOPIC, "", [("retention.ms", SET, "1")],
+     (42, "Default topic resources are not allowed.")),
+    (BROKER, "me", [("message.max.bytes", SET, "2000000")],
+     (42, "Node id must be an integer, but it is: me")),
+    (BROKER, "", [("auto.create.topics.enable", SET, "false")],
+     (42, "Cannot update these configs dynamically: [auto.create.topics.enable]")),
+    (BROKER, "", [("message.max.bytes", SET, "big")],
+     (42, "Invalid value big for configuration message.max.bytes: Not a number of type INT")),
+])
+def test_kafkas_refusals_and_their_messages(client, kind, name, ops, error):
+    assert incremental(client, (kind, name, ops)) == [error]
+    assert incremental(client, (kind, name, ops), validate_only=True) == [error]
+    assert described(client, TOPIC, "orders", "retention.ms").config_source == DEFAULT_CONFIG
+
+
+def test_a_broker_other_than_this_one_and_a_resource_named_twice_are_refused(client):
+    me = node_id(client)
+    assert incremental(client, (BROKER, "9999", [("message.max.bytes", SET, "2000000")])) == [
+        (42, f"Unexpected broker id, expected {me}, but received 9999")]
+    twice = (TOPIC, "orders", [("retention.ms", SET, "1")])
+    assert incremental(client, twice, twice) == [
+        (42, "Each resource must appear at most once.")] * 2
+    assert legacy(client, TOPIC, "orders", {"retention.ms": None}) == (
+        42, "Null value not supported for : retention.ms")
+
+
+def test_alter_configs_replaces_the_whole_dynamic_set(client):
+    assert incremental(client, (TOPIC, "orders", [("retention.ms", SET, "1000"),
+                                                  ("segment.ms", SET, "2000")])) == [(0, None)]
+    becomes(client, TOPIC, "orders", "segment.ms", "2000", TOPIC_CONFIG)
+    assert legacy(client, TOPIC, "orders", {"retention.ms": "3000"}) == (0, None)
+    becomes(client, TOPIC, "orders", "retention.ms", "3000", TOPIC_CONFIG)
+    becomes(client, TOPIC, "orders", "segment.ms", "604800000", DEFAULT_CONFIG)
+
+
+@pytest.fixture
+def broker_configs(client) -> Iterator[None]:
+    """Broker configs the test changes are deleted again (the real broker is shared)."""
+    yield
+    me = str(node_id(client))
+    assert incremental(client, (BROKER, me, [("message.max.bytes", DELETE, None)]),
+                       (BROKER, "", [("message.max.bytes", DELETE, None)])) == [(0, None)] * 2
+
+
+def test_broker_and_cluster_default_configs_are_described_with_their_synonyms(
+        client, broker_configs):
+    me = str(node_id(client))
+    assert incremental(client, (BROKER, "", [("message.max.bytes", SET, "2000000")])) \
+        == [(0, None)]
+    entry = becomes(client, TOPIC, "orders", "max.message.bytes", "2000000",
+                    DYNAMIC_DEFAULT_BROKER_CONFIG)
+    assert [(s.name, s.value, s.source) for s in entry.synonyms] == [
+        ("message.max.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("message.max.bytes", "1048588", DEFAULT_CONFIG)]
+    becomes(client, BROKER, "", "message.max.bytes", "2000000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+    assert incremental(client, (BROKER, me, [("message.max.bytes", SET, "3000000")])) \
+        == [(0, None)]
+    entry = becomes(client, BROKER, me, "message.max.bytes", "3000000", DYNAMIC_BROKER_CONFIG)
+    assert [(s.value, s.source) for s in entry.synonyms] == [
+        ("3000000", DYNAMIC_BROKER_CONFIG), ("2000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("1048588", DEFAULT_CONFIG)]
