@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.bodies import batch, produce_body
 from tests.real_cluster import wait_for as eventually
 from tests.test_wire_versions import versions_of
 from tests.wire import WireClient
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
 
 TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = range(4)
+MESSAGE_TOO_LARGE = 10
 TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 5
 
 
@@ -189,3 +191,25 @@ def test_broker_and_cluster_default_configs_are_described_with_their_synonyms(
     assert [(s.value, s.source) for s in entry.synonyms] == [
         ("3000000", DYNAMIC_BROKER_CONFIG), ("2000000", DYNAMIC_DEFAULT_BROKER_CONFIG),
         ("1048588", DEFAULT_CONFIG)]
+
+
+def produced(client: WireClient, size: int) -> int:
+    """Produce one record of ``size`` bytes to orders-0: the partition's error code."""
+    response = client.request("Produce", 9, produce_body("orders", 0, batch([b"x" * size])))
+    return response.responses[0].partition_responses[0].error_code
+
+
+def test_broker_and_cluster_default_message_max_bytes_limit_what_topics_take(
+        client, broker_configs):
+    me = str(node_id(client))
+    assert produced(client, 5000) == 0
+    assert incremental(client, (BROKER, "", [("message.max.bytes", SET, "3000")])) \
+        == [(0, None)]
+    eventually(lambda: produced(client, 5000) == MESSAGE_TOO_LARGE, "cluster default limit")
+    assert produced(client, 1000) == 0
+    assert incremental(client, (BROKER, me, [("message.max.bytes", SET, "10000")])) \
+        == [(0, None)]
+    eventually(lambda: produced(client, 5000) == 0, "the broker's own limit")
+    assert incremental(client, (TOPIC, "orders", [("max.message.bytes", SET, "2000")])) \
+        == [(0, None)]
+    eventually(lambda: produced(client, 5000) == MESSAGE_TOO_LARGE, "the topic's own limit")

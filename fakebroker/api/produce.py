@@ -130,8 +130,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             return {"base_offset": duplicate.base_offset,
                     "log_start_offset": log.log_start_offset,
                     "log_append_time_ms": duplicate.max_timestamp}
-    append_time = ctx.now_ms() if topic.config("message.timestamp.type") == "LogAppendTime" \
-        else None
+    append_time = ctx.now_ms() \
+        if topic.config("message.timestamp.type", ctx.broker.id) == "LogAppendTime" else None
     base = log.log_end_offset
     stored = assign_offsets(records or b"", base, partition.leader_epoch, append_time)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
@@ -160,10 +160,10 @@ def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHea
         raise ClusterError("INVALID_RECORD")  # v3+: exactly one magic-2 batch
     if ctx.version < 7 and any(h.compression == ZSTD for h in headers):
         raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE")  # zstd needs v7+
-    limit = int(topic.config("max.message.bytes"))
+    limit = int(topic.config("max.message.bytes", ctx.broker.id))
     if any(h.length > limit for h in headers):
         raise ClusterError("MESSAGE_TOO_LARGE")
-    if topic.config("message.timestamp.type") == "CreateTime":
+    if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":
         check_timestamps(ctx, topic, records, headers)
     return headers
 
@@ -176,8 +176,8 @@ def check_timestamps(ctx: RequestContext, topic: Topic, records: bytes,
     batch headers' timestamps tell whether a record may be outside; only then are the records
     decoded."""
     now = ctx.now_ms()
-    low = now - int(topic.config("message.timestamp.before.max.ms"))
-    high = now + int(topic.config("message.timestamp.after.max.ms"))
+    low = now - int(topic.config("message.timestamp.before.max.ms", ctx.broker.id))
+    high = now + int(topic.config("message.timestamp.after.max.ms", ctx.broker.id))
     if all(h.max_timestamp <= high and h.first_timestamp >= low for h in headers) \
             and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
         return

@@ -87,18 +87,23 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
-    # The cluster's dynamic default broker configs (``Cluster.default_broker_configs``).
+    # The cluster's dynamic broker configs (``Cluster.default_broker_configs`` and
+    # ``Cluster.broker_configs``), shared.
     broker_defaults: dict[str, str] = field(default_factory=dict)
+    broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
 
-    def config(self, name: str) -> str:
-        """The topic's value for config ``name``: set on the topic, else the cluster's
-        dynamic default of its broker synonym, else Kafka's default."""
+    def config(self, name: str, broker: int | None = None) -> str:
+        """The topic's value for config ``name`` on ``broker`` (the leader that applies it):
+        set on the topic, else that broker's dynamic config of its broker synonym, else the
+        cluster's dynamic default, else Kafka's default."""
         from fakebroker.state.configs import TOPIC_DEFAULTS  # config table: on first use
 
         value = self.configs.get(name)
         if value is None:
             definition = TOPIC_DEFAULTS[name]
-            value = self.broker_defaults.get(definition.synonym or "", definition.default)
+            synonym = definition.synonym or ""
+            own = self.broker_configs.get(broker, {}) if broker is not None else {}
+            value = own.get(synonym, self.broker_defaults.get(synonym, definition.default))
         return str(value)
 
 
@@ -351,6 +356,7 @@ class Cluster:
             partitions=[],
             configs={k: v for k, v in (configs or {}).items() if v is not None},
             broker_defaults=self.default_broker_configs,
+            broker_configs=self.broker_configs,
         )
         if validate_only:
             return topic
@@ -438,7 +444,8 @@ class Cluster:
             if partition is None:
                 results[(topic, index)] = "UNKNOWN_TOPIC_OR_PARTITION"
                 continue
-            log_append = self.topics[topic].config("message.timestamp.type") == "LogAppendTime"
+            log_append = self.topics[topic].config(
+                "message.timestamp.type", partition.leader) == "LogAppendTime"
             stored = assign_offsets(
                 encode_marker(producer_id, producer_epoch, commit, coordinator_epoch, now_ms),
                 partition.log.log_end_offset, partition.leader_epoch,
