@@ -138,6 +138,10 @@ def test_validate_only_checks_and_changes_nothing(client):
      (42, "Cannot update these configs dynamically: [auto.create.topics.enable]")),
     (BROKER, "", [("message.max.bytes", SET, "big")],
      (42, "Invalid value big for configuration message.max.bytes: Not a number of type INT")),
+    (BROKER, "", [("min.insync.replicas", DELETE, None)],
+     (40, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")),
+    (BROKER, "", [("message.max.bytes", 7, "1")], (42, "Unknown operations type 7")),
+    (TOPIC, "orders", [("retention.ms", 7, "1")], (-1, None)),  # the controller fails
 ])
 def test_kafkas_refusals_and_their_messages(client, kind, name, ops, error):
     assert incremental(client, (kind, name, ops)) == [error]
@@ -154,6 +158,13 @@ def test_a_broker_other_than_this_one_and_a_resource_named_twice_are_refused(cli
         (42, "Each resource must appear at most once.")] * 2
     assert legacy(client, TOPIC, "orders", {"retention.ms": None}) == (
         42, "Null value not supported for : retention.ms")
+    assert legacy(client, BROKER, "", {"message.max.bytes": "2000000"}, validate_only=True) == (
+        40, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
+
+
+def test_deleting_a_config_never_set_is_no_error(client):
+    assert incremental(client, (TOPIC, "orders", [("no.such.config", DELETE, None)])) \
+        == [(0, None)]
 
 
 def test_alter_configs_replaces_the_whole_dynamic_set(client):
@@ -170,8 +181,21 @@ def broker_configs(client) -> Iterator[None]:
     """Broker configs the test changes are deleted again (the real broker is shared)."""
     yield
     me = str(node_id(client))
-    assert incremental(client, (BROKER, me, [("message.max.bytes", DELETE, None)]),
-                       (BROKER, "", [("message.max.bytes", DELETE, None)])) == [(0, None)] * 2
+    changed = [("message.max.bytes", DELETE, None), ("unknown.broker.config", DELETE, None)]
+    assert incremental(client, (BROKER, me, changed), (BROKER, "", changed)) == [(0, None)] * 2
+
+
+def test_a_broker_config_kafka_does_not_know_is_kept_and_described_hidden(
+        client, broker_configs):
+    assert incremental(client, (BROKER, "", [("unknown.broker.config", SET, "1")])) \
+        == [(0, None)]
+    entry = eventually(lambda: next((e for e in client.request("DescribeConfigs", 4, {
+        "resources": [{"resource_type": BROKER, "resource_name": "",
+                       "configuration_keys": None}],
+        "include_synonyms": True, "include_documentation": False}).results[0].configs
+        if e.name == "unknown.broker.config"), None), "unknown.broker.config described")
+    assert (entry.value, entry.config_source, entry.config_type, entry.read_only,
+            entry.is_sensitive) == (None, DYNAMIC_DEFAULT_BROKER_CONFIG, 0, True, True)
 
 
 def test_broker_and_cluster_default_configs_are_described_with_their_synonyms(

@@ -38,6 +38,7 @@ from fakebroker.state.configs import (
     STATIC_BROKER_CONFIG,
     TOPIC_CONFIG,
     TOPIC_DEFAULTS,
+    UNKNOWN,
     ConfigDef,
 )
 
@@ -54,6 +55,8 @@ AUTHORIZES = (in_handler(
 
 def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
            synonyms: list[tuple[str, str | None, int]]) -> dict[str, Any]:
+    if d.sensitive:  # Kafka hides a sensitive value, its synonyms' too
+        value, synonyms = None, [(n, None, s) for n, _, s in synonyms]
     return {"name": d.name, "value": value, "read_only": read_only,
             "is_default": source == DEFAULT_CONFIG, "config_source": source,
             "is_sensitive": d.sensitive, "config_type": d.type, "documentation": None,
@@ -98,8 +101,7 @@ def broker_config_entries(names: list[str] | None, running: dict[str, str],
     defaults = CLUSTER_DEFAULTS if defaults is None else defaults
     entries = []
     listed = list(BROKER_DEFAULTS.values()) + [
-        d for name in sorted({*dynamic, *defaults} - set(BROKER_DEFAULTS))
-        if (d := broker_config_def(name)) is not None]
+        _broker_def(name) for name in sorted({*dynamic, *defaults} - set(BROKER_DEFAULTS))]
     for d in listed:
         if names is not None and d.name not in names:
             continue
@@ -111,7 +113,8 @@ def broker_config_entries(names: list[str] | None, running: dict[str, str],
         value = running.get(d.name, FIXED.get(d.name, d.default))
         if value != d.default:
             chain.append((d.name, value, STATIC_BROKER_CONFIG))
-        chain.append((d.name, d.default, DEFAULT_CONFIG))
+        if d.type != UNKNOWN:
+            chain.append((d.name, d.default, DEFAULT_CONFIG))
         _, value, source = chain[0]
         entries.append(_entry(d, value, source, d.read_only, chain if synonyms else []))
     return entries
@@ -122,10 +125,17 @@ def cluster_default_entries(names: list[str] | None, synonyms: bool = False,
     """The cluster's dynamic default broker configs (the resource named ""; a new
     cluster's when ``defaults`` is None)."""
     defaults = CLUSTER_DEFAULTS if defaults is None else defaults
-    return [_entry(d, value, DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+    return [_entry(d, value, DYNAMIC_DEFAULT_BROKER_CONFIG, d.read_only,
                    [(name, value, DYNAMIC_DEFAULT_BROKER_CONFIG)] if synonyms else [])
             for name, value in defaults.items()
-            if (names is None or name in names) and (d := broker_config_def(name)) is not None]
+            if (names is None or name in names) and (d := _broker_def(name))]
+
+
+def _broker_def(name: str) -> ConfigDef:
+    """A broker config's definition; a name Kafka does not know (yet can be set dynamically)
+    is described as Kafka describes it: type UNKNOWN, sensitive (no value), read-only."""
+    return broker_config_def(name) or ConfigDef(name, None, UNKNOWN, sensitive=True,
+                                                read_only=True)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -38,12 +38,13 @@ from fakebroker.state.configs import (
 TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = range(4)
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+MIN_ISR = "min.insync.replicas"
 
 
 class ConfigChangeError(Exception):
     """A resource's change refused: Kafka's error name and message."""
 
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: str, message: str | None) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
@@ -79,12 +80,20 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
     if nulls:
         raise ConfigChangeError("INVALID_REQUEST",
                                 "Null value not supported for : " + ", ".join(nulls))
+    unknown_op = next((op.op for op in ops if op.op not in OP_NAMES), None)
+    if unknown_op is not None and resource_type == BROKER:
+        raise ConfigChangeError("INVALID_REQUEST", f"Unknown operations type {unknown_op}")
+    if unknown_op is not None and resource_type == TOPIC:
+        raise ConfigChangeError("UNKNOWN_SERVER_ERROR", None)  # the controller's failure
     if resource_type == BROKER:
         current = _broker_configs(cluster, name, node_id)
         updated = _updated(current, ops, replace, _broker_is_list)
         _check_broker_change({op.name: op.value for op in ops if op.value is not None}
                              if replace else {k: v for k, v in updated.items()
                                               if k in names})
+        if name == "" and MIN_ISR in current and MIN_ISR not in updated:
+            raise ConfigChangeError("INVALID_CONFIG", "Cluster-level min.insync.replicas "
+                                                      "cannot be removed while ELR is enabled.")
     elif resource_type == TOPIC:
         if name == "":
             raise ConfigChangeError("INVALID_REQUEST", "Default topic resources are not allowed.")
@@ -141,7 +150,7 @@ def _updated(current: dict[str, str], ops: Sequence[Op], replace: bool,
             updated[op.name] = str(op.value)
         elif op.op == DELETE:
             updated.pop(op.name, None)
-        elif op.op in (APPEND, SUBTRACT):
+        else:  # APPEND, SUBTRACT
             if not is_list(op.name):
                 raise ConfigChangeError("INVALID_CONFIG",
                                         f"Can't {OP_NAMES[op.op]} to key {op.name} because "
@@ -153,8 +162,6 @@ def _updated(current: dict[str, str], ops: Sequence[Op], replace: bool,
                 elif op.op == SUBTRACT and value in parts:
                     parts.remove(value)
             updated[op.name] = ",".join(parts)
-        else:
-            raise ConfigChangeError("INVALID_REQUEST", f"Unknown operations type {op.op}")
     return updated
 
 

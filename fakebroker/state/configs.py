@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # DescribeConfigs ConfigType values.
+UNKNOWN = 0
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
 TYPE_NAMES = {INT: "INT", SHORT: "SHORT", LONG: "LONG", DOUBLE: "DOUBLE"}
 
