@@ -426,6 +426,38 @@ def _configs(c: _Corpus) -> None:
     c.each("DescribeConfigs", "broker loggers", lambda v: {
         "resources": [resource(8, "1", ["kafka.server.KafkaApis"])]})
 
+    def altered(kind: int, name: str, ops: list[tuple[str, int, str | None]]
+                ) -> Callable[[int], Mapping[str, Any]]:
+        return lambda v: {"validate_only": True, "resources": [
+            {"resource_type": kind, "resource_name": name, "configs": [
+                {"name": k, "config_operation": op, "value": value} for k, op, value in ops]}]}
+
+    for case, kind, name, ops in [
+        ("topic, SET and APPEND (validate only)", 2, "orders",
+         [("retention.ms", 0, "1000"), ("cleanup.policy", 2, "compact")]),
+        ("unknown topic config", 2, "orders", [("no.such.config", 0, "1")]),
+        ("value of the wrong type", 2, "orders", [("max.message.bytes", 0, "big")]),
+        ("APPEND to a config not a list", 2, "orders", [("retention.ms", 2, "5")]),
+        ("unknown topic", 2, "ghost", [("retention.ms", 0, "1")]),
+        ("null value for SET", 2, "orders", [("retention.ms", 0, None)]),
+        ("duplicate keys", 2, "orders", [("retention.ms", 0, "1"), ("retention.ms", 1, None)]),
+        ("broker, dynamic config (validate only)", 4, "1", [("message.max.bytes", 0, "2000")]),
+        ("another broker id", 4, "7", [("message.max.bytes", 0, "2000")]),
+        ("broker config not dynamic", 4, "", [("auto.create.topics.enable", 0, "false")]),
+        ("cluster min.insync.replicas removed", 4, "", [("min.insync.replicas", 1, None)]),
+    ]:
+        c.each("IncrementalAlterConfigs", case, altered(kind, name, ops))
+    for case, kind, name, configs in [
+        ("topic (validate only)", 2, "orders", {"retention.ms": "1000"}),
+        ("unknown topic config", 2, "orders", {"no.such.config": "1"}),
+        ("unknown topic", 2, "ghost", {"retention.ms": "1"}),
+        ("broker config not dynamic", 4, "1", {"num.partitions": "3"}),
+    ]:
+        c.each("AlterConfigs", case, lambda v, kind=kind, name=name, configs=configs: {
+            "validate_only": True, "resources": [
+                {"resource_type": kind, "resource_name": name,
+                 "configs": [{"name": k, "value": value} for k, value in configs.items()]}]})
+
 
 def _admin(c: _Corpus) -> None:
     def create(topics: list[Mapping[str, Any]], validate_only: bool = False
