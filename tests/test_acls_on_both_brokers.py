@@ -583,3 +583,25 @@ def test_offset_fetch_hides_or_refuses_a_denied_topic(broker):
         topic: [(0, 5)], denied: [(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)]}
     assert [(t.name, [p.committed_offset for p in t.partitions]) for t in every.topics] == [
         (topic, [5])]
+
+
+def test_altering_a_denied_topics_configs_is_refused_and_the_others_altered(broker):
+    denied, allowed = unique("denied"), unique("allowed")
+    with WireClient(broker) as client:
+        wire_topics(client, denied, allowed)
+        client.request("CreateAcls", 3, {"creations": [alice_only(TOPIC, denied)]})
+        until(lambda: metadata_error(client, denied) == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+              "the refusal")
+        answers = {}
+        for api, version, configs in (
+                ("IncrementalAlterConfigs", 1, [{"name": "retention.ms", "config_operation": 0,
+                                                 "value": "1000"}]),
+                ("AlterConfigs", 2, [{"name": "retention.ms", "value": "1000"}])):
+            answers[api] = [(r.resource_name, r.error_code, r.error_message)
+                            for r in client.request(api, version, {"resources": [
+                                {"resource_type": 2, "resource_name": name,
+                                 "configs": configs} for name in (denied, allowed)],
+                                "validate_only": False}).responses]
+    refused = (denied, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+    assert answers == {api: [refused, (allowed, 0, None)]
+                       for api in ("IncrementalAlterConfigs", "AlterConfigs")}
