@@ -1,5 +1,6 @@
-"""Real admin clients change topic configs — confluent-kafka's ``incremental_alter_configs``,
-kafka-python's ``alter_configs`` — and real producers and consumers see the change at once:
+"""Real admin clients change topic configs — confluent-kafka's ``incremental_alter_configs``
+and (legacy, replacing) ``alter_configs``, kafka-python's ``alter_configs`` both ways — and
+real producers and consumers see the change at once:
 a record over the new ``max.message.bytes`` is refused, ``LogAppendTime`` stamps records with
 the broker's time. On the fake and on Apache Kafka (``--kafka=both``); the real broker applies
 a change a moment after the admin call returns, so each test awaits DescribeConfigs' report
@@ -93,3 +94,27 @@ def test_kafka_python_alter_configs_makes_the_broker_stamp_records(kafka):
     (record,) = [next(consumer)]
     consumer.close()
     assert record.timestamp_type == 1 and record.timestamp >= before
+
+
+def test_kafka_python_appends_and_confluent_alter_configs_replaces_a_topics_configs(kafka):
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+    from kafka.admin import AlterConfigOp, KafkaAdminClient
+    from kafka.admin import ConfigResource as KafkaPythonResource
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    try:
+        answer = admin.alter_configs([KafkaPythonResource(
+            "TOPIC", "sized", configs={"cleanup.policy": (AlterConfigOp.APPEND, "compact"),
+                                       "retention.ms": "1000"})])
+    finally:
+        admin.close()
+    assert str(answer["topic"]["sized"]) == "OK"
+    eventually(lambda: topic_config(kafka, "sized", "cleanup.policy") == "delete,compact",
+               "cleanup.policy=delete,compact")
+    assert topic_config(kafka, "sized", "retention.ms") == "1000"
+    confluent = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    resource = ConfigResource(ResourceType.TOPIC, "sized", set_config={"segment.ms": "5000"})
+    confluent.alter_configs([resource])[resource].result(timeout=10)
+    eventually(lambda: topic_config(kafka, "sized", "segment.ms") == "5000", "segment.ms=5000")
+    assert (topic_config(kafka, "sized", "cleanup.policy"),
+            topic_config(kafka, "sized", "retention.ms")) == ("delete", "604800000")
