@@ -118,3 +118,42 @@ def test_kafka_python_appends_and_confluent_alter_configs_replaces_a_topics_conf
     eventually(lambda: topic_config(kafka, "sized", "segment.ms") == "5000", "segment.ms=5000")
     assert (topic_config(kafka, "sized", "cleanup.policy"),
             topic_config(kafka, "sized", "retention.ms")) == ("delete", "604800000")
+
+
+@pytest.mark.fake_kafka(brokers=3)
+def test_confluent_alters_each_brokers_own_config_on_that_broker(kafka):
+    """The admin client sends a broker's resource to that broker (Kafka refuses another's);
+    each broker then describes its own value as DYNAMIC_BROKER_CONFIG."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ConfigSource,
+        ResourceType,
+    )
+
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+
+    def alter(broker: int, op: AlterConfigOpType, value: str | None) -> None:
+        resource = ConfigResource(ResourceType.BROKER, str(broker), incremental_configs=[
+            ConfigEntry("message.max.bytes", value, incremental_operation=op)])
+        admin.incremental_alter_configs([resource])[resource].result(timeout=10)
+
+    def described(broker: int) -> tuple[str, int]:
+        resource = ConfigResource(ResourceType.BROKER, str(broker))
+        entry = admin.describe_configs([resource])[resource].result(timeout=10)[
+            "message.max.bytes"]
+        return entry.value, entry.source
+
+    ids = [b.id for b in kafka.brokers]
+    try:
+        for broker in ids:
+            alter(broker, AlterConfigOpType.SET, str(2_000_000 + broker))
+        for broker in ids:
+            eventually(lambda broker=broker: described(broker) == (
+                str(2_000_000 + broker), ConfigSource.DYNAMIC_BROKER_CONFIG.value),
+                f"broker {broker}'s own message.max.bytes")
+    finally:
+        for broker in ids:
+            alter(broker, AlterConfigOpType.DELETE, None)
