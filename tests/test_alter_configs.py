@@ -149,6 +149,33 @@ def test_kafkas_refusals_and_their_messages(client, kind, name, ops, error):
     assert described(client, TOPIC, "orders", "retention.ms").config_source == DEFAULT_CONFIG
 
 
+@pytest.mark.parametrize(("name", "value", "complaint"), [
+    ("cleanup.policy", "foo", "String must be one of: compact, delete"),
+    ("compression.type", "foo",
+     "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
+    ("min.insync.replicas", "0", "Value must be at least 1"),
+    ("retention.ms", "-5", "Value must be at least -1"),
+    ("max.message.bytes", "-1", "Value must be at least 0"),
+    ("max.message.bytes", "99999999999", "Not a number of type INT"),
+    ("min.cleanable.dirty.ratio", "2", "Value must be no more than 1"),
+    ("segment.bytes", "10", "Value must be at least 1048576"),
+    ("segment.ms", "0", "Value must be at least 1"),
+    ("message.timestamp.before.max.ms", "-1", "Value must be at least 0"),
+    ("compression.gzip.level", "42", "Value must be between 1 and 9 or equal to -1"),
+    ("preallocate", "yes", "Expected value to be either true or false"),
+    ("retention.bytes", "1.5", "Not a number of type LONG"),
+])
+def test_a_topic_config_value_kafka_does_not_allow_is_refused(client, name, value, complaint):
+    shown = "2.0" if name == "min.cleanable.dirty.ratio" else value  # Java prints the double
+    assert incremental(client, (TOPIC, "orders", [(name, SET, value)]), validate_only=True) \
+        == [(40, f"Invalid value {shown} for configuration {name}: {complaint}")]
+
+
+def test_an_empty_cleanup_policy_is_allowed(client):
+    assert incremental(client, (TOPIC, "orders", [("cleanup.policy", SET, "")]),
+                       validate_only=True) == [(0, None)]
+
+
 def test_a_broker_other_than_this_one_and_a_resource_named_twice_are_refused(client):
     me = node_id(client)
     assert incremental(client, (BROKER, "9999", [("message.max.bytes", SET, "2000000")])) == [

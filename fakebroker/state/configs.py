@@ -123,25 +123,68 @@ class InvalidConfigError(ValueError):
     """A config name the topic does not have, or a value of the wrong type."""
 
 
+# Kafka's validators of topic config values (LogConfig): the least number, the greatest
+# (min.cleanable.dirty.ratio), or the strings allowed.
+AT_LEAST: dict[str, int] = {
+    "delete.retention.ms": 0, "file.delete.delay.ms": 0, "flush.messages": 1, "flush.ms": 0,
+    "index.interval.bytes": 0, "local.retention.bytes": -2, "local.retention.ms": -2,
+    "max.compaction.lag.ms": 1, "max.message.bytes": 0, "message.timestamp.after.max.ms": 0,
+    "message.timestamp.before.max.ms": 0, "min.cleanable.dirty.ratio": 0,
+    "min.compaction.lag.ms": 0, "min.insync.replicas": 1, "retention.ms": -1,
+    "segment.bytes": 1048576, "segment.index.bytes": 4, "segment.jitter.ms": 0,
+    "segment.ms": 1,
+}
+NO_MORE_THAN: dict[str, int] = {"min.cleanable.dirty.ratio": 1}
+ONE_OF: dict[str, tuple[str, ...]] = {
+    "cleanup.policy": ("compact", "delete"),
+    "compression.type": ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+    "message.timestamp.type": ("CreateTime", "LogAppendTime"),
+}
+BITS = {INT: 32, SHORT: 16, LONG: 64}
+
+
 def validate_topic_config(name: str, value: str | None) -> None:
     """Raise ``InvalidConfigError`` unless ``name=value`` is a valid topic config (Kafka's
-    messages for an unknown name and for a value of the wrong type)."""
+    messages for an unknown name, a value of the wrong type, out of range or not allowed)."""
     definition = TOPIC_DEFAULTS.get(name)
     if definition is None:
         raise InvalidConfigError(f"Unknown topic config name: {name}")
     if value is None:
         return
-    complaint = None
-    try:
-        if definition.type in (INT, LONG, SHORT):
-            int(value)
-        elif definition.type == DOUBLE:
-            float(value)
-    except ValueError:
-        complaint = f"Not a number of type {TYPE_NAMES[definition.type]}"
-    if definition.type == BOOLEAN and value.lower() not in ("true", "false"):
-        complaint = "Expected value to be either true or false"
-    if name == "message.timestamp.type" and value not in ("CreateTime", "LogAppendTime"):
-        complaint = "String must be one of: CreateTime, LogAppendTime"
+    complaint = _complaint(name, definition.type, value)
     if complaint is not None:
-        raise InvalidConfigError(f"Invalid value {value} for configuration {name}: {complaint}")
+        shown = _java_double(value) if definition.type == DOUBLE and "Value" in complaint \
+            else value
+        raise InvalidConfigError(f"Invalid value {shown} for configuration {name}: {complaint}")
+
+
+def _complaint(name: str, kind: int, value: str) -> str | None:
+    number: float | None = None
+    try:
+        if kind in BITS:
+            number = int(value.strip())
+            if not -(1 << (BITS[kind] - 1)) <= number < 1 << (BITS[kind] - 1):
+                raise ValueError(value)
+        elif kind == DOUBLE:
+            number = float(value)
+    except ValueError:
+        return f"Not a number of type {TYPE_NAMES[kind]}"
+    if kind == BOOLEAN and value.lower() not in ("true", "false"):
+        return "Expected value to be either true or false"
+    if number is not None and name in AT_LEAST and number < AT_LEAST[name]:
+        return f"Value must be at least {AT_LEAST[name]}"
+    if number is not None and name in NO_MORE_THAN and number > NO_MORE_THAN[name]:
+        return f"Value must be no more than {NO_MORE_THAN[name]}"
+    allowed = ONE_OF.get(name)
+    items = [i.strip() for i in value.split(",") if i.strip()] if kind == LIST else [value]
+    if allowed is not None and any(i not in allowed for i in items):
+        return "String must be one of: " + ", ".join(allowed)
+    if name == "compression.gzip.level" and number is not None \
+            and not (1 <= number <= 9 or number == -1):
+        return "Value must be between 1 and 9 or equal to -1"
+    return None
+
+
+def _java_double(value: str) -> str:
+    """A double as Java prints it (2 -> 2.0)."""
+    return repr(float(value))
