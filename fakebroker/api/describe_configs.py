@@ -4,17 +4,22 @@ Versions: 0-4 (3.9; 4.x keeps 1-4). Flexible from v4.
 
 Behavior (a new Kafka 4.4 cluster's answers):
 * Topic resources (type 2): every topic config Kafka 4.4 lists; explicitly set ones with
-  source TOPIC_CONFIG, min.insync.replicas from the cluster's dynamic default
-  (DYNAMIC_DEFAULT_BROKER_CONFIG, as a formatted 4.x cluster has it), the rest DEFAULT_CONFIG;
-  unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+  source TOPIC_CONFIG (Kafka's DYNAMIC_TOPIC_CONFIG), then from this broker's dynamic
+  config of the broker synonym (DYNAMIC_BROKER_CONFIG), the cluster's dynamic default
+  (DYNAMIC_DEFAULT_BROKER_CONFIG: min.insync.replicas, as a formatted 4.x cluster has it, and
+  whatever IncrementalAlterConfigs / AlterConfigs set), the rest DEFAULT_CONFIG; unknown
+  topic: UNKNOWN_TOPIC_OR_PARTITION.
 * Broker resources (type 4): the broker configs this fake honours, with the values the
   cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
   auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
-  where it is; read-only unless Kafka can change it on a running broker. For this broker's id
-  only; another id: INVALID_REQUEST. The cluster default resource ("") lists the cluster's
-  dynamic defaults. Broker loggers (type 8): none.
+  where it is, a dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
+  either; read-only unless Kafka can change it on a running broker. A dynamic config Kafka
+  does not know is listed as Kafka lists it: type UNKNOWN, sensitive (no value), read-only.
+  For this broker's id only; another id: INVALID_REQUEST. The cluster default resource ("")
+  lists the cluster's dynamic defaults. Broker loggers (type 8): none.
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
-  order: the topic's own value, the cluster's dynamic default, the broker default); v3+
+  order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
+  the broker default); v3+
   config types (and no documentation text). A result's error message is "", as Kafka sends.
 """
 
