@@ -1,0 +1,197 @@
+"""ElectLeaders, AlterPartitionReassignments and ListPartitionReassignments through real admin
+clients and the wire: what one node answers on both brokers, leaders moved over several
+brokers on the fake alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.wire import WireClient
+
+TIMEOUT = 10
+
+
+def admin(kafka):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+
+
+def elect(kafka, election_type, partitions):
+    from confluent_kafka import TopicPartition
+
+    client = admin(kafka)  # kept until the answer comes: a destroyed client fails its futures
+    future = client.elect_leaders(election_type, [TopicPartition(t, p) for t, p in partitions])
+    return {(tp.topic, tp.partition): error
+            for tp, error in future.result(timeout=TIMEOUT).items()}
+
+
+def reassign(kafka, topic, partition, replicas):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("AlterPartitionReassignments", 0, {
+            "timeout_ms": 10000, "topics": [{"name": topic, "partitions": [
+                {"partition_index": partition, "replicas": replicas}]}]})
+    assert response.error_code == 0
+    answered = response.responses[0].partitions[0]
+    return answered.error_code, answered.error_message
+
+
+def reassigning(kafka, topics=None):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("ListPartitionReassignments", 0,
+                                  {"timeout_ms": 10000, "topics": topics})
+    assert response.error_code == 0
+    return {(t.name, p.partition_index): (list(p.replicas), list(p.adding_replicas),
+                                          list(p.removing_replicas))
+            for t in response.topics for p in t.partitions}
+
+
+def leader_of(kafka, topic, partition):
+    described = admin(kafka).list_topics(topic, timeout=TIMEOUT).topics[topic]
+    return described.partitions[partition].leader
+
+
+# -- one node: the same answers from both brokers ----------------------------------------------
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_electing_the_preferred_leader_that_already_leads_is_not_needed(kafka):
+    from confluent_kafka import ElectionType, KafkaError
+
+    errors = elect(kafka, ElectionType.PREFERRED, [("orders", 0), ("orders", 1)])
+    assert {key: e.code() for key, e in errors.items()} == {
+        ("orders", 0): KafkaError.ELECTION_NOT_NEEDED,
+        ("orders", 1): KafkaError.ELECTION_NOT_NEEDED}
+    errors = elect(kafka, ElectionType.UNCLEAN, [("orders", 0)])
+    assert errors[("orders", 0)].code() == KafkaError.ELECTION_NOT_NEEDED
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_electing_an_unknown_partition_is_unknown_topic_or_partition(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("ElectLeaders", 2, {
+            "election_type": 0, "timeout_ms": 10000, "topic_partitions": [
+                {"topic": "nope", "partitions": [0]}, {"topic": "orders", "partitions": [5]}]})
+    results = {(t.topic, p.partition_id): (p.error_code, p.error_message)
+               for t in response.replica_election_results for p in t.partition_result}
+    assert results == {("nope", 0): (3, "No such topic as nope"),
+                       ("orders", 5): (3, "No such partition as orders-5")}
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_electing_every_partition_leaves_out_those_needing_no_election(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("ElectLeaders", 2, {
+            "election_type": 0, "timeout_ms": 10000, "topic_partitions": None})
+    assert response.error_code == 0
+    orders = [t for t in response.replica_election_results if t.topic == "orders"]
+    assert [list(t.partition_result) for t in orders] == [[]]
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_reassigning_to_the_replicas_it_has_completes_at_once(kafka):
+    only = kafka.brokers[0].id
+    assert reassign(kafka, "orders", 0, [only]) == (0, None)
+    assert reassigning(kafka) == {}
+    assert reassigning(kafka, [{"name": "orders", "partition_indexes": [0]}]) == {}
+    assert leader_of(kafka, "orders", 0) == only
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_reassigning_to_unknown_or_repeated_brokers_is_an_invalid_replica_assignment(kafka):
+    only = kafka.brokers[0].id
+    assert reassign(kafka, "orders", 0, [only, 4242]) == (
+        39, "The manual partition assignment includes broker 4242, but no such broker is "
+            "registered.")
+    assert reassign(kafka, "orders", 0, [only, only]) == (
+        39, f"The manual partition assignment includes the broker {only} more than once.")
+    assert reassign(kafka, "orders", 0, []) == (
+        39, "The manual partition assignment includes an empty replica list.")
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_cancelling_no_reassignment_or_an_unknown_partition(kafka):
+    assert reassign(kafka, "orders", 0, None) == (85, "No partition reassignment is in progress.")
+    assert reassign(kafka, "nope", 0, None) == (3, "Unable to find a topic named nope.")
+    assert reassign(kafka, "orders", 3, None) == (3, "Unable to find partition orders:3.")
+
+
+# -- several brokers: the fake alone ------------------------------------------------------------
+
+
+def consume(kafka, topic, count):
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "follow",
+                         "auto.offset.reset": "earliest",
+                         "topic.metadata.refresh.interval.ms": 500})
+    consumer.subscribe([topic])
+    seen = []
+    try:
+        for _ in range(200):
+            if len(seen) >= count:
+                break
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                seen.append(message.value())
+    finally:
+        consumer.close()
+    return seen
+
+
+def produce(kafka, topic, values):
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for value in values:
+        producer.produce(topic, value=value, partition=0)
+    assert producer.flush(TIMEOUT) == 0
+
+
+@pytest.mark.fake_only("three brokers (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 2}})
+def test_a_reassignment_moves_the_leader_and_clients_follow_it(kafka):
+    partition = kafka.call(lambda: kafka.cluster.state.partition("orders", 0))
+    old_leader, epoch = partition.leader, partition.leader_epoch
+    produce(kafka, "orders", [b"before"])
+    elsewhere = next(b.id for b in kafka.brokers if b.id not in partition.replicas)
+    assert reassign(kafka, "orders", 0, [elsewhere]) == (0, None)
+    assert reassigning(kafka) == {}
+    assert leader_of(kafka, "orders", 0) == elsewhere
+    moved = kafka.call(lambda: kafka.cluster.state.partition("orders", 0))
+    assert (moved.replicas, moved.isr, moved.leader_epoch) == ([elsewhere], [elsewhere],
+                                                                epoch + 1)
+    assert old_leader != elsewhere
+    produce(kafka, "orders", [b"after"])
+    assert consume(kafka, "orders", 2) == [b"before", b"after"]
+
+
+@pytest.mark.fake_only("three brokers (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 3}})
+def test_the_preferred_leader_is_elected_back_after_the_leader_moved(kafka):
+    from confluent_kafka import ElectionType, KafkaError
+
+    preferred = kafka.call(lambda: kafka.cluster.state.partition("orders", 0).replicas[0])
+    moved_to = kafka.move_leader("orders", 0)
+    assert leader_of(kafka, "orders", 0) == moved_to != preferred
+    errors = elect(kafka, ElectionType.PREFERRED, [("orders", 0)])
+    assert errors[("orders", 0)] is None
+    assert leader_of(kafka, "orders", 0) == preferred
+    errors = elect(kafka, ElectionType.PREFERRED, [("orders", 0)])
+    assert errors[("orders", 0)].code() == KafkaError.ELECTION_NOT_NEEDED
+    produce(kafka, "orders", [b"x"])
+    assert consume(kafka, "orders", 1) == [b"x"]
+
+
+@pytest.mark.fake_only("broker_down, a natural failure of the fake")
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_a_reassignment_to_a_broker_that_is_down_waits_for_it(kafka):
+    leader = kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader)
+    other = next(b.id for b in kafka.brokers if b.id != leader)
+    kafka.broker_down(other)
+    assert reassign(kafka, "orders", 0, [other]) == (0, None)
+    assert reassigning(kafka) == {("orders", 0): ([other, leader], [other], [leader])}
+    kafka.broker_up(other)
+    assert reassigning(kafka) == {}
+    assert kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader) == other
+    assert reassign(kafka, "orders", 0, None)[0] == 85
