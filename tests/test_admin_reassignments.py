@@ -66,16 +66,29 @@ def test_electing_the_preferred_leader_that_already_leads_is_not_needed(kafka):
     assert errors[("orders", 0)].code() == KafkaError.ELECTION_NOT_NEEDED
 
 
-@pytest.mark.fake_kafka(topics={"orders": 1})
-def test_electing_an_unknown_partition_is_unknown_topic_or_partition(kafka):
+def elect_on_the_wire(kafka, election_type, topic_partitions):
     with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         response = client.request("ElectLeaders", 2, {
-            "election_type": 0, "timeout_ms": 10000, "topic_partitions": [
-                {"topic": "nope", "partitions": [0]}, {"topic": "orders", "partitions": [5]}]})
-    results = {(t.topic, p.partition_id): (p.error_code, p.error_message)
-               for t in response.replica_election_results for p in t.partition_result}
-    assert results == {("nope", 0): (3, "No such topic as nope"),
-                       ("orders", 5): (3, "No such partition as orders-5")}
+            "election_type": election_type, "timeout_ms": 10000,
+            "topic_partitions": topic_partitions})
+    return response.error_code, {
+        (t.topic, p.partition_id): (p.error_code, p.error_message)
+        for t in response.replica_election_results for p in t.partition_result}
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_electing_an_unknown_partition_is_unknown_topic_or_partition(kafka):
+    assert elect_on_the_wire(kafka, 0, [{"topic": "nope", "partitions": [0]},
+                                        {"topic": "orders", "partitions": [5, 0]}]) == (0, {
+        ("nope", 0): (3, "No such topic as nope"),
+        ("orders", 5): (3, "No such partition as orders-5"),
+        ("orders", 0): (84, "Leader election not needed for topic partition.")})
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_an_unknown_election_type_is_an_invalid_request(kafka):
+    assert elect_on_the_wire(kafka, 5, [{"topic": "orders", "partitions": [0]}]) == (42, {
+        ("orders", 0): (42, "Unknown election type 5")})
 
 
 @pytest.mark.fake_kafka(topics={"orders": 1})
@@ -111,7 +124,7 @@ def test_reassigning_to_unknown_or_repeated_brokers_is_an_invalid_replica_assign
 
 @pytest.mark.fake_kafka(topics={"orders": 1})
 def test_cancelling_no_reassignment_or_an_unknown_partition(kafka):
-    assert reassign(kafka, "orders", 0, None) == (85, "No partition reassignment is in progress.")
+    assert reassign(kafka, "orders", 0, None) == (85, None)
     assert reassign(kafka, "nope", 0, None) == (3, "Unable to find a topic named nope.")
     assert reassign(kafka, "orders", 3, None) == (3, "Unable to find partition orders:3.")
 

@@ -34,12 +34,13 @@ from fakebroker.state.failures import elect
 
 PREFERRED = 0
 UNCLEAN = 1
-# Kafka's default messages (``Errors``), which its answers carry where no other is given.
+# Kafka's default messages (``Errors``), which its elections carry (``new ApiError(error)``);
+# its reassignments' errors come from exceptions, and one with the default message carries
+# none (``ApiError.fromThrowable``).
 MESSAGES = {
     "ELECTION_NOT_NEEDED": "Leader election not needed for topic partition.",
     "PREFERRED_LEADER_NOT_AVAILABLE": "The preferred leader was not available.",
     "ELIGIBLE_LEADERS_NOT_AVAILABLE": "Eligible topic partition leaders are not available.",
-    "NO_REASSIGNMENT_IN_PROGRESS": "No partition reassignment is in progress.",
 }
 
 
@@ -153,7 +154,7 @@ def cancel(cluster: Cluster, partition: Partition) -> Outcome:
     """Cancel the partition's reassignment in progress (its replicas go back to those before
     it); NO_REASSIGNMENT_IN_PROGRESS when there is none."""
     if not in_progress(partition):
-        return _failed("NO_REASSIGNMENT_IN_PROGRESS")
+        return Outcome("NO_REASSIGNMENT_IN_PROGRESS")
     adding = partition.adding_replicas
     partition.replicas = [r for r in partition.replicas if r not in adding]
     partition.isr = [r for r in partition.isr if r not in adding]
