@@ -208,3 +208,41 @@ def test_a_reassignment_to_a_broker_that_is_down_waits_for_it(kafka):
     assert reassigning(kafka) == {}
     assert kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader) == other
     assert reassign(kafka, "orders", 0, None)[0] == 85
+
+
+# -- the Java AdminClient: alterPartitionReassignments, listPartitionReassignments ---------------
+
+
+def java_reassign(kafka, topic, partition, replicas):
+    from tests.clients.java import run_harness
+
+    (line,) = run_harness("admin-reassign", "--bootstrap", kafka.bootstrap_servers,
+                          "--topic", topic, "--partition", str(partition),
+                          "--replicas", replicas)
+    return line
+
+
+@pytest.mark.java
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_java_admin_reassigns_to_the_only_broker_and_refuses_what_kafka_refuses(kafka):
+    only = kafka.brokers[0].id
+    assert java_reassign(kafka, "orders", 0, str(only)) == {"error": None, "reassigning": []}
+    assert java_reassign(kafka, "orders", 0, f"{only},4242")["error"] == \
+        "InvalidReplicaAssignmentException"
+    assert java_reassign(kafka, "orders", 0, "cancel")["error"] == \
+        "NoReassignmentInProgressException"
+    assert java_reassign(kafka, "nope", 0, str(only))["error"] == \
+        "UnknownTopicOrPartitionException"
+
+
+@pytest.mark.java
+@pytest.mark.fake_only("three brokers (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_java_admin_moves_a_partition_to_other_brokers(kafka):
+    leader = kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader)
+    others = [b.id for b in kafka.brokers if b.id != leader]
+    moved = java_reassign(kafka, "orders", 0, ",".join(map(str, others)))
+    assert moved == {"error": None, "reassigning": []}
+    assert leader_of(kafka, "orders", 0) == others[0]
+    produce(kafka, "orders", [b"moved"])
+    assert consume(kafka, "orders", 1) == [b"moved"]
