@@ -4,6 +4,8 @@ brokers on the fake alone."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.wire import WireClient
@@ -246,3 +248,104 @@ def test_java_admin_moves_a_partition_to_other_brokers(kafka):
     assert leader_of(kafka, "orders", 0) == others[0]
     produce(kafka, "orders", [b"moved"])
     assert consume(kafka, "orders", 1) == [b"moved"]
+
+
+# -- elections after natural failures, on the fake ----------------------------------------------
+
+
+def partition_state(kafka, topic="orders", index=0):
+    return kafka.call(lambda: (lambda p: (p.leader, list(p.replicas), list(p.isr)))(
+        kafka.cluster.state.partition(topic, index)))
+
+
+@pytest.mark.fake_only("broker_down, a natural failure of the fake")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 2}})
+def test_the_preferred_leader_down_is_not_available_and_the_leader_stays(kafka):
+    first, second = partition_state(kafka)[1]
+    kafka.broker_down(first)
+    assert partition_state(kafka)[0] == second
+    assert elect_on_the_wire_at(kafka, second, 0) == (0, {
+        ("orders", 0): (80, "The preferred leader was not available.")})
+    assert partition_state(kafka)[0] == second
+    kafka.broker_up(first)
+    assert elect_on_the_wire_at(kafka, second, 0) == (0, {("orders", 0): (0, None)})
+    assert partition_state(kafka)[0] == first
+
+
+@pytest.mark.fake_only("broker_down, a natural failure of the fake")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_an_offline_partition_without_a_live_replica_has_no_eligible_leader(kafka):
+    (only,) = partition_state(kafka)[1]
+    asking = next(b.id for b in kafka.brokers if b.id != only)
+    kafka.broker_down(only)
+    assert elect_on_the_wire_at(kafka, asking, 1) == (0, {
+        ("orders", 0): (83, "Eligible topic partition leaders are not available.")})
+    assert elect_on_the_wire_at(kafka, asking, 0) == (0, {
+        ("orders", 0): (80, "The preferred leader was not available.")})
+
+
+@pytest.mark.fake_only("broker_down, a natural failure of the fake")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 2}})
+def test_an_unclean_election_gives_an_offline_partition_a_live_replica(kafka):
+    leader, replicas, _ = partition_state(kafka)
+    follower = next(r for r in replicas if r != leader)
+    outsider = next(b.id for b in kafka.brokers if b.id not in replicas)
+    kafka.broker_down(follower)  # leaves the ISR
+    kafka.broker_down(leader)  # no live in-sync replica: offline
+    kafka.broker_up(follower)
+    assert elect_on_the_wire_at(kafka, outsider, 1) == (0, {("orders", 0): (0, None)})
+    assert partition_state(kafka)[0] == follower
+    assert elect_on_the_wire_at(kafka, outsider, 1) == (0, {
+        ("orders", 0): (84, "Leader election not needed for topic partition.")})
+
+
+@pytest.mark.fake_only("broker_down, a natural failure of the fake")
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_cancelling_a_reassignment_in_progress_puts_the_replicas_back(kafka):
+    leader, replicas, _ = partition_state(kafka)
+    other = next(b.id for b in kafka.brokers if b.id != leader)
+    kafka.broker_down(other)
+    assert reassign_at(kafka, leader, [other]) == (0, None)
+    assert reassign_at(kafka, leader, None) == (0, None)
+    assert partition_state(kafka) == (leader, replicas, [leader])
+    kafka.broker_up(other)
+    assert partition_state(kafka) == (leader, replicas, [leader])
+
+
+@pytest.mark.fake_only("three brokers (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_a_fetch_parked_on_the_old_leader_answers_when_a_reassignment_moves_it(kafka):
+    from tests.bodies import fetch_body
+
+    leader = partition_state(kafka)[0]
+    other = next(b.id for b in kafka.brokers if b.id != leader)
+    started = time.monotonic()
+    with WireClient(address_of(kafka, leader)) as waiting:
+        waiting.send("Fetch", 12, fetch_body("orders", 0, 0, max_wait_ms=30_000))
+        assert reassign_at(kafka, other, [other]) == (0, None)
+        _, response = waiting.receive("Fetch", 12)
+    assert response.responses[0].partitions[0].error_code == 6  # NOT_LEADER_OR_FOLLOWER
+    assert time.monotonic() - started < 10
+
+
+def address_of(kafka, broker_id):
+    return next(f"{b.host}:{b.port}" for b in kafka.brokers if b.id == broker_id)
+
+
+def elect_on_the_wire_at(kafka, broker_id, election_type):
+    with WireClient(address_of(kafka, broker_id)) as client:
+        response = client.request("ElectLeaders", 2, {
+            "election_type": election_type, "timeout_ms": 10000,
+            "topic_partitions": [{"topic": "orders", "partitions": [0]}]})
+    return response.error_code, {
+        (t.topic, p.partition_id): (p.error_code, p.error_message)
+        for t in response.replica_election_results for p in t.partition_result}
+
+
+def reassign_at(kafka, broker_id, replicas):
+    with WireClient(address_of(kafka, broker_id)) as client:
+        response = client.request("AlterPartitionReassignments", 0, {
+            "timeout_ms": 10000, "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "replicas": replicas}]}]})
+    answered = response.responses[0].partitions[0]
+    return answered.error_code, answered.error_message
