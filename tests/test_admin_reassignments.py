@@ -349,3 +349,19 @@ def reassign_at(kafka, broker_id, replicas):
                 {"partition_index": 0, "replicas": replicas}]}]})
     answered = response.responses[0].partitions[0]
     return answered.error_code, answered.error_message
+
+
+@pytest.mark.fake_only("two brokers (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_a_replication_factor_change_is_refused_when_not_allowed(kafka):
+    leader, replicas, _ = partition_state(kafka)
+    with WireClient(address_of(kafka, leader)) as client:
+        response = client.request("AlterPartitionReassignments", 1, {
+            "timeout_ms": 10000, "allow_replication_factor_change": False,
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "replicas": [1, 2]}]}]})
+    answered = response.responses[0].partitions[0]
+    assert (answered.error_code, answered.error_message) == (
+        38, "The replication factor is changed from 1 to 2")
+    assert response.allow_replication_factor_change is False
+    assert partition_state(kafka)[1] == replicas

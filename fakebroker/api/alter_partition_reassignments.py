@@ -6,8 +6,9 @@ Behavior (Kafka's ``ReplicationControlManager.alterPartitionReassignments``;
 ``fakebroker.state.elections``):
 * A partition's target replicas are checked as Kafka checks a manual assignment:
   INVALID_REPLICA_ASSIGNMENT for an empty list, a broker that does not exist or one named
-  twice, with Kafka's messages. With allow_replication_factor_change false (v1), a target of
-  another size gets INVALID_REPLICATION_FACTOR.
+  twice, with Kafka's messages. Then, with allow_replication_factor_change false (v1), a
+  target of another size gets INVALID_REPLICATION_FACTOR ("The replication factor is changed
+  from 1 to 2", Kafka 4.4's ``validatePartitionReplicationFactorUnchanged``).
 * The reassignment completes at once (every live target replica is in sync at once: the
   fake's replicas share one log); one naming a broker that is down stays in progress until the
   broker is back. The leader stays where it is if it remains a replica, else the first live
@@ -51,11 +52,12 @@ def _alter(ctx: RequestContext, topic: str, index: int, replicas: list[int] | No
     outcome = check_assignment(ctx.cluster, replicas)
     if outcome is not DONE:
         return outcome
-    current = [r for r in partition.replicas if r not in partition.adding_replicas]
+    # The factor now: that of the reassignment in progress's target, if there is one.
+    current = [r for r in partition.replicas if r not in partition.removing_replicas]
     if not allow_factor_change and len(replicas) != len(current):
         return Outcome("INVALID_REPLICATION_FACTOR",
                        f"The replication factor is changed from {len(current)} to "
-                       f"{len(replicas)} but allowReplicationFactorChange is false.")
+                       f"{len(replicas)}")
     reassign(ctx.cluster, partition, list(replicas))
     return DONE
 
