@@ -38,8 +38,11 @@ def reassign(kafka, topic, partition, replicas):
     return answered.error_code, answered.error_message
 
 
-def reassigning(kafka, topics=None):
-    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+def reassigning(kafka, topics=None, broker_id=None):
+    """The reassignments in progress, asked of ``broker_id`` (default: the first broker)."""
+    at = kafka.bootstrap_servers.split(",")[0] if broker_id is None \
+        else address_of(kafka, broker_id)
+    with WireClient(at) as client:
         response = client.request("ListPartitionReassignments", 0,
                                   {"timeout_ms": 10000, "topics": topics})
     assert response.error_code == 0
@@ -365,3 +368,17 @@ def test_a_replication_factor_change_is_refused_when_not_allowed(kafka):
         38, "The replication factor is changed from 1 to 2")
     assert response.allow_replication_factor_change is False
     assert partition_state(kafka)[1] == replicas
+
+
+@pytest.mark.fake_only("broker_down, a natural failure of the fake")
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_an_offline_partition_reassigned_waits_for_a_leader_to_catch_up_from(kafka):
+    leader, _, _ = partition_state(kafka)
+    other = next(b.id for b in kafka.brokers if b.id != leader)
+    kafka.broker_down(leader)
+    assert reassign_at(kafka, other, [other]) == (0, None)
+    assert reassigning(kafka, broker_id=other) == {
+        ("orders", 0): ([other, leader], [other], [leader])}
+    kafka.broker_up(leader)
+    assert reassigning(kafka) == {}
+    assert partition_state(kafka) == (other, [other], [other])

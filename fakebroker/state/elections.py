@@ -17,9 +17,10 @@ Guarantees:
   in-sync replica, else the first live replica (its ISR becomes that replica alone), else
   ELIGIBLE_LEADERS_NOT_AVAILABLE.
 * A reassignment completes at once: the fake's replicas share one log, so every live target
-  replica is in sync the moment it is added (Kafka's steps 1-3 in one change). A target
-  naming a broker that is down stays in progress (adding/removing replicas, as
-  ListPartitionReassignments lists them) until that broker is back (``complete_reassignments``).
+  replica is in sync the moment it is added (Kafka's steps 1-3 in one change). One naming a
+  broker that is down, or of an offline partition (no leader to catch up from), stays in
+  progress (adding/removing replicas, as ListPartitionReassignments lists them) until the
+  broker is back (``complete_reassignments``).
 * Completing one keeps the leader when it stays a live in-sync replica, else elects the first
   live in-sync target replica (Kafka's ONLINE election); the leader epoch also bumps when
   replicas are removed (``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``).
@@ -178,9 +179,12 @@ def complete_reassignments(cluster: Cluster) -> None:
 
 
 def _complete(cluster: Cluster, partition: Partition) -> None:
-    for broker in partition.adding_replicas:
-        if _live(cluster, broker) and broker not in partition.isr:
-            partition.isr.append(broker)  # one shared log: in sync as soon as it is live
+    # A new replica catches up by fetching from the leader: with the fake's one shared log, in
+    # sync as soon as both are live.
+    if has_leader(cluster, partition):
+        for broker in partition.adding_replicas:
+            if _live(cluster, broker) and broker not in partition.isr:
+                partition.isr.append(broker)
     if not all(r in partition.isr for r in partition.adding_replicas):
         return
     removing = partition.removing_replicas
