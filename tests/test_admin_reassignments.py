@@ -382,3 +382,55 @@ def test_an_offline_partition_reassigned_waits_for_a_leader_to_catch_up_from(kaf
     kafka.broker_up(leader)
     assert reassigning(kafka) == {}
     assert partition_state(kafka) == (other, [other], [other])
+
+
+# -- kafka-python's admin client ----------------------------------------------------------------
+
+
+def kafka_python_admin(kafka):
+    from kafka.admin import KafkaAdminClient
+
+    return KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers,
+                            request_timeout_ms=TIMEOUT * 1000)
+
+
+@pytest.mark.fake_kafka(topics={"orders": 1})
+def test_kafka_python_admin_reassigns_lists_and_elects_on_one_node(kafka):
+    from kafka import TopicPartition
+    from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError
+
+    only = kafka.brokers[0].id
+    tp = TopicPartition("orders", 0)
+    client = kafka_python_admin(kafka)
+    try:
+        assert client.alter_partition_reassignments({tp: [only]}) == {tp: None}
+        assert client.alter_partition_reassignments({tp: [only, 4242]}) == {
+            tp: InvalidReplicationAssignmentError}
+        assert client.alter_partition_reassignments({tp: None}) == {
+            tp: NoReassignmentInProgressError}
+        assert client.list_partition_reassignments() == {}
+        response = client.elect_leaders(0, {"orders": [0]}, raise_errors=False)
+        assert [(p[0], p[1]) for t in response.replica_election_results for p in t[1]] == [
+            (0, 84)]
+    finally:
+        client.close()
+
+
+@pytest.mark.fake_only("three brokers (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 1}})
+def test_kafka_python_admin_moves_a_partition_and_lists_one_waiting_for_a_broker(kafka):
+    from kafka import TopicPartition
+
+    tp = TopicPartition("orders", 0)
+    leader = partition_state(kafka)[0]
+    up, down = [b.id for b in kafka.brokers if b.id != leader]
+    kafka.broker_down(down)
+    client = kafka_python_admin(kafka)
+    try:
+        assert client.alter_partition_reassignments({tp: [up]}) == {tp: None}
+        assert partition_state(kafka) == (up, [up], [up])
+        assert client.alter_partition_reassignments({tp: [down]}) == {tp: None}
+        assert client.list_partition_reassignments() == {tp: {
+            "replicas": [down, up], "adding_replicas": [down], "removing_replicas": [up]}}
+    finally:
+        client.close()
