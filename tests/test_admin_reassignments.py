@@ -434,3 +434,24 @@ def test_kafka_python_admin_moves_a_partition_and_lists_one_waiting_for_a_broker
             "replicas": [down, up], "adding_replicas": [down], "removing_replicas": [up]}}
     finally:
         client.close()
+
+
+# -- a refusal of the whole request ------------------------------------------------------------
+
+
+@pytest.mark.fake_only("fault rules")
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_a_whole_request_error_goes_at_the_top_and_on_every_partition(kafka):
+    """As the getErrorResponse of each puts an error its controller raised (NOT_CONTROLLER,
+    REQUEST_TIMED_OUT, a cluster authorization refusal)."""
+    kafka.faults.add(api="ElectLeaders", error="REQUEST_TIMED_OUT", count=1)
+    assert elect_on_the_wire(kafka, 0, [{"topic": "orders", "partitions": [0, 1]}]) == (7, {
+        ("orders", 0): (7, None), ("orders", 1): (7, None)})
+    kafka.faults.add(api="AlterPartitionReassignments", error="REQUEST_TIMED_OUT", count=1)
+    with WireClient(kafka.bootstrap_servers) as client:
+        response = client.request("AlterPartitionReassignments", 0, {
+            "timeout_ms": 10000, "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "replicas": [1]}]}]})
+    assert response.error_code == 7
+    assert [(p.error_code, p.error_message) for t in response.responses
+            for p in t.partitions] == [(7, None)]

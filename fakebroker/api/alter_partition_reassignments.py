@@ -37,8 +37,11 @@ from fakebroker.state.elections import (
 )
 
 API_KEY = 45
+# A refusal of the whole request (no CLUSTER ALTER): at the top level and on each partition,
+# with no message where Kafka's is the error's default.
 ERROR_PLACEMENT = Placement(per_topic("topics", "responses", partitions=per_partition(
-    "partitions", "partitions", "partition_index")))
+    "partitions", "partitions", "partition_index", error_fields={"error_message": None})),
+    whole_on_both=True)
 AUTHORIZES = (cluster("ALTER"),)
 
 

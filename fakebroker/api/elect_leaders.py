@@ -27,9 +27,12 @@ from fakebroker.protocol.errors import error_code
 from fakebroker.state.elections import PREFERRED, UNCLEAN, elect_leader
 
 API_KEY = 43
+# A refusal of the whole request (no CLUSTER ALTER): at the top level (v1+) and on each
+# partition, with no message where Kafka's is the error's default.
 ERROR_PLACEMENT = Placement(per_topic(
     "topic_partitions", "replica_election_results", "topic", partitions=per_partition(
-        "partitions", "partition_result", "", "partition_id")))
+        "partitions", "partition_result", "", "partition_id",
+        error_fields={"error_message": None})), whole_on_both=True)
 AUTHORIZES = (cluster("ALTER"),)
 
 
