@@ -308,9 +308,13 @@ def test_cancelling_a_reassignment_in_progress_puts_the_replicas_back(kafka):
     leader, replicas, _ = partition_state(kafka)
     other = next(b.id for b in kafka.brokers if b.id != leader)
     kafka.broker_down(other)
+    epoch = kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader_epoch)
     assert reassign_at(kafka, leader, [other]) == (0, None)
     assert reassign_at(kafka, leader, None) == (0, None)
     assert partition_state(kafka) == (leader, replicas, [leader])
+    # the replica it was adding is fenced by a new epoch
+    assert kafka.call(lambda: kafka.cluster.state.partition("orders", 0).leader_epoch) == \
+        epoch + 1
     kafka.broker_up(other)
     assert partition_state(kafka) == (leader, replicas, [leader])
 

@@ -23,7 +23,8 @@ Guarantees:
   broker is back (``complete_reassignments``).
 * Completing one keeps the leader when it stays a live in-sync replica, else elects the first
   live in-sync target replica (Kafka's ONLINE election); the leader epoch also bumps when
-  replicas are removed (``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``).
+  replicas are removed (``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``), by a
+  completion or by a cancel dropping the replicas it was adding.
 """
 
 from __future__ import annotations
@@ -162,6 +163,8 @@ def cancel(cluster: Cluster, partition: Partition) -> Outcome:
     partition.adding_replicas, partition.removing_replicas = [], []
     if partition.leader in adding:
         _elect_online(cluster, partition)
+    elif adding:
+        elect(partition, partition.leader)  # the dropped replicas are fenced by a new epoch
     cluster.changed()
     return DONE
 
