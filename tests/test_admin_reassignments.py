@@ -4,6 +4,7 @@ brokers on the fake alone."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -137,24 +138,35 @@ def test_cancelling_no_reassignment_or_an_unknown_partition(kafka):
 # -- several brokers: the fake alone ------------------------------------------------------------
 
 
-def consume(kafka, topic, count):
+@contextlib.contextmanager
+def consumer_of(kafka, topic):
+    """A confluent-kafka group member of ``topic`` reading from the start (no periodic
+    metadata refresh to lean on: it learns a moved leader from the brokers' answers)."""
     from confluent_kafka import Consumer
 
     consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "follow",
-                         "auto.offset.reset": "earliest",
-                         "topic.metadata.refresh.interval.ms": 500})
+                         "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
-    seen = []
     try:
-        for _ in range(200):
-            if len(seen) >= count:
-                break
-            message = consumer.poll(0.1)
-            if message is not None and message.error() is None:
-                seen.append(message.value())
+        yield consumer
     finally:
         consumer.close()
+
+
+def read(consumer, count):
+    """The values of the next ``count`` records (fewer if 20 s pass without them)."""
+    seen = []
+    deadline = time.monotonic() + 20
+    while len(seen) < count and time.monotonic() < deadline:
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is None:
+            seen.append(message.value())
     return seen
+
+
+def consume(kafka, topic, count):
+    with consumer_of(kafka, topic) as consumer:
+        return read(consumer, count)
 
 
 def produce(kafka, topic, values):
@@ -173,15 +185,18 @@ def test_a_reassignment_moves_the_leader_and_clients_follow_it(kafka):
     old_leader, epoch = partition.leader, partition.leader_epoch
     produce(kafka, "orders", [b"before"])
     elsewhere = next(b.id for b in kafka.brokers if b.id not in partition.replicas)
-    assert reassign(kafka, "orders", 0, [elsewhere]) == (0, None)
-    assert reassigning(kafka) == {}
-    assert leader_of(kafka, "orders", 0) == elsewhere
-    moved = kafka.call(lambda: kafka.cluster.state.partition("orders", 0))
-    assert (moved.replicas, moved.isr, moved.leader_epoch) == ([elsewhere], [elsewhere],
-                                                                epoch + 1)
-    assert old_leader != elsewhere
-    produce(kafka, "orders", [b"after"])
-    assert consume(kafka, "orders", 2) == [b"before", b"after"]
+    with consumer_of(kafka, "orders") as consumer:
+        assert read(consumer, 1) == [b"before"]
+        assert reassign(kafka, "orders", 0, [elsewhere]) == (0, None)
+        assert reassigning(kafka) == {}
+        assert leader_of(kafka, "orders", 0) == elsewhere
+        moved = kafka.call(lambda: kafka.cluster.state.partition("orders", 0))
+        assert (moved.replicas, moved.isr, moved.leader_epoch) == ([elsewhere], [elsewhere],
+                                                                    epoch + 1)
+        assert old_leader != elsewhere
+        produce(kafka, "orders", [b"after"])
+        assert read(consumer, 1) == [b"after"]
+    assert kafka.journal(api="Fetch", broker=elsewhere)  # it fetched from the new leader
 
 
 @pytest.mark.fake_only("three brokers (the real one has one node)")
