@@ -217,13 +217,17 @@ class FakeCluster:
 
     @operation()
     async def broker_up(self, broker: int) -> None:
-        """Bring a broker back on its old port; it leads its offline partitions again."""
+        """Bring a broker back on its old port; it leads its offline partitions again, and
+        the reassignments waiting for it complete."""
         server = self.servers[broker - 1]
         state = self.state.brokers.get(broker)
         if state is None or state.up:
             failures.broker_up(self.state, broker)  # raises the right ClusterError
         await server.resume()
         failures.broker_up(self.state, broker)
+        from fakebroker.state.elections import complete_reassignments  # reassignments'
+
+        complete_reassignments(self.state)
         self._wake()
 
     @operation("log_start_offset")

@@ -58,7 +58,12 @@ def layout_errors(api_key: int, version: int, targets: list[Target], whole_error
     errors = dict(target_errors)
     top_field = has_top_level_error(api_key, version) or (
         level.kind == "group" and level.entry_error)
-    if whole_error is not None:
+    if whole_error is not None and ERROR_PLACEMENTS[api_key].whole_on_both:
+        if top_field:
+            layout.top = whole_error
+        for target in targets:
+            errors.setdefault(target, whole_error)
+    elif whole_error is not None:
         if error_name(whole_error) in ERROR_PLACEMENTS[api_key].request_errors and top_field:
             layout.top = whole_error
         elif targets:

@@ -38,6 +38,9 @@ shape of an error answer is written once.
   request by the authorizer or a fault rule) come before the handler's, each group in
   request order (OffsetCommit, DescribeGroups: Kafka adds the refused topics or groups to its
   answer, then the coordinator's); else every entry keeps the request's order.
+* ``whole_on_both``: an error for the whole request goes at the top level (where the version
+  has one) and on every entry the request names, as the ``getErrorResponse`` of ElectLeaders
+  and AlterPartitionReassignments puts it; else it goes on the entries when there are any.
 * ``keys``: request fields holding keys that name a group or a transactional id by a type
   field beside them (FindCoordinator). Without it a request names its groups by its
   ``group_id`` field and its group entries, its transactional ids by ``transactional_id``.
@@ -124,6 +127,7 @@ class Placement:
     keys: Keys | None = None
     each: tuple[str, str] | None = None
     errors_first: bool = False
+    whole_on_both: bool = False
 
     def entries_at(self, version: int) -> Level | None:
         """The entries an error of this version goes in; None: the top level only."""

@@ -64,7 +64,8 @@ class Broker:
 
 @dataclass(slots=True)
 class Partition:
-    """One partition of a topic: its leader, replicas, in-sync replicas and log."""
+    """One partition of a topic: its leader, replicas, in-sync replicas and log; while a
+    reassignment is in progress, the replicas it adds and removes (``state.elections``)."""
 
     topic: str
     index: int
@@ -73,6 +74,8 @@ class Partition:
     isr: list[int]
     leader_epoch: int = 0
     log: PartitionLog = field(default_factory=PartitionLog)
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.log.begin_epoch(self.leader_epoch)

@@ -528,6 +528,33 @@ def _admin(c: _Corpus) -> None:
         {"name": "orders", "partitions": [{"partition_index": 9, "offset": 0}]}],
         "timeout_ms": 30000})
 
+    c.each("ElectLeaders", "preferred leader leads already; unknown partitions", lambda v: {
+        "election_type": 0, "timeout_ms": 30000, "topic_partitions": [
+            {"topic": "orders", "partitions": [0, 9]}, {"topic": "ghost", "partitions": [0]}]})
+    c.each("ElectLeaders", "unclean, the partition has a leader", lambda v: {
+        "election_type": 1, "timeout_ms": 30000, "topic_partitions": [
+            {"topic": "orders", "partitions": [0]}]}, versions=range(1, 99))
+    c.each("ElectLeaders", "unknown election type", lambda v: {
+        "election_type": 5, "timeout_ms": 30000, "topic_partitions": [
+            {"topic": "orders", "partitions": [0]}]}, versions=range(1, 99))
+    def reassign(partition: int, replicas: list[int] | None, topic: str = "orders"
+                 ) -> dict[str, Any]:
+        return {"timeout_ms": 30000, "topics": [{"name": topic, "partitions": [
+            {"partition_index": partition, "replicas": replicas}]}]}
+
+    for replicas, case in [([1], "to the replicas it has"), ([1, 4242], "an unknown broker"),
+                           ([1, 1], "a broker twice"), ([], "no replicas"),
+                           (None, "cancel, none in progress")]:
+        c.each("AlterPartitionReassignments", case,
+               lambda v, replicas=replicas: reassign(0, replicas))
+    c.each("AlterPartitionReassignments", "unknown partition", lambda v: reassign(9, [1]))
+    c.each("AlterPartitionReassignments", "unknown topic", lambda v: reassign(0, [1], "ghost"))
+    c.each("ListPartitionReassignments", "every partition, none in progress", lambda v: {
+        "timeout_ms": 30000, "topics": None})
+    c.each("ListPartitionReassignments", "named partitions, unknown ones", lambda v: {
+        "timeout_ms": 30000, "topics": [{"name": "orders", "partition_indexes": [0, 9]},
+                                        {"name": "ghost", "partition_indexes": [0]}]})
+
     c.each("OffsetForLeaderEpoch", "epoch 0", lambda v: OFFSET_FOR_LEADER_EPOCH)
     c.each("OffsetForLeaderEpoch", "epoch from the future", lambda v: {
         "replica_id": -1, "topics": [{"topic": "orders", "partitions": [

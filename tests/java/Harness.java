@@ -45,6 +45,10 @@
 //       -> {"name","value","source","isDefault","readOnly","sensitive"} per entry, then {"done":n}
 //   admin-delete-records --bootstrap B --topic T --partition P --before OFFSET
 //       -> {"partition","lowWatermark"}
+//   admin-reassign       --bootstrap B --topic T --partition P --replicas ID,ID...|cancel
+//       alterPartitionReassignments (cancel: Optional.empty()), then listPartitionReassignments
+//       -> {"error" (the exception's simple name, or null),"reassigning":[{"topic","partition",
+//          "replicas","adding","removing"}]}
 //   admin-describe-cluster --bootstrap B
 //       -> {"clusterId","controller","nodes":[{"id","host","port","rack"}]}
 //   admin-delete-topic   --bootstrap B --topic T -> {"deleted":T}
@@ -201,7 +205,9 @@ import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.SupportedVersionRange;
@@ -278,6 +284,7 @@ public final class Harness {
                 case "admin-list-offsets": adminListOffsets(a); break;
                 case "admin-describe-configs": adminDescribeConfigs(a); break;
                 case "admin-delete-records": adminDeleteRecords(a); break;
+                case "admin-reassign": adminReassign(a); break;
                 case "admin-describe-cluster": adminDescribeCluster(a); break;
                 case "admin-delete-topic": adminDeleteTopic(a); break;
                 case "admin-list-topics": adminListTopics(a); break;
@@ -847,6 +854,36 @@ public final class Harness {
             long low = get(c.client.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(before)))
                     .lowWatermarks().get(tp), deadline).lowWatermark();
             emit(obj("partition", tp.partition(), "lowWatermark", low));
+        }
+    }
+
+    static void adminReassign(Args a) throws Exception {
+        a.allow("bootstrap", "topic", "partition", "replicas", "timeout-ms");
+        TopicPartition tp = new TopicPartition(a.req("topic"), Integer.parseInt(a.req("partition")));
+        String spec = a.req("replicas");
+        Optional<NewPartitionReassignment> target = Optional.empty();
+        if (!spec.equals("cancel")) {
+            List<Integer> replicas = new ArrayList<>();
+            for (String id : spec.split(",")) replicas.add(Integer.valueOf(id));
+            target = Optional.of(new NewPartitionReassignment(replicas));
+        }
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            String error = null;
+            try {
+                get(c.client.alterPartitionReassignments(Map.of(tp, target)).values().get(tp), deadline);
+            } catch (ExecutionException e) {
+                error = e.getCause().getClass().getSimpleName();
+            }
+            List<Object> reassigning = new ArrayList<>();
+            Map<TopicPartition, PartitionReassignment> listed =
+                    get(c.client.listPartitionReassignments().reassignments(), deadline);
+            for (Map.Entry<TopicPartition, PartitionReassignment> e : listed.entrySet()) {
+                reassigning.add(obj("topic", e.getKey().topic(), "partition", e.getKey().partition(),
+                        "replicas", e.getValue().replicas(), "adding", e.getValue().addingReplicas(),
+                        "removing", e.getValue().removingReplicas()));
+            }
+            emit(obj("error", error, "reassigning", reassigning));
         }
     }
 
