@@ -229,3 +229,13 @@ def test_confluent_kafka_describes_the_topics_and_the_cluster(kafka):
     assert [p.id for p in described.partitions] == [0, 1, 2]
     cluster = admin.describe_cluster().result(timeout=30)
     assert sorted(n.id for n in cluster.nodes) == sorted(b.id for b in kafka.brokers)
+
+
+@pytest.mark.fake_only("a fault rule")
+def test_a_fault_on_alter_replica_log_dirs_lands_on_every_partition(kafka):
+    kafka.faults.add(api="AlterReplicaLogDirs", error="KAFKA_STORAGE_ERROR")
+    with client(kafka) as c:
+        answer = c.request("AlterReplicaLogDirs", 2, {"dirs": [
+            {"path": "/tmp/kafka-logs", "topics": [{"name": "orders", "partitions": [0, 1]}]}]})
+    assert [(t.topic_name, [(p.partition_index, p.error_code) for p in t.partitions])
+            for t in answer.results] == [("orders", [(0, 56), (1, 56)])]

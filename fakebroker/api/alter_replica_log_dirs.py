@@ -8,7 +8,9 @@ when its future directory's name would pass 255 characters (KAFKA-4893), LOG_DIR
 a path other than the broker's directory, UNKNOWN_TOPIC_OR_PARTITION for a partition that does
 not exist, REPLICA_NOT_AVAILABLE for one this broker holds no replica of, else no error (it is
 already there: nothing moves). A partition named twice is answered once, for its last
-directory. ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED on every partition.
+directory. ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED on every partition; a fault
+rule's whole-request error goes on every partition too (``refused_answer``: the answer has no
+top-level error).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ MAX_DIR_NAME = 255
 
 
 def refused_answer(request: Any, version: int, error: str) -> dict[str, Any]:
-    """Kafka's AlterReplicaLogDirsRequest.getErrorResponse: the error on every partition."""
+    """Kafka's AlterReplicaLogDirsRequest.getErrorResponse: the error on every partition (the
+    authorizer's refusal, a fault rule's whole-request error)."""
     return {"throttle_time_ms": 0, "results": [
         {"topic_name": t.name, "partitions": [
             {"partition_index": index, "error_code": error_code(error)}
