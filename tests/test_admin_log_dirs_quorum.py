@@ -239,3 +239,12 @@ def test_a_fault_on_alter_replica_log_dirs_lands_on_every_partition(kafka):
             {"path": "/tmp/kafka-logs", "topics": [{"name": "orders", "partitions": [0, 1]}]}]})
     assert [(t.topic_name, [(p.partition_index, p.error_code) for p in t.partitions])
             for t in answer.results] == [("orders", [(0, 56), (1, 56)])]
+
+
+@pytest.mark.fake_only("several brokers")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": 1})
+def test_list_config_resources_lists_every_broker(kafka):
+    with client(kafka) as c:
+        answer = c.request("ListConfigResources", 1, {"resource_types": [4, 8]})
+    assert [(r.resource_type, r.resource_name) for r in answer.config_resources] == [
+        (8, "1"), (8, "2"), (8, "3"), (4, "1"), (4, "2"), (4, "3")]
