@@ -193,7 +193,13 @@ def test_every_fake_broker_is_a_voter_and_the_controller_leads(kafka):
         (partition,) = c.request("DescribeQuorum", 2, METADATA_PARTITION).topics[0].partitions
         cluster = c.request("DescribeCluster", 0, {"include_cluster_authorized_operations": False})
     assert sorted(v.replica_id for v in partition.current_voters) == [1, 2, 3]
-    assert partition.leader_id == cluster.controller_id
+    assert partition.leader_id == cluster.controller_id == 1
+    kafka.broker_down(1)
+    with WireClient(f"{kafka.brokers[1].host}:{kafka.brokers[1].port}") as c:
+        (partition,) = c.request("DescribeQuorum", 2, METADATA_PARTITION).topics[0].partitions
+    assert partition.leader_id == 2
+    assert [(v.replica_id, v.log_end_offset) for v in partition.current_voters] == [
+        (1, -1), (2, partition.high_watermark), (3, partition.high_watermark)]
 
 
 def java_admin(kafka, *args: str) -> list[dict]:

@@ -3,14 +3,16 @@
 Versions: 0-2 (4.x). Flexible from v0.
 
 Behavior: the fake answers as a cluster of combined-mode KRaft nodes (``process.roles=
-broker,controller``, as Kafka 4.4's quickstart runs one): every live broker is a voter, the
-controller (``controller_id``, as Metadata reports it) leads at epoch 1, and there are no
-observers (a combined node's broker side is the voter itself, as a single Kafka 4.4 combined
-node answers: one voter, no observer). The metadata log's high watermark, and every voter's
-log end offset, is the count of metadata changes so far (topics created, deleted, grown,
-leaders moved). v1+: every voter fetched and caught up now. v2: each voter's directory id
-(fixed per cluster id and node id) and, in ``nodes``, its CONTROLLER listener: the fake has
-no listener of its own for controllers, so it gives the broker's address.
+broker,controller``, as Kafka 4.4's quickstart runs one): every broker is a voter (the voter
+set is static: a stopped broker stays one), the controller (``controller_id``, as Metadata
+reports it: the lowest live broker) leads at epoch 1, and there are no observers (a combined
+node's broker side is the voter itself, as a single Kafka 4.4 combined node answers: one
+voter, no observer). The metadata log's high watermark, and every live voter's log end
+offset, is the count of metadata changes so far (topics created, deleted, grown, leaders
+moved); a stopped voter's is unknown (-1). v1+: every live voter fetched and caught up now
+(a stopped one: -1). v2: each voter's directory id (fixed per cluster id and node id) and,
+in ``nodes``, its CONTROLLER listener: the fake has no listener of its own for controllers,
+so it gives the broker's address.
 
 A request naming anything but ``__cluster_metadata`` partition 0 alone gets, on every
 partition it names, UNKNOWN_TOPIC_OR_PARTITION with Kafka's message, as KafkaRaftClient
@@ -40,7 +42,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if topic is None or topic.topic_name != METADATA_TOPIC or [
             p.partition_index for p in topic.partitions] != [0]:
         return unknown(request)
-    voters = sorted((b for b in ctx.cluster.brokers.values() if b.up), key=lambda b: b.id)
+    voters = sorted(ctx.cluster.brokers.values(), key=lambda b: b.id)
     offset = ctx.cluster.generation
     now = ctx.now_ms()
     return {"error_code": 0, "error_message": "", "topics": [{
@@ -50,8 +52,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             "high_watermark": offset, "observers": [],
             "current_voters": [{
                 "replica_id": b.id, "replica_directory_id": directory_id(ctx, b.id),
-                "log_end_offset": offset, "last_fetch_timestamp": now,
-                "last_caught_up_timestamp": now} for b in voters]}]}],
+                "log_end_offset": offset if b.up else -1,
+                "last_fetch_timestamp": now if b.up else -1,
+                "last_caught_up_timestamp": now if b.up else -1} for b in voters]}]}],
         "nodes": [{"node_id": b.id, "listeners": [
             {"name": "CONTROLLER", "host": b.host, "port": b.port}]} for b in voters]}
 
