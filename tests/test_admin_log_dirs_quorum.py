@@ -254,3 +254,19 @@ def test_list_config_resources_lists_every_broker(kafka):
         answer = c.request("ListConfigResources", 1, {"resource_types": [4, 8]})
     assert [(r.resource_type, r.resource_name) for r in answer.config_resources] == [
         (8, "1"), (8, "2"), (8, "3"), (4, "1"), (4, "2"), (4, "3")]
+
+
+@pytest.mark.fake_only("several brokers")
+@pytest.mark.fake_kafka(brokers=3, topics={"orders": 3})
+def test_each_broker_lists_the_partitions_it_holds_a_replica_of(kafka):
+    held = {}
+    for broker in kafka.brokers:
+        with WireClient(f"{broker.host}:{broker.port}") as c:
+            held[broker.id] = sorted(sizes(log_dirs(c, 4)))
+    with client(kafka) as c:
+        topics = c.request("Metadata", 12, {"topics": [{"name": "orders"}],
+                                            "allow_auto_topic_creation": False,
+                                            "include_topic_authorized_operations": False})
+    replicas = {p.partition_index: p.replica_nodes for p in topics.topics[0].partitions}
+    assert held == {broker.id: [("orders", index) for index, nodes in sorted(replicas.items())
+                                if broker.id in nodes] for broker in kafka.brokers}
