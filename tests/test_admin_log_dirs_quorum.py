@@ -1,7 +1,8 @@
 """DescribeLogDirs, AlterReplicaLogDirs, DescribeTopicPartitions, ListConfigResources and
 DescribeQuorum, on both brokers (``--kafka=both``): on the wire at every version each serves,
 and through the real Java AdminClient (4.4.0: ``describeLogDirs``, ``describeMetadataQuorum``,
-``describeTopics`` over DescribeTopicPartitions) and confluent-kafka's admin client.
+``describeTopics`` over DescribeTopicPartitions), confluent-kafka's and kafka-python's admin
+clients.
 
 The real broker is one combined KRaft node (id 1) whose group coordinator may have made
 ``__consumer_offsets``: answers are read for this test's own topics.
@@ -270,3 +271,17 @@ def test_each_broker_lists_the_partitions_it_holds_a_replica_of(kafka):
     replicas = {p.partition_index: p.replica_nodes for p in topics.topics[0].partitions}
     assert held == {broker.id: [("orders", index) for index, nodes in sorted(replicas.items())
                                 if broker.id in nodes] for broker in kafka.brokers}
+
+
+def test_kafka_python_describes_the_log_dirs_of_a_partition(kafka):
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers, request_timeout_ms=10000)
+    try:
+        (broker,) = admin.describe_log_dirs({"orders": [0]})
+    finally:
+        admin.close()
+    (log_dir,) = broker["log_dirs"]
+    assert (broker["broker"], log_dir["error_code"]) == (kafka.brokers[0].id, 0)
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]])
+            for t in log_dir["topics"]] == [("orders", [0])]
