@@ -85,6 +85,11 @@ MODULE_NAMES = (
     "describe_delegation_token",
     "sasl_handshake",
     "sasl_authenticate",
+    "describe_log_dirs",
+    "alter_replica_log_dirs",
+    "describe_topic_partitions",
+    "list_config_resources",
+    "describe_quorum",
 )
 
 

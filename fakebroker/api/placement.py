@@ -8,7 +8,10 @@ place their errors here; what a request names comes from ``fakebroker.api.target
   An error the API declares a whole-request error goes at the top level instead when the
   version has a top-level ``error_code`` (with groups outermost: on every group).
 * Every other API version gets it in the top-level ``error_code``, beside the fields its
-  declaration gives such an answer (``top_level_answer``); its handler is not run.
+  declaration gives such an answer (``top_level_answer``); its handler is not run. An API
+  version with no top-level ``error_code`` whose module builds Kafka's whole-request error
+  answer (``refused_answer``: AlterReplicaLogDirs, errors per partition beneath directories)
+  gets that answer.
 
 ``filter_request`` takes the entries that get an error out of the request before the handler
 sees it (so nothing is appended, stored, created or deleted for them) and ``inject_errors``
@@ -22,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fakebroker.api import ERROR_PLACEMENTS
+from fakebroker.api import ERROR_PLACEMENTS, REFUSED_ANSWERS
 from fakebroker.api.targets import (
     Target,
     TopicResolver,
@@ -123,6 +126,9 @@ def inject_errors(api_key: int, version: int, request: Any, response: dict[str, 
             response[each[1]] = [{**ERROR_PLACEMENTS[api_key].top_fields,
                                   "error_code": layout.top}
                                  for _ in request.get(each[0]) or ()]
+        elif not has_top_level_error(api_key, version) and (
+                made := REFUSED_ANSWERS[api_key]) is not None:
+            response.update(made(request, version, error_name(layout.top)))
         else:
             response["error_code"] = layout.top
     if level is None:

@@ -566,6 +566,25 @@ def _admin(c: _Corpus) -> None:
         "replica_id": -1, "topics": [{"topic": "orders", "partitions": [
             {"partition": 9, "current_leader_epoch": -1, "leader_epoch": 0}]}]})
 
+    c.each("DescribeLogDirs", "an unknown topic", lambda v: {
+        "topics": [{"topic": "ghost", "partitions": [0]}]})
+    c.each("AlterReplicaLogDirs", "to a directory the broker has not", lambda v: {"dirs": [
+        {"path": "/nowhere", "topics": [{"name": "orders", "partitions": [0]}]}]})
+    c.each("DescribeTopicPartitions", "a page of one partition", lambda v: {
+        "topics": [{"name": "orders"}, {"name": "ghost"}], "response_partition_limit": 1,
+        "cursor": None})
+    c.each("DescribeTopicPartitions", "from the cursor", lambda v: {
+        "topics": [{"name": "orders"}, {"name": "ghost"}], "response_partition_limit": 2000,
+        "cursor": {"topic_name": "orders", "partition_index": 1}})
+    c.each("DescribeTopicPartitions", "a cursor outside the topics named", lambda v: {
+        "topics": [{"name": "orders"}], "response_partition_limit": 2000,
+        "cursor": {"topic_name": "ghost", "partition_index": 0}})
+    c.each("ListConfigResources", "brokers", lambda v: {"resource_types": [4]})
+    c.each("ListConfigResources", "a type not listed", lambda v: {"resource_types": [3]},
+           versions=range(1, 99))
+    c.each("DescribeQuorum", "another partition", lambda v: {"topics": [
+        {"topic_name": "orders", "partitions": [{"partition_index": 0}]}]})
+    c.each("DescribeQuorum", "no partition", lambda v: {"topics": []})
     c.each("DescribeCluster", "endpoints", lambda v: DESCRIBE_CLUSTER)
     c.each("DescribeCluster", "with authorized operations", lambda v: {
         "include_cluster_authorized_operations": True, "endpoint_type": 1})

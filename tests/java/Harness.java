@@ -35,7 +35,8 @@
 //          "pastEnd" as for consume)
 //   admin-create-topic   --bootstrap B --topic T --partitions P --replication R [--config k=v ...]
 //       (P or R = -1: broker default) -> {"created","topicId","partitions","replication"}
-//   admin-describe-topic --bootstrap B --topic T
+//   admin-describe-topic --bootstrap B --topic T [--partition-limit N] (N: partitions per
+//       DescribeTopicPartitions answer, 4.x)
 //       -> {"topic","topicId","internal","partitions":[{"partition","leader","replicas","isr"}]}
 //   admin-list-offsets   --bootstrap B --topic T --spec earliest|latest|max-timestamp|
 //                        earliest-local|latest-tiered|<timestamp ms> [--partition P]
@@ -52,6 +53,10 @@
 //   admin-describe-cluster --bootstrap B
 //       -> {"clusterId","controller","nodes":[{"id","host","port","rack"}]}
 //   admin-delete-topic   --bootstrap B --topic T -> {"deleted":T}
+//   admin-describe-log-dirs --bootstrap B --broker ID ... -> per broker and directory
+//       {"broker","dir","error","totalBytes","usableBytes","replicas":{"topic-partition":size}}
+//   admin-describe-quorum --bootstrap B -> {"leader","epoch","highWatermark","voters":[ids],
+//       "observers":[ids],"nodes":[ids]} (nodes: 4.x clients; [] before)
 //   admin-list-topics    --bootstrap B [--internal] -> {"topics":[...]}
 //   admin-create-delegation-token --bootstrap B [--owner TYPE:NAME] [--renewer TYPE:NAME ...]
 //       createDelegationToken (as Spark's Kafka token provider asks: default options unless
@@ -287,6 +292,8 @@ public final class Harness {
                 case "admin-reassign": adminReassign(a); break;
                 case "admin-describe-cluster": adminDescribeCluster(a); break;
                 case "admin-delete-topic": adminDeleteTopic(a); break;
+                case "admin-describe-log-dirs": adminDescribeLogDirs(a); break;
+                case "admin-describe-quorum": adminDescribeQuorum(a); break;
                 case "admin-list-topics": adminListTopics(a); break;
                 case "admin-create-acls": adminCreateAcls(a); break;
                 case "round-trip": roundTrip(a); break;
@@ -777,11 +784,16 @@ public final class Harness {
     }
 
     static void adminDescribeTopic(Args a) throws Exception {
-        a.allow("bootstrap", "topic", "timeout-ms");
+        a.allow("bootstrap", "topic", "partition-limit", "timeout-ms");
         String topic = a.req("topic");
         Deadline deadline = a.deadline();
+        org.apache.kafka.clients.admin.DescribeTopicsOptions options =
+                new org.apache.kafka.clients.admin.DescribeTopicsOptions();
+        if (a.has("partition-limit")) {
+            options.partitionSizeLimitPerResponse(Integer.parseInt(a.req("partition-limit")));
+        }
         try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
-            TopicDescription d = get(c.client.describeTopics(List.of(topic)).allTopicNames(), deadline).get(topic);
+            TopicDescription d = get(c.client.describeTopics(List.of(topic), options).allTopicNames(), deadline).get(topic);
             List<Object> parts = new ArrayList<>();
             for (TopicPartitionInfo p : d.partitions()) {
                 parts.add(obj("partition", p.partition(),
@@ -901,6 +913,56 @@ public final class Harness {
                     "controller", controller == null || controller.isEmpty() ? null : controller.id(),
                     "nodes", nodes));
         }
+    }
+
+    static void adminDescribeLogDirs(Args a) throws Exception {
+        a.allow("bootstrap", "broker", "timeout-ms");
+        List<Integer> brokers = new ArrayList<>();
+        for (String id : a.all("broker")) brokers.add(Integer.parseInt(id));
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            Map<Integer, Map<String, org.apache.kafka.clients.admin.LogDirDescription>> all =
+                    get(c.client.describeLogDirs(brokers).allDescriptions(), deadline);
+            for (Map.Entry<Integer, Map<String, org.apache.kafka.clients.admin.LogDirDescription>> b
+                    : new TreeMap<>(all).entrySet()) {
+                for (Map.Entry<String, org.apache.kafka.clients.admin.LogDirDescription> d
+                        : b.getValue().entrySet()) {
+                    Map<String, Object> replicas = new TreeMap<>();
+                    d.getValue().replicaInfos().forEach((tp, info) -> replicas.put(tp.toString(), info.size()));
+                    emit(obj("broker", b.getKey(), "dir", d.getKey(),
+                            "error", d.getValue().error() == null ? null : d.getValue().error().getClass().getSimpleName(),
+                            "totalBytes", d.getValue().totalBytes().isPresent() ? d.getValue().totalBytes().getAsLong() : null,
+                            "usableBytes", d.getValue().usableBytes().isPresent() ? d.getValue().usableBytes().getAsLong() : null,
+                            "replicas", replicas));
+                }
+            }
+        }
+    }
+
+    static void adminDescribeQuorum(Args a) throws Exception {
+        a.allow("bootstrap", "timeout-ms");
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            org.apache.kafka.clients.admin.QuorumInfo q =
+                    get(c.client.describeMetadataQuorum().quorumInfo(), deadline);
+            List<Object> voters = new ArrayList<>();
+            for (org.apache.kafka.clients.admin.QuorumInfo.ReplicaState r : q.voters()) voters.add(r.replicaId());
+            List<Object> observers = new ArrayList<>();
+            for (org.apache.kafka.clients.admin.QuorumInfo.ReplicaState r : q.observers()) observers.add(r.replicaId());
+            emit(obj("leader", q.leaderId(), "epoch", q.leaderEpoch(), "highWatermark", q.highWatermark(),
+                    "voters", voters, "observers", observers, "nodes", quorumNodes(q)));
+        }
+    }
+
+    static List<Object> quorumNodes(org.apache.kafka.clients.admin.QuorumInfo q) {
+        List<Object> ids = new ArrayList<>();
+        try {  // QuorumInfo.nodes(): 3.9+ clients
+            Object nodes = q.getClass().getMethod("nodes").invoke(q);
+            ids.addAll(new TreeMap<>((Map<?, ?>) nodes).keySet());
+        } catch (ReflectiveOperationException e) {
+            // an older client: no nodes
+        }
+        return ids;
     }
 
     static void adminDeleteTopic(Args a) throws Exception {
