@@ -110,10 +110,9 @@ class Topic:
         return str(value)
 
 
-def _initial_broker_defaults() -> dict[str, str]:
-    from fakebroker.state.configs import CLUSTER_DEFAULTS  # config table: on first use
-
-    return dict(CLUSTER_DEFAULTS)
+# Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster (source
+# DYNAMIC_DEFAULT_BROKER_CONFIG): what it describes for the cluster default resource ("").
+NEW_CLUSTER_DEFAULTS: dict[str, str] = {"min.insync.replicas": "1"}
 
 
 def check_topic_name(name: str) -> None:
@@ -147,7 +146,7 @@ class Cluster:
     # Dynamic broker configs (IncrementalAlterConfigs, AlterConfigs): the cluster default
     # (resource "", as a new Kafka 4.4 cluster has it) and each broker's own.
     default_broker_configs: dict[str, str] = field(
-        default_factory=lambda: _initial_broker_defaults())
+        default_factory=lambda: dict(NEW_CLUSTER_DEFAULTS))
     broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
     # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS
+
 # DescribeConfigs ConfigType values.
 UNKNOWN = 0
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -114,9 +116,9 @@ FIXED: dict[str, str] = {
     "transaction.state.log.replication.factor": "1",
 }
 
-# Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster (source
-# DYNAMIC_DEFAULT_BROKER_CONFIG): what it describes for the cluster default resource ("").
-CLUSTER_DEFAULTS: dict[str, str] = {"min.insync.replicas": "1"}
+# Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster: declared beside the
+# cluster state, which starts with them (without importing this table).
+CLUSTER_DEFAULTS = NEW_CLUSTER_DEFAULTS
 
 
 class InvalidConfigError(ValueError):
