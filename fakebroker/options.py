@@ -208,7 +208,7 @@ class ClusterSettings:
     port: int = 0
     auto_create_topics: bool = True
     default_partitions: int = 1
-    cluster_id: str = "fakebroker-cluster"
+    cluster_id: str | None = None  # None: a fresh random Kafka-style id per cluster
     max_request_bytes: int = 100 * 1024 * 1024
     group_initial_rebalance_delay_ms: int = 0
     group_min_session_timeout_ms: int = 6000
@@ -292,7 +292,8 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             kafka="auto.create.topics.enable", metavar="true|false"),
     Setting("default_partitions", parse_int, "partitions of auto-created topics", _at_least(1),
             kafka="num.partitions", metavar="N"),
-    Setting("cluster_id", str, "the cluster id", _text),
+    Setting("cluster_id", str, "the cluster id (default: a fresh random one in Kafka's "
+            "form, 22 characters of URL-safe base64)", _optional(_text)),
     Setting("max_request_bytes", parse_int, "largest request frame accepted", _at_least(1),
             kafka="socket.request.max.bytes", metavar="BYTES"),
     Setting("group_initial_rebalance_delay_ms", parse_int,

@@ -40,6 +40,7 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.server import BrokerServer, Services, open_listener
 from fakebroker.state import failures
 from fakebroker.state.cluster import Cluster, Topic
+from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.timers import run_timers
 
 if TYPE_CHECKING:
@@ -386,7 +387,7 @@ def check_cluster(brokers: int, topics: Mapping[str, TopicSpec] | None,
     cluster: the state the cluster would start with, ports aside."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     _check_sink(journal_sink)
-    scratch = Cluster(cluster_id=settings.cluster_id, settings=settings)
+    scratch = Cluster(cluster_id=settings.cluster_id or kafka_uuid_text(), settings=settings)
     for _ in range(settings.brokers):
         scratch.add_broker(settings.advertised, 0)
     for name, spec in (topics or {}).items():
@@ -467,7 +468,7 @@ async def open_cluster(
 @contextlib.asynccontextmanager
 async def _run_cluster(settings: ClusterSettings, topics: Mapping[str, TopicSpec] | None,
                        journal_sink: TextIO | None) -> AsyncIterator[FakeCluster]:
-    state = Cluster(cluster_id=settings.cluster_id, settings=settings)
+    state = Cluster(cluster_id=settings.cluster_id or kafka_uuid_text(), settings=settings)
     services = Services(settings, journal_sink)
     state.on_append(services.signal.fire)
     names = listener_names(settings)

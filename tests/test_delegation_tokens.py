@@ -299,7 +299,7 @@ def test_a_scram_login_with_a_token_is_its_owner_and_may_not_ask_for_tokens(mech
     assert 50_000 < answer.session_lifetime_ms <= 60_000  # the session ends with the token
     metadata = session.request("Metadata", 12, {"topics": None,
                                                 "allow_auto_topic_creation": False})
-    assert metadata.cluster_id == "fakebroker-cluster"
+    assert metadata.cluster_id == pipeline.cluster.cluster_id
     not_allowed = error_code("DELEGATION_TOKEN_REQUEST_NOT_ALLOWED")
     assert session.request("CreateDelegationToken", 3, create_body()).error_code == not_allowed
     assert session.request("DescribeDelegationToken", 3, {"owners": None}).error_code == \

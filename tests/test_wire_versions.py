@@ -221,3 +221,35 @@ def test_create_topics_create_partitions_and_delete_topics_at_every_version(kafk
                 **{f"grown-{v}": 3 for v in grow_versions}, "orders": 2}
     # Kafka's brokers learn of a deletion from the metadata log: soon, not at once.
     eventually(lambda: kafka.topics() == expected, f"the topics to be {expected}")
+
+
+def features(kafka, version: int) -> tuple[list, list]:
+    """(supported, finalized) as an ApiVersions answer at ``version`` lists them, in its order.
+    Their epoch is at least a freshly formatted Kafka 4.4 node's, 17: Kafka's is the offset of
+    its metadata log, which grows with every metadata change; the fake's stays at 17."""
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        answer = client.request("ApiVersions", version, {"client_software_name": "wire",
+                                                         "client_software_version": "1.0"})
+    return ([(f.name, f.min_version, f.max_version) for f in answer.supported_features],
+            [(f.name, f.min_version_level, f.max_version_level)
+             for f in answer.finalized_features])
+    assert answer.finalized_features_epoch >= 17
+
+
+KAFKA_4_4_FINALIZED = [
+    ("group.version", 1, 1), ("kraft.version", 1, 1), ("share.version", 2, 2),
+    ("metadata.version", 33, 33), ("streams.version", 1, 1), ("transaction.version", 2, 2),
+    ("eligible.leader.replicas.version", 1, 1)]
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_api_versions_lists_the_seven_features_of_kafka_4_4(kafka, version):
+    assert features(kafka, version) == ([
+        ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 33),
+        ("share.version", 0, 2), ("streams.version", 0, 1), ("transaction.version", 0, 2),
+        ("eligible.leader.replicas.version", 0, 1)], KAFKA_4_4_FINALIZED)
+
+
+def test_api_versions_v3_leaves_out_supported_features_of_minimum_0(kafka):
+    # v3 clients cannot read a supported minimum of 0 (KAFKA-17011)
+    assert features(kafka, 3) == ([("metadata.version", 7, 33)], KAFKA_4_4_FINALIZED)

@@ -24,7 +24,6 @@ install (``FAKEBROKER_KAFKA_CDS=0``: none) and ``FAKEBROKER_KAFKA_JVM_OPTS`` (sp
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import fcntl
 import hashlib
@@ -35,11 +34,12 @@ import socket
 import struct
 import subprocess
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+from fakebroker.state.kafka_ids import kafka_uuid_text
 
 KAFKA_VERSION = "4.4.0"
 INSTALL_HINT = (
@@ -151,14 +151,6 @@ def kafka_available() -> bool:
     except RealKafkaMissing:
         return False
     return True
-
-
-def new_cluster_id() -> str:
-    """A random Kafka Uuid in its base64 form (as ``StorageTool random-uuid`` prints it)."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):  # Kafka's Uuid.randomUuid() avoids these (CLI options)
-            return text
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -369,7 +361,7 @@ def start_real_kafka(
         config = run_dir / "server.properties"
         _write_properties(config, props)
         log_file = run_dir / "kafka.log"
-        cluster_id = new_cluster_id()
+        cluster_id = kafka_uuid_text()
 
         cds = _Cds(jars, java)
         started = time.monotonic()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
+from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.state.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -136,7 +137,8 @@ def check_topic_name(name: str) -> None:
 class Cluster:
     """Brokers and topics of one fake cluster."""
 
-    cluster_id: str = "fakebroker-cluster"
+    # A fresh random id in Kafka's form unless given (Kafka's ``kafka-storage random-uuid``).
+    cluster_id: str = field(default_factory=kafka_uuid_text)
     brokers: dict[int, Broker] = field(default_factory=dict)
     topics: dict[str, Topic] = field(default_factory=dict)
     # How the cluster was started (auto-creation, num.partitions ...): DescribeConfigs reports

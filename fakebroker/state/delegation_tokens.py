@@ -36,23 +36,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import uuid
 from dataclasses import dataclass, field
 
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.credentials import SCRAM_MECHANISMS, ScramCredential
+from fakebroker.state.kafka_ids import kafka_uuid_text
 
 USER_TYPE = "User"
 LONG_MAX = 2**63 - 1
-
-
-def kafka_uuid_text() -> str:
-    """A random id in Kafka's ``Uuid.toString`` form (URL-safe base64 of the 16 bytes, no
-    padding); like ``Uuid.randomUuid`` never one that starts with a dash."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):
-            return text
 
 
 def token_hmac(secret_key: str, token_id: str) -> bytes:
