@@ -64,16 +64,21 @@ def on_fake_xfail(kafka: Any, request: pytest.FixtureRequest, reason: str) -> No
 
 
 def normalised(text: str, kafka: Any) -> str:
-    """``text`` with the broker's host:port, 22-character ids and log directory replaced."""
+    """``text`` with the broker's host:port, topic and cluster ids and log directory
+    replaced (the cluster id's format has its own test)."""
     text = text.replace(kafka.bootstrap_servers, "HOST:PORT")
     text = re.sub(r'"logDir":"[^"]*"', '"logDir":"LOGDIR"', text)
     text = re.sub(r'"log_dirs":\["[^"]*"\]', '"log_dirs":["LOGDIR"]', text)
-    return re.sub(r"(TopicId: |ClusterId: +|Cluster ID: )[A-Za-z0-9_-]{22}\b", r"\1ID", text)
+    text = re.sub(r"(ClusterId: +)\S+", r"\1ID", text)
+    return re.sub(r"(TopicId: )[A-Za-z0-9_-]{22}\b", r"\1ID", text)
 
 
-def tool(kafka: Any, name: str, *args: str, stdin: str | None = None) -> ToolResult:
-    """Run Kafka's ``name`` tool against ``kafka``; it must exit 0."""
-    result = run_tool(name, "--bootstrap-server", kafka.bootstrap_servers, *args, stdin=stdin)
+def tool(kafka: Any, name: str, *args: str, stdin: str | None = None,
+         command: tuple[str, ...] = ()) -> ToolResult:
+    """Run Kafka's ``name`` tool (its ``command`` first, if it has them) against ``kafka``;
+    it must exit 0."""
+    result = run_tool(name, *command, "--bootstrap-server", kafka.bootstrap_servers, *args,
+                      stdin=stdin)
     assert result.status == 0, f"{name} {' '.join(args)} exited {result.status}:\n" \
                                f"{result.stdout}\n{result.stderr}"
     return result
@@ -158,8 +163,8 @@ def test_kafka_consumer_groups_lists_describes_resets_and_deletes_a_group(
         "g1              HOST:PORT  (1)      -                    Empty                0\n")
     assert out(kafka, "kafka-consumer-groups", "--reset-offsets", *group, "--topic", "events",
                "--to-earliest", "--execute") == (
-        "\nGROUP           TOPIC           PARTITION  NEW-OFFSET     \n"
-        "g1              events          0          0              \n")
+        "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+        "g1              events          0          0\n")
     assert out(kafka, "kafka-consumer-groups", "--delete", *group) == \
         "Deletion of requested consumer groups ('g1') was successful.\n"
     assert out(kafka, "kafka-consumer-groups", "--list") == ""
@@ -235,14 +240,14 @@ def test_kafka_cluster_prints_a_uuid_cluster_id(
         kafka: Any, request: pytest.FixtureRequest) -> None:
     on_fake_xfail(kafka, request, "the fake's cluster id is `fakebroker-cluster`, not a "
                                   "22-character base64 UUID")
-    printed = tool(kafka, "kafka-cluster", "cluster-id").stdout
+    printed = tool(kafka, "kafka-cluster", command=("cluster-id",)).stdout
     assert re.fullmatch(r"Cluster ID: [A-Za-z0-9_-]{22}\n", printed), printed
 
 
 def test_kafka_metadata_quorum_describes_a_one_node_quorum(kafka: Any) -> None:
     status = out(kafka, "kafka-metadata-quorum", "describe", "--status")
     status = re.sub(r"HighWatermark: +\d+", "HighWatermark: N", status)
-    status = re.sub(r'"directoryId": "[^"]*", "endpoints": \["CONTROLLER://127.0.0.1:\d+"\]',
+    status = re.sub(r'"directoryId": "[^"]*", "endpoints": \["CONTROLLER://[^"]+"\]',
                     '"directoryId": "ID", "endpoints": ["CONTROLLER://HOST:PORT"]', status)
     assert status == (
         "ClusterId:              ID\n"
