@@ -299,3 +299,33 @@ def test_kafka_broker_api_versions_shows_every_api_kafka_serves(
                                   "AddRaftVoter, RemoveRaftVoter, the share and streams "
                                   "group APIs")
     assert api_versions(kafka) == KAFKA_USABLE_VERSIONS
+
+
+def test_kafka_consumer_groups_resets_offsets_in_each_mode_and_deletes_offsets(
+        kafka: Any) -> None:
+    out(kafka, "kafka-console-producer", "--topic", "events", stdin="a\nb\nc\nd\n")
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "g2",
+                         "log_level": 3})
+    try:
+        consumer.commit(offsets=[TopicPartition("events", 0, 2)], asynchronous=False)
+    finally:
+        consumer.close()
+    reset = ("--reset-offsets", "--group", "g2", "--topic", "events", "--execute")
+    header = "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+    for mode, new_offset in ((("--to-latest",), 4), (("--shift-by", "-3"), 1),
+                             (("--to-offset", "3"), 3), (("--to-current",), 3)):
+        assert out(kafka, "kafka-consumer-groups", *reset, *mode) == (
+            f"{header}g2              events          0          {new_offset}\n"), mode
+    deleted = out(kafka, "kafka-consumer-groups", "--delete-offsets", "--group", "g2",
+               "--topic", "events")
+    assert deleted == (
+        "Request succeeded for deleting offsets from group g2.\n\n"
+        "TOPIC           PARTITION  STATUS         \n"
+        "events          0          Successful     \n")
+
+
+def test_kafka_leader_election_names_a_partition_whose_preferred_leader_leads(
+        kafka: Any) -> None:
+    elected = tool(kafka, "kafka-leader-election", "--election-type", "PREFERRED",
+                   "--topic", "events", "--partition", "0")
+    assert elected.stdout == "Valid replica already elected for partitions events-0\n"
