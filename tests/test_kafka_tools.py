@@ -329,3 +329,63 @@ def test_kafka_leader_election_names_a_partition_whose_preferred_leader_leads(
     elected = tool(kafka, "kafka-leader-election", "--election-type", "PREFERRED",
                    "--topic", "events", "--partition", "0")
     assert elected.stdout == "Valid replica already elected for partitions events-0\n"
+
+
+def test_kafka_configs_alters_and_describes_a_users_scram_credential(
+        kafka: Any, request: pytest.FixtureRequest) -> None:
+    on_fake_xfail(kafka, request, "`kafka-configs --describe --entity-type users` reads "
+                                  "DescribeClientQuotas too, which the fake does not serve")
+    user = ("--entity-type", "users", "--entity-name", "alice")
+    assert out(kafka, "kafka-configs", "--alter", *user, "--add-config",
+               "SCRAM-SHA-256=[iterations=8192,password=secret]") == \
+        "Completed updating config for user alice.\n"
+    assert out(kafka, "kafka-configs", "--describe", *user) == \
+        "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192\n"
+
+
+def test_kafka_configs_alters_and_describes_a_client_quota(
+        kafka: Any, request: pytest.FixtureRequest) -> None:
+    on_fake_xfail(kafka, request, "the fake does not serve DescribeClientQuotas and "
+                                  "AlterClientQuotas")
+    client = ("--entity-type", "clients", "--entity-name", "c1")
+    assert out(kafka, "kafka-configs", "--alter", *client, "--add-config",
+               "producer_byte_rate=1024") == "Completed updating config for client c1.\n"
+    assert out(kafka, "kafka-configs", "--describe", *client) == \
+        "Quota configs for client-id 'c1' are producer_byte_rate=1024.0\n"
+
+
+def table(printed: str) -> list[dict[str, str]]:
+    """A kafka-transactions table (tab-separated, padded) as one dict per row."""
+    header, *rows = [[cell.strip() for cell in line.split("\t")[:-1]]
+                     for line in printed.splitlines()]
+    return [dict(zip(header, row, strict=True)) for row in rows]
+
+
+def test_kafka_transactions_describes_a_transaction_its_producers_and_no_hanging_one(
+        kafka: Any) -> None:
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers,
+                         "transactional.id": "tx-2", "log_level": 3})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("events", b"v")
+    producer.flush(30)
+    try:
+        [described] = table(out(kafka, "kafka-transactions", "describe",
+                                "--transactional-id", "tx-2"))
+        [writer] = table(out(kafka, "kafka-transactions", "describe-producers",
+                             "--topic", "events", "--partition", "0"))
+        hanging = table(out(kafka, "kafka-transactions", "find-hanging", "--broker-id", "1"))
+    finally:
+        producer.abort_transaction(30)
+    assert {k: described[k] for k in ("CoordinatorId", "TransactionalId", "ProducerEpoch",
+                                      "TransactionState", "TransactionTimeoutMs",
+                                      "TopicPartitions")} == {
+        "CoordinatorId": "1", "TransactionalId": "tx-2", "ProducerEpoch": "0",
+        "TransactionState": "Ongoing", "TransactionTimeoutMs": "60000",
+        "TopicPartitions": "events-0"}
+    assert writer["ProducerId"] == described["ProducerId"]
+    assert {k: writer[k] for k in ("ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence",
+                                   "CurrentTransactionStartOffset")} == {
+        "ProducerEpoch": "0", "LatestCoordinatorEpoch": "-1", "LastSequence": "0",
+        "CurrentTransactionStartOffset": "0"}
+    assert hanging == []
