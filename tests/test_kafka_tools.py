@@ -68,7 +68,7 @@ def normalised(text: str, kafka: Any) -> str:
     replaced (the cluster id's format has its own test)."""
     text = text.replace(kafka.bootstrap_servers, "HOST:PORT")
     text = re.sub(r'"logDir":"[^"]*"', '"logDir":"LOGDIR"', text)
-    text = re.sub(r'"log_dirs":\["[^"]*"\]', '"log_dirs":["LOGDIR"]', text)
+    text = re.sub(r'"log_dirs":\["/[^"]*"\]', '"log_dirs":["LOGDIR"]', text)
     text = re.sub(r"(ClusterId: +)\S+", r"\1ID", text)
     return re.sub(r"(TopicId: )[A-Za-z0-9_-]{22}\b", r"\1ID", text)
 
@@ -389,3 +389,28 @@ def test_kafka_transactions_describes_a_transaction_its_producers_and_no_hanging
         "ProducerEpoch": "0", "LatestCoordinatorEpoch": "-1", "LastSequence": "0",
         "CurrentTransactionStartOffset": "0"}
     assert hanging == []
+
+
+def test_kafka_reassign_partitions_generates_a_plan_for_the_one_broker(
+        kafka: Any, tmp_path: Path) -> None:
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": "events"}]}))
+    plan = ('{"version":1,"partitions":[{"topic":"events","partition":0,"replicas":[1],'
+            '"log_dirs":["%s"]}]}')
+    assert out(kafka, "kafka-reassign-partitions", "--generate", "--topics-to-move-json-file",
+               str(topics), "--broker-list", "1") == (
+        f"Current partition replica assignment\n{plan % 'LOGDIR'}\n\n"
+        f"Proposed partition reassignment configuration\n{plan % 'any'}\n")
+
+
+def test_the_perf_tests_produce_and_consume_every_record(kafka: Any) -> None:
+    produced = run_tool("kafka-producer-perf-test", "--topic", "events", "--num-records", "500",
+                        "--record-size", "100", "--throughput", "-1", "--command-property",
+                        f"bootstrap.servers={kafka.bootstrap_servers}")
+    assert produced.status == 0, produced.stderr
+    assert re.search(r"^500 records sent, ", produced.stdout, re.M), produced.stdout
+    consumed = tool(kafka, "kafka-consumer-perf-test", "--topic", "events",
+                    "--num-records", "500", "--timeout", "30000")
+    [header, row] = consumed.stdout.splitlines()
+    report = dict(zip(header.split(", "), row.split(", "), strict=True))
+    assert report["data.consumed.in.nMsg"] == "500", consumed.stdout
