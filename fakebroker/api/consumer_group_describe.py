@@ -2,11 +2,12 @@
 
 Versions: 0 (3.9), 1 (4.x: member type). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for a group of another
-type ("Group g is not a consumer group.") or none ("Group g not found."), NOT_COORDINATOR
-on another broker; states Empty, Assigning, Reconciling, Stable. A member without a regex subscription reports "" as its regex, and (v1)
-member type 1, a consumer-protocol member. Asked for them, a described group's authorized
-operations: every group operation with no authorizer, those the principal may do with one.
+Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for a group of another type
+("Group g is not a consumer group.") or none ("Group g not found."), NOT_COORDINATOR on another
+broker; states Empty, Assigning, Reconciling, Stable. A member without a regex subscription
+reports "" as its regex, and (v1) member type 1, a consumer-protocol member. Asked for them, a
+described group's authorized operations: every group operation with no authorizer, those the
+principal may do with one.
 """
 
 from __future__ import annotations
