@@ -9,9 +9,10 @@ groups, no topics but the marker's; ``--kafka=both`` runs each on both (ids ``[f
 ``[real]``). On the real broker the marker's ``topics`` are created and ``brokers`` is
 ignored (it has one node), its ``overrides`` (broker configs) start a real broker of their own
 with them in its server.properties (one per distinct set, for the session); any other option
-is a fakebroker setting, refused, but for the secure preset: a marker carrying ``tests.security.SECURE``'s options, all of them with its
-values, gets the session's secure Apache Kafka instead (tests/real_secure_kafka.py: started
-only when such a test runs; its ACLs deleted too before each test).
+is a fakebroker setting, refused, but for the secure preset: a marker carrying
+``tests.security.SECURE``'s options, all of them with its values, gets the session's secure
+Apache Kafka instead (tests/real_secure_kafka.py: started only when such a test runs; its ACLs
+deleted too before each test).
 
 ``@pytest.mark.fake_only("why")`` marks a test that needs what only the fake has (faults,
 natural failures, the journal, fakebroker settings, several brokers): it takes ``kafka`` on

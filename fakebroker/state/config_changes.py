@@ -10,8 +10,9 @@ existence). Nothing is changed when a check fails, or with ``validate_only``.
 
 A topic's configs take effect at once (``Topic.config`` reads them); the cluster default
 broker configs (resource "") back every topic's unset configs through their broker synonyms
-(``message.max.bytes`` for ``max.message.bytes``...); a broker's own configs are stored and
-described.
+(``message.max.bytes`` for ``max.message.bytes``...), above the brokers' static configs
+(``overrides``); a broker's own configs back the topics it leads. Which broker configs a running
+broker may change is declared with them (``fakebroker.options.BROKER_CONFIGS``).
 """
 
 from __future__ import annotations

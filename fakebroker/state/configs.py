@@ -2,7 +2,9 @@
 
 ``TOPIC_DEFAULTS`` holds the topic-level configs a Kafka 4.4 broker describes, each with its
 default value, type (DescribeConfigs v3+ ``config_type``) and the broker config Kafka lists as
-its synonym. ``BROKER_DEFAULTS`` holds the broker configs the fake broker reports or honours;
+its synonym. ``BROKER_DEFAULTS`` holds the broker configs the fake broker reports or honours
+(declared in ``fakebroker.options.BROKER_CONFIGS``), and ``topic_config`` / ``synonym_chain``
+give a value, its source and synonyms as Kafka's ConfigHelper lists them;
 ``CLUSTER_DEFAULTS`` the cluster-wide dynamic broker configs a new Kafka 4.4 cluster has
 (written when it is formatted).
 """
