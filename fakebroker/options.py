@@ -464,6 +464,20 @@ def _cross_check(configs: Mapping[str, str]) -> None:
             raise ValueError(f"{beat} must be less than {session}")
 
 
+def _kafka_check(name: str) -> Callable[[Any], str | None]:
+    """A named setting's check: a value of its Kafka config's type, valid by its Kafka
+    validator (``BROKER_CONFIGS[name]``: one fact for both spellings)."""
+    config = BROKER_CONFIGS[name]
+
+    def check(value: Any) -> str | None:
+        if config.type == BOOLEAN:
+            return _flag(value)
+        if config.type in _BITS and (not isinstance(value, int) or isinstance(value, bool)):
+            return "expected a whole number"
+        return config.complaint(_kafka_text(value))
+    return check
+
+
 def parse_override(text: str) -> tuple[str, str]:
     """``KEY=VALUE``: a broker config and its value, as server.properties has it."""
     key, equals, value = text.partition("=")
@@ -630,14 +644,16 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("port", parse_int, "first broker's port; brokers use consecutive ports, each "
             "listener's after the previous listener's (0 = any free)", _port),
     Setting("auto_create_topics", parse_bool,
-            "create unknown topics a client asks for (false: refuse them)", _flag,
-            kafka="auto.create.topics.enable", metavar="true|false"),
-    Setting("default_partitions", parse_int, "partitions of auto-created topics", _at_least(1),
-            kafka="num.partitions", metavar="N"),
+            "create unknown topics a client asks for (false: refuse them)",
+            _kafka_check("auto.create.topics.enable"), kafka="auto.create.topics.enable",
+            metavar="true|false"),
+    Setting("default_partitions", parse_int, "partitions of auto-created topics",
+            _kafka_check("num.partitions"), kafka="num.partitions", metavar="N"),
     Setting("cluster_id", str, "the cluster id (default: a fresh random one in Kafka's "
             "form, 22 characters of URL-safe base64)", _optional(_text)),
-    Setting("max_request_bytes", parse_int, "largest request frame accepted", _at_least(1),
-            kafka="socket.request.max.bytes", metavar="BYTES"),
+    Setting("max_request_bytes", parse_int, "largest request frame accepted",
+            _kafka_check("socket.request.max.bytes"), kafka="socket.request.max.bytes",
+            metavar="BYTES"),
     Setting("group_initial_rebalance_delay_ms", parse_int,
             "how long a new classic group waits for more members", _at_least(0),
             kafka="group.initial.rebalance.delay.ms", metavar="MS"),
@@ -645,7 +661,8 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             _at_least(0), kafka="group.min.session.timeout.ms", metavar="MS"),
     Setting("transaction_max_timeout_ms", parse_int,
             "longest transaction timeout a producer may ask (longer: INVALID_TRANSACTION_TIMEOUT)",
-            _at_least(1), kafka="transaction.max.timeout.ms", metavar="MS"),
+            _kafka_check("transaction.max.timeout.ms"), kafka="transaction.max.timeout.ms",
+            metavar="MS"),
     Setting("transaction_version", parse_int,
             "the finalized transaction.version feature: 2 (Kafka 4's default) runs transactions "
             "v2 (KIP-890) with the clients that support it, 0 or 1 the older protocol",

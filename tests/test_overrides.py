@@ -9,6 +9,7 @@ overrides in its server.properties (``--kafka=both``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ from tests.wire import WireClient
 
 OVERRIDES = {"num.partitions": 3, "message.max.bytes": 2000, "log.retention.ms": 1234567,
              "min.insync.replicas": 2, "group.min.session.timeout.ms": 7000,
-             "log.cleanup.policy": "compact,delete"}
+             "log.cleanup.policy": "compact,delete", "group.consumer.heartbeat.interval.ms": 3000,
+             "group.consumer.min.heartbeat.interval.ms": 1000}
 overridden = pytest.mark.fake_kafka(topics={"orders": 1}, overrides=OVERRIDES)
 
 TOPIC, BROKER = 2, 4
@@ -149,6 +151,23 @@ def test_group_min_session_timeout_refuses_a_shorter_session(client):
 
 
 @overridden
+def test_a_consumer_group_member_is_given_the_heartbeat_interval(client):
+    coordinator = client.request("FindCoordinator", 3, {"key": "g848", "key_type": 0})
+    with WireClient(f"{coordinator.host}:{coordinator.port}") as group_client:
+        answer = group_client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": str(uuid.uuid4()), "member_epoch": 0,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 300_000,
+            "subscribed_topic_names": ["orders"], "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": []})
+        assert (answer.error_code, answer.heartbeat_interval_ms) == (0, 3000)
+        group_client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": "g848", "member_id": answer.member_id, "member_epoch": -1,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
+            "subscribed_topic_names": None, "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": None})
+
+
+@overridden
 def test_acks_all_needs_no_more_in_sync_replicas_than_the_partition_has(client):
     # min.insync.replicas=2 on a topic of one replica: Kafka's effective min ISR is 1
     assert produce_error(client, 10, acks=-1) == 0
@@ -261,3 +280,25 @@ def test_a_scenario_sets_overrides_in_its_cluster_table():
 
     scenario = parse_scenario({"cluster": {"overrides": {"message.max.bytes": 2000}}})
     assert scenario.cluster["overrides"] == (("message.max.bytes", "2000"),)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("message.max.bytes", "-5", "Invalid value -5 for configuration message.max.bytes: Value "
+                                "must be at least 0"),
+    ("log.cleanup.policy", "shred", "Invalid value shred for configuration log.cleanup.policy: "
+                                    "String must be one of: compact, delete"),
+    ("compression.gzip.level", "12", "Invalid value 12 for configuration compression.gzip.level: "
+                                     "Value must be between 1 and 9 or equal to -1"),
+    ("log.segment.bytes", "10", "Invalid value 10 for configuration log.segment.bytes: Value "
+                                "must be at least 1048576"),
+    ("log.retention.hours", "5", "Cannot update these configs dynamically: "
+                                 "[log.retention.hours]"),
+    ("group.share.record.lock.duration.ms", "20000",
+     "Cannot update these configs dynamically: [group.share.record.lock.duration.ms]"),
+])
+def test_a_dynamic_change_is_checked_by_kafkas_validator(client, key, value, message):
+    (refused,) = client.request("IncrementalAlterConfigs", 1, {"resources": [
+        {"resource_type": BROKER, "resource_name": "", "configs": [
+            {"name": key, "config_operation": SET, "value": value}]}],
+        "validate_only": True}).responses
+    assert (refused.error_code, refused.error_message) == (INVALID_REQUEST, message)
