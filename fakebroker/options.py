@@ -412,7 +412,7 @@ BROKER_CONFIGS: dict[str, BrokerConfig] = {c.name: c for c in (
 
 # What each honoured config changes in the fake (the rest are declared and described only).
 HONOURED: dict[str, str] = {
-    "auto.create.topics.enable": "whether Metadata and produce create unknown topics",
+    "auto.create.topics.enable": "whether unknown topics a client asks for are created",
     "num.partitions": "partitions of a topic created without a count",
     "default.replication.factor": "replicas of a topic created without a factor",
     "socket.request.max.bytes": "largest request frame accepted",

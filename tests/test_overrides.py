@@ -302,3 +302,17 @@ def test_a_dynamic_change_is_checked_by_kafkas_validator(client, key, value, mes
             {"name": key, "config_operation": SET, "value": value}]}],
         "validate_only": True}).responses
     assert (refused.error_code, refused.error_message) == (INVALID_REQUEST, message)
+
+
+@pytest.mark.fake_only("reads the fake's state")
+@pytest.mark.fake_kafka(overrides={"group.consumer.assignment.interval.ms": 2000})
+def test_the_cluster_reads_a_broker_config_as_it_runs_now(kafka, client):
+    state = kafka.cluster.state
+    assert state.broker_config("group.consumer.assignment.interval.ms") == "2000"
+    (changed,) = client.request("IncrementalAlterConfigs", 1, {"resources": [
+        {"resource_type": BROKER, "resource_name": "", "configs": [
+            {"name": "group.consumer.assignment.interval.ms", "config_operation": SET,
+             "value": "500"}]}], "validate_only": False}).responses
+    assert changed.error_code == 0
+    assert state.broker_config("group.consumer.assignment.interval.ms") == "500"
+    assert state.broker_config("group.share.record.lock.duration.ms") == "30000"

@@ -186,6 +186,16 @@ class Cluster:
         self.default_replication_factor = int(
             self.settings.broker_config("default.replication.factor") or 1)
 
+    def broker_config(self, name: str, broker: int | None = None) -> str | None:
+        """Broker config ``name`` (one of ``fakebroker.options.BROKER_CONFIGS``) as ``broker``
+        runs with it now: its dynamic config, else the cluster's dynamic default, else the
+        static config it started with, else Kafka's default (None: Kafka has none)."""
+        own = self.broker_configs.get(broker, {}) if broker is not None else {}
+        for layer in (own, self.default_broker_configs):
+            if name in layer:
+                return layer[name]
+        return self.settings.broker_config(name)
+
     @property
     def producers(self) -> ProducerRegistry:
         """Every producer id and its sequences, made on first use."""
