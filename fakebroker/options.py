@@ -15,6 +15,12 @@ A ``repeatable`` setting holds a tuple: its flag may be given again (``--listene
 --listener SASL_SSL``), its variable is a comma-separated list (``FAKEBROKER_LISTENERS=SSL,
 SASL_SSL``), its ``parse`` reads one item, and Python takes any sequence of items.
 
+Kafka's broker configs are declared here too (``BROKER_CONFIGS``: Kafka 4.4's names, types,
+defaults, validators and update modes); the ``overrides`` setting (``--override KEY=VALUE``,
+``FAKEBROKER_OVERRIDES``, ``overrides={...}``) sets them by those names, as
+``kafka-server-start.sh --override`` does. A config a named setting stands for is that setting
+under its second name (``num.partitions`` is ``default_partitions``).
+
 Guarantee: a value that reaches a running cluster has passed its setting's check, so a bad
 value is refused with one line naming the setting, before anything starts.
 """
