@@ -267,6 +267,15 @@ def test_serve_refuses_a_bad_override_with_exit_2(args, error, capsys):
     assert error in capsys.readouterr().err
 
 
+def test_serve_refuses_a_bad_override_variable_with_exit_2(capsys):
+    from fakebroker.cli import main
+
+    assert main(["serve"], environ={"FAKEBROKER_OVERRIDES": "num.partitions=2,nope=1"}) == 2
+    assert capsys.readouterr().err.strip() == (
+        "fakebroker: FAKEBROKER_OVERRIDES: overrides: unknown broker config 'nope' (the broker "
+        "configs fakebroker knows: docs/reference/settings.md)")
+
+
 def test_serve_help_lists_the_override_flag(capsys):
     from fakebroker.cli import main
 
