@@ -7,10 +7,11 @@ Behavior (a new Kafka 4.4 cluster's answers):
   source TOPIC_CONFIG (Kafka's DYNAMIC_TOPIC_CONFIG), then from this broker's dynamic
   config of the broker synonym (DYNAMIC_BROKER_CONFIG), the cluster's dynamic default
   (DYNAMIC_DEFAULT_BROKER_CONFIG: min.insync.replicas, as a formatted 4.x cluster has it, and
-  whatever IncrementalAlterConfigs / AlterConfigs set), the rest DEFAULT_CONFIG; unknown
+  whatever IncrementalAlterConfigs / AlterConfigs set), the broker's static config
+  (STATIC_BROKER_CONFIG: an override it started with), the rest DEFAULT_CONFIG; unknown
   topic: UNKNOWN_TOPIC_OR_PARTITION.
-* Broker resources (type 4): the broker configs this fake honours, with the values the
-  cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
+* Broker resources (type 4): the broker configs this fake knows (``fakebroker.options.
+  BROKER_CONFIGS``), with the values the cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
   auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
   where it is, a dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
   either; read-only unless Kafka can change it on a running broker. A dynamic config Kafka
@@ -19,8 +20,9 @@ Behavior (a new Kafka 4.4 cluster's answers):
   lists the cluster's dynamic defaults. Broker loggers (type 8): none.
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
-  the broker default); v3+
-  config types (and no documentation text). A result's error message is "", as Kafka sends.
+  the static config, the broker default; a config with several names, log.retention.ms /
+  .minutes / .hours, lists each set one per level, from the first entry of its own name, as
+  Kafka's ConfigHelper does); v3+ config types (and no documentation text). A result's error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
