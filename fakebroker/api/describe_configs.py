@@ -11,8 +11,8 @@ Behavior (a new Kafka 4.4 cluster's answers):
   (STATIC_BROKER_CONFIG: an override it started with), the rest DEFAULT_CONFIG; unknown
   topic: UNKNOWN_TOPIC_OR_PARTITION.
 * Broker resources (type 4): the broker configs this fake knows (``fakebroker.options.
-  BROKER_CONFIGS``), with the values the cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
-  auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
+  BROKER_CONFIGS``), with the values the cluster runs with
+  (``auto.create.topics.enable=false`` for a cluster started without auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
   where it is, a dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
   either; read-only unless Kafka can change it on a running broker. A dynamic config Kafka
   does not know is listed as Kafka lists it: type UNKNOWN, sensitive (no value), read-only.
@@ -22,7 +22,8 @@ Behavior (a new Kafka 4.4 cluster's answers):
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
   .minutes / .hours, lists each set one per level, from the first entry of its own name, as
-  Kafka's ConfigHelper does); v3+ config types (and no documentation text). A result's error message is "", as Kafka sends.
+  Kafka's ConfigHelper does); v3+ config types (and no documentation text). A result's
+  error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
