@@ -12,8 +12,9 @@ Behavior (a new Kafka 4.4 cluster's answers):
   topic: UNKNOWN_TOPIC_OR_PARTITION.
 * Broker resources (type 4): the broker configs this fake knows (``fakebroker.options.
   BROKER_CONFIGS``), with the values the cluster runs with
-  (``auto.create.topics.enable=false`` for a cluster started without auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
-  where it is, a dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
+  (``auto.create.topics.enable=false`` for a cluster started without auto-creation):
+  STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG where it is, a
+  dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
   either; read-only unless Kafka can change it on a running broker. A dynamic config Kafka
   does not know is listed as Kafka lists it: type UNKNOWN, sensitive (no value), read-only.
   For this broker's id only; another id: INVALID_REQUEST. The cluster default resource ("")
