@@ -145,7 +145,43 @@ def settings_page() -> str:
                      f"{_code(setting.flag)}, {_code(setting.env)}" if name in flags
                      else "Python only", setting.help))
     return "\n## Settings\n\n" + _table(
-        ("setting", "default", "Kafka config", "flag, variable", "meaning"), rows)
+        ("setting", "default", "Kafka config", "flag, variable", "meaning"), rows) \
+        + broker_configs_section()
+
+
+def broker_configs_section() -> str:
+    """Every broker config ``overrides`` takes, by Kafka's name: Kafka 4.4's type, default,
+    valid values, whether a running broker may change it, and what it changes in the fake."""
+    from fakebroker.options import BROKER_CONFIGS, HONOURED, KAFKA_NAMES
+
+    rows = []
+    for name, config in BROKER_CONFIGS.items():
+        valid = (", ".join(config.allowed) if config.allowed
+                 else "[" + ", ".join("…" if bound is None else f"{bound:.15g}"
+                                      for bound in (config.low, config.high)) + "]"
+                 if config.low is not None else "")
+        if config.or_minus_one:
+            valid += " or -1"
+        effect = HONOURED.get(name, "described only")
+        if name in KAFKA_NAMES:
+            effect += f" (the setting `{KAFKA_NAMES[name]}`)"
+        rows.append((_code(name), config.type,
+                     "—" if config.default is None else _code(config.default),
+                     valid or "—", "dynamic" if config.dynamic else "read-only", effect))
+    others = sorted(set(KAFKA_NAMES) - set(BROKER_CONFIGS))
+    return ("\n## Broker configs (`overrides`)\n\n"
+            "`overrides` sets broker configs by Kafka's names, as `kafka-server-start.sh "
+            "--override` does: `--override message.max.bytes=2000` (repeatable), "
+            "`FAKEBROKER_OVERRIDES=message.max.bytes=2000,log.cleanup.policy=compact,delete`, "
+            "`FakeKafka(overrides={\"message.max.bytes\": 2000})`, the marker's "
+            "`overrides=`, or `overrides = {\"message.max.bytes\" = 2000}` in a scenario's "
+            "`[cluster]`. Each value is checked by Kafka's validator; an unknown key is "
+            "refused. DescribeConfigs reports them as STATIC_BROKER_CONFIG; the dynamic ones "
+            "can be changed at run time by IncrementalAlterConfigs (the cluster default or "
+            "one broker), and take effect at once. A config a named setting stands for sets "
+            "that setting" + (f"; so do {', '.join(map(_code, others))}" if others else "")
+            + ".\n\n" + _table(("config", "type", "default", "valid values", "update",
+                                "what it changes"), rows))
 
 
 def operations_page() -> str:

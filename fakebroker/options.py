@@ -15,6 +15,12 @@ A ``repeatable`` setting holds a tuple: its flag may be given again (``--listene
 --listener SASL_SSL``), its variable is a comma-separated list (``FAKEBROKER_LISTENERS=SSL,
 SASL_SSL``), its ``parse`` reads one item, and Python takes any sequence of items.
 
+Kafka's broker configs are declared here too (``BROKER_CONFIGS``: Kafka 4.4's names, types,
+defaults, validators and update modes); the ``overrides`` setting (``--override KEY=VALUE``,
+``FAKEBROKER_OVERRIDES``, ``overrides={...}``) sets them by those names, as
+``kafka-server-start.sh --override`` does. A config a named setting stands for is that setting
+under its second name (``num.partitions`` is ``default_partitions``).
+
 Guarantee: a value that reaches a running cluster has passed its setting's check, so a bad
 value is refused with one line naming the setting, before anything starts.
 """
@@ -103,6 +109,10 @@ class Setting(NamedTuple):
     metavar: str | None = None
     repeatable: bool = False  # a tuple of items: the flag repeats, the variable lists them
     item: str | None = None  # a repeatable setting's flag names one item: --listener
+    # how the text of a flag or variable splits into items (a repeatable setting)
+    items: Callable[[str], list[str]] = lambda text: text.split(",")
+    # makes a Python value the setting's form (a ValueError says why it cannot), or None
+    convert: Callable[[Any], Any] | None = None
 
     @property
     def flag(self) -> str:
@@ -117,7 +127,7 @@ class Setting(NamedTuple):
         setting, of a comma-separated list of items."""
         try:
             if self.repeatable:
-                value: Any = tuple(self.parse(item.strip()) for item in text.split(",")
+                value: Any = tuple(self.parse(item.strip()) for item in self.items(text)
                                    if item.strip())
             else:
                 value = self.parse(text)
@@ -130,6 +140,11 @@ class Setting(NamedTuple):
         else ``OptionError`` naming the setting."""
         if self.repeatable and isinstance(value, (list, tuple)):
             value = tuple(value)
+        if self.convert is not None:
+            try:
+                value = self.convert(value)
+            except ValueError as exc:
+                raise OptionError(f"{self.name}: {exc}") from None
         complaint = self.check(value)
         if complaint is not None:
             raise OptionError(f"{self.name}: {complaint}, got {value!r}")
@@ -198,6 +213,326 @@ def _advertisable(value: Any) -> str | None:
     return None
 
 
+# -- Kafka's broker configs ----------------------------------------------------------------
+#
+# The broker configs the fake honours or reports, by Kafka's names, with Kafka 4.4's type,
+# default (None: Kafka has none), validator and update mode (``dynamic``: IncrementalAlterConfigs
+# may change it on a running broker, at the cluster default or one broker; else read-only).
+# ``overrides`` (``--override KEY=VALUE``) sets them as a broker's server.properties does; a
+# config a named setting stands for (``num.partitions``: ``default_partitions``) sets that
+# setting. Every one is described by DescribeConfigs; those in ``HONOURED`` change what the
+# fake does, the rest are declared for the code that will honour them (retention and
+# compaction, share and streams groups).
+
+BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = (
+    "BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD")
+_BITS = {INT: 32, SHORT: 16, LONG: 64}
+
+
+class BrokerConfig(NamedTuple):
+    """One Kafka broker config: name, type, default text, validator, update mode."""
+
+    name: str
+    type: str
+    default: str | None
+    low: float | None = None  # Kafka's Range validator
+    high: float | None = None
+    allowed: tuple[str, ...] = ()  # Kafka's ValidString (each item, for a LIST)
+    any_case: bool = False  # CaseInsensitiveValidString
+    or_minus_one: bool = False  # compression.gzip.level: the range, or -1
+    dynamic: bool = False
+
+    def complaint(self, text: str) -> str | None:
+        """Kafka's complaint about ``text`` as this config's value (its ConfigException's
+        message after the name), or None."""
+        number: float | None = None
+        try:
+            if self.type in _BITS:
+                number = int(text.strip())
+                if not -(1 << (_BITS[self.type] - 1)) <= number < 1 << (_BITS[self.type] - 1):
+                    raise ValueError(text)
+            elif self.type == DOUBLE:
+                number = float(text.strip())
+        except ValueError:
+            return f"Not a number of type {self.type}"
+        if self.type == BOOLEAN and text.strip().lower() not in ("true", "false"):
+            return "Expected value to be either true or false"
+        if number is not None and self.or_minus_one:
+            ok = number == -1 or self.low <= number <= self.high  # type: ignore[operator]
+            return None if ok else (f"Value must be between {self.low} and {self.high} or "
+                                    "equal to -1")
+        if number is not None and self.low is not None and number < self.low:
+            return f"Value must be at least {_java_number(self.low)}"
+        if number is not None and self.high is not None and number > self.high:
+            return f"Value must be no more than {_java_number(self.high)}"
+        items = [i.strip() for i in text.split(",") if i.strip()] if self.type == LIST \
+            else [text]
+        allowed = [a.upper() for a in self.allowed] if self.any_case else self.allowed
+        if self.allowed and any((i.upper() if self.any_case else i) not in allowed
+                                for i in items):
+            case = " (case insensitive)" if self.any_case else ""
+            return f"String must be one of{case}: {', '.join(self.allowed)}"
+        return None
+
+    def text(self, value: Any) -> str:
+        """``value`` (Python's int, bool, float, sequence, or text) as Kafka's text of this
+        config, checked: ``ValueError`` with Kafka's message naming the config."""
+        if isinstance(value, bool):
+            text = str(value).lower()
+        elif isinstance(value, (int, float, str)):
+            text = str(value)
+        elif isinstance(value, (list, tuple)) and self.type == LIST:
+            text = ",".join(str(item) for item in value)
+        else:
+            raise ValueError(f"Invalid value {value!r} for configuration {self.name}: "
+                             f"expected a value of type {self.type}")
+        if self.type == LIST:
+            text = ",".join(i.strip() for i in text.split(",") if i.strip())
+        elif self.type != STRING:
+            text = text.strip()
+        complaint = self.complaint(text)
+        if complaint is not None:
+            raise ValueError(f"Invalid value {text} for configuration {self.name}: "
+                             f"{complaint}")
+        return text
+
+
+def _java_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _k(name: str, kind: str, default: str | None, **validator: Any) -> BrokerConfig:
+    return BrokerConfig(name, kind, default, **validator)
+
+
+BROKER_CONFIGS: dict[str, BrokerConfig] = {c.name: c for c in (
+    _k("log.cleanup.policy", LIST, "delete", allowed=("compact", "delete"), dynamic=True),
+    _k("compression.type",
+       STRING, "producer",
+       allowed=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), dynamic=True),
+    _k("compression.gzip.level", INT, "-1", low=1, high=9, or_minus_one=True, dynamic=True),
+    _k("compression.lz4.level", INT, "9", low=1, high=17, dynamic=True),
+    _k("compression.zstd.level", INT, "3", low=-131072, high=22, dynamic=True),
+    _k("log.cleaner.delete.retention.ms", LONG, "86400000", low=0, dynamic=True),
+    _k("log.segment.delete.delay.ms", LONG, "60000", low=0, dynamic=True),
+    _k("log.flush.interval.messages", LONG, "9223372036854775807", low=1, dynamic=True),
+    _k("log.flush.interval.ms", LONG, None, dynamic=True),
+    _k("log.flush.scheduler.interval.ms", LONG, "9223372036854775807"),
+    _k("log.index.interval.bytes", INT, "4096", low=0, dynamic=True),
+    _k("log.local.retention.bytes", LONG, "-2", low=-2, dynamic=True),
+    _k("log.local.retention.ms", LONG, "-2", low=-2, dynamic=True),
+    _k("log.cleaner.max.compaction.lag.ms", LONG, "9223372036854775807", low=1, dynamic=True),
+    _k("max.decompressed.message.bytes", INT, "2147483639", low=1, high=2147483639, dynamic=True),
+    _k("message.max.bytes", INT, "1048588", low=0, dynamic=True),
+    _k("log.message.timestamp.after.max.ms", LONG, "3600000", low=0, dynamic=True),
+    _k("log.message.timestamp.before.max.ms", LONG, "9223372036854775807", low=0, dynamic=True),
+    _k("log.message.timestamp.type",
+       STRING, "CreateTime", allowed=("CreateTime", "LogAppendTime"), dynamic=True),
+    _k("log.cleaner.min.cleanable.ratio", DOUBLE, "0.5", low=0, high=1, dynamic=True),
+    _k("log.cleaner.min.compaction.lag.ms", LONG, "0", low=0, dynamic=True),
+    _k("min.insync.replicas", INT, "1", low=1, dynamic=True),
+    _k("log.preallocate", BOOLEAN, "false", dynamic=True),
+    _k("log.remote.copy.lag.bytes", LONG, "-1", low=-1, dynamic=True),
+    _k("log.remote.copy.lag.ms", LONG, "0", low=-1, dynamic=True),
+    _k("log.retention.bytes", LONG, "-1", dynamic=True),
+    _k("log.retention.ms", LONG, None, dynamic=True),
+    _k("log.retention.minutes", INT, None),
+    _k("log.retention.hours", INT, "168"),
+    _k("log.segment.bytes", INT, "1073741824", low=1048576, dynamic=True),
+    _k("log.index.size.max.bytes", INT, "10485760", low=4, dynamic=True),
+    _k("log.roll.ms", LONG, None, dynamic=True),
+    _k("log.roll.hours", INT, "168", low=1),
+    _k("log.roll.jitter.ms", LONG, None, dynamic=True),
+    _k("log.roll.jitter.hours", INT, "0", low=0),
+    _k("unclean.leader.election.enable", BOOLEAN, "false", dynamic=True),
+    _k("auto.create.topics.enable", BOOLEAN, "true"),
+    _k("num.partitions", INT, "1", low=1),
+    _k("default.replication.factor", INT, "1"),
+    _k("socket.request.max.bytes", INT, "104857600", low=1),
+    _k("transaction.max.timeout.ms", INT, "900000", low=1),
+    _k("group.min.session.timeout.ms", INT, "6000"),
+    _k("group.max.session.timeout.ms", INT, "1800000"),
+    _k("group.initial.rebalance.delay.ms", INT, "3000"),
+    _k("group.max.size", INT, "2147483647", low=1),
+    _k("group.consumer.session.timeout.ms", INT, "45000", low=1),
+    _k("group.consumer.min.session.timeout.ms", INT, "45000", low=1),
+    _k("group.consumer.max.session.timeout.ms", INT, "60000", low=1),
+    _k("group.consumer.heartbeat.interval.ms", INT, "5000", low=1),
+    _k("group.consumer.min.heartbeat.interval.ms", INT, "5000", low=1),
+    _k("group.consumer.max.heartbeat.interval.ms", INT, "15000", low=1),
+    _k("group.consumer.max.size", INT, "2147483647", low=1),
+    _k("group.consumer.assignors", LIST, "uniform,range"),
+    _k("group.consumer.migration.policy",
+       STRING, "bidirectional",
+       allowed=("DISABLED", "DOWNGRADE", "UPGRADE", "BIDIRECTIONAL"), any_case=True),
+    _k("group.consumer.assignment.interval.ms", INT, "1000", low=0, dynamic=True),
+    _k("group.consumer.min.assignment.interval.ms", INT, "0", low=0),
+    _k("group.consumer.max.assignment.interval.ms", INT, "15000", low=0),
+    _k("group.consumer.assignor.offload.enable", BOOLEAN, "true"),
+    _k("group.consumer.regex.refresh.interval.ms", INT, "600000", low=10000),
+    _k("group.share.session.timeout.ms", INT, "45000", low=1),
+    _k("group.share.min.session.timeout.ms", INT, "45000", low=1),
+    _k("group.share.max.session.timeout.ms", INT, "60000", low=1),
+    _k("group.share.heartbeat.interval.ms", INT, "5000", low=1),
+    _k("group.share.min.heartbeat.interval.ms", INT, "5000", low=1),
+    _k("group.share.max.heartbeat.interval.ms", INT, "15000", low=1),
+    _k("group.share.max.size", INT, "200", low=1, high=1000),
+    _k("group.share.assignors", LIST, "simple"),
+    _k("group.share.assignment.interval.ms", INT, "1000", low=0, dynamic=True),
+    _k("group.share.min.assignment.interval.ms", INT, "0", low=0),
+    _k("group.share.max.assignment.interval.ms", INT, "15000", low=0),
+    _k("group.share.assignor.offload.enable", BOOLEAN, "true"),
+    _k("group.share.initialize.retry.interval.ms", INT, "30000", low=1),
+    _k("group.streams.session.timeout.ms", INT, "45000", low=1),
+    _k("group.streams.min.session.timeout.ms", INT, "45000", low=1),
+    _k("group.streams.max.session.timeout.ms", INT, "60000", low=1),
+    _k("group.streams.heartbeat.interval.ms", INT, "5000", low=1),
+    _k("group.streams.min.heartbeat.interval.ms", INT, "5000", low=1),
+    _k("group.streams.max.heartbeat.interval.ms", INT, "15000", low=1),
+    _k("group.streams.max.size", INT, "2147483647", low=1),
+    _k("group.streams.num.standby.replicas", INT, "0", low=0),
+    _k("group.streams.max.standby.replicas", INT, "2", low=0),
+    _k("group.streams.initial.rebalance.delay.ms", INT, "3000", low=0),
+    _k("group.streams.assignment.interval.ms", INT, "1000", low=0, dynamic=True),
+    _k("group.streams.min.assignment.interval.ms", INT, "0", low=0),
+    _k("group.streams.max.assignment.interval.ms", INT, "15000", low=0),
+    _k("group.streams.assignors", LIST, "sticky"),
+    _k("group.streams.assignor.offload.enable", BOOLEAN, "true"),
+    _k("group.streams.task.offset.interval.ms", INT, "60000", low=1),
+    _k("group.streams.min.task.offset.interval.ms", INT, "15000", low=1),
+    _k("group.streams.num.warmup.replicas", INT, "2", low=0),
+    _k("group.streams.max.warmup.replicas", INT, "20", low=0),
+    _k("group.streams.rack.aware.assignment.tags", LIST, ""),
+    _k("group.streams.acceptable.recovery.lag", LONG, "10000", low=0),
+    _k("group.share.delivery.count.limit", INT, "5", low=2, high=10),
+    _k("group.share.max.delivery.count.limit", INT, "10", low=5, high=25),
+    _k("group.share.min.delivery.count.limit", INT, "2", low=2, high=5),
+    _k("group.share.record.lock.duration.ms", INT, "30000", low=1000, high=3600000),
+    _k("group.share.min.record.lock.duration.ms", INT, "15000", low=1000, high=30000),
+    _k("group.share.max.record.lock.duration.ms", INT, "60000", low=30000, high=3600000),
+    _k("group.share.partition.max.record.locks", INT, "2000", low=100, high=10000),
+    _k("group.share.max.partition.max.record.locks", INT, "4000", low=2000, high=10000),
+    _k("group.share.min.partition.max.record.locks", INT, "100", low=100, high=2000),
+    _k("group.share.max.share.sessions", INT, "2000", low=1),
+)}
+
+# What each honoured config changes in the fake (the rest are declared and described only).
+HONOURED: dict[str, str] = {
+    "auto.create.topics.enable": "whether unknown topics a client asks for are created",
+    "num.partitions": "partitions of a topic created without a count",
+    "default.replication.factor": "replicas of a topic created without a factor",
+    "socket.request.max.bytes": "largest request frame accepted",
+    "message.max.bytes": "largest record batch a topic takes (MESSAGE_TOO_LARGE)",
+    "log.message.timestamp.type": "CreateTime, or LogAppendTime: the broker stamps batches",
+    "log.message.timestamp.before.max.ms": "oldest CreateTime accepted (INVALID_TIMESTAMP)",
+    "log.message.timestamp.after.max.ms": "newest CreateTime accepted (INVALID_TIMESTAMP)",
+    "min.insync.replicas": "acks=all produce to a partition with a smaller ISR: "
+                           "NOT_ENOUGH_REPLICAS",
+    "transaction.max.timeout.ms": "longest transaction timeout (INVALID_TRANSACTION_TIMEOUT)",
+    "group.min.session.timeout.ms": "shortest classic member session "
+                                    "(INVALID_SESSION_TIMEOUT)",
+    "group.max.session.timeout.ms": "longest classic member session "
+                                    "(INVALID_SESSION_TIMEOUT)",
+    "group.initial.rebalance.delay.ms": "how long a new classic group waits for members",
+    "group.consumer.session.timeout.ms": "session of a consumer group (KIP-848) member",
+    "group.consumer.heartbeat.interval.ms": "heartbeat interval a consumer group member is "
+                                            "given",
+}
+
+# Kafka's cross-checks of the group coordinator's configs (GroupCoordinatorConfig,
+# ShareGroupConfig): (least, value, greatest) triples, and a heartbeat shorter than its
+# session. A broker refuses to start when one fails.
+_GROUP_TRIPLES = tuple(
+    (f"group.{kind}.min.{what}", f"group.{kind}.{what}", f"group.{kind}.max.{what}")
+    for kind in ("consumer", "share", "streams")
+    for what in ("session.timeout.ms", "heartbeat.interval.ms")
+) + tuple((f"group.share.min.{what}", f"group.share.{what}", f"group.share.max.{what}")
+          for what in ("record.lock.duration.ms", "delivery.count.limit",
+                       "partition.max.record.locks"))
+
+
+def _cross_check(configs: Mapping[str, str]) -> None:
+    """``ValueError`` with Kafka's message for configs a broker refuses together."""
+    def value(name: str) -> int:
+        text = configs.get(name, BROKER_CONFIGS[name].default)
+        return int(text or 0)
+
+    for least, name, greatest in _GROUP_TRIPLES:
+        if value(greatest) < value(least):
+            raise ValueError(f"{greatest} must be greater than or equal to {least}")
+        if value(name) < value(least):
+            raise ValueError(f"{name} must be greater than or equal to {least}")
+        if value(greatest) < value(name):
+            raise ValueError(f"{name} must be less than or equal to {greatest}")
+    for kind in ("consumer", "share", "streams"):
+        beat, session = f"group.{kind}.heartbeat.interval.ms", f"group.{kind}.session.timeout.ms"
+        if value(beat) >= value(session):
+            raise ValueError(f"{beat} must be less than {session}")
+
+
+def _kafka_check(name: str) -> Callable[[Any], str | None]:
+    """A named setting's check: a value of its Kafka config's type, valid by its Kafka
+    validator (``BROKER_CONFIGS[name]``: one fact for both spellings)."""
+    config = BROKER_CONFIGS[name]
+
+    def check(value: Any) -> str | None:
+        if config.type == BOOLEAN:
+            return _flag(value)
+        if config.type in _BITS and (not isinstance(value, int) or isinstance(value, bool)):
+            return "expected a whole number"
+        return config.complaint(_kafka_text(value))
+    return check
+
+
+def parse_override(text: str) -> tuple[str, str]:
+    """``KEY=VALUE``: a broker config and its value, as server.properties has it."""
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise ValueError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _override_items(text: str) -> list[str]:
+    """``a=1,b=x,y``: items split at commas, a part without ``=`` continuing the value before
+    it (a LIST config's value: ``log.cleanup.policy=compact,delete``)."""
+    items: list[str] = []
+    for part in text.split(","):
+        if items and "=" not in part:
+            items[-1] += "," + part
+        else:
+            items.append(part)
+    return items
+
+
+def _overrides(value: Any) -> tuple[tuple[str, str], ...]:
+    """Broker config overrides (a mapping, or ``(key, value)`` pairs) as ``(key, text)``
+    pairs, each key a config the fake knows (``BROKER_CONFIGS``, or one a named setting stands
+    for) and each value checked by Kafka's validator; ``ValueError`` naming the key."""
+    pairs = list(value.items()) if isinstance(value, Mapping) else list(value)
+    checked: dict[str, str] = {}
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise ValueError(f"expected KEY=VALUE pairs, got {pair!r}")
+        key, item = pair
+        if key in BROKER_CONFIGS:
+            checked[key] = BROKER_CONFIGS[key].text(item)
+        elif key in KAFKA_NAMES:
+            setting = CLUSTER_SETTINGS[KAFKA_NAMES[key]]
+            text = item if isinstance(item, str) else _kafka_text(
+                tuple(item) if isinstance(item, list) else item)
+            try:
+                setting.from_text(text)
+            except OptionError as exc:
+                raise ValueError(f"Invalid value {text} for configuration {key}: "
+                                 f"{str(exc).partition(': ')[2]}") from None
+            checked[key] = text
+        else:
+            raise ValueError(f"unknown broker config {key!r} (the broker configs fakebroker "
+                             "knows: docs/reference/settings.md)")
+    _cross_check(checked)
+    return tuple(checked.items())
+
+
 @dataclass(frozen=True)
 class ClusterSettings:
     """The settings of one fake cluster, with Kafka's defaults where Kafka has one."""
@@ -230,6 +565,7 @@ class ClusterSettings:
     delegation_token_secret_key: str | None = field(default=None, repr=False)  # a secret
     delegation_token_max_lifetime_ms: int = 7 * 24 * 3600 * 1000
     delegation_token_expiry_time_ms: int = 24 * 3600 * 1000
+    overrides: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_kwargs(cls, options: Mapping[str, Any]) -> ClusterSettings:
@@ -239,8 +575,9 @@ class ClusterSettings:
         if unknown:
             raise TypeError(f"unknown cluster option(s): {', '.join(unknown)} "
                             f"(known: {', '.join(CLUSTER_SETTINGS)})")
-        settings = cls(**{name: CLUSTER_SETTINGS[name].checked(value)
-                          for name, value in options.items()})
+        values = {name: CLUSTER_SETTINGS[name].checked(value) for name, value in options.items()}
+        values.update(_named_overrides(values))
+        settings = cls(**values)
         if (settings.ssl_cert is None) != (settings.ssl_key is None):
             raise OptionError("ssl_cert and ssl_key: give both or neither")
         if not settings.sasl_mechanisms and {"SASL_PLAINTEXT", "SASL_SSL"} & set(
@@ -256,10 +593,35 @@ class ClusterSettings:
         return self.advertised_host or self.host
 
     def kafka_configs(self) -> dict[str, str]:
-        """The Kafka broker configs these settings stand for, as DescribeConfigs reports."""
+        """The Kafka broker configs these settings stand for, as DescribeConfigs reports:
+        the named settings' and the overrides."""
         values = {name: getattr(self, name) for name in CLUSTER_SETTINGS}
-        return {s.kafka: _kafka_text(values[s.name]) for s in CLUSTER_SETTINGS.values()
-                if s.kafka is not None}
+        named = {s.kafka: _kafka_text(values[s.name]) for s in CLUSTER_SETTINGS.values()
+                 if s.kafka is not None}
+        return {**named, **dict(self.overrides)}
+
+    def broker_config(self, name: str) -> str | None:
+        """The value a broker starts with for Kafka config ``name`` (a ``BROKER_CONFIGS``
+        one): set (by a named setting or an override), else Kafka's default."""
+        return self.kafka_configs().get(name, BROKER_CONFIGS[name].default)
+
+
+def _named_overrides(values: dict[str, Any]) -> dict[str, Any]:
+    """The ``overrides`` of configs a named setting stands for, as that setting (one fact,
+    two spellings: ``num.partitions`` sets ``default_partitions``), and the overrides left;
+    ``OptionError`` when both spellings are given different values."""
+    left, named = [], {}
+    for key, text in values.get("overrides", ()):
+        name = KAFKA_NAMES.get(key)
+        if name is None:
+            left.append((key, text))
+            continue
+        value = CLUSTER_SETTINGS[name].from_text(text)
+        if name in values and values[name] != value:
+            raise OptionError(f"{name} and overrides {key}: two values, {values[name]!r} and "
+                              f"{text!r}")
+        named[name] = value
+    return {**named, "overrides": tuple(left)} if "overrides" in values else {}
 
 
 def check_advertised(host: str, advertised_host: str | None,
@@ -288,14 +650,16 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("port", parse_int, "first broker's port; brokers use consecutive ports, each "
             "listener's after the previous listener's (0 = any free)", _port),
     Setting("auto_create_topics", parse_bool,
-            "create unknown topics a client asks for (false: refuse them)", _flag,
-            kafka="auto.create.topics.enable", metavar="true|false"),
-    Setting("default_partitions", parse_int, "partitions of auto-created topics", _at_least(1),
-            kafka="num.partitions", metavar="N"),
+            "create unknown topics a client asks for (false: refuse them)",
+            _kafka_check("auto.create.topics.enable"), kafka="auto.create.topics.enable",
+            metavar="true|false"),
+    Setting("default_partitions", parse_int, "partitions of auto-created topics",
+            _kafka_check("num.partitions"), kafka="num.partitions", metavar="N"),
     Setting("cluster_id", str, "the cluster id (default: a fresh random one in Kafka's "
             "form, 22 characters of URL-safe base64)", _optional(_text)),
-    Setting("max_request_bytes", parse_int, "largest request frame accepted", _at_least(1),
-            kafka="socket.request.max.bytes", metavar="BYTES"),
+    Setting("max_request_bytes", parse_int, "largest request frame accepted",
+            _kafka_check("socket.request.max.bytes"), kafka="socket.request.max.bytes",
+            metavar="BYTES"),
     Setting("group_initial_rebalance_delay_ms", parse_int,
             "how long a new classic group waits for more members", _at_least(0),
             kafka="group.initial.rebalance.delay.ms", metavar="MS"),
@@ -303,7 +667,8 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             _at_least(0), kafka="group.min.session.timeout.ms", metavar="MS"),
     Setting("transaction_max_timeout_ms", parse_int,
             "longest transaction timeout a producer may ask (longer: INVALID_TRANSACTION_TIMEOUT)",
-            _at_least(1), kafka="transaction.max.timeout.ms", metavar="MS"),
+            _kafka_check("transaction.max.timeout.ms"), kafka="transaction.max.timeout.ms",
+            metavar="MS"),
     Setting("transaction_version", parse_int,
             "the finalized transaction.version feature: 2 (Kafka 4's default) runs transactions "
             "v2 (KIP-890) with the clients that support it, 0 or 1 the older protocol",
@@ -360,6 +725,13 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("delegation_token_expiry_time_ms", parse_int,
             "how long a delegation token lives unless renewed, and its longest renewal",
             _at_least(1), kafka="delegation.token.expiry.time.ms", metavar="MS"),
+    Setting("overrides", parse_override,
+            "a Kafka broker config, as server.properties sets it (repeatable; KEY=VALUE, e.g. "
+            "message.max.bytes=2000); checked by Kafka's validator; the keys: "
+            "docs/reference/settings.md", metavar="KEY=VALUE", repeatable=True,
+            item="override", items=_override_items, convert=_overrides),
 )}
 
 assert list(CLUSTER_SETTINGS) == [f.name for f in fields(ClusterSettings)]
+# Kafka config name -> the named setting that stands for it.
+KAFKA_NAMES: dict[str, str] = {s.kafka: s.name for s in CLUSTER_SETTINGS.values() if s.kafka}

@@ -107,6 +107,7 @@ def secure_real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secu
 # One test body, two brokers: --kafka=fake|real|both, the `kafka` fixture, fake_only.
 from tests.dual import (  # noqa: E402,F401
     kafka,
+    overridden_real_clusters,
     pytest_addoption,
     pytest_collection_modifyitems,
     pytest_generate_tests,

@@ -7,10 +7,12 @@ them on the session's real Apache Kafka broker (tests/real_kafka.py) through Fak
 inspection API over Kafka's own APIs (tests/real_cluster.py), made fresh for each test: no
 groups, no topics but the marker's; ``--kafka=both`` runs each on both (ids ``[fake]`` and
 ``[real]``). On the real broker the marker's ``topics`` are created and ``brokers`` is
-ignored (it has one node); any other option is a fakebroker setting, refused, but for the
-secure preset: a marker carrying ``tests.security.SECURE``'s options, all of them with its
-values, gets the session's secure Apache Kafka instead (tests/real_secure_kafka.py: started
-only when such a test runs; its ACLs deleted too before each test).
+ignored (it has one node), its ``overrides`` (broker configs) start a real broker of their own
+with them in its server.properties (one per distinct set, for the session); any other option
+is a fakebroker setting, refused, but for the secure preset: a marker carrying
+``tests.security.SECURE``'s options, all of them with its values, gets the session's secure
+Apache Kafka instead (tests/real_secure_kafka.py: started only when such a test runs; its ACLs
+deleted too before each test).
 
 ``@pytest.mark.fake_only("why")`` marks a test that needs what only the fake has (faults,
 natural failures, the journal, fakebroker settings, several brokers): it takes ``kafka`` on
@@ -19,19 +21,20 @@ the fake only and is skipped under ``--kafka=real``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
 from tests.real_cluster import RealCluster
-from tests.real_kafka import RealKafka
+from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
 from tests.real_secure_kafka import SecureRealKafka
 from tests.security import SECURE
 
 MODES = {"fake": ("fake",), "real": ("real",), "both": ("fake", "real")}
 # Marker options the real broker honours: its topics; its one node serves any broker count.
-REAL_MARKER_OPTIONS = frozenset({"topics", "brokers"})
+REAL_MARKER_OPTIONS = frozenset({"topics", "brokers", "overrides"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,6 +86,28 @@ def secure_real_cluster(secure_real_kafka: SecureRealKafka) -> Iterator[RealClus
     cluster.close()
 
 
+@pytest.fixture(scope="session")
+def overridden_real_clusters(tmp_path_factory: pytest.TempPathFactory
+                             ) -> Iterator[Callable[[Mapping[str, Any]], RealCluster]]:
+    """Real brokers started with broker config overrides in their server.properties (as
+    ``kafka-server-start.sh --override``): the cluster for a set of overrides, each set's
+    broker started on first use and kept for the session."""
+    from fakebroker.options import CLUSTER_SETTINGS
+
+    require_real_kafka()
+    started: dict[tuple[tuple[str, str], ...], RealCluster] = {}
+    with ExitStack() as stack:
+        def cluster(overrides: Mapping[str, Any]) -> RealCluster:
+            key = CLUSTER_SETTINGS["overrides"].checked(overrides)
+            if key not in started:
+                broker = stack.enter_context(start_real_kafka(
+                    tmp_path_factory.mktemp("real-kafka-overrides"), overrides=dict(key)))
+                started[key] = RealCluster(broker.bootstrap_servers).warm_up()
+                stack.callback(started[key].close)
+            return started[key]
+        yield cluster
+
+
 def _is_secure_preset(options: dict[str, Any]) -> bool:
     """The marker carries every option of SECURE, each with SECURE's value."""
     def same(a: Any, b: Any) -> bool:
@@ -104,7 +129,11 @@ def kafka(request: pytest.FixtureRequest) -> Any:
         pytest.fail(f"fake_kafka marker options {refused} set up the fake broker only: mark "
                     "the test @pytest.mark.fake_only(...) saying why (security settings: "
                     "the whole tests.security.SECURE preset, or none)", pytrace=False)
-    cluster: RealCluster = request.getfixturevalue(
-        "secure_real_cluster" if secure else "real_cluster")
+    if "overrides" in options:
+        cluster: RealCluster = request.getfixturevalue("overridden_real_clusters")(
+            options["overrides"])
+        cluster.reset(options.get("topics"))
+        return cluster
+    cluster = request.getfixturevalue("secure_real_cluster" if secure else "real_cluster")
     cluster.reset(options.get("topics"))
     return cluster

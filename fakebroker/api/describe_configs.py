@@ -7,20 +7,24 @@ Behavior (a new Kafka 4.4 cluster's answers):
   source TOPIC_CONFIG (Kafka's DYNAMIC_TOPIC_CONFIG), then from this broker's dynamic
   config of the broker synonym (DYNAMIC_BROKER_CONFIG), the cluster's dynamic default
   (DYNAMIC_DEFAULT_BROKER_CONFIG: min.insync.replicas, as a formatted 4.x cluster has it, and
-  whatever IncrementalAlterConfigs / AlterConfigs set), the rest DEFAULT_CONFIG; unknown
+  whatever IncrementalAlterConfigs / AlterConfigs set), the broker's static config
+  (STATIC_BROKER_CONFIG: an override it started with), the rest DEFAULT_CONFIG; unknown
   topic: UNKNOWN_TOPIC_OR_PARTITION.
-* Broker resources (type 4): the broker configs this fake honours, with the values the
-  cluster runs with (``auto.create.topics.enable=false`` for a cluster started without
-  auto-creation): STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG
-  where it is, a dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
+* Broker resources (type 4): the broker configs this fake knows (``fakebroker.options.
+  BROKER_CONFIGS``), with the values the cluster runs with
+  (``auto.create.topics.enable=false`` for a cluster started without auto-creation):
+  STATIC_BROKER_CONFIG where that is not Kafka's default, DEFAULT_CONFIG where it is, a
+  dynamic value (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG) before
   either; read-only unless Kafka can change it on a running broker. A dynamic config Kafka
   does not know is listed as Kafka lists it: type UNKNOWN, sensitive (no value), read-only.
   For this broker's id only; another id: INVALID_REQUEST. The cluster default resource ("")
   lists the cluster's dynamic defaults. Broker loggers (type 8): none.
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
-  the broker default); v3+
-  config types (and no documentation text). A result's error message is "", as Kafka sends.
+  the static config, the broker default; a config with several names, log.retention.ms /
+  .minutes / .hours, lists each set one per level, from the first entry of its own name, as
+  Kafka's ConfigHelper does); v3+ config types (and no documentation text). A result's
+  error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.acls import CLUSTER_NAME
+from fakebroker.state.cluster import Topic
 from fakebroker.state.config_changes import broker_config_def
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
@@ -41,10 +46,11 @@ from fakebroker.state.configs import (
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     FIXED,
     STATIC_BROKER_CONFIG,
-    TOPIC_CONFIG,
     TOPIC_DEFAULTS,
     UNKNOWN,
     ConfigDef,
+    synonym_chain,
+    topic_config,
 )
 
 API_KEY = 32
@@ -68,28 +74,17 @@ def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
             "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in synonyms]}
 
 
-def topic_config_entries(
-    configs: dict[str, str], names: list[str] | None, synonyms: bool = False,
-    broker: dict[str, str] | None = None, defaults: dict[str, str] | None = None,
-) -> list[dict[str, Any]]:
-    """Config entries of a topic with explicit ``configs``, filtered by ``names``; unset ones
-    come from the leader's dynamic broker configs (``broker``), then the cluster's dynamic
-    defaults (``defaults``, a new cluster's when None), then Kafka's defaults."""
-    defaults = CLUSTER_DEFAULTS if defaults is None else defaults
+def topic_config_entries(topic: Topic, names: list[str] | None, synonyms: bool = False,
+                         broker: int | None = None) -> list[dict[str, Any]]:
+    """Config entries of ``topic`` on ``broker``, filtered by ``names``: set on the topic,
+    else from its broker synonym (that broker's dynamic configs, the cluster's dynamic
+    defaults, the static configs), else Kafka's default."""
+    layers = topic.config_layers(broker)
     entries = []
     for name, d in TOPIC_DEFAULTS.items():
         if names is not None and name not in names:
             continue
-        chain: list[tuple[str, str | None, int]] = []
-        if name in configs:
-            chain.append((name, configs[name], TOPIC_CONFIG))
-        if d.synonym is not None and d.synonym in (broker or {}):
-            chain.append((d.synonym, (broker or {})[d.synonym], DYNAMIC_BROKER_CONFIG))
-        if d.synonym in defaults:
-            chain.append((d.synonym, defaults[d.synonym], DYNAMIC_DEFAULT_BROKER_CONFIG))
-        if d.synonym is not None:
-            chain.append((d.synonym, d.default, DEFAULT_CONFIG))
-        _, value, source = chain[0] if chain else (name, d.default, DEFAULT_CONFIG)
+        value, source, chain = topic_config(name, topic.configs, layers)
         entries.append(_entry(d, value, source, False, chain if synonyms else []))
     return entries
 
@@ -99,28 +94,28 @@ def broker_config_entries(names: list[str] | None, running: dict[str, str],
                           defaults: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The broker configs, filtered by ``names``, each from the first of: the broker's
     dynamic configs (``dynamic``), the cluster's dynamic defaults (``defaults``, a new
-    cluster's when None), the ``running`` values (the cluster's settings) or the fake's fixed
-    values where not Kafka's default, Kafka's default. Dynamic configs the fake does not
+    cluster's when None), the ``running`` values (the cluster's static configs) or the fake's
+    fixed values where not Kafka's default, Kafka's default; synonyms as Kafka lists them
+    (``log.retention.ms`` with ``log.retention.hours``). Dynamic configs the fake does not
     report otherwise are listed too."""
     dynamic = dynamic or {}
     defaults = CLUSTER_DEFAULTS if defaults is None else defaults
+    static = {**FIXED, **{k: v for k, v in running.items()
+                          if k not in BROKER_DEFAULTS or v != BROKER_DEFAULTS[k].default}}
+    layers = [(dynamic, DYNAMIC_BROKER_CONFIG), (defaults, DYNAMIC_DEFAULT_BROKER_CONFIG),
+              (static, STATIC_BROKER_CONFIG)]
     entries = []
     listed = list(BROKER_DEFAULTS.values()) + [
         _broker_def(name) for name in sorted({*dynamic, *defaults} - set(BROKER_DEFAULTS))]
     for d in listed:
         if names is not None and d.name not in names:
             continue
-        chain: list[tuple[str, str | None, int]] = []
-        if d.name in dynamic:
-            chain.append((d.name, dynamic[d.name], DYNAMIC_BROKER_CONFIG))
-        if d.name in defaults:
-            chain.append((d.name, defaults[d.name], DYNAMIC_DEFAULT_BROKER_CONFIG))
-        value = running.get(d.name, FIXED.get(d.name, d.default))
-        if value != d.default:
-            chain.append((d.name, value, STATIC_BROKER_CONFIG))
-        if d.type != UNKNOWN:
-            chain.append((d.name, d.default, DEFAULT_CONFIG))
-        _, value, source = chain[0]
+        if d.type == UNKNOWN:
+            chain = [(d.name, values[d.name], source) for values, source in layers
+                     if d.name in values]
+        else:
+            chain = synonym_chain(d.name, layers)
+        _, value, source = chain[0] if chain else (d.name, d.default, DEFAULT_CONFIG)
         entries.append(_entry(d, value, source, d.read_only, chain if synonyms else []))
     return entries
 
@@ -161,9 +156,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 result["error_code"] = error_code("UNKNOWN_TOPIC_OR_PARTITION")
             else:
                 result["configs"] = topic_config_entries(
-                    topic.configs, names, request.include_synonyms,
-                    ctx.cluster.broker_configs.get(ctx.broker.id),
-                    ctx.cluster.default_broker_configs)
+                    topic, names, request.include_synonyms, ctx.broker.id)
         elif resource.resource_type == BROKER:
             if resource.resource_name == "":
                 result["configs"] = cluster_default_entries(
@@ -175,7 +168,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                             f"{resource.resource_name}")
             else:
                 result["configs"] = broker_config_entries(
-                    names, ctx.cluster.settings.kafka_configs(), request.include_synonyms,
+                    names, ctx.cluster.static_broker_configs, request.include_synonyms,
                     ctx.cluster.broker_configs.get(ctx.broker.id),
                     ctx.cluster.default_broker_configs)
         elif resource.resource_type != BROKER_LOGGER:

@@ -14,6 +14,9 @@ Behavior:
   max.message.bytes (these four without a message, as Kafka answers them); INVALID_TIMESTAMP
   for a CreateTime record beyond message.timestamp.after.max.ms ahead of the broker's clock
   (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors.
+  Before those, acks=-1 to a partition whose ISR is smaller than its min.insync.replicas
+  (at most its replica count, Kafka's effective min ISR): NOT_ENOUGH_REPLICAS, no message.
+  (NOT_ENOUGH_REPLICAS_AFTER_APPEND never happens: the fake's replicas hold every append.)
 * Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
   appended twice and is answered with its first offset (and, as Kafka does, the stored
   batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
@@ -80,7 +83,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
                 if acks_error:
                     raise ClusterError("INVALID_REQUIRED_ACKS")
                 result.update(append(ctx, topic, data.index, data.records,
-                                     request.transactional_id))
+                                     request.transactional_id, request.acks))
                 appended = True
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
@@ -108,7 +111,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
 
 
 def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
-           transactional_id: str | None = None) -> dict[str, Any]:
+           transactional_id: str | None = None, acks: int = 1) -> dict[str, Any]:
     """Validate and append one partition's records; the partition's response fields."""
     if topic is None:
         raise ClusterError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
@@ -119,6 +122,9 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     leader_error = ctx.leader_check(partition)
     if leader_error:
         raise ClusterError(error_name(leader_error))
+    if acks == -1 and len(partition.isr) < min(
+            int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
+        raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
     headers = validate(ctx, topic, records or b"")
     log = partition.log
     first = headers[0]

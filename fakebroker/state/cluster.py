@@ -95,19 +95,25 @@ class Topic:
     # ``Cluster.broker_configs``), shared.
     broker_defaults: dict[str, str] = field(default_factory=dict)
     broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
+    # The brokers' static configs (``ClusterSettings.kafka_configs``: overrides), shared.
+    broker_static: dict[str, str] = field(default_factory=dict)
+
+    def config_layers(self, broker: int | None = None) -> list[tuple[dict[str, str], int]]:
+        """The broker configs a topic's unset configs come from on ``broker``, with their
+        DescribeConfigs source, highest first: that broker's dynamic configs, the cluster's
+        dynamic defaults, the static configs."""
+        own = self.broker_configs.get(broker, {}) if broker is not None else {}
+        return [(own, 2), (self.broker_defaults, 3), (self.broker_static, 4)]
 
     def config(self, name: str, broker: int | None = None) -> str:
         """The topic's value for config ``name`` on ``broker`` (the leader that applies it):
-        set on the topic, else that broker's dynamic config of its broker synonym, else the
-        cluster's dynamic default, else Kafka's default."""
-        from fakebroker.state.configs import TOPIC_DEFAULTS  # config table: on first use
+        set on the topic, else its broker synonym's from that broker's dynamic configs, the
+        cluster's dynamic defaults, the static configs, else Kafka's default."""
+        from fakebroker.state.configs import topic_config  # config table: on first use
 
         value = self.configs.get(name)
         if value is None:
-            definition = TOPIC_DEFAULTS[name]
-            synonym = definition.synonym or ""
-            own = self.broker_configs.get(broker, {}) if broker is not None else {}
-            value = own.get(synonym, self.broker_defaults.get(synonym, definition.default))
+            value = topic_config(name, {}, self.config_layers(broker))[0]
         return str(value)
 
 
@@ -150,6 +156,8 @@ class Cluster:
     default_broker_configs: dict[str, str] = field(
         default_factory=lambda: dict(NEW_CLUSTER_DEFAULTS))
     broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
+    # The static broker configs every broker starts with (``settings.kafka_configs()``).
+    static_broker_configs: dict[str, str] = field(default_factory=dict)
     # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.
     _producers: ProducerRegistry | None = None
@@ -167,6 +175,26 @@ class Cluster:
     # Bumped by every change to what Metadata reports: brokers (and whether they are up),
     # topics, partitions and their leaders, epochs, replicas and ISR (``changed``).
     generation: int = 0
+
+    def __post_init__(self) -> None:
+        """The static configs from the settings; a cluster formatted with a static
+        min.insync.replicas has it as its dynamic default (Kafka's format writes it)."""
+        self.static_broker_configs.update(self.settings.kafka_configs())
+        if "min.insync.replicas" in self.static_broker_configs:
+            self.default_broker_configs["min.insync.replicas"] = \
+                self.static_broker_configs["min.insync.replicas"]
+        self.default_replication_factor = int(
+            self.settings.broker_config("default.replication.factor") or 1)
+
+    def broker_config(self, name: str, broker: int | None = None) -> str | None:
+        """Broker config ``name`` (one of ``fakebroker.options.BROKER_CONFIGS``) as ``broker``
+        runs with it now: its dynamic config, else the cluster's dynamic default, else the
+        static config it started with, else Kafka's default (None: Kafka has none)."""
+        own = self.broker_configs.get(broker, {}) if broker is not None else {}
+        for layer in (own, self.default_broker_configs):
+            if name in layer:
+                return layer[name]
+        return self.settings.broker_config(name)
 
     @property
     def producers(self) -> ProducerRegistry:
@@ -194,9 +222,15 @@ class Cluster:
             from fakebroker.state.classic_groups import ClassicGroupCoordinator
             from fakebroker.state.groups import Groups
 
+            config = self.settings.broker_config
             self._groups = Groups(ClassicGroupCoordinator(
                 initial_rebalance_delay_ms=self.settings.group_initial_rebalance_delay_ms,
-                min_session_timeout_ms=self.settings.group_min_session_timeout_ms))
+                min_session_timeout_ms=self.settings.group_min_session_timeout_ms,
+                max_session_timeout_ms=int(config("group.max.session.timeout.ms") or 0)))
+            self._groups.consumer.session_timeout_ms = int(
+                config("group.consumer.session.timeout.ms") or 0)
+            self._groups.consumer.heartbeat_interval_ms = int(
+                config("group.consumer.heartbeat.interval.ms") or 0)
             self._groups.consumer.partitions_of = lambda: {
                 name: len(t.partitions) for name, t in self.topics.items()}
             self._made(self._groups)
@@ -361,6 +395,7 @@ class Cluster:
             configs={k: v for k, v in (configs or {}).items() if v is not None},
             broker_defaults=self.default_broker_configs,
             broker_configs=self.broker_configs,
+            broker_static=self.static_broker_configs,
         )
         if validate_only:
             return topic

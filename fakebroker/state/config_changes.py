@@ -10,8 +10,9 @@ existence). Nothing is changed when a check fails, or with ``validate_only``.
 
 A topic's configs take effect at once (``Topic.config`` reads them); the cluster default
 broker configs (resource "") back every topic's unset configs through their broker synonyms
-(``message.max.bytes`` for ``max.message.bytes``...); a broker's own configs are stored and
-described.
+(``message.max.bytes`` for ``max.message.bytes``...), above the brokers' static configs
+(``overrides``); a broker's own configs back the topics it leads. Which broker configs a running
+broker may change is declared with them (``fakebroker.options.BROKER_CONFIGS``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fakebroker.options import BROKER_CONFIGS
 from fakebroker.state.cluster import Cluster
 from fakebroker.state.configs import (
     BOOLEAN,
@@ -173,18 +175,23 @@ def _list_value(configs: dict[str, str], name: str) -> str:
 
 
 def _check_broker_change(changed: dict[str, str]) -> None:
-    """Kafka's DynamicBrokerConfig: only dynamic configs, each of its type (a refusal is
-    INVALID_REQUEST, KAFKA-13609)."""
+    """Kafka's DynamicBrokerConfig: only dynamic configs, each valid by its Kafka validator
+    (declared in ``fakebroker.options.BROKER_CONFIGS``; a refusal is INVALID_REQUEST,
+    KAFKA-13609)."""
     static = sorted(k for k in changed if (d := BROKER_DEFAULTS.get(k)) is not None
                     and d.read_only)
     if static:
         raise ConfigChangeError("INVALID_REQUEST", "Cannot update these configs dynamically: "
                                                    f"[{', '.join(static)}]")
     for key, value in changed.items():
+        declared = BROKER_CONFIGS.get(key)
         d = broker_config_def(key)
-        if d is None:
+        if declared is not None:
+            complaint = declared.complaint(value)
+        elif d is not None:
+            complaint = _type_complaint(d.type, value)
+        else:
             continue
-        complaint = _type_complaint(d.type, value)
         if complaint is not None:
             raise ConfigChangeError("INVALID_REQUEST", f"Invalid value {value} for "
                                                        f"configuration {key}: {complaint}")

@@ -2,7 +2,9 @@
 
 ``TOPIC_DEFAULTS`` holds the topic-level configs a Kafka 4.4 broker describes, each with its
 default value, type (DescribeConfigs v3+ ``config_type``) and the broker config Kafka lists as
-its synonym. ``BROKER_DEFAULTS`` holds the broker configs the fake broker reports or honours;
+its synonym. ``BROKER_DEFAULTS`` holds the broker configs the fake broker reports or honours
+(declared in ``fakebroker.options.BROKER_CONFIGS``), and ``topic_config`` / ``synonym_chain``
+give a value, its source and synonyms as Kafka's ConfigHelper lists them;
 ``CLUSTER_DEFAULTS`` the cluster-wide dynamic broker configs a new Kafka 4.4 cluster has
 (written when it is formatted).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fakebroker.options import BROKER_CONFIGS
 from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS
 
 # DescribeConfigs ConfigType values.
@@ -91,30 +94,88 @@ TOPIC_DEFAULTS: dict[str, ConfigDef] = {
     )
 }
 
-# Broker configs DescribeConfigs reports, with Kafka's defaults. A value of the running
-# cluster's settings (``ClusterSettings.kafka_configs``) overrides the default: the broker
-# reports the configuration it really runs with. ``FIXED`` holds the values this fake runs
-# with where they are not Kafka's default.
+# Broker configs DescribeConfigs reports, with Kafka's defaults: every one the fake knows
+# (``fakebroker.options.BROKER_CONFIGS``, declared there once), read-only unless Kafka can
+# change it on a running broker. The running cluster's settings (``ClusterSettings.
+# kafka_configs``: the named settings and the overrides) are its static configs. ``FIXED``
+# holds the values this fake runs with where they are not Kafka's default.
+_TYPES = {"BOOLEAN": BOOLEAN, "STRING": STRING, "INT": INT, "SHORT": SHORT, "LONG": LONG,
+          "DOUBLE": DOUBLE, "LIST": LIST, "CLASS": CLASS, "PASSWORD": PASSWORD}
 BROKER_DEFAULTS: dict[str, ConfigDef] = {
-    d.name: d
-    for d in (
-        ConfigDef("auto.create.topics.enable", "true", BOOLEAN, read_only=True),
-        ConfigDef("default.replication.factor", "1", INT, read_only=True),
-        ConfigDef("num.partitions", "1", INT, read_only=True),
-        ConfigDef("message.max.bytes", "1048588", INT),
-        ConfigDef("socket.request.max.bytes", "104857600", INT, read_only=True),
-        ConfigDef("log.message.timestamp.type", "CreateTime", STRING),
-        ConfigDef("min.insync.replicas", "1", INT),
+    **{c.name: ConfigDef(c.name, c.default, _TYPES[c.type], sensitive=c.type == "PASSWORD",
+                         read_only=not c.dynamic) for c in BROKER_CONFIGS.values()},
+    **{d.name: d for d in (
         ConfigDef("offsets.topic.replication.factor", "3", SHORT, read_only=True),
         ConfigDef("transaction.state.log.replication.factor", "3", SHORT, read_only=True),
-        ConfigDef("group.initial.rebalance.delay.ms", "3000", INT, read_only=True),
-        ConfigDef("group.min.session.timeout.ms", "6000", INT, read_only=True),
-    )
+    )},
 }
 FIXED: dict[str, str] = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
 }
+
+# Broker configs that are one setting under several names, in Kafka's order of precedence
+# (DynamicBrokerConfig.brokerConfigSynonyms): each name's synonyms are its group.
+SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("log.roll.ms", "log.roll.hours"),
+    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
+    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+)
+# A topic config whose broker synonym is one of a group (ServerTopicConfigSynonyms), and the
+# factor of each synonym's unit to the topic config's milliseconds.
+TOPIC_SYNONYM_GROUPS: dict[str, str] = {
+    "segment.ms": "log.roll.ms", "segment.jitter.ms": "log.roll.jitter.ms",
+    "flush.ms": "log.flush.interval.ms", "retention.ms": "log.retention.ms",
+}
+UNIT_MS = {"log.retention.minutes": 60_000, "log.retention.hours": 3_600_000,
+           "log.roll.hours": 3_600_000, "log.roll.jitter.hours": 3_600_000}
+
+
+def broker_synonyms(name: str) -> tuple[str, ...]:
+    """The names of broker config ``name``, Kafka's order (``name`` alone for most)."""
+    return next((group for group in SYNONYM_GROUPS if name == group[0]), (name,))
+
+
+def synonym_chain(name: str, layers: list[tuple[dict[str, str], int]]
+                  ) -> list[tuple[str, str | None, int]]:
+    """Kafka's synonyms of broker config ``name`` (ConfigHelper.configSynonyms): for each
+    layer (its values and source, highest first) each synonym it has, then each default
+    that is not null; the list starts at the first entry named ``name`` (none without one)."""
+    chain: list[tuple[str, str | None, int]] = []
+    names = broker_synonyms(name)
+    for values, source in layers:
+        chain += [(n, values[n], source) for n in names if n in values]
+    chain += [(n, d.default, DEFAULT_CONFIG) for n in names
+              if (d := BROKER_DEFAULTS.get(n)) is not None and d.default is not None]
+    while chain and chain[0][0] != name:
+        chain.pop(0)
+    return chain
+
+
+def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str, str], int]]
+                 ) -> tuple[str | None, int, list[tuple[str, str | None, int]]]:
+    """Topic config ``name``'s value, source and synonyms (ConfigHelper.
+    createTopicConfigEntry): set on the topic (``configs``), else from its broker synonym in
+    the broker's ``layers`` (dynamic, cluster default, static: values and source, highest
+    first), else Kafka's default; a synonym with several names (``log.retention.ms``,
+    ``.minutes``, ``.hours``) gives its value in milliseconds."""
+    d = TOPIC_DEFAULTS[name]
+    synonym = TOPIC_SYNONYM_GROUPS.get(name, d.synonym)
+    chain = synonym_chain(synonym, layers) if synonym is not None else []
+    if name in configs:
+        chain.insert(0, (name, configs[name], TOPIC_CONFIG))
+    if chain:
+        return chain[0][1], chain[0][2], chain
+    value = d.default
+    if synonym is not None:
+        merged: dict[str, str] = {}
+        for values, _ in reversed(layers):
+            merged.update(values)
+        value = next((str(int(merged[n]) * UNIT_MS.get(n, 1)) for n in broker_synonyms(synonym)
+                      if merged.get(n) is not None), d.default)
+    return value, DEFAULT_CONFIG, chain
+
 
 # Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster: declared beside the
 # cluster state, which starts with them (without importing this table).
