@@ -94,6 +94,7 @@ MODULE_NAMES = (
     "unregister_controller",
     "add_raft_voter",
     "remove_raft_voter",
+    "update_features",
 )
 
 

@@ -20,8 +20,9 @@ Behavior:
   INVALID_PRODUCER_EPOCH otherwise (with the log start offset, without a message).
 * Transactional batches (a request with a transactional id): the partition must be in the
   producer's ongoing transaction, as the leader verifies with the coordinator (KIP-890):
-  Produce v12+ from a cluster whose ``transaction.version`` is 2 adds it there implicitly
-  (transactions v2); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
+  Produce v12+ adds it there implicitly (transactions v2: the client chose them, as Java
+  clients do when ``transaction.version`` is finalized at 2; Kafka 4.4 adds at any finalized
+  level, measured); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
   INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended.
 * With an authorizer: WRITE on the transactional id, if the request has one (else
@@ -211,7 +212,7 @@ def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchH
     AddPartitionsToTxnManager gives producers."""
     transactions = ctx.cluster.transactions
     try:
-        if ctx.version >= 12 and transactions.transaction_version >= 2:
+        if ctx.version >= 12:
             transactions.add_partitions(transactional_id, batch.producer_id,
                                         batch.producer_epoch, [partition], trio.current_time(),
                                         version=2)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from fakebroker.state.acls import AclStore
     from fakebroker.state.credentials import Credentials
     from fakebroker.state.delegation_tokens import DelegationTokens
+    from fakebroker.state.features import Features
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
     from fakebroker.state.transactions import TransactionCoordinator
@@ -158,6 +159,7 @@ class Cluster:
     _credentials: Credentials | None = None
     _acls: AclStore | None = None
     _delegation_tokens: DelegationTokens | None = None
+    _features: Features | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -226,6 +228,17 @@ class Cluster:
         return self._delegation_tokens
 
     @property
+    def features(self) -> Features:
+        """The finalized feature levels (ApiVersions, UpdateFeatures), made on first use:
+        a new Kafka 4.4 cluster's, transaction.version at the ``transaction_version``
+        setting."""
+        if self._features is None:
+            from fakebroker.state.features import Features
+
+            self._features = Features.new_cluster(self.settings.transaction_version)
+        return self._features
+
+    @property
     def transactions(self) -> TransactionCoordinator:
         """The transaction coordinator, made on first use from the settings, over the
         producers and the groups' offset store; ``on_coordinator`` observers are told then."""
@@ -233,8 +246,7 @@ class Cluster:
             from fakebroker.state.transactions import TransactionCoordinator
 
             self._transactions = TransactionCoordinator(
-                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
-                self.settings.transaction_version)
+                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms)
             self._transactions.write_markers = self.write_markers
             self._made(self._transactions)
         return self._transactions
