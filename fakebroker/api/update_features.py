@@ -8,8 +8,8 @@ measured; the levels are ``fakebroker.state.features``':
 * Each update names a feature, a level and (v1+) an upgrade type: 1 upgrade, 2 safe
   downgrade, 3 unsafe downgrade. v0's ``allow_downgrade`` is read as an upgrade, as Kafka 4.4
   reads it. Level 0 takes the feature out (``kafka-features disable``).
-* The updates are checked in the request's order; the first refused one refuses the whole
-  request: INVALID_UPDATE_VERSION at the top level, "The update failed for all features
+* The updates are checked in Kafka's order (its hash map's, by feature name: not the
+  request's); the first refused one refuses the whole request: INVALID_UPDATE_VERSION at the top level, "The update failed for all features
   since the following feature had an error: " and Kafka's reason ("Invalid update version L
   for feature F. " then: the controller does not support the given upgrade type; a version
   below 0; Local controller C does not support this feature / only supports versions

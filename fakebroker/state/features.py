@@ -10,7 +10,7 @@ Guarantees:
   setting (Kafka's default 2), at epoch 17; a feature at level 0 is not finalized (not
   listed), as Kafka's.
 * ``update`` checks every update as Kafka's ``FeatureControlManager.updateFeatures`` does, in
-  the request's order, and applies all of them or none: it returns Kafka's message for the
+  its order (by the names' Java hashes), and applies all of them or none: it returns Kafka's message for the
   first refused one. Each applied request bumps the epoch by one (Kafka's epoch is its
   metadata log's offset, which other metadata changes move too).
 * ``at_least(name, level)`` is the one question the behaviour a feature gates asks.
@@ -92,9 +92,10 @@ class Features:
     def update(self, updates: Iterable[FeatureUpdate], validate_only: bool,
                controller_id: int) -> str | None:
         """Apply ``updates`` (all or none; none with ``validate_only``); None when done, else
-        Kafka's message for the first refused one (INVALID_UPDATE_VERSION)."""
+        Kafka's message for the first refused one (INVALID_UPDATE_VERSION), in the order
+        Kafka checks them (``checked_order``)."""
         wanted = list(updates)
-        for update in wanted:
+        for update in checked_order(wanted):
             refusal = self._refusal(update, controller_id)
             if refusal is not None:
                 return refusal
@@ -135,6 +136,19 @@ class Features:
         if level < current and name == KRAFT_VERSION:
             return invalid + "Can't downgrade the version of this feature."
         return None
+
+
+def checked_order(updates: list[FeatureUpdate]) -> list[FeatureUpdate]:
+    """The updates in the order Kafka's controller checks them: the iteration order of the
+    ``HashMap`` it puts them in by name (a name given twice: its last update, at its first
+    place), so not the request's order."""
+    by_name: dict[str, FeatureUpdate] = {}
+    for update in updates:
+        by_name[update.name] = update
+    buckets = 16
+    while len(by_name) > buckets * 3 // 4:
+        buckets *= 2
+    return sorted(by_name.values(), key=lambda u: java_bucket(u.name, buckets))
 
 
 def java_hash(text: str) -> int:
