@@ -9,12 +9,13 @@ measured; the levels are ``fakebroker.state.features``':
   downgrade, 3 unsafe downgrade. v0's ``allow_downgrade`` is read as an upgrade, as Kafka 4.4
   reads it. Level 0 takes the feature out (``kafka-features disable``).
 * The updates are checked in Kafka's order (its hash map's, by feature name: not the
-  request's); the first refused one refuses the whole request: INVALID_UPDATE_VERSION at the top level, "The update failed for all features
-  since the following feature had an error: " and Kafka's reason ("Invalid update version L
-  for feature F. " then: the controller does not support the given upgrade type; a version
-  below 0; Local controller C does not support this feature / only supports versions
-  LOW-HIGH; a downgrade without a downgrade type; a downgrade type to a newer version;
-  metadata.version and kraft.version cannot be downgraded), and (v0-1) no results.
+  request's); the first refused one refuses the whole request: INVALID_UPDATE_VERSION at the
+  top level, "The update failed for all features since the following feature had an error: "
+  and Kafka's reason ("Invalid update version L for feature F. " then: the controller does
+  not support the given upgrade type; a version below 0; Local controller C does not support
+  this feature / only supports versions LOW-HIGH; a downgrade without a downgrade type; a
+  downgrade type to a newer version; metadata.version and kraft.version cannot be
+  downgraded), and (v0-1) no results.
 * Otherwise every update is applied (none with ``validate_only``), the finalized features'
   epoch moves on, and the answer is NONE with a null message; v0-1 list one result per
   update, in the request's order, NONE with the message "NONE", as Kafka writes them.

@@ -10,9 +10,9 @@ Guarantees:
   setting (Kafka's default 2), at epoch 17; a feature at level 0 is not finalized (not
   listed), as Kafka's.
 * ``update`` checks every update as Kafka's ``FeatureControlManager.updateFeatures`` does, in
-  its order (by the names' Java hashes), and applies all of them or none: it returns Kafka's message for the
-  first refused one. Each applied request bumps the epoch by one (Kafka's epoch is its
-  metadata log's offset, which other metadata changes move too).
+  its order (by the names' Java hashes), and applies all of them or none: it returns Kafka's
+  message for the first refused one. Each applied request bumps the epoch by one (Kafka's
+  epoch is its metadata log's offset, which other metadata changes move too).
 * ``at_least(name, level)`` is the one question the behaviour a feature gates asks.
 """
 
