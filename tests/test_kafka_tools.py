@@ -104,10 +104,7 @@ def test_kafka_topics_creates_lists_describes_alters_and_deletes_a_topic(kafka: 
     assert out(kafka, "kafka-topics", "--list", "--exclude-internal") == "events\n"
 
 
-def test_kafka_topics_lists_the_offsets_topic_once_a_group_committed(
-        kafka: Any, request: pytest.FixtureRequest) -> None:
-    on_fake_xfail(kafka, request, "the fake does not list its internal topics "
-                                  "(__consumer_offsets) in Metadata")
+def test_kafka_topics_lists_the_offsets_topic_once_a_group_committed(kafka: Any) -> None:
     consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "listed",
                          "log_level": 3})
     try:

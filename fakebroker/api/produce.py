@@ -7,7 +7,9 @@ Behavior:
 * acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
   does), so the client learns something went wrong.
-* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13), NOT_LEADER_OR_FOLLOWER
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13); INVALID_TOPIC_EXCEPTION
+  (no message) for Kafka's internal topics (``__consumer_offsets``...) unless the client id
+  is ``__admin_client``, as Kafka's ReplicaManager refuses them; NOT_LEADER_OR_FOLLOWER
   from a broker that does not lead it (v10+ also names the current leader and its endpoint),
   CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
   batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
@@ -56,6 +58,7 @@ from fakebroker.state.cluster import Partition, Topic
 from fakebroker.state.producers import AppendedBatch
 
 API_KEY = 0
+ADMIN_CLIENT_ID = "__admin_client"  # the one client id that may write internal topics
 ZSTD = 4
 # Beside a partition's error: nothing was appended.
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
@@ -116,6 +119,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
+    if topic.internal and ctx.header.client_id != ADMIN_CLIENT_ID:
+        raise ClusterError("INVALID_TOPIC_EXCEPTION")  # Kafka's: no message
     partition = topic.partitions[index]
     leader_error = ctx.leader_check(partition)
     if leader_error:

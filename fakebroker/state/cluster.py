@@ -40,6 +40,21 @@ if TYPE_CHECKING:
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+# Kafka's internal topics (``Topic.isInternal``: by name, however they were made).
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, "__share_group_state"})
+# How Kafka 4.4 makes the coordinators' topics (offsets.topic.num.partitions and
+# transaction.state.log.num.partitions, 50; the configs it sets on them), measured: with the
+# replication factor the fake's brokers report (offsets.topic.replication.factor 1).
+INTERNAL_PARTITIONS = 50
+INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | None]] = {
+    OFFSETS_TOPIC: {"cleanup.policy": "compact", "compression.type": "producer",
+                    "segment.bytes": "104857600"},
+    TRANSACTION_STATE_TOPIC: {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                              "min.insync.replicas": "1", "segment.bytes": "104857600",
+                              "unclean.leader.election.enable": "false"},
+}
 
 
 @dataclass(slots=True)
@@ -200,7 +215,7 @@ class Cluster:
                 initial_rebalance_delay_ms=self.settings.group_initial_rebalance_delay_ms,
                 min_session_timeout_ms=self.settings.group_min_session_timeout_ms))
             self._groups.consumer.partitions_of = lambda: {
-                name: len(t.partitions) for name, t in self.topics.items()}
+                name: len(t.partitions) for name, t in self.topics.items() if not t.internal}
             self._made(self._groups)
         return self._groups
 
@@ -316,6 +331,16 @@ class Cluster:
             return None
         return t.partitions[index]
 
+    def coordinator_topic(self, name: str) -> Topic:
+        """The coordinators' topic ``name`` (``__consumer_offsets``, ``__transaction_state``),
+        made as Kafka makes it on first use of its coordinator (FindCoordinator; Metadata
+        naming it with auto-creation on) if it is not there."""
+        topic = self.topics.get(name)
+        if topic is None:
+            topic = self.create_topic(name, INTERNAL_PARTITIONS, 1,
+                                      configs=INTERNAL_TOPIC_CONFIGS[name])
+        return topic
+
     def create_topic(
         self,
         name: str,
@@ -371,6 +396,7 @@ class Cluster:
             id=uuid.uuid4(),
             partitions=[],
             configs={k: v for k, v in (configs or {}).items() if v is not None},
+            internal=name in INTERNAL_TOPICS,
             broker_defaults=self.default_broker_configs,
             broker_configs=self.broker_configs,
         )
@@ -423,7 +449,8 @@ class Cluster:
         topic = self.topics.pop(name, None)
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
-        self.groups.offsets.delete_topic(name)
+        if self._groups is not None:  # no group has offsets before the groups are made
+            self._groups.offsets.delete_topic(name)
         self.changed()
         return topic
 
