@@ -112,6 +112,7 @@ def test_kafka_topics_lists_the_offsets_topic_once_a_group_committed(kafka: Any)
     finally:
         consumer.close()
     assert out(kafka, "kafka-topics", "--list") == "__consumer_offsets\nevents\n"
+    assert out(kafka, "kafka-topics", "--list", "--exclude-internal") == "events\n"
 
 
 def test_kafka_configs_describes_and_alters_a_topic_and_describes_a_broker(kafka: Any) -> None:

@@ -595,7 +595,6 @@ def _admin(c: _Corpus) -> None:
         voter, voter_directory_id=uuid.UUID(int=0)))
     c.each("AddRaftVoter", "no CONTROLLER listener", lambda v: dict(voter, listeners=[
         {"name": "OTHER", "host": "localhost", "port": 9}]))
-    c.each("AddRaftVoter", "a new voter nobody answers for", lambda v: voter)
     c.each("RemoveRaftVoter", "no directory id", lambda v: {
         "cluster_id": None, "voter_id": 1, "voter_directory_id": uuid.UUID(int=0)})
     features = {"timeout_ms": 60000, "validate_only": True}
