@@ -670,8 +670,9 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             _kafka_check("transaction.max.timeout.ms"), kafka="transaction.max.timeout.ms",
             metavar="MS"),
     Setting("transaction_version", parse_int,
-            "the finalized transaction.version feature: 2 (Kafka 4's default) runs transactions "
-            "v2 (KIP-890) with the clients that support it, 0 or 1 the older protocol",
+            "the transaction.version feature finalized at start (UpdateFeatures changes it): 2 "
+            "(Kafka 4's default) lets clients run transactions v2 (KIP-890), 0 or 1 the older "
+            "protocol",
             lambda v: None if v in (0, 1, 2) and not isinstance(v, bool)
             else "expected 0, 1 or 2", metavar="LEVEL"),
     Setting("seed", parse_int, "seed of probabilistic faults (reproducible chaos)",

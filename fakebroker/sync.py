@@ -258,9 +258,11 @@ class FakeKafka:
                                                     configs))
 
     def topics(self) -> dict[str, int]:
-        """Topic name -> partition count."""
+        """Topic name -> partition count (Kafka's internal topics left out, as the real
+        broker's inspection leaves them out)."""
         return self.call(lambda: {n: len(t.partitions)
-                                  for n, t in self.cluster.state.topics.items()})
+                                  for n, t in self.cluster.state.topics.items()
+                                  if not t.internal})
 
     def records(self, topic: str, partition: int = 0, markers: bool = False) -> list[Record]:
         """The records of a partition, decoded (key, value, headers, timestamp, offset...);

@@ -38,11 +38,6 @@ NOT_SERVED: dict[str, str] = {
     "StreamsGroupTopologyDescriptionUpdate": STREAMS_GROUPS,
     "DescribeClientQuotas": "client quotas, enforced: issue 21",
     "AlterClientQuotas": "client quotas, enforced: issue 21",
-    "UpdateFeatures": "finalized feature levels changed at run time: issue 21",
-    "UnregisterBroker": "a combined-mode KRaft node's admin answers: issue 21",
-    "UnregisterController": "a combined-mode KRaft node's admin answers: issue 21",
-    "AddRaftVoter": "a combined-mode KRaft node's admin answers: issue 21",
-    "RemoveRaftVoter": "a combined-mode KRaft node's admin answers: issue 21",
 }
 
 # API name -> why the fake serves it only up to a version below Kafka 4.4's newest.

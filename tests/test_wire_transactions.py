@@ -514,12 +514,50 @@ def test_transaction_version_2_is_finalized_as_kafka_4_finalizes_it(kafka):
 
 @pytest.mark.fake_only("the cluster's transaction_version setting")
 @pytest.mark.fake_kafka(topics={"orders": 2}, transaction_version=1)
-def test_below_transaction_version_2_partitions_are_never_added_implicitly(kafka):
+def test_the_transaction_version_setting_is_the_level_finalized_at_start(kafka):
     assert finalized_transaction_version(kafka) == 1  # Java 4 clients then run v1
-    txn_id = new_id()
-    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
-        ids = init(client, txn_id)
-        records = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
-        assert produce(broker, txn_id, 0, records, version=12) == \
-            ErrorCode.TRANSACTION_ABORTABLE
-        assert describe(client, txn_id).transaction_state == "Empty"
+
+
+def set_transaction_version(kafka, level: int) -> None:
+    """UpdateFeatures v1 (a safe downgrade, or an upgrade), then wait until ApiVersions
+    lists the level (a Kafka broker applies it from its metadata log a moment later)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        answer = client.request("UpdateFeatures", 1, {"timeout_ms": 60000, "feature_updates": [
+            {"feature": "transaction.version", "max_version_level": level,
+             "upgrade_type": 1 if level == 2 else 2}]})
+    assert answer.error_code == 0
+    eventually(lambda: finalized_transaction_version(kafka) == level,
+               f"transaction.version {level}")
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})
+def test_transaction_version_1_finalized_at_run_time_still_lets_v2_requests_add(kafka):
+    """The finalized level tells clients which transactions to run (Java 4 clients run v1
+    below 2); Kafka 4.4 still adds implicitly for a Produce v12 or TxnOffsetCommit v5."""
+    set_transaction_version(kafka, 1)
+    try:
+        txn_id = new_id()
+        with coordinator(kafka, txn_id) as client, \
+                WireClient(kafka.bootstrap_servers) as broker:
+            ids = init(client, txn_id)
+            records = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+            assert produce(broker, txn_id, 0, records, version=12) == 0
+            group = f"group-{txn_id}"
+            with WireClient(kafka.bootstrap_servers) as finder:
+                found = eventually(lambda: (c := finder.request("FindCoordinator", 3, {
+                    "key": group, "key_type": 0})).error_code == 0 and c, "a group coordinator")
+            with WireClient(f"{found.host}:{found.port}") as groups:
+                answer = groups.request("TxnOffsetCommit", 5, {
+                    "transactional_id": txn_id, "group_id": group,
+                    "producer_id": ids.producer_id, "producer_epoch": ids.producer_epoch,
+                    "generation_id": -1, "member_id": "", "group_instance_id": None,
+                    "topics": [{"name": "orders", "partitions": [{
+                        "partition_index": 0, "committed_offset": 1,
+                        "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+            assert answer.topics[0].partitions[0].error_code == 0
+            state = describe(client, txn_id)
+            assert state.transaction_state == "Ongoing"
+            assert [(t.topic, list(t.partitions)) for t in state.topics
+                    if t.topic == "orders"] == [("orders", [0])]
+    finally:
+        set_transaction_version(kafka, 2)

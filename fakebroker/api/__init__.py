@@ -90,6 +90,11 @@ MODULE_NAMES = (
     "describe_topic_partitions",
     "list_config_resources",
     "describe_quorum",
+    "unregister_broker",
+    "unregister_controller",
+    "add_raft_voter",
+    "remove_raft_voter",
+    "update_features",
 )
 
 

@@ -10,19 +10,18 @@ Behavior:
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 * v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
   another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
-* v3+ lists the features a combined-mode Kafka 4.4.0 node lists, in its order, measured:
-  supported (from v4; v3 answers leave out supported features whose minimum is 0, which v3
-  clients cannot read: KAFKA-17011) group.version 0-1, kraft.version 0-1, metadata.version
-  7-33, share.version 0-2, streams.version 0-1, transaction.version 0-2,
-  eligible.leader.replicas.version 0-1; finalized at epoch 17 (a freshly formatted node's;
-  Kafka's is its metadata log's offset, which grows with every metadata change):
-  group.version 1, kraft.version 1, share.version 2, metadata.version 33 (4.4-IV2),
-  streams.version 1, transaction.version at the cluster's ``transaction_version`` (Kafka 4's
-  default 2; a level of 0 is not listed, as Kafka lists no finalized feature at 0),
-  eligible.leader.replicas.version 1. Java clients 4.x run transactions v2 (KIP-890) only when
-  it is finalized at 2; the other levels are Kafka's, fixed (no UpdateFeatures yet).
+* v3+ lists the features a combined-mode Kafka 4.4.0 node lists, measured: supported (from
+  v4; v3 answers leave out supported features whose minimum is 0, which v3 clients cannot
+  read: KAFKA-17011) group.version 0-1, kraft.version 0-1, metadata.version 7-33,
+  share.version 0-2, streams.version 0-1, transaction.version 0-2,
+  eligible.leader.replicas.version 0-1, in Kafka's order; finalized: the cluster's levels and
+  epoch (``fakebroker.state.features``: a new cluster's are a freshly formatted node's,
+  transaction.version at the ``transaction_version`` setting; UpdateFeatures changes them),
+  a level of 0 not listed, in the order Kafka lists them. Java clients 4.x run transactions
+  v2 (KIP-890) only when transaction.version is finalized at 2.
 * An error answer lists no APIs, as Kafka's.
-* The answer depends only on the request and the broker, so a broker keeps it
+* The answer depends only on the request, the broker and the finalized features (a change
+  of them is a metadata change), so a broker keeps it until the metadata changes
   (``CACHEABLE``).
 """
 
@@ -37,27 +36,13 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import FrozenArray
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.features import SUPPORTED_FEATURES
 
 API_KEY = 18
 ERROR_PLACEMENT = TOP_LEVEL
 AUTHORIZES = NOTHING
 CACHEABLE = True
-TRANSACTION_VERSION = "transaction.version"
-# (name, min, max) as Kafka 4.4.0 lists its supported features, in its order.
-SUPPORTED_FEATURES = (
-    ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 33),
-    ("share.version", 0, 2), ("streams.version", 0, 1), (TRANSACTION_VERSION, 0, 2),
-    ("eligible.leader.replicas.version", 0, 1),
-)
-# (name, level) as Kafka 4.4.0 finalizes them, in its order; transaction.version's level is
-# the cluster's setting.
-FINALIZED_FEATURES = (
-    ("group.version", 1), ("kraft.version", 1), ("share.version", 2),
-    ("metadata.version", 33), ("streams.version", 1), (TRANSACTION_VERSION, None),
-    ("eligible.leader.replicas.version", 1),
-)
 SUPPORTED_FROM_MIN_0 = 4  # the first version listing supported features of minimum 0
-FEATURES_EPOCH = 17  # a freshly formatted Kafka 4.4.0 node's; the levels never change here
 SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -90,9 +75,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
               "throttle_time_ms": 0}
     if not error:
         answer.update(supported_features=supported_features(ctx.version),
-                      finalized_features_epoch=FEATURES_EPOCH,
+                      finalized_features_epoch=ctx.cluster.features.epoch,
                       finalized_features=finalized_features(
-                          ctx.cluster.settings.transaction_version))
+                          tuple(ctx.cluster.features.finalized())))
     return answer
 
 
@@ -105,9 +90,7 @@ def supported_features(version: int) -> FrozenArray:
 
 
 @functools.cache
-def finalized_features(transaction_version: int) -> FrozenArray:
-    """The finalized features, transaction.version at the cluster's level (none at 0)."""
-    levels = [(name, transaction_version if level is None else level)
-              for name, level in FINALIZED_FEATURES]
+def finalized_features(levels: tuple[tuple[str, int], ...]) -> FrozenArray:
+    """The finalized features' entries, (name, level) in the order listed."""
     return FrozenArray([{"name": name, "max_version_level": level, "min_version_level": level}
-                        for name, level in levels if level])
+                        for name, level in levels])

@@ -7,7 +7,8 @@ Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for a group 
 broker; states Empty, Assigning, Reconciling, Stable. A member without a regex subscription
 reports "" as its regex, and (v1) member type 1, a consumer-protocol member. Asked for them, a
 described group's authorized operations: every group operation with no authorizer, those the
-principal may do with one.
+principal may do with one. group.version finalized at 0 (UpdateFeatures) turns KIP-848 off:
+every group named gets UNSUPPORTED_VERSION with a null message, as Kafka answers then.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import Assignment
+from fakebroker.state.features import GROUP_VERSION
 
 API_KEY = 69
 CONSUMER_MEMBER = 1  # MemberType: -1 unknown, 0 classic, 1 consumer
@@ -32,6 +34,10 @@ AUTHORIZES = (groups("DESCRIBE"),
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if not ctx.cluster.features.at_least(GROUP_VERSION, 1):  # KIP-848 turned off
+        return {"throttle_time_ms": 0, "groups": [
+            dict(UNDESCRIBED, group_id=g, error_code=error_code("UNSUPPORTED_VERSION"))
+            for g in request.group_ids]}
     described = [describe(ctx, g) for g in request.group_ids]
     if request.include_authorized_operations:
         for group in described:

@@ -16,6 +16,8 @@ Behavior (fakebroker/state/consumer_groups.py has the details):
   only after their old owner revoked them.
 * Server assignors: ``uniform`` (default, sticky) and ``range``; others UNSUPPORTED_ASSIGNOR.
 * An error answer carries no member id and epoch 0, as Kafka's.
+* group.version finalized at 0 (UpdateFeatures, ``kafka-features disable``) turns KIP-848
+  off: UNSUPPORTED_VERSION with a null message, as Kafka answers then.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.consumer_groups import Assignment, Heartbeat
+from fakebroker.state.features import GROUP_VERSION
 
 API_KEY = 68
 ERROR_PLACEMENT = Placement(top_fields={"member_epoch": -1})
@@ -38,6 +41,9 @@ AUTHORIZES = (groups("READ"),)
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     answer: dict[str, Any] = {"throttle_time_ms": 0, "member_id": None, "member_epoch": 0,
                               "heartbeat_interval_ms": 0, "assignment": None}
+    if not ctx.cluster.features.at_least(GROUP_VERSION, 1):  # KIP-848 turned off
+        answer["error_code"] = error_code("UNSUPPORTED_VERSION")
+        return answer
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer

@@ -4,8 +4,9 @@ Versions: 0-2. Flexible from v2.
 
 Behavior: offset -1 means the high watermark; an offset above the high watermark (or negative
 other than -1) gets OFFSET_OUT_OF_RANGE; the answer carries the new low watermark (log start).
-Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere. Consumers positioned below the new log start
-get OFFSET_OUT_OF_RANGE on their next fetch.
+Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere. Kafka's internal topics (``__consumer_offsets``
+...) get INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager refuses them. Consumers
+positioned below the new log start get OFFSET_OUT_OF_RANGE on their next fetch.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             partition = ctx.cluster.partition(wanted.name, p.partition_index)
             result = dict(NOT_DELETED, partition_index=p.partition_index)
             error = ctx.leader_check(partition)
+            if partition is not None and ctx.cluster.topics[wanted.name].internal:
+                error = error_code("INVALID_TOPIC_EXCEPTION")  # never from a client's request
             if not error and partition is not None:
                 log = partition.log
                 offset = log.high_watermark if p.offset == HIGH_WATERMARK else p.offset

@@ -21,6 +21,7 @@ answers it (no nodes). DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILE
 
 from __future__ import annotations
 
+import base64
 import uuid
 from typing import Any
 
@@ -72,4 +73,32 @@ def unknown(request: Any) -> dict[str, Any]:
 
 def directory_id(ctx: RequestContext, node_id: int) -> uuid.UUID:
     """A voter's metadata log directory id: fixed for a cluster id and node id."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"fakebroker:{ctx.cluster.cluster_id}:{node_id}")
+    return directory_id_of(ctx.cluster.cluster_id, node_id)
+
+
+def directory_id_of(cluster_id: str, node_id: int) -> uuid.UUID:
+    """The metadata log directory id of node ``node_id`` of cluster ``cluster_id``."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"fakebroker:{cluster_id}:{node_id}")
+
+
+def replica_key(node_id: int, directory: uuid.UUID) -> str:
+    """A voter as Kafka's ``ReplicaKey.toString`` prints it (the directory id in Kafka's
+    ``Uuid`` text form)."""
+    text = base64.urlsafe_b64encode(directory.bytes).decode().rstrip("=")
+    return f"ReplicaKey(id={node_id}, directoryId={text})"
+
+
+def voter_set(ctx: RequestContext) -> str:
+    """The voters (every broker, a combined-mode node each) as Kafka's messages list them."""
+    return "[" + ", ".join(replica_key(b, directory_id(ctx, b))
+                           for b in sorted(ctx.cluster.brokers)) + "]"
+
+
+def inconsistent_cluster(ctx: RequestContext, cluster_id: str | None) -> dict[str, Any] | None:
+    """A KRaft request's refusal for naming another cluster (null names none), as
+    KafkaRaftClient answers it; else None."""
+    if cluster_id is None or cluster_id == ctx.cluster.cluster_id:
+        return None
+    return {"throttle_time_ms": 0, "error_code": error_code("INCONSISTENT_CLUSTER_ID"),
+            "error_message": f'The given id "{cluster_id}" doesn\'t match the cluster id '
+                             f'"{ctx.cluster.cluster_id}"'}

@@ -17,6 +17,11 @@ Behavior:
   partition's and the response's max_bytes, except that the first batch of the response is
   always returned whole (KIP-74). Fetch v0-3 clients get stored batches down-converted to
   magic 0 (v0-1) or magic 1 (v2-3).
+* Each partition is answered once, in one topic entry per run of a topic's partitions, in
+  Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
+  unknown topic ids, then those of unknown topics or partitions, each group in the request's
+  order; a partition named twice (a topic id in several entries, one partition each, as
+  @platformatic/kafka sends them) is answered once, at its first place, for its last entry.
 * No fetch sessions: session_id 0 is answered, so clients keep sending full fetches.
 * read_committed (isolation level 1): only batches below the last stable offset (the first
   offset of the earliest open transaction) are returned, and ``aborted_transactions`` lists
@@ -76,24 +81,49 @@ def assemble(request: Any, ctx: RequestContext) -> tuple[dict[str, Any], int, bo
     total = 0
     failed = False
     leaders: set[int] = set()
-    topics = []
-    for wanted in request.topics:
-        topic = resolve_topic(ctx, wanted.topic, wanted.topic_id)
-        partitions = []
-        for p in wanted.partitions:
-            result = read_partition(ctx, request, topic, p, budget - total, first=total == 0)
-            error = result["error_code"]
-            if error:
-                failed = True
-                if "current_leader" in result:
-                    leaders.add(result["current_leader"]["leader_id"])
-            total += result.pop("size")
-            partitions.append(result)
-        topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id,
-                       "partitions": partitions})
+    answered: list[tuple[Any, dict[str, Any]]] = []
+    for wanted, topic, p in in_kafkas_order(request, ctx):
+        result = read_partition(ctx, request, topic, p, budget - total, first=total == 0)
+        error = result["error_code"]
+        if error:
+            failed = True
+            if "current_leader" in result:
+                leaders.add(result["current_leader"]["leader_id"])
+        total += result.pop("size")
+        answered.append((wanted, result))
+    topics: list[dict[str, Any]] = []
+    for wanted, result in answered:  # a run of one topic's partitions is one topic entry
+        if topics and (topics[-1]["topic"], topics[-1]["topic_id"]) == (wanted.topic,
+                                                                        wanted.topic_id):
+            topics[-1]["partitions"].append(result)
+        else:
+            topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id,
+                           "partitions": [result]})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": topics,
             "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
     return body, total, failed
+
+
+def in_kafkas_order(request: Any, ctx: RequestContext) -> list[tuple[Any, Any, Any]]:
+    """(topic entry, topic or None, partition entry) for each partition the request names
+    once (a partition named again keeps its first place and takes its last entry, as Kafka's
+    map of fetched partitions), in the order Kafka answers them: the partitions it reads,
+    then those of unknown topic ids, then those of unknown topics or partitions."""
+    named: dict[tuple[Any, Any, int], tuple[Any, Any, Any]] = {}
+    for wanted in request.topics:
+        topic = resolve_topic(ctx, wanted.topic, wanted.topic_id)
+        for p in wanted.partitions:
+            named[(wanted.topic if ctx.version < 13 else None, wanted.topic_id,
+                   p.partition)] = (wanted, topic, p)
+    read, unknown_ids, unknown = [], [], []
+    for wanted, topic, p in named.values():
+        if topic is None and ctx.version >= 13:
+            unknown_ids.append((wanted, topic, p))
+        elif topic is None or not 0 <= p.partition < len(topic.partitions):
+            unknown.append((wanted, topic, p))
+        else:
+            read.append((wanted, topic, p))
+    return read + unknown_ids + unknown
 
 
 def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, budget: int,

@@ -3,10 +3,15 @@
 Versions: 0-12 (3.9), 13 (4.x). Flexible from v9.
 
 Behavior:
-* Topic list: v0 empty = all topics; v1+ null = all topics, empty = none.
+* Topic list: v0 empty = all topics; v1+ null = all topics, empty = none. All topics are
+  every topic, Kafka's internal ones too (``is_internal``: ``__consumer_offsets`` once a
+  group coordinator was looked up, ``__transaction_state`` once a transaction coordinator
+  was), in the order they were made, as Kafka lists them (clients leave the internal ones
+  out themselves).
 * A named topic that does not exist is created when auto-creation is on and the request
   allows it (v4+ ``allow_auto_topic_creation``; always for v0-3), with the cluster's default
-  partitions and replication factor. As a KRaft Kafka broker does (it asks its controller to
+  partitions and replication factor (``__consumer_offsets`` and ``__transaction_state`` as
+  their coordinators make them). As a KRaft Kafka broker does (it asks its controller to
   create the topic), that request is answered UNKNOWN_TOPIC_OR_PARTITION without partitions;
   the topic is there for the next one. Otherwise UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
   when asked by id, v12+). An illegal name gets INVALID_TOPIC_EXCEPTION.
@@ -43,7 +48,7 @@ from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
-from fakebroker.state.cluster import Topic
+from fakebroker.state.cluster import INTERNAL_TOPIC_CONFIGS, Topic
 
 API_KEY = 3
 CACHEABLE = True
@@ -65,7 +70,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     wanted = request.topics
     if wanted is None or (ctx.version == 0 and not wanted):
         topics = [describe(t, live) for t in cluster.topics.values()
-                  if not t.internal and ctx.allowed("DESCRIBE", "TOPIC", t.name)]
+                  if ctx.allowed("DESCRIBE", "TOPIC", t.name)]
     else:
         allow = ctx.version < 4 or request.allow_auto_topic_creation
         topics = [lookup(entry, allow, ctx, live) for entry in wanted]
@@ -112,7 +117,10 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
         return dict(NOT_DESCRIBED, error_code=TOPIC_AUTHORIZATION_FAILED, name=name)
     if auto_create:
         try:
-            ctx.cluster.create_topic(name)
+            if name in INTERNAL_TOPIC_CONFIGS:  # made as its coordinator makes it
+                ctx.cluster.coordinator_topic(name)
+            else:
+                ctx.cluster.create_topic(name)
         except ClusterError as exc:
             return dict(NOT_DESCRIBED, error_code=error_code(exc.error), name=name)
     return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)

@@ -7,7 +7,9 @@ Behavior:
 * acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
   does), so the client learns something went wrong.
-* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13), NOT_LEADER_OR_FOLLOWER
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13); INVALID_TOPIC_EXCEPTION
+  (no message) for Kafka's internal topics (``__consumer_offsets``...) unless the client id
+  is ``__admin_client``, as Kafka's ReplicaManager refuses them; NOT_LEADER_OR_FOLLOWER
   from a broker that does not lead it (v10+ also names the current leader and its endpoint),
   CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
   batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
@@ -23,8 +25,9 @@ Behavior:
   INVALID_PRODUCER_EPOCH otherwise (with the log start offset, without a message).
 * Transactional batches (a request with a transactional id): the partition must be in the
   producer's ongoing transaction, as the leader verifies with the coordinator (KIP-890):
-  Produce v12+ from a cluster whose ``transaction.version`` is 2 adds it there implicitly
-  (transactions v2); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
+  Produce v12+ adds it there implicitly (transactions v2: the client chose them, as Java
+  clients do when ``transaction.version`` is finalized at 2; Kafka 4.4 adds at any finalized
+  level, measured); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
   INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended.
 * With an authorizer: WRITE on the transactional id, if the request has one (else
@@ -58,6 +61,7 @@ from fakebroker.state.cluster import Partition, Topic
 from fakebroker.state.producers import AppendedBatch
 
 API_KEY = 0
+ADMIN_CLIENT_ID = "__admin_client"  # the one client id that may write internal topics
 ZSTD = 4
 # Beside a partition's error: nothing was appended.
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
@@ -118,6 +122,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
+    if topic.internal and ctx.header.client_id != ADMIN_CLIENT_ID:
+        raise ClusterError("INVALID_TOPIC_EXCEPTION")  # Kafka's: no message
     partition = topic.partitions[index]
     leader_error = ctx.leader_check(partition)
     if leader_error:
@@ -217,7 +223,7 @@ def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchH
     AddPartitionsToTxnManager gives producers."""
     transactions = ctx.cluster.transactions
     try:
-        if ctx.version >= 12 and transactions.transaction_version >= 2:
+        if ctx.version >= 12:
             transactions.add_partitions(transactional_id, batch.producer_id,
                                         batch.producer_epoch, [partition], trio.current_time(),
                                         version=2)

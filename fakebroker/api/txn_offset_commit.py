@@ -10,7 +10,8 @@ Behavior:
 * Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) for partitions that do
   not exist, OFFSET_METADATA_TOO_LARGE beyond 4096 bytes; the others are checked together.
 * The group must be in the producer's ongoing transaction (AddOffsetsToTxn): v5+ adds it
-  implicitly when the cluster's ``transaction.version`` is 2 (transactions v2); otherwise a
+  implicitly (transactions v2, at any finalized ``transaction.version``, as Kafka 4.4 does,
+  measured); otherwise a
   group not added is INVALID_TXN_STATE. A fenced epoch is INVALID_PRODUCER_EPOCH, an unknown
   transactional or producer id INVALID_PRODUCER_ID_MAPPING, as the coordinator's
   verification answers producers.
@@ -81,7 +82,7 @@ def check(ctx: RequestContext, request: Any) -> int:
         return error_code("NOT_COORDINATOR")
     transactions = ctx.cluster.transactions
     try:
-        if ctx.version >= TRANSACTIONS_V2 and transactions.transaction_version >= 2:
+        if ctx.version >= TRANSACTIONS_V2:
             transactions.add_group(request.transactional_id, request.producer_id,
                                    request.producer_epoch, request.group_id,
                                    trio.current_time(), version=2)

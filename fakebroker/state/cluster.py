@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from fakebroker.state.acls import AclStore
     from fakebroker.state.credentials import Credentials
     from fakebroker.state.delegation_tokens import DelegationTokens
+    from fakebroker.state.features import Features
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
     from fakebroker.state.transactions import TransactionCoordinator
@@ -39,6 +40,21 @@ if TYPE_CHECKING:
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+# Kafka's internal topics (``Topic.isInternal``: by name, however they were made).
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, "__share_group_state"})
+# How Kafka 4.4 makes the coordinators' topics (offsets.topic.num.partitions and
+# transaction.state.log.num.partitions, 50; the configs it sets on them), measured: with the
+# replication factor the fake's brokers report (offsets.topic.replication.factor 1).
+INTERNAL_PARTITIONS = 50
+INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | None]] = {
+    OFFSETS_TOPIC: {"cleanup.policy": "compact", "compression.type": "producer",
+                    "segment.bytes": "104857600"},
+    TRANSACTION_STATE_TOPIC: {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                              "min.insync.replicas": "1", "segment.bytes": "104857600",
+                              "unclean.leader.election.enable": "false"},
+}
 
 
 @dataclass(slots=True)
@@ -166,6 +182,7 @@ class Cluster:
     _credentials: Credentials | None = None
     _acls: AclStore | None = None
     _delegation_tokens: DelegationTokens | None = None
+    _features: Features | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -232,7 +249,7 @@ class Cluster:
             self._groups.consumer.heartbeat_interval_ms = int(
                 config("group.consumer.heartbeat.interval.ms") or 0)
             self._groups.consumer.partitions_of = lambda: {
-                name: len(t.partitions) for name, t in self.topics.items()}
+                name: len(t.partitions) for name, t in self.topics.items() if not t.internal}
             self._made(self._groups)
         return self._groups
 
@@ -260,6 +277,17 @@ class Cluster:
         return self._delegation_tokens
 
     @property
+    def features(self) -> Features:
+        """The finalized feature levels (ApiVersions, UpdateFeatures), made on first use:
+        a new Kafka 4.4 cluster's, transaction.version at the ``transaction_version``
+        setting."""
+        if self._features is None:
+            from fakebroker.state.features import Features
+
+            self._features = Features.new_cluster(self.settings.transaction_version)
+        return self._features
+
+    @property
     def transactions(self) -> TransactionCoordinator:
         """The transaction coordinator, made on first use from the settings, over the
         producers and the groups' offset store; ``on_coordinator`` observers are told then."""
@@ -267,8 +295,7 @@ class Cluster:
             from fakebroker.state.transactions import TransactionCoordinator
 
             self._transactions = TransactionCoordinator(
-                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
-                self.settings.transaction_version)
+                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms)
             self._transactions.write_markers = self.write_markers
             self._made(self._transactions)
         return self._transactions
@@ -338,6 +365,16 @@ class Cluster:
             return None
         return t.partitions[index]
 
+    def coordinator_topic(self, name: str) -> Topic:
+        """The coordinators' topic ``name`` (``__consumer_offsets``, ``__transaction_state``),
+        made as Kafka makes it on first use of its coordinator (FindCoordinator; Metadata
+        naming it with auto-creation on) if it is not there."""
+        topic = self.topics.get(name)
+        if topic is None:
+            topic = self.create_topic(name, INTERNAL_PARTITIONS, 1,
+                                      configs=INTERNAL_TOPIC_CONFIGS[name])
+        return topic
+
     def create_topic(
         self,
         name: str,
@@ -393,6 +430,7 @@ class Cluster:
             id=uuid.uuid4(),
             partitions=[],
             configs={k: v for k, v in (configs or {}).items() if v is not None},
+            internal=name in INTERNAL_TOPICS,
             broker_defaults=self.default_broker_configs,
             broker_configs=self.broker_configs,
             broker_static=self.static_broker_configs,
@@ -446,7 +484,8 @@ class Cluster:
         topic = self.topics.pop(name, None)
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
-        self.groups.offsets.delete_topic(name)
+        if self._groups is not None:  # no group has offsets before the groups are made
+            self._groups.offsets.delete_topic(name)
         self.changed()
         return topic
 

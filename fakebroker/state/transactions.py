@@ -17,7 +17,7 @@ Guarantees:
   while they last; the fake always has its markers written before it answers).
 * Transactions v2 (KIP-890): a transaction begun by an implicit add (``add_partitions`` from
   a Produce v12+, ``add_group`` from a TxnOffsetCommit v5+: the handlers decide, by the
-  cluster's ``transaction_version``) or ended by EndTxn v5 runs at version 2: every end by
+  request's version) or ended by EndTxn v5 runs at version 2: every end by
   the client bumps the epoch and answers it, and a later end naming the epoch one below is
   taken for a retry of the last one (also after a timeout's abort fenced that epoch: an abort
   is then answered as done, a commit INVALID_TXN_STATE), as Kafka's coordinator does.
@@ -87,12 +87,11 @@ class TransactionCoordinator:
     """Every transactional id of the cluster, its transactions and their pending offsets."""
 
     def __init__(self, producers: ProducerRegistry, offsets: OffsetStore,
-                 max_timeout_ms: int = 900_000, transaction_version: int = 2,
+                 max_timeout_ms: int = 900_000,
                  wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
         self.producers = producers
         self.offsets = offsets
         self.max_timeout_ms = max_timeout_ms
-        self.transaction_version = transaction_version  # finalized transaction.version
         self.wall_ms = wall_ms
         self.transactions: dict[str, Transaction] = {}
         # Writes the markers to the partition logs; set by the cluster.

@@ -585,6 +585,43 @@ def _admin(c: _Corpus) -> None:
     c.each("DescribeQuorum", "another partition", lambda v: {"topics": [
         {"topic_name": "orders", "partitions": [{"partition_index": 0}]}]})
     c.each("DescribeQuorum", "no partition", lambda v: {"topics": []})
+    c.each("UnregisterBroker", "an id not registered", lambda v: {"broker_id": 7})
+    c.each("UnregisterController", "the active controller", lambda v: {"controller_id": 1})
+    c.each("UnregisterController", "an id not registered", lambda v: {"controller_id": 7})
+    voter = {"cluster_id": None, "timeout_ms": 1000, "voter_id": 2,
+             "voter_directory_id": uuid.UUID(int=5), "ack_when_committed": True,
+             "listeners": [{"name": "CONTROLLER", "host": "localhost", "port": 9}]}
+    c.each("AddRaftVoter", "no directory id", lambda v: dict(
+        voter, voter_directory_id=uuid.UUID(int=0)))
+    c.each("AddRaftVoter", "no CONTROLLER listener", lambda v: dict(voter, listeners=[
+        {"name": "OTHER", "host": "localhost", "port": 9}]))
+    c.each("RemoveRaftVoter", "no directory id", lambda v: {
+        "cluster_id": None, "voter_id": 1, "voter_directory_id": uuid.UUID(int=0)})
+    features = {"timeout_ms": 60000, "validate_only": True}
+    c.each("UpdateFeatures", "an upgrade to the level finalized", lambda v: dict(
+        features, feature_updates=[{"feature": "group.version", "max_version_level": 1,
+                                    "upgrade_type": 1}]))
+    c.each("UpdateFeatures", "a downgrade without a downgrade type", lambda v: dict(
+        features, feature_updates=[{"feature": "group.version", "max_version_level": 0,
+                                    "upgrade_type": 1}]))
+    c.each("UpdateFeatures", "an unknown feature and a level not supported", lambda v: dict(
+        features, feature_updates=[
+            {"feature": "share.version", "max_version_level": 2, "upgrade_type": 1},
+            {"feature": "nope.version", "max_version_level": 1, "upgrade_type": 1},
+            {"feature": "group.version", "max_version_level": 5, "upgrade_type": 1}]))
+    c.each("UpdateFeatures", "safe downgrades, validated only", lambda v: dict(
+        features, feature_updates=[
+            {"feature": "group.version", "max_version_level": 0, "upgrade_type": 2},
+            {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 3}]),
+        versions=range(1, 99))
+    c.each("UpdateFeatures", "a kraft.version downgrade", lambda v: dict(
+        features, feature_updates=[
+            {"feature": "kraft.version", "max_version_level": 0, "upgrade_type": 2}]),
+        versions=range(1, 99))
+    c.each("UpdateFeatures", "an unknown upgrade type", lambda v: dict(
+        features, feature_updates=[
+            {"feature": "group.version", "max_version_level": 1, "upgrade_type": 9}]),
+        versions=range(1, 99))
     c.each("DescribeCluster", "endpoints", lambda v: DESCRIBE_CLUSTER)
     c.each("DescribeCluster", "with authorized operations", lambda v: {
         "include_cluster_authorized_operations": True, "endpoint_type": 1})
