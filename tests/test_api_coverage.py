@@ -36,8 +36,6 @@ NOT_SERVED: dict[str, str] = {
     "StreamsGroupHeartbeat": STREAMS_GROUPS,
     "StreamsGroupDescribe": STREAMS_GROUPS,
     "StreamsGroupTopologyDescriptionUpdate": STREAMS_GROUPS,
-    "DescribeClientQuotas": "client quotas, enforced: issue 21",
-    "AlterClientQuotas": "client quotas, enforced: issue 21",
     "UpdateFeatures": "finalized feature levels changed at run time: issue 21",
     "UnregisterBroker": "a combined-mode KRaft node's admin answers: issue 21",
     "UnregisterController": "a combined-mode KRaft node's admin answers: issue 21",
