@@ -5,7 +5,7 @@ throttles it (the ``kafka`` fixture: run with ``--kafka=both``).
 Apache Kafka applies a change on its controller and answers Describe from each broker's copy
 of the metadata, a moment later: ``described`` waits until the answer is the one expected.
 The real broker is shared by the session: each test names its own users and client-ids and
-removes the quotas it set (``quotas_removed``)."""
+removes every quota when it ends (``quotas_removed``)."""
 
 from __future__ import annotations
 
@@ -75,8 +75,10 @@ def described(client: WireClient, components: Sequence[tuple[str, int, str | Non
 
 @pytest.fixture
 def client(kafka: Any) -> Iterator[WireClient]:
-    """A wire client of the broker, which removes every quota it set when the test ends."""
+    """A wire client of the broker with no quota set (the real broker's are removed: other
+    tests may have left some), which removes every quota set when the test ends."""
     with WireClient(kafka.bootstrap_servers) as wire:
+        quotas_removed(wire)
         try:
             yield wire
         finally:
