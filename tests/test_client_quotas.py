@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.errors import ClusterError
 from fakebroker.protocol.errors import error_name as kafka_error_name
 from tests.bodies import batch, produce_body
 from tests.real_cluster import wait_for
@@ -250,3 +251,15 @@ def test_a_producer_over_its_byte_rate_is_throttled_and_its_connection_muted(
     assert 500 <= throttles[-1] <= 2500, throttles
     assert throttles[-1] > throttles[-2], throttles
     assert muted >= throttles[-1] / 1000 * 0.8, (muted, throttles)
+
+
+@pytest.mark.fake_only("the set_client_quota operation is the fake's")
+def test_the_set_client_quota_operation_sets_what_describe_lists(kafka: Any) -> None:
+    kafka.set_client_quota("producer_byte_rate", 1024, user="alice", client_id="<default>")
+    with pytest.raises(ClusterError, match="producer_byte_rate cannot be a fractional value"):
+        kafka.set_client_quota("producer_byte_rate", 1.5, user="alice")
+    with WireClient(kafka.bootstrap_servers) as wire:
+        assert found(describe(wire, [])) == {
+            frozenset({("user", "alice"), ("client-id", None)}): {"producer_byte_rate": 1024}}
+        kafka.set_client_quota("producer_byte_rate", None, user="alice", client_id="<default>")
+        assert found(describe(wire, [])) == {}
