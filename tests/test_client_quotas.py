@@ -18,7 +18,7 @@ import pytest
 
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.protocol.errors import error_name as kafka_error_name
-from tests.bodies import batch, produce_body
+from tests.bodies import batch, fetch_body, produce_body
 from tests.real_cluster import wait_for
 from tests.wire import WireClient
 
@@ -263,3 +263,26 @@ def test_the_set_client_quota_operation_sets_what_describe_lists(kafka: Any) -> 
             frozenset({("user", "alice"), ("client-id", None)}): {"producer_byte_rate": 1024}}
         kafka.set_client_quota("producer_byte_rate", None, user="alice", client_id="<default>")
         assert found(describe(wire, [])) == {}
+
+
+def test_a_consumer_over_its_byte_rate_is_throttled_with_an_empty_fetch(
+        kafka: Any, client: WireClient) -> None:
+    """A 10,000 B/s consumer quota, 30 KB a fetch: three fetches (90 KB over the 10 s Kafka
+    assumes at least) are within it; the fourth goes over and is answered with a throttle
+    time (~2 s) and no data, its bytes not counted: so is the next, after the mute."""
+    app = a_name("app")
+    kafka.create_topic(app, partitions=1)
+    records = batch([b"x" * 10000])
+    for _ in range(3):
+        client.request("Produce", 9, produce_body(app, 0, records))
+    assert alter(client, [((("client-id", app),), {"consumer_byte_rate": 10000.0})]) == [
+        ((("client-id", app),), "NONE", None)]
+    described(client, [("client-id", EXACT, app)],
+              {frozenset({("client-id", app)}): {"consumer_byte_rate": 10000.0}})
+    with WireClient(kafka.bootstrap_servers, client_id=app, timeout=30) as consumer:
+        answers = [consumer.request("Fetch", 12, fetch_body(app, 0, 0)) for _ in range(5)]
+    throttles = [a.throttle_time_ms for a in answers]
+    assert throttles[:3] == [0, 0, 0], throttles
+    assert all(len(a.responses[0].partitions[0].records) > 30000 for a in answers[:3])
+    assert all(1000 <= t <= 3000 for t in throttles[3:]), throttles
+    assert [a.responses for a in answers[3:]] == [[], []]

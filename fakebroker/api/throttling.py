@@ -18,6 +18,8 @@ Guarantees, as Kafka 4.4:
   connection too.
 * A throttled Fetch is answered with no partitions (its bytes are not charged), as Kafka's
   ``FetchContext.getThrottledResponse``: the client fetches the same offsets again later.
+  Kafka also caps a fetch at what the quota allows in 10 s (``getMaxValueInQuotaWindow``);
+  the fake does not.
 """
 
 from __future__ import annotations

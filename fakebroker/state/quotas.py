@@ -331,12 +331,6 @@ class Enforcer:
             rate = self._rates.setdefault((key, _tags(found[0], user, client_id)), Rate())
             rate.record(-value, now_ms)
 
-    def max_value_in_window(self, key: str, user: str, client_id: str) -> float | None:
-        """Kafka's ``getMaxValueInQuotaWindow``: the most one request may carry without
-        being throttled for sure (None: no quota)."""
-        found = self._quotas.quota(key, user, client_id)
-        return None if found is None else found[1] * (SAMPLES - 1) * WINDOW_MS / 1000
-
 
 def _tags(entity: Entity, user: str, client_id: str) -> Entity:
     """The metric tags of the rate a client's quota entity is measured by: the user and the
