@@ -19,6 +19,7 @@ import pytest
 
 from tests.clients.java import run_harness
 from tests.real_cluster import wait_for
+from tests.security import SECURE, confluent_config, login
 
 
 def a_client_id() -> str:
@@ -86,32 +87,56 @@ def test_java_admin_gets_kafkas_error_for_a_key_an_entity_does_not_take(
         "Invalid configuration key connection_creation_rate"
 
 
-def test_a_producer_over_its_byte_rate_is_throttled_and_slowed_to_it(
-        kafka: Any, client_id: str) -> None:
-    """A 20,000 B/s quota: Kafka lets 10 windows' worth (200 KB) through at once, then its
-    answers carry throttle times and mute the connection that long. A producer sending 20 KB
-    and waiting for its acks, 13 times, sees them in its statistics and waits ~3 s."""
+def produce_in_waves(config: dict[str, Any], topic: str, waves: int) -> tuple[float, int]:
+    """Send 20 KB and wait for the acks, ``waves`` times, with confluent-kafka: the seconds it
+    took and the longest throttle time the producer's statistics reported."""
     from confluent_kafka import Producer
 
-    kafka.create_topic(client_id, partitions=1)
-    java_alter(kafka, f"client-id={client_id}", sets=("producer_byte_rate=20000",))
-    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
-    throttles: list[int] = []
+    throttles: list[int] = [0]
 
     def statistics(text: str) -> None:
         for broker in json.loads(text)["brokers"].values():
             throttles.append(broker["throttle"]["max"])
 
-    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "client.id": client_id,
-                         "statistics.interval.ms": 100, "stats_cb": statistics,
+    producer = Producer({**config, "statistics.interval.ms": 100, "stats_cb": statistics,
                          "log_level": 3})
-    producer.list_topics(client_id, timeout=10)
+    producer.list_topics(topic, timeout=10)
     started = time.monotonic()
-    for _ in range(13):
+    for _ in range(waves):
         for _ in range(20):
-            producer.produce(client_id, b"x" * 1000)
+            producer.produce(topic, b"x" * 1000)
         assert producer.flush(30) == 0
     took = time.monotonic() - started
     producer.poll(0.5)  # the last statistics
-    assert max(throttles, default=0) >= 100, "the broker's throttle times, as librdkafka saw"
+    return took, max(throttles)
+
+
+def test_a_producer_over_its_byte_rate_is_throttled_and_slowed_to_it(
+        kafka: Any, client_id: str) -> None:
+    """A 20,000 B/s quota: Kafka lets 10 windows' worth (200 KB) through at once, then its
+    answers carry throttle times and mute the connection that long. A producer sending 20 KB
+    and waiting for its acks, 13 times, sees them in its statistics and waits ~3 s."""
+    kafka.create_topic(client_id, partitions=1)
+    java_alter(kafka, f"client-id={client_id}", sets=("producer_byte_rate=20000",))
+    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
+    took, throttle = produce_in_waves(
+        {"bootstrap.servers": kafka.bootstrap_servers, "client.id": client_id}, client_id, 13)
+    assert throttle >= 1000, "the broker's throttle times, as librdkafka saw them"
     assert took >= 2.0, f"260 KB at 20,000 B/s, 200 KB of it at once, sent in {took:.1f} s"
+
+
+@pytest.mark.fake_kafka(**SECURE)
+def test_a_users_quota_holds_its_authenticated_connections_only(
+        kafka: Any, client_id: str) -> None:
+    """The quota of user admin holds admin's SASL connections; the same client-id on the
+    PLAINTEXT listener (user ANONYMOUS) is not held to it."""
+    kafka.create_topic(client_id, partitions=1)
+    java_alter(kafka, "user=admin", f"client-id={client_id}",
+               sets=("producer_byte_rate=20000",))
+    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
+    admin = confluent_config(login(kafka, "sasl_plaintext-plain"))
+    took, throttle = produce_in_waves({**admin, "client.id": client_id}, client_id, 13)
+    assert throttle >= 1000 and took >= 2.0, (throttle, took)
+    took, throttle = produce_in_waves(
+        {"bootstrap.servers": kafka.bootstrap_servers, "client.id": client_id}, client_id, 13)
+    assert throttle == 0, took
