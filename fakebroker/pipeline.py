@@ -353,12 +353,14 @@ class Pipeline:
 
     def _charge(self, header: RequestHeader, peer: Peer, size: int, response: Any,
                 busy_ns: int) -> tuple[Any, int]:
-        """Charge a request to its client's quotas (``fakebroker.api.throttling``): the
-        answer to send and the ms to throttle the connection."""
+        """Charge a request to its client's quotas (``fakebroker.api.throttling``), on
+        trio's clock (the one the connection's mute waits on): the answer to send and the ms
+        to throttle the connection."""
         from fakebroker.api.throttling import throttle
 
         return throttle(self.cluster, header.api_key, header.api_version, peer.principal,
-                        header.client_id, size, response, busy_ns, time.monotonic_ns() // 1_000_000)
+                        header.client_id, size, response, busy_ns,
+                        int(trio.current_time() * 1000))
 
     def _refusals(self, api_key: int, version: int, request: Any, targets: list[Target],
                   peer: Peer) -> ErrorLayout | None:
