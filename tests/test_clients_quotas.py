@@ -28,7 +28,7 @@ def a_client_id() -> str:
 
 def java_describe(kafka: Any, *matches: str, strict: bool = False,
                   client_version: str | None = None) -> list[dict[str, Any]]:
-    args = [f"--match={m}" for m in matches] + (["--strict=true"] if strict else [])
+    args = [f"--match={m}" for m in matches] + (["--strict"] if strict else [])
     (line,) = run_harness("admin-describe-client-quotas", "--bootstrap",
                           kafka.bootstrap_servers, *args, client_version=client_version)
     return line["entries"]

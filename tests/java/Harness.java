@@ -1690,7 +1690,8 @@ public final class Harness {
     // ------------------------------------------------------------------ arguments
 
     static final class Args {
-        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade");
+        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade", "strict",
+                "validate-only");
         final Map<String, List<String>> opts = new LinkedHashMap<>();
         final Properties props = new Properties();
 
