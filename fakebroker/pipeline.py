@@ -10,7 +10,9 @@ Outcomes (``Outcome``, declared in ``fakebroker.outcomes``):
 
 * ``bytes`` or ``bytearray``: the answer frame, size prefix included, to write;
 * ``Throttled(frame, seconds)``: the answer frame, after which the connection's next answers
-  wait ``seconds`` (a fault's ``throttle_ms``: Kafka mutes a throttled channel, KIP-219);
+  wait ``seconds`` (a fault's ``throttle_ms``, or a client over its quota,
+  ``fakebroker.api.throttling``: Kafka mutes a throttled channel, KIP-219); an empty frame
+  for an acks=0 Produce over its quota;
 * ``None``: no answer (Produce with acks=0);
 * ``Close(reason)``: close the connection unanswered and log ``reason``: a frame that cannot
   be served (shorter than a header, an unknown API key or version, bytes that do not parse),
@@ -149,7 +151,8 @@ class Pipeline:
             api_key = _API_KEY.unpack_from(frame)[0]
             if not _PLAIN_HANDLERS.get(api_key, True):  # an unknown key is refused here
                 return WAIT
-            if api_key in CACHEABLE and self._enforcement is None and not peer.gated:
+            if (api_key in CACHEABLE and self._enforcement is None and not peer.gated
+                    and not self.cluster.throttling):
                 key = (peer.listener, peer.principal, frame[:4] + frame[8:])
                 if self._kept_generation != self.cluster.generation:
                     self._kept.clear()
@@ -183,9 +186,14 @@ class Pipeline:
                 response = self._refused(api_key, version, request, refused, HANDLERS[api_key](
                     filter_request(api_key, version, request, refused, self._topic_name),
                     context))
+            throttle_ms = 0
+            if self.cluster.throttling:
+                response, throttle_ms = self._charge(
+                    header, peer, len(frame), response,
+                    round((time.perf_counter() - started) * 1e9))
             if response is None:
                 outcome = "no answer"
-                return None
+                return Throttled(b"", throttle_ms / 1000) if throttle_ms else None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
             if peer.gated and (reason := self._answered(peer, api_key, response)):
@@ -193,7 +201,7 @@ class Pipeline:
                 return Close(reason, answer)
             if key is not None and generation == self.cluster.generation:
                 self._keep(key, _Kept(bytes(answer), header.client_id, targets, errors))
-            return answer
+            return Throttled(answer, throttle_ms / 1000) if throttle_ms else answer
         except Exception as exc:  # a handler's ConnectionClosed, or a bug
             reason = self._closing_reason(exc)
             outcome = f"closed: {reason}"
@@ -227,7 +235,8 @@ class Pipeline:
             refused = self._refusals(api_key, version, request, found, peer)
             if self.broker.latency_ms:
                 await trio.sleep(self.broker.latency_ms / 1000)
-            handle = functools.partial(_handle, self._context(header, peer))
+            busy = [0]  # ns its plain handler took (request_percentage quotas)
+            handle = functools.partial(_handle, self._context(header, peer), busy)
             if refused is None:
                 response = await seam.respond(api_key, version, self.broker.id,
                                               header.client_id, request, found, handle)
@@ -238,15 +247,19 @@ class Pipeline:
                 response = self._refused(api_key, version, request, refused, await seam.respond(
                     api_key, version, self.broker.id, header.client_id, allowed,
                     request_targets(api_key, version, allowed, self._topic_name), handle))
+            throttle_ms = seam.throttle_ms
+            if self.cluster.throttling:
+                response, charged = self._charge(header, peer, len(frame), response, busy[0])
+                throttle_ms = max(throttle_ms, charged)
             if response is None:
                 outcome = "no answer"
-                return None
+                return Throttled(b"", throttle_ms / 1000) if throttle_ms else None
             errors = tuple(answer_errors(api_key, version, response))
             answer = encode_response(api_key, version, header.correlation_id, response)
             if peer.gated and (reason := self._answered(peer, api_key, response)):
                 outcome = f"answered, then closed: {reason}"
                 return Close(reason, answer)
-            return Throttled(answer, seam.throttle_ms / 1000) if seam.throttle_ms else answer
+            return Throttled(answer, throttle_ms / 1000) if throttle_ms else answer
         except trio.Cancelled:
             outcome = seam.outcome or "cancelled: connection closed"
             raise
@@ -338,6 +351,17 @@ class Pipeline:
                               peer.host, peer.listener, peer.principal, peer.sasl,
                               self._enforcement.authorizer if self._enforcement else None)
 
+    def _charge(self, header: RequestHeader, peer: Peer, size: int, response: Any,
+                busy_ns: int) -> tuple[Any, int]:
+        """Charge a request to its client's quotas (``fakebroker.api.throttling``), on
+        trio's clock (the one the connection's mute waits on): the answer to send and the ms
+        to throttle the connection."""
+        from fakebroker.api.throttling import throttle
+
+        return throttle(self.cluster, header.api_key, header.api_version, peer.principal,
+                        header.client_id, size, response, busy_ns,
+                        int(trio.current_time() * 1000))
+
     def _refusals(self, api_key: int, version: int, request: Any, targets: list[Target],
                   peer: Peer) -> ErrorLayout | None:
         """What the authorizer refuses of the request (None: all of it allowed, or no
@@ -403,12 +427,15 @@ class Pipeline:
         return topic.name if topic is not None else None
 
 
-async def _handle(context: RequestContext, request: Any) -> Any:
-    """Run the request's handler on ``request``: its answer body (awaited if it waits)."""
+async def _handle(context: RequestContext, busy: list[int], request: Any) -> Any:
+    """Run the request's handler on ``request``: its answer body (awaited if it waits); the
+    ns a plain handler took are added to ``busy[0]``."""
     api_key = context.header.api_key
+    started = time.perf_counter_ns()
     response: Any = HANDLERS[api_key](request, context)
     if not _PLAIN_HANDLERS[api_key]:
-        response = await response
+        return await response
+    busy[0] += time.perf_counter_ns() - started
     return response
 
 

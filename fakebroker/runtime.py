@@ -302,6 +302,23 @@ class FakeCluster:
         if not self.state.credentials.remove_user(user):
             raise ClusterError("RESOURCE_NOT_FOUND", f"no SASL user {user}")
 
+    @operation()
+    def set_client_quota(self, key: str, value: float | None, user: str | None = None,
+                         client_id: str | None = None, ip: str | None = None) -> None:
+        """Set the client quota ``key`` (``producer_byte_rate``, ``consumer_byte_rate``,
+        ``request_percentage`` ...) of an entity to ``value``, or remove it (None), as
+        AlterClientQuotas does: the entity of ``user``, ``client_id`` or both, or of ``ip``
+        (``<default>``: the type's default entity). Enforced from the next request on;
+        INVALID_REQUEST with Kafka's message for what Kafka refuses."""
+        from fakebroker.state.quotas import entity_of
+
+        given = [(kind, None if name == "<default>" else name)
+                 for kind, name in (("user", user), ("client-id", client_id), ("ip", ip))
+                 if name is not None]
+        [(_, refusal)] = self.state.quotas.alter([(entity_of(given), [(key, value)])])
+        if refusal is not None:
+            raise ClusterError(refusal.error, refusal.message)
+
     @operation("released")
     def release_fault(self, fault: int, count: int | None = None) -> int:
         """Let the ``count`` oldest requests hold rule ``fault`` holds go on (all of them

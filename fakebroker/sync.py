@@ -326,6 +326,7 @@ class FakeKafka:
     delete_acls = OnClusterThread(FakeCluster.delete_acls)
     set_sasl_user = OnClusterThread(FakeCluster.set_sasl_user)
     remove_sasl_user = OnClusterThread(FakeCluster.remove_sasl_user)
+    set_client_quota = OnClusterThread(FakeCluster.set_client_quota)
 
 
 def _innermost(exc: BaseException) -> BaseException:

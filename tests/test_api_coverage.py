@@ -36,8 +36,6 @@ NOT_SERVED: dict[str, str] = {
     "StreamsGroupHeartbeat": STREAMS_GROUPS,
     "StreamsGroupDescribe": STREAMS_GROUPS,
     "StreamsGroupTopologyDescriptionUpdate": STREAMS_GROUPS,
-    "DescribeClientQuotas": "client quotas, enforced: issue 21",
-    "AlterClientQuotas": "client quotas, enforced: issue 21",
 }
 
 # API name -> why the fake serves it only up to a version below Kafka 4.4's newest.

@@ -145,6 +145,23 @@ def test_ctl_wraps_each_call_for_shell_scripts(served):
     assert json.loads(ctl(served, "health").stdout) == {"status": "ok"}
 
 
+def test_client_quotas_are_set_by_ctl_and_http_and_listed_by_describe(served):
+    assert ctl(served, "action", "set-client-quota", "--key", "producer_byte_rate",
+               "--value", "1024", "--client-id", "app").returncode == 0
+    call(served["control_url"], "POST", "/actions/set-client-quota",
+         {"key": "consumer_byte_rate", "value": 2048, "user": "<default>"})
+    refused = ctl(served, "action", "set-client-quota", "--key", "bogus", "--value", "1",
+                  "--user", "alice")
+    assert refused.returncode == 1 and "Invalid configuration key bogus" in refused.stderr
+    broker = served["brokers"][0]
+    with WireClient(f"{broker['host']}:{broker['port']}") as client:
+        answer = client.request("DescribeClientQuotas", 1, {"components": [], "strict": False})
+    assert {(tuple((e.entity_type, e.entity_name) for e in entry.entity),
+             tuple((v.key, v.value) for v in entry.values)) for entry in answer.entries} == {
+        ((("client-id", "app"),), (("producer_byte_rate", 1024.0),)),
+        ((("user", None),), (("consumer_byte_rate", 2048.0),))}
+
+
 def test_ctl_fault_wait_that_times_out_says_so_not_that_the_broker_is_unreachable(served):
     fault_id = json.loads(ctl(served, "fault", "add", "--api", "Produce", "--error",
                               "NOT_LEADER_OR_FOLLOWER").stdout)["id"]

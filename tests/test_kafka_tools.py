@@ -326,10 +326,7 @@ def test_kafka_leader_election_names_a_partition_whose_preferred_leader_leads(
     assert elected.stdout == "Valid replica already elected for partitions events-0\n"
 
 
-def test_kafka_configs_alters_and_describes_a_users_scram_credential(
-        kafka: Any, request: pytest.FixtureRequest) -> None:
-    on_fake_xfail(kafka, request, "`kafka-configs --describe --entity-type users` reads "
-                                  "DescribeClientQuotas too, which the fake does not serve")
+def test_kafka_configs_alters_and_describes_a_users_scram_credential(kafka: Any) -> None:
     user = ("--entity-type", "users", "--entity-name", "alice")
     assert out(kafka, "kafka-configs", "--alter", *user, "--add-config",
                "SCRAM-SHA-256=[iterations=8192,password=secret]") == \
@@ -338,10 +335,7 @@ def test_kafka_configs_alters_and_describes_a_users_scram_credential(
         "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192\n"
 
 
-def test_kafka_configs_alters_and_describes_a_client_quota(
-        kafka: Any, request: pytest.FixtureRequest) -> None:
-    on_fake_xfail(kafka, request, "the fake does not serve DescribeClientQuotas and "
-                                  "AlterClientQuotas")
+def test_kafka_configs_alters_and_describes_a_client_quota(kafka: Any) -> None:
     client = ("--entity-type", "clients", "--entity-name", "c1")
     assert out(kafka, "kafka-configs", "--alter", *client, "--add-config",
                "producer_byte_rate=1024") == "Completed updating config for client c1.\n"

@@ -79,6 +79,8 @@ MODULE_NAMES = (
     "delete_acls",
     "describe_user_scram_credentials",
     "alter_user_scram_credentials",
+    "describe_client_quotas",
+    "alter_client_quotas",
     "create_delegation_token",
     "renew_delegation_token",
     "expire_delegation_token",

@@ -48,6 +48,8 @@ def check_parameters(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
         value = given.get(parameter, default)
         if value is _REQUIRED:
             raise ActionError(f"{name}: {parameter} is required")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # JSON and TOML write a whole number without its point
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             raise ActionError(f"{name}: {parameter} must be {kind.__name__}, got {value!r}")
         values[parameter] = value

@@ -110,10 +110,13 @@ PARAMETERS_TYPES = {name: kind for spec in PARAMETERS.values()
 ACTION_PARAMETERS = {
     "before": "offset the log start moves to (-1: the partition's end)",
     "broker": "a broker id",
+    "client_id": "a client's client.id (<default>: the default client-id, for a quota)",
     "count": "how many held requests to let go, the oldest first (default: all)",
     "fault": "a fault rule's id",
     "group": "a group id (or a transactional id, for move-coordinator)",
     "host": "the client address an ACL applies to, or * (every address)",
+    "ip": "a client address a quota holds (<default>: the default ip)",
+    "key": "a client quota: producer_byte_rate, consumer_byte_rate, request_percentage...",
     "member_id": "a member id of the group",
     "ms": "milliseconds every request waits before it is handled",
     "offset": "offset the log is cut at: records from it on are lost",
@@ -127,7 +130,8 @@ ACTION_PARAMETERS = {
     "resource_type": "TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID... (ANY matches every type)",
     "topic": "a topic name",
     "transactional_id": "a producer's transactional.id",
-    "user": "a SASL user's name",
+    "user": "a SASL user's name (<default>: the default user, for a quota)",
+    "value": "the quota's value (not given: the quota is removed)",
 }
 
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from fakebroker.state.features import Features
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
+    from fakebroker.state.quotas import ClientQuotas
     from fakebroker.state.transactions import TransactionCoordinator
     from fakebroker.timers import Timed
 
@@ -183,6 +184,7 @@ class Cluster:
     _acls: AclStore | None = None
     _delegation_tokens: DelegationTokens | None = None
     _features: Features | None = None
+    _quotas: ClientQuotas | None = None
     _coordinator_observers: list[Callable[[Timed], None]] = field(default_factory=list)
     # group or transactional id -> broker id, for coordinators moved on purpose
     coordinator_overrides: dict[str, int] = field(default_factory=dict)
@@ -262,6 +264,21 @@ class Cluster:
 
             self._credentials = Credentials(self.settings.sasl_users)
         return self._credentials
+
+    @property
+    def quotas(self) -> ClientQuotas:
+        """The client quotas (AlterClientQuotas) and the rates enforced from them, made on
+        first use."""
+        if self._quotas is None:
+            from fakebroker.state.quotas import ClientQuotas
+
+            self._quotas = ClientQuotas()
+        return self._quotas
+
+    @property
+    def throttling(self) -> bool:
+        """Whether some user or client-id quota is set (requests are measured only then)."""
+        return self._quotas is not None and self._quotas.enforcer.enforcing
 
     @property
     def delegation_tokens(self) -> DelegationTokens:

@@ -198,7 +198,8 @@ class Settle:
     ``transactional_ids`` without an error (Kafka creates topics, __consumer_offsets and
     __transaction_state asynchronously, then loads each coordinator partition), describe the
     SCRAM credentials of ``scram_users`` (Kafka's broker learns a change from its controller
-    a moment after answering it), and, with
+    a moment after answering it), list ``quota_entities`` client quota entities (the same),
+    and, with
     ``producer_ids``, give a producer id (Kafka's first InitProducerId waits for a block of
     ids from its controller; the id given counts as the broker's next ``ProducerId``), and
     until the transactions of ``ended`` are no longer ending (Kafka writes a transaction's
@@ -210,6 +211,7 @@ class Settle:
     producer_ids: bool = False
     ended: tuple[str, ...] = ()
     scram_users: tuple[str, ...] = ()
+    quota_entities: int | None = None
 
 
 Step = Request | Settle
@@ -247,9 +249,11 @@ class _Corpus:
 
     def settle(self, topics: Sequence[str] = (), groups: Sequence[str] = (),
                transactional_ids: Sequence[str] = (), producer_ids: bool = False,
-               ended: Sequence[str] = (), scram_users: Sequence[str] = ()) -> None:
+               ended: Sequence[str] = (), scram_users: Sequence[str] = (),
+               quota_entities: int | None = None) -> None:
         self.steps.append(Settle(tuple(topics), tuple(groups), tuple(transactional_ids),
-                                 producer_ids, tuple(ended), tuple(scram_users)))
+                                 producer_ids, tuple(ended), tuple(scram_users),
+                                 quota_entities))
 
 
 TIMESTAMPED = [(None, f"t{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
@@ -271,6 +275,7 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _transactions(c)
     _acls(c)
     _scram_credentials(c)
+    _client_quotas(c)
     _delegation_tokens(c)
     _sasl(c)
     return c.steps
@@ -996,6 +1001,79 @@ def _scram_credentials(c: _Corpus) -> None:
         dict(_upsertion("no-password", 1, 4096), salted_password=b""),
         _upsertion("alice-512", 1, 4096), _upsertion("erin", 1, 4096)]},
         "each refusal, a deletion, a user named twice")
+
+
+def _quota_entry(pairs: Sequence[tuple[str, str | None]],
+                 ops: Mapping[str, float | None]) -> dict[str, Any]:
+    """An AlterClientQuotas entry: the entity's (type, name) pairs; a value None removes."""
+    return {"entity": [{"entity_type": t, "entity_name": n} for t, n in pairs],
+            "ops": [{"key": k, "value": 0.0 if v is None else v, "remove": v is None}
+                    for k, v in ops.items()]}
+
+
+QUOTAS_SET = [
+    ((("user", "alice"), ("client-id", "app")),
+     {"producer_byte_rate": 1024.0, "request_percentage": 12.5}),
+    ((("user", None),), {"consumer_byte_rate": 4096.0}),
+    ((("client-id", None),), {"controller_mutation_rate": 0.5}),
+    ((("ip", "127.0.0.1"),), {"connection_creation_rate": 50.0}),
+    ((("ip", None),), {"connection_creation_rate": 70.0}),
+]
+
+
+def _client_quotas(c: _Corpus) -> None:
+    """Client quotas set, refused, described by every kind of filter, then removed (no
+    quota is left to throttle the corpus's later requests)."""
+    alter, describe = "AlterClientQuotas", "DescribeClientQuotas"
+    c.add(alter, 0, {"entries": [_quota_entry(*q) for q in QUOTAS_SET],
+                     "validate_only": False}, "users, client-ids, ips and their defaults")
+    c.settle(quota_entities=len(QUOTAS_SET))
+    c.each(alter, "each refusal, validate only", lambda v: {"entries": [
+        _quota_entry(e, ops) for e, ops in [
+            ((("user", "u1"),), {"producer_byte_rate": 1.5}),
+            ((("user", "u2"),), {"consumer_byte_rate": 0.0}),
+            ((("user", "u3"),), {"producer_byte_rate": 1e20}),
+            ((("user", "u4"),), {"bogus": 1.0}),
+            ((("user", "u5"),), {"connection_creation_rate": 1.0}),
+            ((("ip", "10.0.0.1"),), {"producer_byte_rate": 1.0}),
+            ((("ip", "10.0.0.2"),), {"connection_creation_rate": 3e9}),
+            ((("ip", "not a host!"),), {"connection_creation_rate": 1.0}),
+            ((("ip", "10.0.0.3"), ("user", "u6")), {"connection_creation_rate": 1.0}),
+            ((("group", "g"),), {"producer_byte_rate": 1.0}),
+            ((("user", ""),), {"producer_byte_rate": 1.0}),
+            ((), {"producer_byte_rate": 1.0}),
+            ((("user", "u7"),), {"producer_byte_rate": 5.0, "request_percentage": 200.0}),
+            ((("user", "u8"),), {"producer_byte_rate": None}),
+        ]], "validate_only": True})
+    twice = _quota_entry((("user", "dup"),), {"producer_byte_rate": 5.0})
+    c.add(alter, 1, {"entries": [
+        {**twice, "ops": twice["ops"] * 2}, _quota_entry((("user", "u9"), ("user", "u10")), {
+            "producer_byte_rate": 10.0})], "validate_only": True},
+        "a key named twice, a type named twice")
+    for case, components, strict in [
+            ("everything", [], False), ("nothing (strict, no component)", [], True),
+            ("a user by name", [("user", 0, "alice")], False),
+            ("a user by name, strict", [("user", 0, "alice")], True),
+            ("the default user", [("user", 1, None)], False),
+            ("any client-id", [("client-id", 2, None)], False),
+            ("users with client-ids, strict", [("user", 2, None), ("client-id", 2, None)],
+             True),
+            ("any ip", [("ip", 2, None)], False),
+            ("exact without a name", [("user", 0, None)], False),
+            ("default with a name", [("user", 1, "x")], False),
+            ("any with a name", [("user", 2, "x")], False),
+            ("an unknown match type", [("user", 3, None)], False),
+            ("an unknown entity type", [("group", 2, None)], False),
+            ("an empty entity type", [("", 2, None)], False),
+            ("a type twice", [("user", 2, None), ("user", 1, None)], False),
+            ("ip with a user", [("ip", 2, None), ("user", 2, None)], False)]:
+        c.each(describe, case, lambda v, components=components, strict=strict: {
+            "components": [{"entity_type": t, "match_type": m, "match": n}
+                           for t, m, n in components],
+            "strict": strict})
+    c.add(alter, 1, {"entries": [_quota_entry(e, dict.fromkeys(ops)) for e, ops in QUOTAS_SET],
+                     "validate_only": False}, "every quota removed")
+    c.settle(quota_entities=0)
 
 
 def _delegation_tokens(c: _Corpus) -> None:

@@ -66,7 +66,8 @@ def records_as_batches(answer: Answer, side: Side, request: Request) -> Answer:
 
 def throttle_times(answer: Answer, side: Side, request: Request) -> Answer:
     """Hides ``throttle_time_ms``: how long the client must hold back for quotas, which
-    Kafka measures from the traffic it saw (and fakebroker, without quotas, answers 0)."""
+    each broker measures from the traffic and the request times it saw (the corpus sets
+    quotas only while it describes them)."""
     return _map_leaves(answer, lambda k, v: "<throttle>" if k == "throttle_time_ms" else v)
 
 
@@ -170,6 +171,8 @@ UNORDERED: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {
     "DescribeUserScramCredentials": [("results", ("user",)),
                                      ("results[].credential_infos", ("mechanism",))],
     "AlterUserScramCredentials": [("results", ("user",))],
+    "DescribeClientQuotas": [("entries[].values", ("key",)), ("entries", ("entity",))],
+    "AlterClientQuotas": [("entries", ("entity",))],
     "ConsumerGroupHeartbeat": [("assignment.topic_partitions", ("topic_id",)),
                                ("assignment.topic_partitions[].partitions", None)],
     "ConsumerGroupDescribe": [

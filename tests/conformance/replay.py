@@ -175,6 +175,11 @@ class Side:
                     "DescribeUserScramCredentials", 0,
                     {"users": [{"name": u} for u in step.scram_users]}, "settle",
                     client_id="settle"))["results"]))
+        if step.quota_entities is not None:
+            self._until(deadline, f"{step.quota_entities} client quota entities", lambda: len(
+                self.call(Request("DescribeClientQuotas", 1, {"components": [], "strict": False},
+                                  "settle", client_id="settle"))["entries"] or ()
+            ) == step.quota_entities)
         if step.producer_ids:
             self._until(deadline, "a producer id", lambda: self.call(Request(
                 "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000,

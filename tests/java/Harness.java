@@ -140,6 +140,13 @@
 //   admin-update-features --bootstrap B --feature NAME=LEVEL [--feature ...] [--downgrade]
 //       updateFeatures: each to LEVEL (UPGRADE, or SAFE_DOWNGRADE with --downgrade)
 //       -> {"updated":{"<feature>":level}}
+//   admin-alter-client-quotas --bootstrap B --entity TYPE=NAME [--entity ...] [--set KEY=VALUE ...]
+//                        [--remove KEY ...] [--validate-only]
+//       alterClientQuotas for one entity (NAME <default>: the type's default entity)
+//       -> {"altered":{"<type>":name or null}}
+//   admin-describe-client-quotas --bootstrap B [--match TYPE=NAME | TYPE ...] [--strict]
+//       describeClientQuotas: TYPE=NAME exact (NAME <default>: the default entity), TYPE any
+//       -> {"entries":[{"entity":{"<type>":name or null},"values":{"<key>":value}}]}, sorted
 //   txn-session          --bootstrap B --transactional-id ID
 //       a transactional producer (transactional.id=ID; bare props win), driven by lines on stdin:
 //       "begin", "send T START COUNT" (values v<START>.., waits for every ack), "commit",
@@ -200,6 +207,7 @@ import javax.security.auth.login.AppConfigurationEntry;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterClientQuotasOptions;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
@@ -243,6 +251,10 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
@@ -299,6 +311,8 @@ public final class Harness {
                 case "round-trip": roundTrip(a); break;
                 case "admin-describe-features": adminDescribeFeatures(a); break;
                 case "admin-update-features": adminUpdateFeatures(a); break;
+                case "admin-alter-client-quotas": adminAlterClientQuotas(a); break;
+                case "admin-describe-client-quotas": adminDescribeClientQuotas(a); break;
                 case "txn-produce": txnProduce(a); break;
                 case "txn-copy": txnCopy(a); break;
                 case "txn-session": txnSession(a); break;
@@ -1077,6 +1091,61 @@ public final class Harness {
         }
     }
 
+    static final String DEFAULT_ENTITY = "<default>";
+
+    static void adminAlterClientQuotas(Args a) throws Exception {
+        a.allow("bootstrap", "entity", "set", "remove", "validate-only", "timeout-ms");
+        Map<String, String> entity = new TreeMap<>();
+        for (String kv : a.all("entity")) {
+            int eq = kv.indexOf('=');
+            String name = kv.substring(eq + 1);
+            entity.put(kv.substring(0, eq), DEFAULT_ENTITY.equals(name) ? null : name);
+        }
+        List<ClientQuotaAlteration.Op> ops = new ArrayList<>();
+        for (String kv : a.all("set")) {
+            int eq = kv.indexOf('=');
+            ops.add(new ClientQuotaAlteration.Op(kv.substring(0, eq), Double.parseDouble(kv.substring(eq + 1))));
+        }
+        for (String key : a.all("remove")) {
+            ops.add(new ClientQuotaAlteration.Op(key, null));
+        }
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            AlterClientQuotasOptions options = new AlterClientQuotasOptions().validateOnly(a.flag("validate-only"));
+            get(c.client.alterClientQuotas(
+                    List.of(new ClientQuotaAlteration(new ClientQuotaEntity(entity), ops)), options).all(), deadline);
+            emit(obj("altered", entity));
+        }
+    }
+
+    static void adminDescribeClientQuotas(Args a) throws Exception {
+        a.allow("bootstrap", "match", "strict", "timeout-ms");
+        List<ClientQuotaFilterComponent> components = new ArrayList<>();
+        for (String match : a.all("match")) {
+            int eq = match.indexOf('=');
+            if (eq < 0) {
+                components.add(ClientQuotaFilterComponent.ofEntityType(match));
+            } else if (DEFAULT_ENTITY.equals(match.substring(eq + 1))) {
+                components.add(ClientQuotaFilterComponent.ofDefaultEntity(match.substring(0, eq)));
+            } else {
+                components.add(ClientQuotaFilterComponent.ofEntity(match.substring(0, eq), match.substring(eq + 1)));
+            }
+        }
+        ClientQuotaFilter filter = a.flag("strict")
+                ? ClientQuotaFilter.containsOnly(components) : ClientQuotaFilter.contains(components);
+        Deadline deadline = a.deadline();
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            Map<ClientQuotaEntity, Map<String, Double>> found =
+                    get(c.client.describeClientQuotas(filter).entities(), deadline);
+            List<Object> entries = new ArrayList<>();
+            for (Map.Entry<ClientQuotaEntity, Map<String, Double>> e : found.entrySet()) {
+                entries.add(obj("entity", new TreeMap<>(e.getKey().entries()), "values", new TreeMap<>(e.getValue())));
+            }
+            entries.sort((x, y) -> String.valueOf(x).compareTo(String.valueOf(y)));
+            emit(obj("entries", entries));
+        }
+    }
+
     static void txnProduce(Args a) throws Exception {
         a.allow("bootstrap", "topic", "txn-id", "plan", "partition", "value-prefix", "timeout-ms");
         String topic = a.req("topic");
@@ -1621,7 +1690,8 @@ public final class Harness {
     // ------------------------------------------------------------------ arguments
 
     static final class Args {
-        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade");
+        static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade", "strict",
+                "validate-only");
         final Map<String, List<String>> opts = new LinkedHashMap<>();
         final Properties props = new Properties();
 

@@ -1,0 +1,61 @@
+"""Client quotas enforced on the request path: what a request costs its client, and the answer
+a throttled request gets, as Kafka's ``KafkaApis`` charges its quota managers.
+
+The pipeline calls ``throttle`` for every answered request while some user or client-id
+quota is set (``Cluster.throttling``); the client is the connection's principal (its name
+without ``User:``; ``ANONYMOUS`` unauthenticated) and the request header's client-id.
+
+Guarantees, as Kafka 4.4:
+
+* Produce charges ``producer_byte_rate`` with the request's size; Fetch charges
+  ``consumer_byte_rate`` with its answer's size; every request charges
+  ``request_percentage`` with the time its handler took (100 is one handler thread busy;
+  a handler that waits — Fetch, JoinGroup, SyncGroup — charges nothing here: its waiting is
+  no work, and the fake does not tell its work apart from it).
+* The throttle time is the largest any of them calls for (``fakebroker.state.quotas``):
+  it is written in the answer's ``throttle_time_ms`` (beside a fault's, the larger wins)
+  and the connection is muted that long after the answer (KIP-219), an acks=0 Produce's
+  connection too.
+* A throttled Fetch is answered with no partitions (its bytes are not charged), as Kafka's
+  ``FetchContext.getThrottledResponse``: the client fetches the same offsets again later.
+  Kafka also caps a fetch at what the quota allows in 10 s (``getMaxValueInQuotaWindow``);
+  the fake does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.protocol.framing import encode_response
+from fakebroker.state.cluster import Cluster
+from fakebroker.state.quotas import FETCH, PRODUCE, REQUEST
+
+PRODUCE_KEY, FETCH_KEY = 0, 1
+PER_SECOND = 100 / 1e9  # Kafka's nanosToPercentage: a second of work is 100 percent-seconds
+
+
+def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
+             client_id: str | None, request_size: int, response: Any, busy_ns: int,
+             now_ms: int) -> tuple[Any, int]:
+    """Charge the request to its client's quotas: the answer to send (a throttled Fetch's is
+    emptied) and the throttle time in ms (0: not throttled)."""
+    enforcer = cluster.quotas.enforcer
+    user = principal.partition(":")[2] or principal
+    client = client_id or ""
+    byte_throttle = 0
+    fetched = 0
+    if api_key == PRODUCE_KEY:
+        byte_throttle = enforcer.record(PRODUCE, user, client, request_size, now_ms)
+    elif api_key == FETCH_KEY and response is not None:
+        fetched = len(encode_response(api_key, version, 0, response)) - 4
+        byte_throttle = enforcer.record(FETCH, user, client, fetched, now_ms)
+    throttle_ms = max(byte_throttle,
+                      enforcer.record(REQUEST, user, client, busy_ns * PER_SECOND, now_ms))
+    if throttle_ms <= 0 or response is None:
+        return response, max(throttle_ms, 0)
+    if api_key == FETCH_KEY:
+        enforcer.unrecord(FETCH, user, client, fetched, now_ms)
+        response = {**response, "responses": [], "node_endpoints": []}
+    response = dict(response)
+    response["throttle_time_ms"] = max(response.get("throttle_time_ms", 0), throttle_ms)
+    return response, throttle_ms
