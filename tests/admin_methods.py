@@ -144,7 +144,7 @@ CONFLUENT_ADMIN: dict[str, Method] = {
     "delete_records": _m("DeleteRecords"),
     "delete_topics": _m("DeleteTopics"),
     "describe_acls": _m("DescribeAcls"),
-    "describe_cluster": _m("DescribeCluster"),
+    "describe_cluster": _m("Metadata"),
     "describe_configs": _m("DescribeConfigs"),
     "describe_consumer_groups": _m(COORDINATOR, "ConsumerGroupDescribe", "DescribeGroups",
                                    note="DescribeGroups for a classic group"),
@@ -164,7 +164,7 @@ CONFLUENT_ADMIN: dict[str, Method] = {
 # kafka.admin.KafkaAdminClient (kafka-python 3.0.12): every public method.
 KAFKA_PYTHON_ADMIN: dict[str, Method] = {
     "abort_transaction": _m("WriteTxnMarkers"),
-    "alter_configs": _m("AlterConfigs"),
+    "alter_configs": _m("IncrementalAlterConfigs", note="AlterConfigs with incremental=False"),
     "alter_group_offsets": _m(COORDINATOR, "OffsetCommit"),
     "alter_partition_reassignments": _m("AlterPartitionReassignments"),
     "alter_replica_log_dirs": _m("AlterReplicaLogDirs"),

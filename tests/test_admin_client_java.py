@@ -170,10 +170,10 @@ def test_groups_are_listed_described_emptied_their_offsets_altered_and_deleted(
        "abortTransaction", "fenceProducers", "forceTerminateTransaction")
 def test_an_open_transaction_is_listed_described_aborted_and_its_producer_fenced(
         kafka: Any, request) -> None:
-    # a transactional producer "tx" sent one record to events-0, its transaction open
+    # a transactional producer "java-admin-tx" sent one record to events-0, its transaction open
     producer = {"ours": True, "epoch": 0, "lastSequence": 0}
     assert run(request, kafka, "transactions") == [
-        ok("listTransactions", [{"id": "tx", "state": "Ongoing"}]),
+        ok("listTransactions", [{"id": "java-admin-tx", "state": "Ongoing"}]),
         ok("describeTransactions", {"coordinator": 1, "state": "Ongoing", "epoch": 0,
                                     "timeoutMs": 60000, "started": True,
                                     "partitions": "[events-0]"}),

@@ -28,7 +28,7 @@
 //                 describeClassicGroups, removeMembersFromConsumerGroup,
 //                 alterConsumerGroupOffsets, listConsumerGroupOffsets,
 //                 deleteConsumerGroupOffsets, deleteConsumerGroups
-//   transactions  a transactional producer "tx" with an open transaction: listTransactions,
+//   transactions  a transactional producer "java-admin-tx" with an open transaction: listTransactions,
 //                 describeTransactions, describeProducers, abortTransaction, fenceProducers
 //                 (then the producer's commitTransaction fails), forceTerminateTransaction
 //   scram         alterUserScramCredentials, describeUserScramCredentials
@@ -348,7 +348,7 @@ public final class AdminCalls {
 
     static void transactions(Admin admin) throws Exception {
         Properties p = only(ProducerConfig.configNames());
-        p.setProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tx");
+        p.setProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "java-admin-tx");
         p.setProperty(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.setProperty(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
@@ -364,7 +364,7 @@ public final class AdminCalls {
             });
             long[] producerId = new long[1];
             call("describeTransactions", () -> {
-                TransactionDescription d = admin.describeTransactions(List.of("tx")).all().get().get("tx");
+                TransactionDescription d = admin.describeTransactions(List.of("java-admin-tx")).all().get().get("java-admin-tx");
                 producerId[0] = d.producerId();
                 return obj("coordinator", d.coordinatorId(), "state", d.state().toString(),
                         "epoch", d.producerEpoch(), "timeoutMs", d.transactionTimeoutMs(),
@@ -383,7 +383,7 @@ public final class AdminCalls {
                     state[0].coordinatorEpoch().orElse(-1))).all().get());
             call("describeProducers", () -> producers(
                     admin.describeProducers(List.of(EVENTS_0)).all().get().get(EVENTS_0), producerId[0]));
-            call("fenceProducers", () -> admin.fenceProducers(List.of("tx")).all().get());
+            call("fenceProducers", () -> admin.fenceProducers(List.of("java-admin-tx")).all().get());
             String fenced;
             try {
                 producer.commitTransaction();
@@ -392,9 +392,9 @@ public final class AdminCalls {
                 fenced = e.getClass().getSimpleName();
             }
             emit(obj("commitTransaction", fenced));
-            call("forceTerminateTransaction", () -> admin.forceTerminateTransaction("tx").result().get());
+            call("forceTerminateTransaction", () -> admin.forceTerminateTransaction("java-admin-tx").result().get());
             call("describeTransactions", () -> {
-                TransactionDescription d = admin.describeTransactions(List.of("tx")).all().get().get("tx");
+                TransactionDescription d = admin.describeTransactions(List.of("java-admin-tx")).all().get().get("java-admin-tx");
                 return obj("state", d.state().toString(), "epochBumped", d.producerEpoch() > state[0].producerEpoch());
             });
         }
