@@ -480,3 +480,25 @@ def test_kafka_transactions_aborts_an_open_transaction_by_its_start_offset(
         1, "", "Could not find any open transactions starting at offset 1 on partition "
                "events-0\n")
     assert table(out(kafka, "kafka-transactions", "find-hanging", "--topic", "events")) == []
+
+
+def test_the_perf_tests_print_kafkas_reports_once_measures_are_normalised(
+        kafka: Any) -> None:
+    def measures_out(text: str) -> str:
+        return re.sub(r"\d+(\.\d+)?", "N", text)
+
+    produced = run_tool("kafka-producer-perf-test", "--topic", "events", "--num-records",
+                        "500", "--record-size", "100", "--throughput", "-1",
+                        "--command-property", f"bootstrap.servers={kafka.bootstrap_servers}")
+    assert (produced.status, measures_out(produced.stdout)) == (0, (
+        "N records sent, N records/sec (N MB/sec), N ms avg latency, N ms max latency, "
+        "N ms Nth, N ms Nth, N ms Nth, N ms Nth.\n"))
+    consumed = tool(kafka, "kafka-consumer-perf-test", "--topic", "events", "--num-records",
+                    "500", "--timeout", "30000").stdout
+    header, row = consumed.splitlines()
+    assert header == ("start.time, end.time, data.consumed.in.MB, MB.sec, "
+                      "data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, "
+                      "fetch.MB.sec, fetch.nMsg.sec")
+    report = dict(zip(header.split(", "), row.split(", "), strict=True))
+    assert (report["data.consumed.in.MB"], report["data.consumed.in.nMsg"]) == ("0.0477", "500")
+    assert measures_out(row) == "N-N-N N:N:N:N, N-N-N N:N:N:N, N, N, N, N, N, N, N, N"
