@@ -68,6 +68,7 @@ import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.MemberToRemove;
@@ -84,6 +85,7 @@ import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.admin.UserScramCredentialDeletion;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
@@ -355,13 +357,12 @@ public final class AdminCalls {
             producer.initTransactions();
             producer.beginTransaction();
             producer.send(new ProducerRecord<>(TOPIC, "v")).get();
-            call("listTransactions", () -> {
-                List<Object> found = new ArrayList<>();
-                for (TransactionListing t : admin.listTransactions().all().get()) {
-                    found.add(obj("id", t.transactionalId(), "state", t.state().toString()));
-                }
-                return found;
-            });
+            // a session's earlier tests may have left transactional ids on the real broker
+            call("listTransactions", () -> transactions(admin, new ListTransactionsOptions()
+                    .filterOnTransactionalIdPattern("java-admin-.*")));
+            call("listTransactions", () -> transactions(admin, new ListTransactionsOptions()
+                    .filterOnTransactionalIdPattern("java-admin-.*")
+                    .filterStates(List.of(TransactionState.PREPARE_COMMIT))));
             long[] producerId = new long[1];
             call("describeTransactions", () -> {
                 TransactionDescription d = admin.describeTransactions(List.of("java-admin-tx")).all().get().get("java-admin-tx");
@@ -601,6 +602,14 @@ public final class AdminCalls {
         Map<String, Object> found = new TreeMap<>();
         admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().forEach((tp, o) ->
                 found.put(tp.toString(), o == null ? null : List.of(o.offset(), o.metadata())));
+        return found;
+    }
+
+    static List<Object> transactions(Admin admin, ListTransactionsOptions options) throws Exception {
+        List<Object> found = new ArrayList<>();
+        for (TransactionListing t : admin.listTransactions(options).all().get()) {
+            found.add(obj("id", t.transactionalId(), "state", t.state().toString()));
+        }
         return found;
     }
 
