@@ -230,9 +230,10 @@ def test_kafka_transactions_lists_an_ongoing_transaction(kafka: Any) -> None:
         listed = out(kafka, "kafka-transactions", "list")
     finally:
         producer.abort_transaction(30)
-    header, row, end = listed.split("\n")
+    header, *rows, end = listed.split("\n")
     assert header.split() == ["TransactionalId", "Coordinator", "ProducerId",
                               "TransactionState"]
+    [row] = [r for r in rows if r.split()[0] == "tx-1"]  # others: a session's earlier tests'
     assert row.split()[0:2] == ["tx-1", "1"] and row.split()[3] == "Ongoing"
     assert end == ""
 
@@ -403,3 +404,97 @@ def test_the_perf_tests_produce_and_consume_every_record(kafka: Any) -> None:
     [header, row] = consumed.stdout.splitlines()
     report = dict(zip(header.split(", "), row.split(", "), strict=True))
     assert report["data.consumed.in.nMsg"] == "500", consumed.stdout
+
+
+def test_kafka_consumer_groups_resets_offsets_by_time_from_a_file_and_as_a_dry_run(
+        kafka: Any, tmp_path: Path) -> None:
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "log_level": 3})
+    new_year_2020 = 1577836800000
+    for day in range(4):  # records of 2020-01-01, -02, -03 and -04, 00:00 UTC
+        producer.produce("events", b"v%d" % day, partition=0,
+                         timestamp=new_year_2020 + day * 86_400_000)
+    producer.flush(30)
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "g3",
+                         "log_level": 3})
+    try:
+        consumer.commit(offsets=[TopicPartition("events", 0, 2)], asynchronous=False)
+    finally:
+        consumer.close()
+    reset = ("--reset-offsets", "--group", "g3")
+    header = "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+    fallback = "\nWarn: Partition 0 from topic events is empty. Falling back to latest known " \
+               "offset.\n"
+
+    def new_offset(offset: int) -> str:
+        return f"{header}g3              events          0          {offset}\n"
+
+    noon_jan_2 = ("--to-datetime", "2020-01-02T12:00:00.000")
+    assert out(kafka, "kafka-consumer-groups", *reset, "--topic", "events", *noon_jan_2,
+               "--dry-run") == new_offset(2)
+    assert out(kafka, "kafka-consumer-groups", *reset, "--topic", "events", "--to-datetime",
+               "2030-01-01T00:00:00.000", "--dry-run") == fallback + new_offset(4)
+    assert out(kafka, "kafka-consumer-groups", *reset, "--topic", "events", "--shift-by", "-9",
+               "--dry-run") == new_offset(0)  # clamped to the log start
+    assert out(kafka, "kafka-consumer-groups", *reset, "--topic", "events:0", "--by-duration",
+               "P1D", "--execute") == fallback + new_offset(4)  # no record in the last day
+    assert out(kafka, "kafka-consumer-groups", *reset, "--all-topics", "--to-earliest",
+               "--execute") == new_offset(0)
+    offsets = tmp_path / "offsets.csv"
+    offsets.write_text("events,0,3\n")
+    assert out(kafka, "kafka-consumer-groups", *reset, "--from-file", str(offsets),
+               "--execute") == new_offset(3)
+    assert out(kafka, "kafka-consumer-groups", "--describe", "--group", "g3",
+               "--offsets") == (
+        "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG"
+        "             CONSUMER-ID     HOST            CLIENT-ID\n"
+        "g3              events          0          3               4               1"
+        "               -               -               -\n")
+
+
+def test_kafka_transactions_aborts_an_open_transaction_by_its_start_offset(
+        kafka: Any) -> None:
+    plain = Producer({"bootstrap.servers": kafka.bootstrap_servers, "log_level": 3})
+    plain.produce("events", b"plain", partition=0)  # offset 0
+    plain.flush(30)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers,
+                         "transactional.id": "tx-abort", "log_level": 3})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("events", b"v", partition=0)  # offset 1, its transaction left open
+    producer.flush(30)
+    at_1 = ("--topic", "events", "--partition", "0", "--start-offset", "1")
+    assert out(kafka, "kafka-transactions", "abort", *at_1) == ""
+    [writer] = table(out(kafka, "kafka-transactions", "describe-producers", "--topic", "events",
+                         "--partition", "0"))
+    assert {k: writer[k] for k in ("ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence",
+                                   "CurrentTransactionStartOffset")} == {
+        "ProducerEpoch": "0", "LatestCoordinatorEpoch": "0", "LastSequence": "0",
+        "CurrentTransactionStartOffset": "None"}
+    again = run_tool("kafka-transactions", "--bootstrap-server", kafka.bootstrap_servers,
+                     "abort", *at_1)
+    assert (again.status, again.stdout, again.stderr) == (
+        1, "", "Could not find any open transactions starting at offset 1 on partition "
+               "events-0\n")
+    assert table(out(kafka, "kafka-transactions", "find-hanging", "--topic", "events")) == []
+
+
+def test_the_perf_tests_print_kafkas_reports_once_measures_are_normalised(
+        kafka: Any) -> None:
+    def measures_out(text: str) -> str:
+        return re.sub(r"\d+(\.\d+)?", "N", text)
+
+    produced = run_tool("kafka-producer-perf-test", "--topic", "events", "--num-records",
+                        "500", "--record-size", "100", "--throughput", "-1",
+                        "--command-property", f"bootstrap.servers={kafka.bootstrap_servers}")
+    assert (produced.status, measures_out(produced.stdout)) == (0, (
+        "N records sent, N records/sec (N MB/sec), N ms avg latency, N ms max latency, "
+        "N ms Nth, N ms Nth, N ms Nth, N ms Nth.\n"))
+    consumed = tool(kafka, "kafka-consumer-perf-test", "--topic", "events", "--num-records",
+                    "500", "--timeout", "30000").stdout
+    header, row = consumed.splitlines()
+    assert header == ("start.time, end.time, data.consumed.in.MB, MB.sec, "
+                      "data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, "
+                      "fetch.MB.sec, fetch.nMsg.sec")
+    report = dict(zip(header.split(", "), row.split(", "), strict=True))
+    assert (report["data.consumed.in.MB"], report["data.consumed.in.nMsg"]) == ("0.0477", "500")
+    assert measures_out(row) == "N-N-N N:N:N:N, N-N-N N:N:N:N, N, N, N, N, N, N, N, N"
