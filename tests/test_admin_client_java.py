@@ -4,8 +4,8 @@ reads what a user reads of each call, in call order — the returned description
 or the exception's class. ``@calls`` declares the methods each test calls (the table of
 docs/reference/admin-client.md is made from these, tests/admin_methods.py).
 
-A method whose APIs the fake does not serve yet is a strict ``xfail`` on the fake, naming the
-issue that will serve them.
+A method whose APIs the fake does not serve yet has no test here: the table names the issue
+that will serve them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fakebroker import FakeKafka
-from tests.admin_methods import ISSUE_21, apis_of, calls
+from tests.admin_methods import apis_of, calls
 from tests.clients.admin import admin_available, admin_calls
 from tests.security import SECURE, java_props, login
 
@@ -51,12 +51,6 @@ def run(request: pytest.FixtureRequest, kafka: Any, scenario: str, *props: str,
         sent = {entry.api for entry in kafka.journal(since=since)}
         assert apis_of(client, methods) - sent == set(), "declared APIs not requested"
     return lines
-
-
-def on_fake_xfail(kafka: Any, request: pytest.FixtureRequest, reason: str) -> None:
-    """Expect this test to fail on the fake only, strictly, for ``reason``."""
-    if isinstance(kafka, FakeKafka):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
 def partitions(count: int) -> list[dict[str, int]]:
@@ -239,8 +233,6 @@ def test_a_delegation_token_is_created_described_renewed_and_expired(
 
 @calls("java", "alterClientQuotas", "describeClientQuotas")
 def test_a_clients_quota_is_set_described_and_removed(kafka: Any, request) -> None:
-    on_fake_xfail(kafka, request, f"the fake does not serve the client quota APIs yet "
-                                  f"({ISSUE_21})")
     assert run(request, kafka, "quotas") == [
         ok("alterClientQuotas"),  # client-id c1: producer_byte_rate 1024
         ok("describeClientQuotas", {"{client-id=c1}": {"producer_byte_rate": 1024.0}}),
@@ -251,5 +243,4 @@ def test_a_clients_quota_is_set_described_and_removed(kafka: Any, request) -> No
 
 @calls("java", "updateFeatures")
 def test_features_are_validated_at_their_finalized_levels(kafka: Any, request) -> None:
-    on_fake_xfail(kafka, request, f"the fake does not serve UpdateFeatures yet ({ISSUE_21})")
     assert run(request, kafka, "features") == [ok("updateFeatures")]

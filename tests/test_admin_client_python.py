@@ -5,9 +5,9 @@ user reads — the returned descriptions and offsets, errors as the client raise
 (confluent-kafka: a ``KafkaException`` whose ``KafkaError`` has Kafka's error name;
 kafka-python: the error's class).
 
-Lists of topics and partitions leave out Kafka's internal topics (__consumer_offsets,
-__transaction_state): the fake has none (a known difference, a strict xfail of
-tests/test_kafka_tools.py). Apache Kafka answers a describe from the broker's copy of the
+Lists of topics and partitions leave out the internal topics (__consumer_offsets,
+__transaction_state): a broker makes them when a coordinator is first used, so whether they
+are listed depends on the tests that ran before. Apache Kafka answers a describe from the broker's copy of the
 metadata, a moment after a change: ``eventually`` asks again until the change shows.
 """
 
@@ -48,7 +48,7 @@ from kafka.admin import (
 from kafka.structs import OffsetAndMetadata
 
 from fakebroker import FakeKafka
-from tests.admin_methods import ISSUE_21, apis_of, calls
+from tests.admin_methods import apis_of, calls
 from tests.security import SECURE
 
 pytestmark = [pytest.mark.fake_kafka(topics={"events": 1}), pytest.mark.timeout(120)]
@@ -556,15 +556,12 @@ def test_kafka_python_creates_describes_and_deletes_acls(kafka: Any, request) ->
         assert (described, error.errno) == ([], 0)
 
 
-# ---------------------------------------------------------------------------- not served yet
+# ---------------------------------------------------------------------------------- features
 
 
 @calls("kafka-python", "describe_features", "update_features")
 def test_kafka_python_validates_features_at_their_finalized_levels(
         kafka: Any, request: pytest.FixtureRequest) -> None:
-    if isinstance(kafka, FakeKafka):
-        request.applymarker(pytest.mark.xfail(strict=True, reason="the fake does not serve "
-                                              f"UpdateFeatures yet ({ISSUE_21})"))
     with admin(request, kafka, lambda: kafka_python(kafka)) as client:
         levels = {name: f["finalized"][1] for name, f in client.describe_features().items()}
         answer = client.update_features({name: (UpdateFeatureType.UPGRADE, level)

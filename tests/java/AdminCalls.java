@@ -11,8 +11,8 @@
 //   {"call":"<Admin method>","error":"<the exception's simple class name>"}
 // A failure outside an Admin call (a producer, a consumer): {"error":..,"message":..} and exit
 // code 2. Every Admin call is bounded by default.api.timeout.ms (30 s). Lists of topics and
-// partitions leave out Kafka's internal topics (__consumer_offsets, __transaction_state): the
-// fake has none (a known difference, a strict xfail of tests/test_kafka_tools.py).
+// partitions leave out the internal topics (__consumer_offsets, __transaction_state): a broker
+// makes them when a coordinator is first used, so whether they show depends on test order.
 //
 // Scenarios (each uses the topic "events", one partition, that the test's broker has):
 //   topics        createTopics, listTopics, describeTopics (by name and by id), createPartitions,
@@ -201,7 +201,7 @@ public final class AdminCalls {
             List<String> found = new ArrayList<>();
             for (ConfigResource r : admin.listConfigResources(Set.of(ConfigResource.Type.TOPIC),
                     new org.apache.kafka.clients.admin.ListConfigResourcesOptions()).all().get()) {
-                if (!r.name().startsWith("__")) { // the fake has no internal topics to list
+                if (!r.name().startsWith("__")) { // made on a coordinator's first use: listed or not by test order
                     found.add(r.type() + ":" + r.name());
                 }
             }
@@ -557,7 +557,7 @@ public final class AdminCalls {
         }
     }
 
-    /** The partitions of topics a user made: the fake has no internal topics (__consumer_offsets...). */
+    /** The partitions of topics a user made, without the internal ones (__consumer_offsets...). */
     static List<String> userPartitions(Collection<TopicPartition> partitions) {
         List<String> found = new ArrayList<>();
         for (TopicPartition tp : partitions) {
