@@ -61,7 +61,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         client_id=ctx.header.client_id or "", client_host=ctx.client_host, version=ctx.version)
     coordinator = ctx.cluster.groups.consumer
     try:
-        member, assignment = coordinator.heartbeat(heartbeat, trio.current_time())
+        member, assignment = coordinator.heartbeat(heartbeat, trio.current_time(), int(
+            ctx.cluster.broker_config("group.consumer.max.size") or "2147483647"))
     except ClusterError as exc:
         answer.update(error_code=error_code(exc.error), error_message=str(exc))
         return answer

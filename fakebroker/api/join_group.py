@@ -54,6 +54,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,
             request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
             require_known_member_id=ctx.version >= 4, now=trio.current_time(),
+            max_size=int(ctx.cluster.broker_config("group.max.size") or "2147483647"),
         ))
     except ClusterError as exc:
         answer["error_code"] = exc.code
