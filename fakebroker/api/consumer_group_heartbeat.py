@@ -8,7 +8,8 @@ Behavior (fakebroker/state/consumer_groups.py has the details):
   rejoins); otherwise the member's current epoch, else FENCED_MEMBER_EPOCH;
   UNKNOWN_MEMBER_ID for an unknown member, GROUP_ID_NOT_FOUND for an unknown group,
   UNRELEASED_INSTANCE_ID / FENCED_INSTANCE_ID for static members, INVALID_REQUEST for the
-  request shapes Kafka refuses; NOT_COORDINATOR on another broker.
+  request shapes Kafka refuses; NOT_COORDINATOR on another broker; GROUP_MAX_SIZE_REACHED
+  for a member the group does not hold once it has group.consumer.max.size members.
 * Subscriptions by topic names and (v1) by a regex matched against whole topic names,
   re-resolved as topics come and go; INVALID_REGULAR_EXPRESSION for one that does not compile.
 * The answer carries the member's epoch, the heartbeat interval and, when it changed (or the
