@@ -8,7 +8,8 @@ Behavior (fakebroker/state/consumer_groups.py has the details):
   rejoins); otherwise the member's current epoch, else FENCED_MEMBER_EPOCH;
   UNKNOWN_MEMBER_ID for an unknown member, GROUP_ID_NOT_FOUND for an unknown group,
   UNRELEASED_INSTANCE_ID / FENCED_INSTANCE_ID for static members, INVALID_REQUEST for the
-  request shapes Kafka refuses; NOT_COORDINATOR on another broker.
+  request shapes Kafka refuses; NOT_COORDINATOR on another broker; GROUP_MAX_SIZE_REACHED
+  for a member the group does not hold once it has group.consumer.max.size members.
 * Subscriptions by topic names and (v1) by a regex matched against whole topic names,
   re-resolved as topics come and go; INVALID_REGULAR_EXPRESSION for one that does not compile.
 * The answer carries the member's epoch, the heartbeat interval and, when it changed (or the
@@ -61,7 +62,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         client_id=ctx.header.client_id or "", client_host=ctx.client_host, version=ctx.version)
     coordinator = ctx.cluster.groups.consumer
     try:
-        member, assignment = coordinator.heartbeat(heartbeat, trio.current_time())
+        member, assignment = coordinator.heartbeat(heartbeat, trio.current_time(), int(
+            ctx.cluster.broker_config("group.consumer.max.size") or "2147483647"))
     except ClusterError as exc:
         answer.update(error_code=error_code(exc.error), error_message=str(exc))
         return answer

@@ -11,8 +11,9 @@ Behavior:
   keep their place across restarts.
 * Errors: NOT_COORDINATOR (wrong broker), INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT (outside
   6000..1800000 ms by default), INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID,
-  FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED. v0 has no rebalance timeout: the session timeout
-  serves as both.
+  FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED, GROUP_MAX_SIZE_REACHED (group.max.size: a new
+  member of a full group, or the last member to rejoin a full rebalance). v0 has no
+  rebalance timeout: the session timeout serves as both.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,
             request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
             require_known_member_id=ctx.version >= 4, now=trio.current_time(),
+            max_size=int(ctx.cluster.broker_config("group.max.size") or "2147483647"),
         ))
     except ClusterError as exc:
         answer["error_code"] = exc.code

@@ -11,6 +11,12 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
   is kept across generations while it stays a member.
 * A member whose session timeout passes without a join, sync, heartbeat or commit is removed
   and the group rebalances; a member id handed out with MEMBER_ID_REQUIRED expires too.
+* ``max_size`` (Kafka's group.max.size) bounds the members, as Kafka's acceptJoiningMember
+  does: an Empty group takes every JoinGroup; a Stable or CompletingRebalance one a new member
+  while it has fewer members; a rebalancing one a member already waiting at the barrier, or
+  another while fewer are waiting. A refused member gets GROUP_MAX_SIZE_REACHED with no
+  member id, and a refused member of the group leaves it (the barrier still waits for the
+  rebalance timeout, as Kafka's does).
 * Static members (group.instance.id) keep their place: a restarted static member gets a new
   member id and the old one's assignment without a rebalance when the group's selected
   protocol stays the same; a stale member id for the instance gets FENCED_INSTANCE_ID.
@@ -37,6 +43,7 @@ from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.pending import Pending
 
 JoinAnswer = dict[str, Any]  # JoinGroup response fields
+MAX_SIZE = 2_147_483_647  # group.max.size's default: no bound
 
 
 class GroupState(enum.Enum):
@@ -126,15 +133,19 @@ class ClassicGroupCoordinator:
         self, group_id: str, member_id: str, instance_id: str | None, client_id: str,
         client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
         protocol_type: str, protocols: list[tuple[str, bytes]], require_known_member_id: bool,
-        now: float,
+        now: float, max_size: int = MAX_SIZE,
     ) -> JoinAnswer | Pending[JoinAnswer]:
         """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
-        waits at the barrier. Raises ``ClusterError`` for the errors answered at once."""
+        waits at the barrier. Raises ``ClusterError`` for the errors answered at once.
+        ``max_size`` is group.max.size."""
         if not group_id:
             raise ClusterError("INVALID_GROUP_ID")
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             raise ClusterError("INVALID_SESSION_TIMEOUT")
         group = self._group_or_new(group_id)
+        if not self._accepts(group, member_id, max_size):
+            self._refuse(group, member_id)
+            return self._error_answer("", "GROUP_MAX_SIZE_REACHED")
         if group.state is GroupState.DEAD:
             raise ClusterError("COORDINATOR_NOT_AVAILABLE")
         if not protocols or (group.members and (
@@ -170,6 +181,27 @@ class ClassicGroupCoordinator:
             return self._join_answer(group, member)
         self._prepare_rebalance(group, now)
         return self._await_join(group, member, now)
+
+    @staticmethod
+    def _accepts(group: ClassicGroup, member_id: str, max_size: int) -> bool:
+        """Whether the group has room for this JoinGroup (Kafka's acceptJoiningMember): a
+        rebalancing group counts the members waiting at the barrier, so the last to rejoin
+        are the ones left out; a member id handed out with MEMBER_ID_REQUIRED is not yet a
+        member."""
+        member = group.members.get(member_id)
+        if group.state is GroupState.PREPARING_REBALANCE:
+            waiting = sum(m.joining is not None for m in group.members.values())
+            return (member is not None and member.joining is not None) or waiting < max_size
+        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            return member is not None or len(group.members) < max_size
+        return True
+
+    def _refuse(self, group: ClassicGroup, member_id: str) -> None:
+        """A refused member leaves the group (Kafka's ClassicGroup.remove): no rebalance
+        begins or completes for it."""
+        group.pending.pop(member_id, None)
+        if member_id in group.members:
+            self._remove(group, member_id)
 
     def _join_new(
         self, group: ClassicGroup, instance_id: str | None, client_id: str, client_host: str,

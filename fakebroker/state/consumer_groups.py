@@ -26,6 +26,11 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   not disturbed. A join with an instance id still held by a member that has not left gets
   UNRELEASED_INSTANCE_ID; a heartbeat with the instance id but another member id,
   FENCED_INSTANCE_ID.
+* ``max_size`` (group.consumer.max.size) bounds the members, counting a static member that
+  left temporarily: a full group answers a heartbeat from a member id it does not hold with
+  GROUP_MAX_SIZE_REACHED, unless it carries an instance id the group holds (a restarted
+  static member takes its place; one still held gets UNRELEASED_INSTANCE_ID or
+  FENCED_INSTANCE_ID as in a group with room).
 * A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed,
   a temporarily departed static member too; so is a member that has not revoked the partitions
   it must give up within its rebalance timeout (the client's max.poll.interval.ms).
@@ -260,8 +265,10 @@ class ConsumerGroupCoordinator:
     claim: Callable[[str], bool] = lambda group_id: True
     new_deadline: Callable[[float], None] = lambda deadline: None
 
-    def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ConsumerMember, Assignment | None]:
-        """One ConsumerGroupHeartbeat: (the member, the assignment to send or None).
+    def heartbeat(self, hb: Heartbeat, now: float, max_size: int = 2_147_483_647
+                  ) -> tuple[ConsumerMember, Assignment | None]:
+        """One ConsumerGroupHeartbeat: (the member, the assignment to send or None);
+        ``max_size`` is group.consumer.max.size (Kafka's default: no bound).
 
         Raises ``ClusterError`` (nothing changed) as Kafka answers."""
         validate(hb)
@@ -280,6 +287,10 @@ class ConsumerGroupCoordinator:
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                          f"Group {hb.group_id} is not a consumer group")
             group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
+        if len(group.members) >= max_size and hb.member_id not in group.members and (
+                hb.instance_id is None or group.static_member(hb.instance_id) is None):
+            raise ClusterError("GROUP_MAX_SIZE_REACHED", "The consumer group has reached its "
+                               f"maximum capacity of {max_size} members.")
         if hb.member_epoch == JOIN:
             member, bump = self._join(group, hb)
         else:
