@@ -197,8 +197,10 @@ class Cluster:
             self._groups = Groups(ClassicGroupCoordinator(
                 initial_rebalance_delay_ms=self.settings.group_initial_rebalance_delay_ms,
                 min_session_timeout_ms=self.settings.group_min_session_timeout_ms))
-            self._groups.consumer.partitions_of = lambda: {
+            self._groups.consumer.partitions_of = self._groups.share.partitions_of = lambda: {
                 name: len(t.partitions) for name, t in self.topics.items()}
+            # records a share group releases wake the ShareFetches waiting, as appends do
+            self._groups.share.on_release = self.notify_append
             self._made(self._groups)
         return self._groups
 

@@ -35,7 +35,7 @@ from fakebroker.state.configs import (
     validate_topic_config,
 )
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = range(4)
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 MIN_ISR = "min.insync.replicas"
@@ -108,11 +108,30 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
         if topic is None:
             raise ConfigChangeError("UNKNOWN_TOPIC_OR_PARTITION",
                                     f"The topic '{name}' does not exist.")
+    elif resource_type == GROUP:
+        current = cluster.groups.share.configs.setdefault(name, {})
+        updated = _updated(current, ops, replace, lambda key: False)
+        _check_group_configs(updated)
     else:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown resource type {resource_type}")
     if not validate_only:
         current.clear()
         current.update(updated)
+
+
+def _check_group_configs(configs: dict[str, str]) -> None:
+    """A group's configs: share group configs only (``fakebroker.state.share_groups``), each
+    within Kafka's range."""
+    from fakebroker.protocol.errors import ClusterError
+    from fakebroker.state.share_groups import group_config_defaults, validate_group_config
+
+    for key, value in configs.items():
+        if key not in group_config_defaults():
+            raise ConfigChangeError("INVALID_CONFIG", f"Unknown group config name: {key}")
+        try:
+            validate_group_config(key, value)
+        except ClusterError as exc:
+            raise ConfigChangeError(exc.error, exc.message) from None
 
 
 def _broker_configs(cluster: Cluster, name: str, node_id: int) -> dict[str, str]:
