@@ -10,7 +10,9 @@ on the GROUP resource), so records produced before the consumers start are deliv
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import tempfile
 
 import pytest
 
@@ -46,11 +48,9 @@ def new_group(kafka, **configs: str) -> str:
 
 
 def produce(kafka, values: list[str]) -> None:
-    path_values = "\n".join(values) + "\n"
-    import tempfile
-
+    """One record per value, in order (Kafka's Java producer)."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
-        f.write(path_values)
+        f.write("\n".join(values) + "\n")
         f.flush()
         lines = run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", TOPIC,
                             "--values-file", f.name)
@@ -67,3 +67,69 @@ def test_implicit_acknowledgement_delivers_every_record_once(kafka) -> None:
     records = [line for line in lines if "offset" in line]
     assert sorted(r["value"] for r in records) == sorted(f"v{i}" for i in range(10))
     assert {r["deliveryCount"] for r in records} == {1}
+
+
+def deliveries(records: list[dict], value: str) -> list[int]:
+    return [r["deliveryCount"] for r in records if r["value"] == value]
+
+
+@pytest.mark.fake_kafka(topics={TOPIC: 1})
+def test_explicit_release_redelivers_and_reject_never_again(kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b", "c"])
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              mode="explicit", release=["b"], reject=["c"]) as member:
+        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=60)
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert deliveries(records, "a") == [1]
+    assert deliveries(records, "c") == [1]  # rejected: never delivered again
+    # released every time: delivered again with a count one higher, until archived
+    assert deliveries(records, "b")[:2] == [1, 2]
+
+
+@pytest.mark.fake_kafka(topics={TOPIC: 1})
+def test_a_record_released_until_the_delivery_limit_is_archived(kafka) -> None:
+    group = new_group(kafka, **{"share.delivery.count.limit": "3"})
+    produce(kafka, ["poison", "ok"])
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              mode="explicit", release=["poison"]) as member:
+        member.wait_for({"value": "poison", "deliveryCount": 3}, timeout=60)
+        produce(kafka, ["after"])
+        member.wait_for({"value": "after"}, timeout=60)
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert deliveries(records, "poison") == [1, 2, 3]
+    assert deliveries(records, "ok") == [1]
+
+
+@pytest.mark.fake_kafka(topics={TOPIC: 1})
+def test_three_consumers_share_one_partition_each_record_processed_once(kafka) -> None:
+    group = new_group(kafka)
+    values = [f"v{i}" for i in range(300)]
+    with contextlib.ExitStack() as stack:
+        members = [stack.enter_context(start_share_consumer(
+            kafka.bootstrap_servers, topic=TOPIC, group=group, mode="explicit"))
+            for _ in range(3)]
+        produce(kafka, values)
+        wait_until(lambda: sum(len(m.records()) for m in members) >= len(values), timeout=90,
+                   members=members, what="every record processed")
+        lines = [line for m in members for line in m.stop()]
+    records = [line for line in lines if "offset" in line]
+    assert sorted(r["value"] for r in records) == sorted(values)
+    assert {r["deliveryCount"] for r in records} == {1}
+
+
+@pytest.mark.fake_kafka(topics={TOPIC: 1})
+def test_an_expired_lock_redelivers_the_record_to_another_member(kafka) -> None:
+    group = new_group(kafka, **{"share.record.lock.duration.ms": "15000"})
+    produce(kafka, ["stuck"])
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              hold=["stuck"]) as first:
+        first.wait_for({"event": "held"}, timeout=60)
+        with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                                  mode="explicit") as second:
+            line = second.wait_for({"value": "stuck"}, timeout=60)
+            second.stop()
+        first.kill()
+    assert line["deliveryCount"] == 2
