@@ -106,7 +106,7 @@ def test_renew_extends_the_lock() -> None:
 
 @pytest.mark.parametrize("member, first, last, types, error", [
     ("m2", 0, 0, [ACCEPT], "INVALID_RECORD_STATE"),  # another member's record
-    ("m1", 10, 10, [ACCEPT], "INVALID_RECORD_STATE"),  # never acquired
+    ("m1", 10, 10, [ACCEPT], "INVALID_REQUEST"),  # past every record delivered
     ("m1", 0, 2, [ACCEPT, ACCEPT], "INVALID_REQUEST"),  # neither one type nor one per offset
     ("m1", 0, 0, [7], "INVALID_REQUEST"),
 ])

@@ -43,14 +43,16 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             raise ClusterError("INVALID_SHARE_SESSION_EPOCH")
         share.session(group_id, member_id, request.share_session_epoch)
     except ClusterError as exc:
-        answer.update(error_code=exc.code, error_message=exc.message)
+        answer.update(error_code=exc.code, error_message=exc.message,
+                      acquisition_lock_timeout_ms=0)
         return answer
     now = trio.current_time()
-    answer["responses"] = [{"topic_id": t.topic_id, "partitions": [{
-        "partition_index": p.partition_index, "current_leader": NO_LEADER,
-        "error_code": acknowledge(ctx, group_id, member_id, (t.topic_id, p.partition_index),
-                                  p.acknowledgement_batches, now),
-    } for p in t.partitions]} for t in request.topics]
+    answer["responses"] = [{"topic_id": t.topic_id, "partitions": [
+        dict(zip(("error_code", "error_message"), acknowledge(
+            ctx, group_id, member_id, (t.topic_id, p.partition_index),
+            p.acknowledgement_batches, now), strict=True),
+             partition_index=p.partition_index, current_leader=NO_LEADER)
+        for p in t.partitions]} for t in request.topics]
     if request.share_session_epoch == FINAL:
         share.close_session(group_id, member_id)
     return answer

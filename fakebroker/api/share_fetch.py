@@ -19,8 +19,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   their acquired ranges and delivery counts. With nothing to acquire, the request waits up to
   ``max_wait_ms`` for an append or for records released (a lock expiring, a RELEASE).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
-  the current leader). A full request (epoch 0) is answered for every partition it names; a
-  later one for those with records, an error or acknowledgement results.
+  the current leader). Only partitions with records, an error or acknowledgement results are
+  answered, as Kafka answers (a full request too); an error answer for the whole request has
+  an acquisition lock timeout of 0.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from fakebroker.state.cluster import Partition
 from fakebroker.state.share_partitions import Acquired
 
 API_KEY = 78
-NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
+NO_LEADER = {"leader_id": 0, "leader_epoch": 0}  # as Kafka leaves it beside no error
 # A partition's answer before anything is acquired (and beside an error).
 NOTHING = {"records": b"", "acquired_records": (), "acknowledge_error_code": 0,
            "current_leader": NO_LEADER}
@@ -71,20 +72,20 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     try:
         if epoch == 0:
             if acks:
-                raise ClusterError("INVALID_REQUEST",
-                                   "Acknowledge data present in Initial Fetch Request.")
+                raise ClusterError("INVALID_REQUEST")
             session = share.open_session(group_id, member_id, named)
         else:
             session = share.session(group_id, member_id, epoch)
     except ClusterError as exc:
-        answer.update(error_code=exc.code, error_message=exc.message)
+        answer.update(error_code=exc.code, error_message=exc.message,
+                      acquisition_lock_timeout_ms=0)
         return answer
     answers: dict[Key, dict[str, Any]] = {}
     now = trio.current_time()
     for key, batches in acks.items():
         answers[key] = partition_answer(key[1])
-        answers[key]["acknowledge_error_code"] = acknowledge(ctx, group_id, member_id, key,
-                                                             batches, now)
+        answers[key]["acknowledge_error_code"], answers[key]["acknowledge_error_message"] = \
+            acknowledge(ctx, group_id, member_id, key, batches, now)
     if epoch == FINAL:
         share.close_session(group_id, member_id)
         answer["responses"] = by_topic(answers)
@@ -108,9 +109,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         await ctx.wait_for_append(remaining)
     for key, fetched_answer in fetched.items():
         if key in answers:
-            fetched_answer["acknowledge_error_code"] = answers[key]["acknowledge_error_code"]
-        if epoch == 0 or key in answers or fetched_answer["acquired_records"] \
-                or fetched_answer["error_code"]:
+            for field in ("acknowledge_error_code", "acknowledge_error_message"):
+                fetched_answer[field] = answers[key][field]
+        if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"]:
             answers[key] = fetched_answer
     answer["responses"] = by_topic(answers)
     if leaders:
@@ -139,18 +140,19 @@ def find(ctx: RequestContext, key: Key) -> tuple[str, Partition] | int:
 
 
 def acknowledge(ctx: RequestContext, group_id: str, member_id: str, key: Key, batches: Any,
-                now: float) -> int:
-    """Apply one partition's acknowledgement batches; the error code of the result."""
+                now: float) -> tuple[int, str | None]:
+    """Apply one partition's acknowledgement batches; the error code and message of the
+    result."""
     found = find(ctx, key)
     if isinstance(found, int):
-        return found
+        return found, None
     try:
         ctx.cluster.groups.share.acknowledge(
             group_id, member_id, found[0], key[1],
             [(b.first_offset, b.last_offset, list(b.acknowledge_types)) for b in batches], now)
     except ClusterError as exc:
-        return exc.code
-    return 0
+        return exc.code, exc.message
+    return 0, None
 
 
 def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key],

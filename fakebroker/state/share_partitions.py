@@ -12,12 +12,16 @@ Guarantees, following Kafka's SharePartition:
   ``max_records`` are acquired (a batch is never split, so the last may exceed it) and while
   fewer than ``max_in_flight`` records are in flight. Each acquired record's delivery count
   goes up by one and it is locked to the member until ``now + lock_s``.
+* Records made Available again are acquired again together with those first acquired with
+  them (Kafka's in-flight batch), never split by ``max_records``.
 * ``acknowledge`` applies a member's acknowledgement of offsets it holds (Acquired by it):
   ACCEPT makes them Acknowledged, REJECT and GAP Archived, RELEASE Available again (Archived
   once their delivery count reached ``delivery_limit``), RENEW locks them again for
-  ``lock_s``; anything else about the range (an offset not acquired by this member, a count of
-  types that matches neither one nor the range's length) is refused with
-  INVALID_RECORD_STATE / INVALID_REQUEST and changes nothing.
+  ``lock_s``; offsets below the start offset are settled already and ignored. Anything else
+  about the range is refused and changes nothing, with Kafka's errors: an offset another
+  member holds, or one not Acquired, INVALID_RECORD_STATE; a range starting past every
+  record delivered, or a count of types that matches neither one nor the range's length,
+  INVALID_REQUEST.
 * A lock expiring, or the member's session ending (``release``), makes its records Available
   again, or Archived at the delivery limit: ``expire(now)`` applies the locks due.
 * The start offset moves past every Acknowledged or Archived record at its head, and past
@@ -56,6 +60,7 @@ class InFlight:
     delivery_count: int
     member_id: str | None = None
     lock_deadline: float | None = None
+    batch: int = 0  # the first offset of the records first acquired with it (one fetch's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,23 +96,29 @@ class SharePartition:
         self._skip_to(log_start)
         deadline = now + lock_s
         taken: list[int] = []
+        batch = None
         for offset in sorted(self.records):
-            if len(taken) >= max_records:
-                break
             record = self.records[offset]
-            if record.state is RecordState.AVAILABLE:
-                record.state, record.member_id, record.lock_deadline = \
-                    RecordState.ACQUIRED, member_id, deadline
-                record.delivery_count += 1
-                taken.append(offset)
+            if record.state is not RecordState.AVAILABLE:
+                continue
+            if record.batch != batch and len(taken) >= max_records:
+                break
+            batch = record.batch
+            record.state, record.member_id, record.lock_deadline = \
+                RecordState.ACQUIRED, member_id, deadline
+            record.delivery_count += 1
+            taken.append(offset)
+        run = self.end_offset  # the new records acquired now: one in-flight batch
         for base, last in batches:
             if len(taken) >= max_records or self.end_offset - self.start_offset >= max_in_flight \
                     or self.end_offset >= log_end:
                 break
             if last < self.end_offset:
                 continue
-            for offset in range(max(base, self.end_offset), last + 1):
-                self.records[offset] = InFlight(RecordState.ACQUIRED, 1, member_id, deadline)
+            first = max(base, self.end_offset)
+            for offset in range(first, last + 1):
+                self.records[offset] = InFlight(RecordState.ACQUIRED, 1, member_id, deadline,
+                                                run)
                 taken.append(offset)
             self.end_offset = last + 1
         return _runs(taken, self.records)
@@ -120,14 +131,21 @@ class SharePartition:
         if count <= 0 or not types or (len(types) != 1 and len(types) != count) \
                 or not set(types) <= ACK_TYPES:
             raise ClusterError("INVALID_REQUEST")
-        for offset in range(first, last + 1):
+        if first >= self.end_offset:
+            raise ClusterError("INVALID_REQUEST", "Batch record not found. The first offset in "
+                               "request is past acquired records.")
+        for offset in range(max(first, self.start_offset), last + 1):
             record = self.records.get(offset)
-            if record is None or record.state is not RecordState.ACQUIRED \
-                    or record.member_id != member_id:
+            if record is None or record.state is not RecordState.ACQUIRED:
                 raise ClusterError("INVALID_RECORD_STATE")
+            if record.member_id != member_id:
+                raise ClusterError("INVALID_RECORD_STATE",
+                                   "Member is not the owner of batch record")
         for i, offset in enumerate(range(first, last + 1)):
             kind = types[0] if len(types) == 1 else types[i]
-            record = self.records[offset]
+            record = self.records.get(offset)
+            if record is None:  # below the start offset: settled already
+                continue
             if kind == ACCEPT:
                 self._settle(record, RecordState.ACKNOWLEDGED)
             elif kind in (REJECT, GAP):
