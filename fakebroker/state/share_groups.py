@@ -429,6 +429,59 @@ class ShareGroupCoordinator:
         if any([p.expire_locks() for p in group.partitions.values()]):
             self.new_deadline(float("-inf"))
 
+    # -- start offsets (Describe/Alter/DeleteShareGroupOffsets) ----------------------------
+
+    def known_partitions(self, group_id: str) -> list[tuple[str, int]]:
+        """The partitions the group has share state for: fetched, altered, or assigned to a
+        member (Kafka initializes the state of a partition when it is assigned)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return []
+        known = set(group.partitions)
+        for member in group.members.values():
+            known |= {(t, p) for t, ps in member.assigned.items() for p in ps}
+        return sorted(known)
+
+    def start_offset(self, group_id: str, topic: str, partition: int) -> SharePartition | None:
+        group = self.groups.get(group_id)
+        return group.partitions.get((topic, partition)) if group is not None else None
+
+    def _empty_group(self, group_id: str, create: bool) -> ShareGroup:
+        """The share group an offsets request changes: it must have no member (NON_EMPTY_GROUP
+        "The group is not empty."); ``create`` makes a missing one, else GROUP_ID_NOT_FOUND."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create:
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} not found.")
+            if not self.claim(group_id):
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
+            group = self.groups[group_id] = ShareGroup(group_id)
+        if group.members:
+            raise ClusterError("NON_EMPTY_GROUP", "The group is not empty.")
+        return group
+
+    def check_alter(self, group_id: str) -> None:
+        """Whether AlterShareGroupOffsets may change the group (made when missing)."""
+        self._empty_group(group_id, create=True)
+
+    def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
+        """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``
+        (negative: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch)."""
+        share = self.share_partition(group_id, topic, partition)
+        share.initialize(max(offset, -1))
+
+    def check_delete_offsets(self, group_id: str) -> None:
+        self._empty_group(group_id, create=False)
+
+    def delete_start_offsets(self, group_id: str, topic: str) -> bool:
+        """DeleteShareGroupOffsets of one topic: its partitions' share state is forgotten;
+        whether there was any."""
+        group = self.groups[group_id]
+        gone = [key for key in group.partitions if key[0] == topic]
+        for key in gone:
+            del group.partitions[key]
+        return bool(gone)
+
     # -- time -------------------------------------------------------------------------------
 
     def expire(self, now: float) -> None:

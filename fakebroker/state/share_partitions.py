@@ -187,6 +187,15 @@ class SharePartition:
                     if r.state is RecordState.ACQUIRED and r.lock_deadline is not None),
                    default=float("inf"))
 
+    def lag(self, log_end: int) -> int:
+        """Records from the start offset to ``log_end`` not yet Acknowledged or Archived (-1
+        before the start offset is set), as DescribeShareGroupOffsets reports them."""
+        if not self.initialized:
+            return -1
+        settled = sum(1 for r in self.records.values()
+                      if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+        return log_end - self.start_offset - settled
+
     def in_flight(self) -> list[tuple[int, InFlight]]:
         """The in-flight records by offset, lowest first."""
         return sorted(self.records.items())
