@@ -3,15 +3,15 @@
 Versions: 0 (4.0), 1 (4.1+: lag). Flexible.
 
 Behavior: for each group, its share-partitions (fetched, altered, or assigned to a member)
-with their start offset (-1 before the first fetch sets it from ``share.auto.offset.reset``),
-the partition's leader epoch and (v1) the lag: records from the start offset to the high
-watermark not yet acknowledged or archived (-1 when the start offset is not set); or the
-partitions named. A group that does not exist (or is no share group) is answered with no
+with their start offset, the partition's leader epoch and (v1) the lag: records from the
+start offset to the high watermark not yet acknowledged or archived; or the partitions
+named. Both as Kafka's share coordinator last wrote them, which lags behind the live state:
+-1 until the first acknowledgement (or alteration) is written, and the start offset written
+with the acknowledgements that move it (``SharePartition.described``). A group that does
+not exist (or is no share group) is answered with no
 topics and no error, as Kafka answers; NOT_COORDINATOR on another broker. Named partitions
 of unknown topics answer UNKNOWN_TOPIC_OR_PARTITION (Kafka 4.4 leaves the whole request
-unanswered). The fake reports each share-partition's live state; Kafka reports the share
-coordinator's last written one, which lags behind (a partition fetched but with nothing
-acknowledged yet still shows -1 there, and the start offset moves at a later write).
+unanswered).
 """
 
 from __future__ import annotations
@@ -61,7 +61,6 @@ def offsets(ctx: RequestContext, group_id: str, topic: str, index: int) -> dict[
         return {"partition_index": index, "start_offset": -1, "leader_epoch": -1, "lag": -1,
                 "error_code": error_code("UNKNOWN_TOPIC_OR_PARTITION"), "error_message": UNKNOWN}
     share = ctx.cluster.groups.share.start_offset(group_id, topic, index)
-    start, lag = (-1, -1) if share is None else (share.start_offset,
-                                                 share.lag(partition.log.high_watermark))
+    start, lag = (-1, -1) if share is None else share.described(partition.log.high_watermark)
     return {"partition_index": index, "start_offset": start,
             "leader_epoch": partition.leader_epoch, "lag": lag, "error_code": 0}

@@ -120,16 +120,14 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
 
 
 def _check_group_configs(configs: dict[str, str]) -> None:
-    """A group's configs: share group configs only (``fakebroker.state.share_groups``), each
-    within Kafka's range."""
+    """A group's configs, each a group config of a value Kafka takes
+    (``fakebroker.state.group_configs``)."""
     from fakebroker.protocol.errors import ClusterError
-    from fakebroker.state.share_groups import group_config_defaults, validate_group_config
+    from fakebroker.state.group_configs import check
 
     for key, value in configs.items():
-        if key not in group_config_defaults():
-            raise ConfigChangeError("INVALID_CONFIG", f"Unknown group config name: {key}")
         try:
-            validate_group_config(key, value)
+            check(key, value)
         except ClusterError as exc:
             raise ConfigChangeError(exc.error, exc.message) from None
 

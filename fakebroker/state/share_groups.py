@@ -469,6 +469,7 @@ class ShareGroupCoordinator:
         (negative: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch)."""
         share = self.share_partition(group_id, topic, partition)
         share.initialize(max(offset, -1))
+        share.write()
 
     def check_delete_offsets(self, group_id: str) -> None:
         self._empty_group(group_id, create=False)

@@ -77,6 +77,9 @@ class SharePartition:
     start_offset: int = -1
     end_offset: int = -1
     records: dict[int, InFlight] = field(default_factory=dict)  # offset -> in flight
+    # What Kafka's share coordinator last wrote of this partition: (start offset, records
+    # settled from it), at each change of state but an acquisition; None: nothing written.
+    written: tuple[int, int] | None = None
 
     @property
     def initialized(self) -> bool:
@@ -87,6 +90,12 @@ class SharePartition:
         AlterShareGroupOffsets): nothing in flight before it."""
         self.start_offset = self.end_offset = offset
         self.records.clear()
+
+    def write(self) -> None:
+        """Note the state as Kafka's coordinator writes it, before the start offset moves."""
+        self.written = (self.start_offset, sum(
+            1 for r in self.records.values()
+            if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)))
 
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int]], log_start: int,
                 log_end: int, max_records: int, max_in_flight: int, now: float,
@@ -154,7 +163,7 @@ class SharePartition:
                 self._release(record, delivery_limit)
             else:  # RENEW
                 record.lock_deadline = now + lock_s
-        self._advance()
+        self._written_advance()
 
     def release(self, member_id: str, delivery_limit: int) -> bool:
         """Every record ``member_id`` holds back to Available (Archived at the limit);
@@ -163,7 +172,8 @@ class SharePartition:
                 if r.state is RecordState.ACQUIRED and r.member_id == member_id]
         for record in held:
             self._release(record, delivery_limit)
-        self._advance()
+        if held:
+            self._written_advance()
         return bool(held)
 
     def expire(self, now: float, delivery_limit: int) -> bool:
@@ -172,7 +182,8 @@ class SharePartition:
                and r.lock_deadline is not None and r.lock_deadline <= now]
         for record in due:
             self._release(record, delivery_limit)
-        self._advance()
+        if due:
+            self._written_advance()
         return bool(due)
 
     def expire_locks(self) -> bool:
@@ -187,14 +198,15 @@ class SharePartition:
                     if r.state is RecordState.ACQUIRED and r.lock_deadline is not None),
                    default=float("inf"))
 
-    def lag(self, log_end: int) -> int:
-        """Records from the start offset to ``log_end`` not yet Acknowledged or Archived (-1
-        before the start offset is set), as DescribeShareGroupOffsets reports them."""
-        if not self.initialized:
-            return -1
-        settled = sum(1 for r in self.records.values()
-                      if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
-        return log_end - self.start_offset - settled
+    def described(self, log_end: int) -> tuple[int, int]:
+        """(start offset, lag) as DescribeShareGroupOffsets reports them: from the state last
+        written (Kafka's persisted one, which lags behind: the start offset written with the
+        acknowledgements that later move it), the lag being the records from there to
+        ``log_end`` not settled; (-1, -1) before any write or with the start offset unset."""
+        if self.written is None or self.written[0] < 0:
+            return -1, -1
+        start, settled = self.written
+        return start, log_end - start - settled
 
     def in_flight(self) -> list[tuple[int, InFlight]]:
         """The in-flight records by offset, lowest first."""
@@ -215,6 +227,10 @@ class SharePartition:
                 del self.records[offset]
             self.start_offset = log_start
             self.end_offset = max(self.end_offset, log_start)
+
+    def _written_advance(self) -> None:
+        self.write()
+        self._advance()
 
     def _advance(self) -> None:
         while self.start_offset < self.end_offset:
