@@ -168,6 +168,8 @@ class Groups:
         ``ClusterError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.expire_member(group_id, member_id)
+        elif self.kind(group_id) is GroupKind.SHARE:
+            self.share.fence(group_id, member_id)
         else:
             self.classic.expire_member(group_id, member_id, now)
 

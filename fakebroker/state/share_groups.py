@@ -422,12 +422,12 @@ class ShareGroupCoordinator:
         return self._int(group_id, "share.record.lock.duration.ms")
 
     def expire_locks(self, group_id: str) -> None:
-        """A fault: every acquisition lock of the group runs out now."""
+        """A fault: every acquisition lock of the group is due (``expire`` releases them)."""
         group = self.groups.get(group_id)
         if group is None:
-            raise ClusterError("GROUP_ID_NOT_FOUND")
-        if any([p.expire_locks() for p in group.partitions.values()]):
-            self.new_deadline(float("-inf"))
+            raise ClusterError("GROUP_ID_NOT_FOUND", f"no share group {group_id}")
+        for partition in group.partitions.values():
+            partition.expire_locks()
 
     # -- start offsets (Describe/Alter/DeleteShareGroupOffsets) ----------------------------
 

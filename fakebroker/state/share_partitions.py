@@ -186,12 +186,11 @@ class SharePartition:
             self._written_advance()
         return bool(due)
 
-    def expire_locks(self) -> bool:
+    def expire_locks(self) -> None:
         """Make every lock due at once (a fault: the locks expire now)."""
-        held = [r for r in self.records.values() if r.state is RecordState.ACQUIRED]
-        for record in held:
-            record.lock_deadline = float("-inf")
-        return bool(held)
+        for record in self.records.values():
+            if record.state is RecordState.ACQUIRED:
+                record.lock_deadline = float("-inf")
 
     def next_deadline(self) -> float:
         return min((r.lock_deadline for r in self.records.values()
