@@ -53,7 +53,7 @@ def test_records_are_acquired_in_whole_batches_up_to_max_records() -> None:
 def test_accept_moves_the_start_offset_past_acknowledged_records() -> None:
     share = fresh()
     acquire(share)
-    share.acknowledge("m1", 0, 3, [ACCEPT], 1.0, LOCK_S, LIMIT)
+    share.acknowledge("m1", [(0, 3, [ACCEPT])], 1.0, LOCK_S, LIMIT)
     assert share.start_offset == 4
     assert states(share)[4] == (RecordState.ACQUIRED, 1)
 
@@ -61,7 +61,7 @@ def test_accept_moves_the_start_offset_past_acknowledged_records() -> None:
 def test_a_released_record_is_delivered_again_with_its_count_one_higher() -> None:
     share = fresh()
     acquire(share)
-    share.acknowledge("m1", 0, 9, [ACCEPT, RELEASE, *[ACCEPT] * 8], 1.0, LOCK_S, LIMIT)
+    share.acknowledge("m1", [(0, 9, [ACCEPT, RELEASE, *[ACCEPT] * 8])], 1.0, LOCK_S, LIMIT)
     assert share.start_offset == 1
     assert acquire(share, "m2") == [Acquired(1, 1, 2)]
 
@@ -69,20 +69,20 @@ def test_a_released_record_is_delivered_again_with_its_count_one_higher() -> Non
 def test_reject_and_gap_archive_records_for_good() -> None:
     share = fresh()
     acquire(share)
-    share.acknowledge("m1", 0, 1, [REJECT, GAP], 1.0, LOCK_S, LIMIT)
+    share.acknowledge("m1", [(0, 1, [REJECT, GAP])], 1.0, LOCK_S, LIMIT)
     assert states(share).get(0) is None and share.start_offset == 2
-    share.acknowledge("m1", 2, 9, [RELEASE], 1.0, LOCK_S, LIMIT)
+    share.acknowledge("m1", [(2, 9, [RELEASE])], 1.0, LOCK_S, LIMIT)
     assert [r.first_offset for r in acquire(share, "m2")] == [2]
 
 
 def test_released_at_the_delivery_limit_a_record_is_archived() -> None:
     share = fresh()
     acquire(share)
-    share.acknowledge("m1", 3, 9, [ACCEPT], 1.0, LOCK_S, LIMIT)
+    share.acknowledge("m1", [(3, 9, [ACCEPT])], 1.0, LOCK_S, LIMIT)
     for count in range(1, LIMIT + 1):
         if count > 1:
             assert acquire(share) == [Acquired(0, 2, count)]
-        share.acknowledge("m1", 0, 2, [RELEASE], 1.0, LOCK_S, LIMIT)
+        share.acknowledge("m1", [(0, 2, [RELEASE])], 1.0, LOCK_S, LIMIT)
     assert share.start_offset == 10  # archived: nothing left in flight
     assert acquire(share) == []
 
@@ -99,7 +99,7 @@ def test_an_expired_lock_makes_the_record_available_to_another_member() -> None:
 def test_renew_extends_the_lock() -> None:
     share = fresh()
     acquire(share)
-    share.acknowledge("m1", 0, 9, [RENEW], 20.0, LOCK_S, LIMIT)
+    share.acknowledge("m1", [(0, 9, [RENEW])], 20.0, LOCK_S, LIMIT)
     assert not share.expire(LOCK_S, LIMIT)
     assert share.next_deadline() == 20.0 + LOCK_S
 
@@ -116,7 +116,7 @@ def test_an_acknowledgement_that_cannot_apply_is_refused_and_changes_nothing(
     acquire(share)
     before = states(share)
     with pytest.raises(ClusterError) as refused:
-        share.acknowledge(member, first, last, types, 1.0, LOCK_S, LIMIT)
+        share.acknowledge(member, [(first, last, types)], 1.0, LOCK_S, LIMIT)
     assert refused.value.error == error
     assert states(share) == before
 
@@ -206,3 +206,14 @@ def test_group_configs_are_checked_against_the_broker_limits(name, value, messag
     with pytest.raises(ClusterError) as refused:
         validate_group_config(name, value)
     assert (refused.value.error, refused.value.message) == ("INVALID_CONFIG", message)
+
+
+def test_the_start_offset_described_is_the_one_written_with_the_acknowledgements() -> None:
+    share = fresh()
+    assert share.described(10) == (-1, -1)  # nothing written yet
+    acquire(share)
+    share.acknowledge("m1", [(0, 4, [ACCEPT]), (5, 9, [REJECT])], 1.0, LOCK_S, LIMIT)
+    assert share.start_offset == 10
+    assert share.described(10) == (0, 0)  # written once, before the start offset moved
+    share.acknowledge("m1", [(3, 3, [ACCEPT])], 1.0, LOCK_S, LIMIT)  # settled: no write
+    assert share.described(12) == (0, 2)

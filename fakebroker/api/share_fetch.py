@@ -19,9 +19,10 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   their acquired ranges and delivery counts. With nothing to acquire, the request waits up to
   ``max_wait_ms`` for an append or for records released (a lock expiring, a RELEASE).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
-  the current leader). Only partitions with records, an error or acknowledgement results are
-  answered, as Kafka answers (a full request too); an error answer for the whole request has
-  an acquisition lock timeout of 0.
+  the current leader). Answered, as Kafka answers: the partitions with records, an error or
+  acknowledgement results, and once the wait ran out with nothing found, the partitions the
+  request names (those it adds to the session). An error answer for the whole request has an
+  acquisition lock timeout of 0.
 """
 
 from __future__ import annotations
@@ -103,15 +104,16 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     while True:
         fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders)
         remaining = deadline - trio.current_time()
-        if any(a["acquired_records"] or a["error_code"] for a in fetched.values()) \
-                or remaining <= 0 or acks:
+        found = any(a["acquired_records"] or a["error_code"] for a in fetched.values())
+        if found or remaining <= 0 or acks:
             break
         await ctx.wait_for_append(remaining)
     for key, fetched_answer in fetched.items():
         if key in answers:
             for field in ("acknowledge_error_code", "acknowledge_error_message"):
                 fetched_answer[field] = answers[key][field]
-        if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"]:
+        if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"] \
+                or (not found and key in named):
             answers[key] = fetched_answer
     answer["responses"] = by_topic(answers)
     if leaders:

@@ -38,6 +38,9 @@ AUTHORIZES = (groups("READ"),)
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     answer: dict[str, Any] = {"throttle_time_ms": 0, "member_id": None, "member_epoch": 0,
                               "heartbeat_interval_ms": 0, "assignment": None}
+    # The share.version gate goes here once finalized levels can change (UpdateFeatures,
+    # state/features.py): at 0 Kafka 4.4 answers UNSUPPORTED_VERSION, as ConsumerGroupHeartbeat
+    # at group.version 0 (``ctx.cluster.features.at_least("share.version", 1)``).
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer

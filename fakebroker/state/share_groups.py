@@ -402,18 +402,20 @@ class ShareGroupCoordinator:
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int,
                     batches: Iterable[tuple[int, int, Sequence[int]]], now: float) -> None:
-        """Apply one partition's acknowledgement batches (first, last, types) in order;
-        ``ClusterError`` at the first refused (those before it stay applied)."""
+        """Apply one partition's acknowledgement batches (first, last, types) in order
+        (``SharePartition.acknowledge``); ``ClusterError`` at the first refused (those before
+        it stay applied). Waiting fetches are woken when records are available again."""
         group = self.groups.get(group_id)
         share = group.partitions.get((topic, partition)) if group is not None else None
-        lock_s = self._int(group_id, "share.record.lock.duration.ms") / 1000
-        limit = self._int(group_id, "share.delivery.count.limit")
-        for first, last, types in batches:
-            if share is None:
-                raise ClusterError("INVALID_RECORD_STATE")
-            was = share.next_deadline()
-            share.acknowledge(member_id, first, last, types, now, lock_s, limit)
-            if share.next_deadline() > was or any(t == 2 for t in types):
+        if share is None:
+            raise ClusterError("INVALID_RECORD_STATE")
+        was = share.next_deadline()
+        try:
+            share.acknowledge(member_id, list(batches), now,
+                              self._int(group_id, "share.record.lock.duration.ms") / 1000,
+                              self._int(group_id, "share.delivery.count.limit"))
+        finally:
+            if share.available():
                 self.on_release()
             if share.next_deadline() != was:
                 self.new_deadline(share.next_deadline())

@@ -19,9 +19,9 @@ Guarantees, following Kafka's SharePartition:
   once their delivery count reached ``delivery_limit``), RENEW locks them again for
   ``lock_s``; offsets below the start offset are settled already and ignored. Anything else
   about the range is refused and changes nothing, with Kafka's errors: an offset another
-  member holds, or one not Acquired, INVALID_RECORD_STATE; a range starting past every
-  record delivered, or a count of types that matches neither one nor the range's length,
-  INVALID_REQUEST.
+  member holds, or one not Acquired, or any offset with nothing in flight,
+  INVALID_RECORD_STATE; a range starting past every record delivered, or a count of types
+  that matches neither one nor the range's length, INVALID_REQUEST.
 * A lock expiring, or the member's session ending (``release``), makes its records Available
   again, or Archived at the delivery limit: ``expire(now)`` applies the locks due.
 * The start offset moves past every Acknowledged or Archived record at its head, and past
@@ -132,14 +132,34 @@ class SharePartition:
             self.end_offset = last + 1
         return _runs(taken, self.records)
 
-    def acknowledge(self, member_id: str, first: int, last: int, types: Sequence[int],
+    def acknowledge(self, member_id: str, batches: Sequence[tuple[int, int, Sequence[int]]],
                     now: float, lock_s: float, delivery_limit: int) -> None:
-        """Apply one acknowledgement batch of ``member_id`` (module docstring); raises
-        ``ClusterError`` and changes nothing when it cannot."""
+        """Apply one request's acknowledgement batches (first offset, last offset, types) of
+        ``member_id`` in order (module docstring), then note the state written once, as
+        Kafka's coordinator writes a request's acknowledgements; raises ``ClusterError`` at
+        the first batch refused, which changes nothing (those before it stay applied)."""
+        changed = False
+        try:
+            for first, last, types in batches:
+                changed |= self._acknowledge(member_id, first, last, types, now, lock_s,
+                                             delivery_limit)
+        finally:
+            if changed:
+                self._written_advance()
+
+    def _acknowledge(self, member_id: str, first: int, last: int, types: Sequence[int],
+                     now: float, lock_s: float, delivery_limit: int) -> bool:
+        """One batch; whether it changed anything (offsets below the start offset, settled
+        already, are left alone)."""
         count = last - first + 1
         if count <= 0 or not types or (len(types) != 1 and len(types) != count) \
                 or not set(types) <= ACK_TYPES:
             raise ClusterError("INVALID_REQUEST")
+        if last < self.start_offset:
+            return False
+        if not self.records:
+            raise ClusterError("INVALID_RECORD_STATE", "Batch record not found. The request "
+                               "batch offsets are not found in the cache.")
         if first >= self.end_offset:
             raise ClusterError("INVALID_REQUEST", "Batch record not found. The first offset in "
                                "request is past acquired records.")
@@ -163,7 +183,7 @@ class SharePartition:
                 self._release(record, delivery_limit)
             else:  # RENEW
                 record.lock_deadline = now + lock_s
-        self._written_advance()
+        return True
 
     def release(self, member_id: str, delivery_limit: int) -> bool:
         """Every record ``member_id`` holds back to Available (Archived at the limit);
@@ -191,6 +211,10 @@ class SharePartition:
         for record in self.records.values():
             if record.state is RecordState.ACQUIRED:
                 record.lock_deadline = float("-inf")
+
+    def available(self) -> bool:
+        """Whether any in-flight record waits to be acquired again."""
+        return any(r.state is RecordState.AVAILABLE for r in self.records.values())
 
     def next_deadline(self) -> float:
         return min((r.lock_deadline for r in self.records.values()
