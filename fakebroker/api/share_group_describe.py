@@ -2,10 +2,11 @@
 
 Versions: 0 (4.0, early access), 1 (4.1+; Kafka 4.4 serves only 1). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND "Group g not found." for an id that is no share group (with an
-empty state, as Kafka answers), NOT_COORDINATOR on another broker; states Empty and Stable;
-the assignor is ``simple``. Asked for them, a described group's authorized operations: every
-group operation with no authorizer, those the principal may do with one.
+Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g
+not found.") or a group of another type ("Group g is not a share group.", as
+ConsumerGroupDescribe answers for its own type), NOT_COORDINATOR on another broker; states
+Empty and Stable; the assignor is ``simple``. Asked for them, a described group's authorized
+operations: every group operation with no authorizer, those the principal may do with one.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.share_group(group_id)
     if group is None:
+        why = "not found" if ctx.cluster.groups.kind(group_id) is None \
+            else "is not a share group"
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("GROUP_ID_NOT_FOUND"),
-                    error_message=f"Group {group_id} not found.")
+                    error_message=f"Group {group_id} {why}.")
     members = [{
         "member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.epoch,
         "client_id": m.client_id, "client_host": m.client_host,
