@@ -411,12 +411,20 @@ def check_cluster(brokers: int, topics: Mapping[str, TopicSpec] | None,
     cluster: the state the cluster would start with, ports aside."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     _check_sink(journal_sink)
+    _check_topics(topics)
     scratch = Cluster(cluster_id=settings.cluster_id or kafka_uuid_text(), settings=settings)
     for _ in range(settings.brokers):
         scratch.add_broker(settings.advertised, 0)
     for name, spec in (topics or {}).items():
         _create_topic(scratch, name, spec)
     return scratch
+
+
+def _check_topics(topics: object) -> None:
+    """``TypeError`` unless ``topics`` is None or a mapping of topic name -> spec."""
+    if topics is not None and not isinstance(topics, Mapping):
+        raise TypeError("topics: expected a mapping of topic name to a partition count or "
+                        f"spec, e.g. {{'orders': 3}}; got {topics!r}")
 
 
 def _check_sink(sink: JournalSink) -> None:
@@ -484,6 +492,7 @@ async def open_cluster(
     when the cluster stops)."""
     settings = ClusterSettings.from_kwargs({"brokers": brokers, **options})
     _check_sink(journal_sink)
+    _check_topics(topics)
     with _journal_file(journal_sink) as sink:
         async with _run_cluster(settings, topics, sink) as cluster:
             yield cluster

@@ -133,6 +133,9 @@ def test_the_marker_binds_one_address_and_advertises_another(fake_kafka):
     ({"port": -1}, "OptionError", "port: expected a port from 0 to 65535"),
     ({"bogus": 1}, "TypeError", "unknown cluster option.*bogus"),
     ({"journal_sink": 3}, "TypeError", "journal_sink: expected a text file or a path, got 3"),
+    ({"topics": ["orders"]}, "TypeError",
+     r"topics: expected a mapping of topic name to a partition count or spec, e.g. "
+     r"\{'orders': 3\}; got \['orders'\]"),
     ({"topics": {"orders": 0}}, "ClusterError", "topic 'orders': .*partitions"),
     ({"topics": {"orders": "3"}}, "TypeError", "topic 'orders': a topic is a partition count"),
     ({"topics": {"orders": {"partitions": 1, "replication_factor": 2}}}, "ClusterError",

@@ -431,3 +431,19 @@ def test_a_commit_from_outside_a_kip848_group_is_accepted_only_while_it_has_no_m
         assert commit(client, "", -1, 5) == 0
         assert commit(client, "m1", -1, 6) == 0  # the member id is not looked at
     assert fake_kafka.committed("g848", "orders", 0) == 6
+
+
+def test_consumer_group_describe_names_a_classic_group_as_not_a_consumer_group(kafka):
+    def described(group: str) -> tuple[int, str]:
+        with WireClient(coordinator(kafka, group)) as client:
+            found = client.request("ConsumerGroupDescribe", 1, {"group_ids": [group]}).groups
+        return found[0].error_code, found[0].error_message
+
+    not_consumer = (ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
+    with WireClient(coordinator(kafka)) as client:
+        member = joined_member(client)
+        assert described("g") == not_consumer
+        client.request("LeaveGroup", 5, {"group_id": "g", "members": [
+            {"member_id": member.member_id, "group_instance_id": None, "reason": None}]})
+    assert described("g") == not_consumer  # empty, still a classic group
+    assert described("nope") == (ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found.")

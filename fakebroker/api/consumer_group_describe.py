@@ -2,11 +2,12 @@
 
 Versions: 0 (3.9), 1 (4.x: member type). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group (with an
-empty state, as Kafka answers), NOT_COORDINATOR on another broker; states Empty, Assigning,
-Reconciling, Stable. A member without a regex subscription reports "" as its regex, and (v1)
-member type 1, a consumer-protocol member. Asked for them, a described group's authorized
-operations: every group operation with no authorizer, those the principal may do with one.
+Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for a group of another type
+("Group g is not a consumer group.") or none ("Group g not found."), NOT_COORDINATOR on another
+broker; states Empty, Assigning, Reconciling, Stable. A member without a regex subscription
+reports "" as its regex, and (v1) member type 1, a consumer-protocol member. Asked for them, a
+described group's authorized operations: every group operation with no authorizer, those the
+principal may do with one.
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.consumer_group(group_id)
     if group is None:
+        why = "not found" if ctx.cluster.groups.kind(group_id) is None \
+            else "is not a consumer group"
         return {"group_id": group_id, "error_code": error_code("GROUP_ID_NOT_FOUND"),
-                "error_message": f"Group {group_id} not found.", "group_state": "",
+                "error_message": f"Group {group_id} {why}.", "group_state": "",
                 "assignor_name": "", "members": []}
     members = [{
         "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,

@@ -124,8 +124,10 @@ def run_first_record(name: str, results: Results, sizes: Sizes) -> None:
         times = first_record.confluent(system, topic, rounds)
         results.add("first_record_confluent_ms", name, statistics.median(times))
         if name == "librdkafka-mock":
-            results.note("first-record", name, first_record.JAVA_ON_MOCK)
+            results.note("first-record", name, first_record.NOT_ON_MOCK)
             return
+        times = first_record.kafka_python(system, topic, rounds)
+        results.add("first_record_kafka_python_ms", name, statistics.median(times))
         runs = [first_record.java(system, topic, JAVA_ROUNDS) for _ in range(rounds)]
     results.add("first_record_java_cold_ms", name, statistics.median(r[0] for r in runs))
     results.add("first_record_java_warm_ms", name,

@@ -7,6 +7,9 @@ is what a test that starts a group consumer waits for: the broker's join barrier
 delay and sync, then a fetch.
 
 * confluent-kafka (librdkafka), in this process: ``rounds`` consumers one after another.
+* kafka-python, in this process, the same way: ``subscribe`` then ``poll`` with a timeout
+  (kafka-python 3.0.12's ``poll()`` at its default timeout of 0 can leave its group join
+  unfinished for good, on Apache Kafka as on fakebroker: measured, both brokers).
 * the Apache Kafka Java client 3.9, through the project's Java harness
   (``tests/java/Harness.java first-record``, driven by ``tests.clients.java``): ``rounds``
   consumers one after another in one JVM, so round 0 is cold (class loading, interpreted code)
@@ -38,8 +41,9 @@ from fakebroker.bench.systems import Running
 
 INSTALLER = Path(__file__).resolve().parents[2] / ".ci" / "install-clients"
 TIMEOUT_S = 120.0
-JAVA_ON_MOCK = ("Java client not measured: against librdkafka's mock it stops after ApiVersions "
-                "(its FindCoordinator gets no answer) and never joins a group")
+NOT_ON_MOCK = ("Java and kafka-python clients not measured: against librdkafka's mock the Java "
+               "client stops after ApiVersions (its FindCoordinator gets no answer) and never "
+               "joins a group; kafka-python 3.0.12 cannot bootstrap (KafkaTimeoutError)")
 
 
 class JavaUnavailable(RuntimeError):
@@ -70,6 +74,26 @@ def confluent(system: Running, topic: str, rounds: int) -> list[float]:
                 message = consumer.poll(0.05)
                 if message is not None and message.error() is None:
                     break
+                if time.perf_counter() - begin > TIMEOUT_S:
+                    raise KafkaException(f"no record in {TIMEOUT_S} s")
+            times.append((time.perf_counter() - begin) * 1000)
+        finally:
+            consumer.close()
+    return times
+
+
+def kafka_python(system: Running, topic: str, rounds: int) -> list[float]:
+    """Milliseconds to the first record, per round, for kafka-python group consumers."""
+    from kafka import KafkaConsumer
+
+    times = []
+    for _ in range(rounds):
+        begin = time.perf_counter()
+        consumer = KafkaConsumer(bootstrap_servers=system.bootstrap, group_id=unique("g"),
+                                 auto_offset_reset="earliest")
+        try:
+            consumer.subscribe([topic])
+            while not any(consumer.poll(timeout_ms=1000).values()):
                 if time.perf_counter() - begin > TIMEOUT_S:
                     raise KafkaException(f"no record in {TIMEOUT_S} s")
             times.append((time.perf_counter() - begin) * 1000)

@@ -67,6 +67,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("metadata_new_p99_us", "4. Metadata v8, every request new, p99", "µs", False),
     Metric("first_record_confluent_ms", "5. first record, confluent-kafka group consumer", "ms",
            False, *FIRST_RECORD_TARGET),
+    Metric("first_record_kafka_python_ms", "5. first record, kafka-python group consumer",
+           "ms", False, *FIRST_RECORD_TARGET),
     Metric("first_record_java_warm_ms", "5. first record, Java group consumer (warm JVM)", "ms",
            False, *FIRST_RECORD_TARGET),
     Metric("first_record_java_cold_ms", "5. first record, Java (first in a new JVM)", "ms",

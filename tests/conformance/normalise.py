@@ -70,6 +70,14 @@ def throttle_times(answer: Answer, side: Side, request: Request) -> Answer:
     return _map_leaves(answer, lambda k, v: "<throttle>" if k == "throttle_time_ms" else v)
 
 
+def disk_space(answer: Answer, side: Side, request: Request) -> Answer:
+    """Hides a log directory's ``total_bytes`` and ``usable_bytes`` when known (not -1): the
+    size and free space of the host's file system at the moment it was asked, which changes
+    between the two brokers' answers as any process on the host writes."""
+    return _map_leaves(answer, lambda k, v: "<file system bytes>"
+                       if k in ("total_bytes", "usable_bytes") and v != -1 else v)
+
+
 def broker_ports(answer: Answer, side: Side, request: Request) -> Answer:
     """Hides the answering broker's port (Metadata and DescribeCluster brokers,
     FindCoordinator, node endpoints): each broker listens on a port the OS picked."""
@@ -233,6 +241,7 @@ def _keyed(entries: Any, key: tuple[str, ...] | None) -> Any:
 NORMALISERS: tuple[Normaliser, ...] = (
     records_as_batches,
     throttle_times,
+    disk_space,
     broker_ports,
     topic_ids,
     member_ids,
