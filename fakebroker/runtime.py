@@ -49,7 +49,12 @@ if TYPE_CHECKING:
     from fakebroker.protocol.records import Record
     from fakebroker.security.tls import ClusterTls
     from fakebroker.state.acls import Acl
-    from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
+    from fakebroker.state.views import (
+        GroupView,
+        PartitionOffsets,
+        ShareGroupView,
+        TransactionView,
+    )
     from fakebroker.timers import Timed
 
 TopicSpec = int | Mapping[str, Any]
@@ -185,6 +190,14 @@ class FakeCluster:
         group = groups.classic_group(group_id)
         return group_view(group) if group is not None else None
 
+    def share_group(self, group_id: str) -> ShareGroupView | None:
+        """A snapshot of a share group (members, assignments, each partition's start offset
+        and in-flight records with their state and delivery count), or None."""
+        from fakebroker.state.views import share_group_view
+
+        group = self.state.groups.share_group(group_id)
+        return share_group_view(group) if group is not None else None
+
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset ``group_id`` committed for a partition, or None."""
         found = self.state.groups.offsets.get(group_id, topic, partition)
@@ -262,12 +275,23 @@ class FakeCluster:
 
     @operation()
     def kick_member(self, group: str, member_id: str) -> None:
-        """Expire a member's session now (classic or KIP-848 group): the group rebalances
-        without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again."""
+        """Expire a member's session now (classic, KIP-848 or share group): the group
+        rebalances without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again;
+        a share group member's acquired records are released (another member may take
+        them)."""
         try:
             self.state.groups.expire_member(group, member_id, trio.current_time())
         except ClusterError as exc:
             raise ClusterError(exc.error, f"no member {member_id} in group {group}") from None
+
+    @operation()
+    def expire_share_locks(self, group: str) -> None:
+        """Every acquisition lock of a share group runs out now, as when a consumer is too
+        slow: its acquired records become available again (archived once at the delivery
+        limit) and the next ShareFetch of any member acquires them, with a delivery count
+        one higher."""
+        self.state.groups.share.expire_locks(group)
+        self.state.groups.expire(trio.current_time())
 
     @operation()
     def abort_transaction(self, transactional_id: str) -> None:

@@ -40,7 +40,12 @@ from fakebroker.runtime import (
     check_cluster,
     open_cluster,
 )
-from fakebroker.state.views import GroupView, PartitionOffsets, TransactionView
+from fakebroker.state.views import (
+    GroupView,
+    PartitionOffsets,
+    ShareGroupView,
+    TransactionView,
+)
 
 if TYPE_CHECKING:
     from fakebroker.state.acls import Acl
@@ -284,6 +289,12 @@ class FakeKafka:
         their decoded assignments; None if the group does not exist."""
         return self.call(self.cluster.group, group_id)
 
+    def share_group(self, group_id: str) -> ShareGroupView | None:
+        """A snapshot of a share group: members and their assignments, and per (topic,
+        partition) the start offset and the in-flight records (offset, state, delivery
+        count, holder); None if there is no such share group."""
+        return self.call(self.cluster.share_group, group_id)
+
     def committed(self, group_id: str, topic: str, partition: int) -> int | None:
         """The offset a group committed for a partition, or None."""
         return self.call(self.cluster.committed, group_id, topic, partition)
@@ -319,6 +330,7 @@ class FakeKafka:
     truncate = OnClusterThread(FakeCluster.truncate)
     rebalance = OnClusterThread(FakeCluster.rebalance)
     kick_member = OnClusterThread(FakeCluster.kick_member)
+    expire_share_locks = OnClusterThread(FakeCluster.expire_share_locks)
     set_latency = OnClusterThread(FakeCluster.set_latency)
     abort_transaction = OnClusterThread(FakeCluster.abort_transaction)
     release_fault = OnClusterThread(FakeCluster.release_fault)

@@ -31,7 +31,9 @@ QUORUM_ADMIN = ("its answers (Kafka's refusals, and what it changes) are tested 
                 "through Kafka's tools on both brokers (tests/test_quorum_admin.py); not called "
                 "through the Admin client: on the shared real broker, its success changes the "
                 "broker's own registration or quorum")
-ISSUE_22 = "issue 22"  # share groups (KIP-932), streams groups (KIP-1071)
+ISSUE_22 = "issue 22"  # streams groups (KIP-1071)
+SHARE_TOOL = ("called by kafka-share-groups (Kafka 4.4's tool, a Java Admin user), whose "
+              "commands print the same on both brokers: tests/test_share_group_tools.py")
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ JAVA_ADMIN: dict[str, Method] = {
     "alterConsumerGroupOffsets": _m(COORDINATOR, "OffsetCommit"),
     "alterPartitionReassignments": _m("AlterPartitionReassignments"),
     "alterReplicaLogDirs": _m("AlterReplicaLogDirs"),
-    "alterShareGroupOffsets": _m(COORDINATOR, "AlterShareGroupOffsets", not_yet=ISSUE_22),
+    "alterShareGroupOffsets": _m(COORDINATOR, "AlterShareGroupOffsets", untested=SHARE_TOOL),
     "alterStreamsGroupOffsets": _m(COORDINATOR, "OffsetCommit", not_yet=ISSUE_22,
                                    note="a streams group's offsets"),
     "alterUserScramCredentials": _m("AlterUserScramCredentials"),
@@ -80,8 +82,8 @@ JAVA_ADMIN: dict[str, Method] = {
     "deleteConsumerGroupOffsets": _m(COORDINATOR, "OffsetDelete"),
     "deleteConsumerGroups": _m(COORDINATOR, "DeleteGroups"),
     "deleteRecords": _m("Metadata", "DeleteRecords"),
-    "deleteShareGroupOffsets": _m(COORDINATOR, "DeleteShareGroupOffsets", not_yet=ISSUE_22),
-    "deleteShareGroups": _m(COORDINATOR, "DeleteGroups", not_yet=ISSUE_22,
+    "deleteShareGroupOffsets": _m(COORDINATOR, "DeleteShareGroupOffsets", untested=SHARE_TOOL),
+    "deleteShareGroups": _m(COORDINATOR, "DeleteGroups", untested=SHARE_TOOL,
                             note="a share group"),
     "deleteStreamsGroupOffsets": _m(COORDINATOR, "OffsetDelete", not_yet=ISSUE_22,
                                     note="a streams group's offsets"),
@@ -101,7 +103,7 @@ JAVA_ADMIN: dict[str, Method] = {
     "describeMetadataQuorum": _m("DescribeQuorum"),
     "describeProducers": _m("Metadata", "DescribeProducers"),
     "describeReplicaLogDirs": _m("DescribeLogDirs"),
-    "describeShareGroups": _m(COORDINATOR, "ShareGroupDescribe", not_yet=ISSUE_22),
+    "describeShareGroups": _m(COORDINATOR, "ShareGroupDescribe", untested=SHARE_TOOL),
     "describeStreamsGroups": _m(COORDINATOR, "StreamsGroupDescribe", not_yet=ISSUE_22),
     "describeTopics": _m("DescribeTopicPartitions", "Metadata",
                          note="Metadata for topic ids"),
@@ -119,7 +121,7 @@ JAVA_ADMIN: dict[str, Method] = {
     "listGroups": _m("ListGroups"),
     "listOffsets": _m("Metadata", "ListOffsets"),
     "listPartitionReassignments": _m("ListPartitionReassignments"),
-    "listShareGroupOffsets": _m(COORDINATOR, "DescribeShareGroupOffsets", not_yet=ISSUE_22),
+    "listShareGroupOffsets": _m(COORDINATOR, "DescribeShareGroupOffsets", untested=SHARE_TOOL),
     "listStreamsGroupOffsets": _m(COORDINATOR, "OffsetFetch", not_yet=ISSUE_22,
                                   note="a streams group's offsets"),
     "listTopics": _m("Metadata"),

@@ -7,8 +7,9 @@ kafka-python: the error's class).
 
 Lists of topics and partitions leave out the internal topics (__consumer_offsets,
 __transaction_state): a broker makes them when a coordinator is first used, so whether they
-are listed depends on the tests that ran before. Apache Kafka answers a describe from the broker's copy of the
-metadata, a moment after a change: ``eventually`` asks again until the change shows.
+are listed depends on the tests that ran before. Apache Kafka answers a describe from the
+broker's copy of the metadata, a moment after a change: ``eventually`` asks again until the
+change shows.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from fakebroker.protocol.specs import api_keys_by_name
 from tests.wire import WireClient
 
 SHARE_STATE = "broker-internal: the share coordinator's state, which brokers ask each other"
-SHARE_GROUPS = "share groups (KIP-932): issue 22"
 STREAMS_GROUPS = "streams groups (KIP-1071): issue 22"
 
 # API name -> why Kafka 4.4 serves it on a client listener and the fake does not.
@@ -26,13 +25,6 @@ NOT_SERVED: dict[str, str] = {
     "WriteShareGroupState": SHARE_STATE,
     "DeleteShareGroupState": SHARE_STATE,
     "ReadShareGroupStateSummary": SHARE_STATE,
-    "ShareGroupHeartbeat": SHARE_GROUPS,
-    "ShareGroupDescribe": SHARE_GROUPS,
-    "ShareFetch": SHARE_GROUPS,
-    "ShareAcknowledge": SHARE_GROUPS,
-    "DescribeShareGroupOffsets": SHARE_GROUPS,
-    "AlterShareGroupOffsets": SHARE_GROUPS,
-    "DeleteShareGroupOffsets": SHARE_GROUPS,
     "StreamsGroupHeartbeat": STREAMS_GROUPS,
     "StreamsGroupDescribe": STREAMS_GROUPS,
     "StreamsGroupTopologyDescriptionUpdate": STREAMS_GROUPS,

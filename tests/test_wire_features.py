@@ -139,3 +139,14 @@ def test_group_version_0_turns_the_consumer_group_protocol_off(kafka) -> None:
             "group_ids": ["off"], "include_authorized_operations": True})
         assert [(g.group_id, g.error_code, g.authorized_operations)
                 for g in described.groups] == [("off", 35, -2**31)]
+
+
+def test_share_version_0_turns_share_groups_off(kafka) -> None:
+    with restored(kafka), WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert update(kafka, 1, ("share.version", 0, SAFE_DOWNGRADE)).error_code == 0
+        levels_become(kafka, {k: v for k, v in NEW_CLUSTER.items() if k != "share.version"})
+        heartbeat = client.request("ShareGroupHeartbeat", 1, {
+            "group_id": "off", "member_id": "abcdefghijklmnopqrstuv", "member_epoch": 0,
+            "rack_id": None, "subscribed_topic_names": ["events"]})
+        assert (heartbeat.error_code, heartbeat.error_message, heartbeat.member_id) == (
+            35, None, None)  # UNSUPPORTED_VERSION

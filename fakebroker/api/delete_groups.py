@@ -2,7 +2,7 @@
 
 Versions: 0-2 (3.9), 3 (4.x). Flexible from v2.
 
-Behavior: NON_EMPTY_GROUP while a group (classic or KIP-848) has members, GROUP_ID_NOT_FOUND
+Behavior: NON_EMPTY_GROUP while a group (classic, KIP-848 or share) has members, GROUP_ID_NOT_FOUND
 for an unknown one, NOT_COORDINATOR on another broker; each group answered on its own. A
 deleted group's committed offsets go with it.
 """

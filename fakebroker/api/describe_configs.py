@@ -19,6 +19,10 @@ Behavior (a new Kafka 4.4 cluster's answers):
   does not know is listed as Kafka lists it: type UNKNOWN, sensitive (no value), read-only.
   For this broker's id only; another id: INVALID_REQUEST. The cluster default resource ("")
   lists the cluster's dynamic defaults. Broker loggers (type 8): none.
+* Group resources (type 32): every group config of Kafka 4.4, existing group or not, those
+  set on the group (IncrementalAlterConfigs) with source DYNAMIC_GROUP_CONFIG (8), the others
+  DEFAULT_CONFIG, each default's synonym the broker config backing it
+  (``fakebroker.state.group_configs``).
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
@@ -131,6 +135,26 @@ def cluster_default_entries(names: list[str] | None, synonyms: bool = False,
             if (names is None or name in names) and (d := _broker_def(name))]
 
 
+def group_config_entries(configs: dict[str, str], names: list[str] | None,
+                         synonyms: bool = False) -> list[dict[str, Any]]:
+    """Every group config of a group (whether or not it exists) with the values set on it
+    (DYNAMIC_GROUP_CONFIG), the others at Kafka's default; the synonyms name the broker
+    config backing each default."""
+    from fakebroker.state.group_configs import DYNAMIC_GROUP_CONFIG, GROUP_CONFIGS
+
+    entries = []
+    for d in GROUP_CONFIGS:
+        if names is not None and d.name not in names:
+            continue
+        chain: list[tuple[str, str | None, int]] = []
+        if d.name in configs:
+            chain.append((d.name, configs[d.name], DYNAMIC_GROUP_CONFIG))
+        chain.append((d.synonym or d.name, d.default, DEFAULT_CONFIG))
+        _, value, source = chain[0]
+        entries.append(_entry(d, value, source, False, chain if synonyms else []))
+    return entries
+
+
 def _broker_def(name: str) -> ConfigDef:
     """A broker config's definition; a name Kafka does not know (yet can be set dynamically)
     is described as Kafka describes it: type UNKNOWN, sensitive (no value), read-only."""
@@ -171,6 +195,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     names, ctx.cluster.static_broker_configs, request.include_synonyms,
                     ctx.cluster.broker_configs.get(ctx.broker.id),
                     ctx.cluster.default_broker_configs)
+        elif resource.resource_type == GROUP:
+            result["configs"] = group_config_entries(
+                ctx.cluster.groups.share.configs.get(resource.resource_name, {}), names,
+                request.include_synonyms)
         elif resource.resource_type != BROKER_LOGGER:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")

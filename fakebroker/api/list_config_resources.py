@@ -6,7 +6,8 @@ Versions: 0-1 (4.x). Flexible from v0.
 Behavior, as Kafka 4.4's KafkaApis answers (measured, and read from its bytecode): v0 lists
 client metrics resources only (the fake has none: an empty list). v1 lists the types asked
 for (an empty list: every type), in this order whatever the request's: groups with configs
-(32) and client metrics (16), none (the fake keeps no group or client metrics configs);
+(32: those with a config set through IncrementalAlterConfigs) and client metrics (16,
+none: the fake keeps no client metrics configs);
 broker loggers (8) and brokers (4), each registered broker by id (a stopped one too, as
 Kafka's ``getBrokerNodes`` lists fenced brokers); topics (2), every topic. A type not among
 those gets UNSUPPORTED_VERSION and no resources. DESCRIBE_CONFIGS on the cluster, else
@@ -40,7 +41,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return answer
     brokers = [str(b) for b in sorted(ctx.cluster.brokers)]
     names = {BROKER_LOGGER: brokers, BROKER: brokers, TOPIC: list(ctx.cluster.topics),
-             GROUP: [], CLIENT_METRICS: []}
+             GROUP: [g for g, configs in ctx.cluster.groups.share.configs.items() if configs],
+             CLIENT_METRICS: []}
     answer["config_resources"] = [{"resource_name": name, "resource_type": kind}
                                   for kind in LISTED if kind in asked for name in names[kind]]
     return answer

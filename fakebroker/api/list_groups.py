@@ -3,7 +3,8 @@
 Versions: 0-5. Flexible from v3; v4 filters by state, v5 by type ("classic").
 
 Behavior: lists groups whose coordinator is this broker, as every Kafka broker answers for
-its own groups, classic ones with type "classic" and KIP-848 ones with type "consumer";
+its own groups, classic ones with type "classic", KIP-848 ones with type "consumer" and
+share groups with type and protocol type "share";
 state and type filters compare case-insensitively, as Kafka does. With an authorizer, a
 principal without DESCRIBE on the cluster sees only the groups it may DESCRIBE.
 """
@@ -21,7 +22,7 @@ API_KEY = 16
 ERROR_PLACEMENT = TOP_LEVEL
 AUTHORIZES = (in_handler(
     "DESCRIBE on the cluster, or on each group: the others are left out"),)
-CLASSIC, CONSUMER = "classic", "consumer"
+CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -32,6 +33,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     found = [(g.group_id, g.protocol_type or "", g.state.value, CLASSIC)
              for g in groups.classic.groups.values()]
     found += [(g.group_id, CONSUMER, g.state, CONSUMER) for g in groups.consumer.groups.values()]
+    found += [(g.group_id, SHARE, g.state, SHARE) for g in groups.share.groups.values()]
     groups = [{"group_id": group_id, "protocol_type": protocol_type, "group_state": state,
                "group_type": group_type}
               for group_id, protocol_type, state, group_type in found

@@ -15,8 +15,9 @@ DELETE /faults/{id}         remove one rule, releasing what it holds (``DELETE /
 POST /faults/{id}/release   let what a ``hold`` rule holds go on: ``{"count": n}`` the n
                             oldest, no body all; answers the rule with ``released``
 POST /actions/{name}        move-leader, move-coordinator, broker-down, broker-up,
-                            delete-records, truncate, rebalance, kick-member, set-latency,
-                            abort-transaction, release-fault (see
+                            delete-records, truncate, rebalance, kick-member,
+                            expire-share-locks, set-latency, abort-transaction,
+                            release-fault (see
                             ``fakebroker.control.actions``)
 GET /journal                journal entries; query: api, broker, client_id, listener,
                             principal, error, faulted, since, limit

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fakebroker.options import BROKER_CONFIGS
 from fakebroker.state.cluster import Cluster
@@ -37,7 +38,10 @@ from fakebroker.state.configs import (
     validate_topic_config,
 )
 
-TOPIC, BROKER = 2, 4
+if TYPE_CHECKING:
+    from fakebroker.state.share_groups import ShareSettings
+
+TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = range(4)
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 MIN_ISR = "min.insync.replicas"
@@ -110,11 +114,28 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
         if topic is None:
             raise ConfigChangeError("UNKNOWN_TOPIC_OR_PARTITION",
                                     f"The topic '{name}' does not exist.")
+    elif resource_type == GROUP:
+        current = cluster.groups.share.configs.setdefault(name, {})
+        updated = _updated(current, ops, replace, lambda key: False)
+        _check_group_configs(updated, cluster.groups.share.settings)
     else:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown resource type {resource_type}")
     if not validate_only:
         current.clear()
         current.update(updated)
+
+
+def _check_group_configs(configs: dict[str, str], settings: ShareSettings) -> None:
+    """A group's configs, each a group config of a value Kafka takes within the broker's
+    limits, ``settings`` (``fakebroker.state.group_configs``)."""
+    from fakebroker.protocol.errors import ClusterError
+    from fakebroker.state.group_configs import check
+
+    for key, value in configs.items():
+        try:
+            check(key, value, settings)
+        except ClusterError as exc:
+            raise ConfigChangeError(exc.error, exc.message) from None
 
 
 def _broker_configs(cluster: Cluster, name: str, node_id: int) -> dict[str, str]:

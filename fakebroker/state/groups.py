@@ -1,4 +1,5 @@
-"""Every group of the cluster, classic and KIP-848, with their committed offsets: ``Groups``.
+"""Every group of the cluster, classic, KIP-848 and share (KIP-932), with their committed
+offsets: ``Groups``.
 
 Guarantees:
 
@@ -13,11 +14,14 @@ Guarantees:
   its kind: the fake runs no group of mixed protocols (Kafka converts one online), so a JoinGroup
   to it gets INCONSISTENT_GROUP_PROTOCOL and a joining ConsumerGroupHeartbeat GROUP_ID_NOT_FOUND
   ("Group g is not a consumer group", as Kafka answers when its migration policy forbids it).
+* A share group (``fakebroker.state.share_groups``) takes an id no group of another kind holds,
+  and keeps it while it exists (its share-partitions' start offsets are its own, not in
+  ``offsets``); ShareGroupHeartbeat to an id of another kind is GROUP_ID_NOT_FOUND.
 * Committed offsets of both kinds live in one store, ``offsets``, by group id: no group record
   holds them. OffsetCommit checks go to the group's own kind; DeleteGroups takes the offsets
   with the group.
 * Time comes in, answers (or ``Pending`` answers) come out: operations take ``now``,
-  ``next_deadline`` is the earliest timeout of either kind and ``expire(now)`` applies every one
+  ``next_deadline`` is the earliest timeout of any kind and ``expire(now)`` applies every one
   due, so one timer drives both (``fakebroker.timers``); ``watch_deadlines`` names who to tell
   of every deadline either sets.
 """
@@ -31,11 +35,13 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinator
 from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator
 from fakebroker.state.offsets import OffsetStore
+from fakebroker.state.share_groups import ShareGroup, ShareGroupCoordinator
 
 
 class GroupKind(enum.Enum):
     CLASSIC = enum.auto()
     CONSUMER = enum.auto()
+    SHARE = enum.auto()
 
 
 class Groups:
@@ -44,11 +50,16 @@ class Groups:
     def __init__(self, classic: ClassicGroupCoordinator | None = None) -> None:
         self.classic = classic or ClassicGroupCoordinator()
         self.consumer = ConsumerGroupCoordinator()
+        self.share = ShareGroupCoordinator()
         self.offsets = OffsetStore()
         self._deadline_watchers: list[Callable[[float], None]] = []
-        self.classic.claim = lambda group_id: self._make_room(group_id, self.consumer.groups)
-        self.consumer.claim = lambda group_id: self._make_room(group_id, self.classic.groups)
+        self.classic.claim = lambda group_id: self._make_room(
+            group_id, self.consumer.groups) and group_id not in self.share.groups
+        self.consumer.claim = lambda group_id: self._make_room(
+            group_id, self.classic.groups) and group_id not in self.share.groups
+        self.share.claim = lambda group_id: self.kind(group_id) is None
         self.classic.new_deadline = self.consumer.new_deadline = self._new_deadline
+        self.share.new_deadline = self._new_deadline
 
     # -- which kind -----------------------------------------------------------------------
 
@@ -56,6 +67,8 @@ class Groups:
         """The kind of the group ``group_id`` names, or None when there is no such group."""
         if group_id in self.consumer.groups:
             return GroupKind.CONSUMER
+        if group_id in self.share.groups:
+            return GroupKind.SHARE
         if group_id in self.classic.groups:
             return GroupKind.CLASSIC
         return None
@@ -66,10 +79,14 @@ class Groups:
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:
         return self.consumer.groups.get(group_id)
 
+    def share_group(self, group_id: str) -> ShareGroup | None:
+        return self.share.groups.get(group_id)
+
     def ids(self) -> Iterator[str]:
-        """Every group id, of either kind."""
+        """Every group id, of any kind."""
         yield from self.classic.groups
         yield from self.consumer.groups
+        yield from self.share.groups
 
     @staticmethod
     def _make_room(group_id: str,
@@ -140,6 +157,8 @@ class Groups:
         ``ClusterError``)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.delete(group_id)
+        elif self.kind(group_id) is GroupKind.SHARE:
+            self.share.delete(group_id)
         else:
             self.classic.delete(group_id)
         self.offsets.delete_group(group_id)
@@ -149,6 +168,8 @@ class Groups:
         ``ClusterError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             self.consumer.expire_member(group_id, member_id)
+        elif self.kind(group_id) is GroupKind.SHARE:
+            self.share.fence(group_id, member_id)
         else:
             self.classic.expire_member(group_id, member_id, now)
 
@@ -156,12 +177,14 @@ class Groups:
 
     def next_deadline(self) -> float:
         """When the earliest timeout of any group is due (``inf``: none)."""
-        return min(self.classic.next_deadline(), self.consumer.next_deadline())
+        return min(self.classic.next_deadline(), self.consumer.next_deadline(),
+                   self.share.next_deadline())
 
     def expire(self, now: float) -> None:
-        """Apply every timeout due at ``now``, of both kinds."""
+        """Apply every timeout due at ``now``, of every kind."""
         self.classic.expire(now)
         self.consumer.expire(now)
+        self.share.expire(now)
 
     def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]:
         """Call ``callback(deadline)`` with every deadline a coordinator sets (a timer wakes

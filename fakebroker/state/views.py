@@ -137,3 +137,51 @@ def transaction_view(txn) -> TransactionView:
     return TransactionView(txn.transactional_id, txn.state.value, txn.producer_id,
                            txn.producer_epoch, tuple(sorted(txn.partitions)),
                            tuple(sorted(txn.groups)), txn.start_time_ms, txn.timeout_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightRecord:
+    """One delivered record of a share-partition: ``kafka.share_group(name)``."""
+
+    offset: int
+    state: str  # Available, Acquired, Acknowledged, Archived
+    delivery_count: int
+    member_id: str | None  # the member holding it (Acquired)
+
+
+@dataclass(frozen=True, slots=True)
+class ShareMemberView:
+    member_id: str
+    client_id: str
+    client_host: str
+    member_epoch: int
+    subscribed: tuple[str, ...]
+    assignment: dict[str, list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupView:
+    """A snapshot of a share group (KIP-932): members and their assignments, and per
+    (topic, partition) the start offset and the in-flight records."""
+
+    group_id: str
+    state: str  # Empty, Stable
+    group_epoch: int
+    members: tuple[ShareMemberView, ...]
+    start_offsets: dict[tuple[str, int], int]  # -1: not set yet
+    in_flight: dict[tuple[str, int], tuple[InFlightRecord, ...]]
+
+
+def share_group_view(group) -> ShareGroupView:
+    """Snapshot of a ``fakebroker.state.share_groups.ShareGroup``."""
+    members = tuple(
+        ShareMemberView(m.member_id, m.client_id, m.client_host, m.epoch, tuple(m.subscribed),
+                        {t: sorted(ps) for t, ps in sorted(m.assigned.items())})
+        for m in group.members.values())
+    partitions = sorted(group.partitions.items())
+    return ShareGroupView(
+        group.group_id, group.state, group.group_epoch, members,
+        {key: p.start_offset for key, p in partitions},
+        {key: tuple(InFlightRecord(offset, r.state.name.capitalize(), r.delivery_count,
+                                   r.member_id) for offset, r in p.in_flight())
+         for key, p in partitions})

@@ -30,6 +30,8 @@ TOOLS: dict[str, str] = {
     "kafka-topics": "org.apache.kafka.tools.TopicCommand",
     "kafka-configs": "org.apache.kafka.tools.ConfigCommand",
     "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
     "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",

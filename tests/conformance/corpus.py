@@ -203,7 +203,10 @@ class Settle:
     ``producer_ids``, give a producer id (Kafka's first InitProducerId waits for a block of
     ids from its controller; the id given counts as the broker's next ``ProducerId``), and
     until the transactions of ``ended`` are no longer ending (Kafka writes a transaction's
-    markers after EndTxn answers, and answers CONCURRENT_TRANSACTIONS until then)."""
+    markers after EndTxn answers, and answers CONCURRENT_TRANSACTIONS until then); with
+    ``share_state`` (a topic), until a share group's start offset of its partition 0 can be
+    written and read back (Kafka makes its share-state topic on first use, and fails the
+    share-partitions it cannot initialize until then)."""
 
     topics: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
@@ -212,6 +215,7 @@ class Settle:
     ended: tuple[str, ...] = ()
     scram_users: tuple[str, ...] = ()
     quota_entities: int | None = None
+    share_state: str | None = None
 
 
 Step = Request | Settle
@@ -250,10 +254,10 @@ class _Corpus:
     def settle(self, topics: Sequence[str] = (), groups: Sequence[str] = (),
                transactional_ids: Sequence[str] = (), producer_ids: bool = False,
                ended: Sequence[str] = (), scram_users: Sequence[str] = (),
-               quota_entities: int | None = None) -> None:
+               quota_entities: int | None = None, share_state: str | None = None) -> None:
         self.steps.append(Settle(tuple(topics), tuple(groups), tuple(transactional_ids),
                                  producer_ids, tuple(ended), tuple(scram_users),
-                                 quota_entities))
+                                 quota_entities, share_state))
 
 
 TIMESTAMPED = [(None, f"t{i}".encode(), [], 1000 * (i + 1)) for i in range(4)]
@@ -271,6 +275,7 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _offsets(c)
     _classic_groups(c)
     _consumer_groups(c)
+    _share_groups(c)
     _producers(c)
     _transactions(c)
     _acls(c)
@@ -821,6 +826,137 @@ def _consumer_groups(c: _Corpus) -> None:
                              "partition_indexes": [0]}]}]}, f"a KIP-848 member, {case}")
     c.each("ListGroups", "consumer protocol groups", lambda v: {
         "types_filter": ["consumer"], "states_filter": ["Stable"]}, versions=range(5, 99))
+
+
+SHARE_MEMBER = "AAAAAAAAAAAAAAAAAAAAAg"
+SETTLE_SHARE_GROUP = "settle-share"  # written by the share_state settle
+
+
+def _share_groups(c: _Corpus) -> None:
+    """Share groups (KIP-932): the group's configs (Kafka's checks and texts), a member
+    joining, fenced, unknown; a share session over ``queue`` (4 records in two batches)
+    acquiring, releasing, accepting, rejecting, its epochs; the start offsets described,
+    altered and deleted; the group listed, described by DescribeGroups, deleted once empty."""
+    group = "shared"
+
+    def configs(ops: list[tuple[str, str]]) -> Mapping[str, Any]:
+        return {"resources": [{"resource_type": 32, "resource_name": group, "configs": [
+            {"name": k, "config_operation": 0, "value": v} for k, v in ops]}],
+            "validate_only": False}
+
+    def fetch(epoch: int, acks: list[tuple[int, int, int]], named: bool = True,
+              member: str = SHARE_MEMBER, wait_ms: int = 500
+              ) -> Callable[[int], Mapping[str, Any]]:
+        partitions = [{"partition_index": 0, "acknowledgement_batches": [
+            {"first_offset": f, "last_offset": last, "acknowledge_types": [t]}
+            for f, last, t in acks]}] if named or acks else []
+        return lambda v: {
+            "group_id": group, "member_id": member, "share_session_epoch": epoch,
+            "max_wait_ms": wait_ms, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+            "batch_size": 100, "forgotten_topics_data": [],
+            "topics": [{"topic_id": TopicId("queue"), "partitions": partitions}]
+            if partitions else []}
+
+    def acknowledge(epoch: int, acks: list[tuple[int, int, int]]
+                    ) -> Callable[[int], Mapping[str, Any]]:
+        return lambda v: {
+            "group_id": group, "member_id": SHARE_MEMBER, "share_session_epoch": epoch,
+            "topics": [{"topic_id": TopicId("queue"), "partitions": [{
+                "partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": f, "last_offset": last, "acknowledge_types": [t]}
+                    for f, last, t in acks]}]}] if acks else []}
+
+    c.add("CreateTopics", 7, {"topics": [{"name": "queue", "num_partitions": 1,
+                                          "replication_factor": 1}], "timeout_ms": 30000},
+          "setup: create queue")
+    c.settle(topics=["queue"], groups=[group, SETTLE_SHARE_GROUP], share_state="queue")
+    c.add("Produce", 9, produce_body("queue", 0, batch([b"q0", b"q1"])),
+          "setup: 2 records to queue/0")
+    c.add("Produce", 9, produce_body("queue", 0, batch([b"q2", b"q3"])),
+          "setup: 2 more records to queue/0")
+    for ops, case in [([("share.auto.offset.reset", "earliest")], "the reset policy"),
+                      ([("share.record.lock.duration.ms", "1000")], "a lock below the minimum"),
+                      ([("share.delivery.count.limit", "1")], "a delivery limit below 2"),
+                      ([("share.isolation.level", "x")], "an isolation level unknown"),
+                      ([("no.such.config", "1")], "an unknown group config")]:
+        c.each("IncrementalAlterConfigs", f"a share group's config: {case}",
+               lambda v, ops=ops: configs(ops), versions=[max(c.of("IncrementalAlterConfigs"))])
+    c.each("DescribeConfigs", "a group's configs", lambda v: {"resources": [
+        {"resource_type": 32, "resource_name": group, "configuration_keys": None}],
+        "include_synonyms": v >= 1}, versions=[max(c.of("DescribeConfigs"))])
+    for v in c.of("ShareGroupHeartbeat"):
+        c.add("ShareGroupHeartbeat", v, {"group_id": group, "member_id": SHARE_MEMBER,
+                                         "member_epoch": 0, "subscribed_topic_names": ["queue"]},
+              "a new member")
+        for body, case in [({"member_epoch": 9}, "an epoch from the future"),
+                           ({"member_id": "AAAAAAAAAAAAAAAAAAAAAw", "member_epoch": 1},
+                            "an unknown member"),
+                           ({"group_id": "nobody", "member_epoch": 1}, "an unknown group"),
+                           ({"member_epoch": 0, "subscribed_topic_names": None},
+                            "a join without topics"),
+                           ({"group_id": "", "member_epoch": 0}, "no group id")]:
+            c.add("ShareGroupHeartbeat", v, {
+                "group_id": group, "member_id": SHARE_MEMBER, "subscribed_topic_names": ["queue"],
+                **body}, case)
+    for v in c.of("ShareGroupDescribe"):
+        c.add("ShareGroupDescribe", v, {"group_ids": [group, "nobody"]},
+              "a share group and an unknown one")
+    newest_fetch, newest_ack = max(c.of("ShareFetch")), max(c.of("ShareAcknowledge"))
+    for case, api, version, body in [
+            # Kafka makes its share-state topic and reads the partition's state first
+            ("a new share session", "ShareFetch", newest_fetch, fetch(0, [], wait_ms=10_000)),
+            ("release the first record", "ShareAcknowledge", newest_ack,
+             acknowledge(1, [(0, 0, 2)])),
+            ("accept two, the released one again", "ShareFetch", newest_fetch,
+             fetch(2, [(1, 2, 1)], named=False)),
+            ("reject it, accept the last", "ShareFetch", newest_fetch,
+             fetch(3, [(0, 0, 3), (3, 3, 1)], named=False)),
+            ("nothing left", "ShareFetch", newest_fetch, fetch(4, [], named=False)),
+            ("an offset never delivered", "ShareAcknowledge", newest_ack,
+             acknowledge(5, [(9, 9, 1)])),
+            ("an offset accepted already", "ShareAcknowledge", newest_ack,
+             acknowledge(6, [(3, 3, 1)]))]:
+        c.add(api, version, body(version), case)
+    for case, body in [("a session epoch from the future", fetch(9, [])),
+                       ("no session", fetch(1, [], member="AAAAAAAAAAAAAAAAAAAABA")),
+                       ("acknowledgements opening a session", fetch(0, [(0, 0, 1)]))]:
+        c.each("ShareFetch", case, body)
+    c.each("ShareAcknowledge", "a session opened by an acknowledgement", acknowledge(0, []))
+    for v in c.of("DescribeShareGroupOffsets"):
+        c.add("DescribeShareGroupOffsets", v, {"groups": [
+            {"group_id": group, "topics": None}, {"group_id": "nobody", "topics": None}]},
+            "a share group's offsets and an unknown group's")
+    c.each("ShareFetch", "the session closed", fetch(-1, [], named=False),
+           versions=[newest_fetch])
+    c.each("AlterShareGroupOffsets", "a group with a member", lambda v: {
+        "group_id": group, "topics": [{"topic_name": "queue", "partitions": [
+            {"partition_index": 0, "start_offset": 1}]}]})
+    c.each("DeleteShareGroupOffsets", "a group with a member", lambda v: {
+        "group_id": group, "topics": [{"topic_name": "queue"}]})
+    c.each("AlterShareGroupOffsets", "a new group; a partition and a topic unknown", lambda v: {
+        "group_id": "share-idle", "topics": [
+            {"topic_name": "queue", "partitions": [{"partition_index": 0, "start_offset": 2},
+                                                   {"partition_index": 7, "start_offset": 0}]},
+            {"topic_name": "nowhere", "partitions": [{"partition_index": 0,
+                                                      "start_offset": 0}]}]})
+    for v in c.of("DescribeShareGroupOffsets"):
+        c.add("DescribeShareGroupOffsets", v, {"groups": [{"group_id": "share-idle",
+                                                           "topics": None}]},
+              "offsets altered")
+    c.each("DeleteShareGroupOffsets", "a topic with offsets, one without, one unknown",
+           lambda v: {"group_id": "share-idle", "topics": [
+               {"topic_name": "queue"}, {"topic_name": "timed"}, {"topic_name": "nowhere"}]})
+    c.each("DeleteShareGroupOffsets", "an unknown group", lambda v: {
+        "group_id": "nobody", "topics": [{"topic_name": "queue"}]})
+    c.each("ListGroups", "share groups", lambda v: {"types_filter": ["share"],
+                                                    "states_filter": []},
+           versions=range(5, 99))
+    c.add("DescribeGroups", max(c.of("DescribeGroups")), {"groups": [group]}, "a share group")
+    for v in c.of("ShareGroupHeartbeat"):
+        c.add("ShareGroupHeartbeat", v, {"group_id": group, "member_id": SHARE_MEMBER,
+                                         "member_epoch": -1}, "the member leaves")
+    c.add("DeleteGroups", max(c.of("DeleteGroups")),
+          {"groups_names": [group, "share-idle", SETTLE_SHARE_GROUP]}, "share groups")
 
 
 def _producers(c: _Corpus) -> None:

@@ -182,6 +182,23 @@ UNORDERED: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {
         ("groups[].members[].assignment.topic_partitions[].partitions", None),
         ("groups[].members[].target_assignment.topic_partitions", ("topic_id",)),
         ("groups[].members[].target_assignment.topic_partitions[].partitions", None)],
+    "ShareGroupHeartbeat": [("assignment.topic_partitions", ("topic_id",)),
+                            ("assignment.topic_partitions[].partitions", None)],
+    "ShareGroupDescribe": [
+        ("groups", ("group_id",)),
+        ("groups[].members", ("member_id",)),
+        ("groups[].members[].assignment.topic_partitions", ("topic_id",)),
+        ("groups[].members[].assignment.topic_partitions[].partitions", None)],
+    "ShareFetch": [("responses", ("topic_id",)),
+                   ("responses[].partitions", ("partition_index",))],
+    "ShareAcknowledge": [("responses", ("topic_id",)),
+                         ("responses[].partitions", ("partition_index",))],
+    "DescribeShareGroupOffsets": [("groups", ("group_id",)),
+                                  ("groups[].topics", ("topic_name",)),
+                                  ("groups[].topics[].partitions", ("partition_index",))],
+    "AlterShareGroupOffsets": [("responses", ("topic_name",)),
+                               ("responses[].partitions", ("partition_index",))],
+    "DeleteShareGroupOffsets": [("responses", ("topic_name",))],
 }
 
 

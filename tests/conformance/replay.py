@@ -135,7 +135,8 @@ class Side:
             self.member_ids.append(member)  # a member id the broker gave, not an echo
         if request.api == "JoinGroup" and not answer.get("error_code"):
             self.generations[body["group_id"]] = answer["generation_id"]
-        if request.api == "ConsumerGroupHeartbeat" and not answer.get("error_code"):
+        if request.api in ("ConsumerGroupHeartbeat", "ShareGroupHeartbeat") \
+                and not answer.get("error_code"):
             self.member_epochs[answer["member_id"] or body["member_id"]] = answer["member_epoch"]
         if answer.get("cluster_id"):
             self.cluster_id = answer["cluster_id"]
@@ -180,11 +181,30 @@ class Side:
                 self.call(Request("DescribeClientQuotas", 1, {"components": [], "strict": False},
                                   "settle", client_id="settle"))["entries"] or ()
             ) == step.quota_entities)
+        if step.share_state is not None:
+            self._until(deadline, "share state written",
+                        lambda: self._share_state_written(step.share_state))
         if step.producer_ids:
             self._until(deadline, "a producer id", lambda: self.call(Request(
                 "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
                                       "producer_id": -1, "producer_epoch": -1},
                 "settle", client_id="settle"))["error_code"] == 0)
+
+    def _share_state_written(self, topic: str) -> bool:
+        """Whether a share group's start offset of ``topic``'s partition 0 is written and
+        read back (see ``Settle``)."""
+        from tests.conformance.corpus import SETTLE_SHARE_GROUP
+
+        altered = self.call(Request("AlterShareGroupOffsets", 0, {
+            "group_id": SETTLE_SHARE_GROUP, "topics": [{"topic_name": topic, "partitions": [
+                {"partition_index": 0, "start_offset": 0}]}]}, "settle", client_id="settle"))
+        if altered["error_code"] or any(p["error_code"] for t in altered["responses"]
+                                        for p in t["partitions"]):
+            return False
+        described = self.call(Request("DescribeShareGroupOffsets", 0, {"groups": [
+            {"group_id": SETTLE_SHARE_GROUP, "topics": None}]}, "settle", client_id="settle"))
+        return [p["start_offset"] for g in described["groups"] for t in g["topics"]
+                for p in t["partitions"]] == [0]
 
     def _topics_led(self, topics: Iterable[str]) -> bool:
         """Whether every partition of ``topics`` has a leader in the metadata, and that leader

@@ -1,0 +1,52 @@
+"""AlterShareGroupOffsets (key 91): set the start offset of an empty share group's partitions.
+
+Versions: 0 (4.1+). Flexible.
+
+Behavior: the group must have no member (NON_EMPTY_GROUP "The group is not empty.", for the
+whole request); a group that does not exist is made, empty, as Kafka makes it. Each
+partition's share state starts afresh at the offset given (a negative one: set again by
+``share.auto.offset.reset`` at the next fetch); a partition of an unknown topic, or past the
+topic's, answers UNKNOWN_TOPIC_OR_PARTITION "This server does not host this
+topic-partition." (an unknown topic with a zero topic id). NOT_COORDINATOR on another broker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.access import groups, topics
+from fakebroker.api.context import RequestContext
+from fakebroker.api.describe_share_group_offsets import UNKNOWN
+from fakebroker.api.shapes import Placement
+from fakebroker.protocol.errors import ClusterError, error_code
+
+API_KEY = 91
+ERROR_PLACEMENT = Placement(top_fields={"responses": ()})
+AUTHORIZES = (groups("READ"), topics("READ"))
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": []}
+    if not ctx.is_coordinator(request.group_id):
+        answer["error_code"] = error_code("NOT_COORDINATOR")
+        return answer
+    share = ctx.cluster.groups.share
+    try:
+        share.check_alter(request.group_id)
+    except ClusterError as exc:
+        answer.update(error_code=exc.code, error_message=exc.message)
+        return answer
+    for t in request.topics:
+        topic = ctx.cluster.topics.get(t.topic_name)
+        partitions = []
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                partitions.append({"partition_index": p.partition_index, "error_message": UNKNOWN,
+                                   "error_code": error_code("UNKNOWN_TOPIC_OR_PARTITION")})
+                continue
+            share.alter_start_offset(request.group_id, t.topic_name, p.partition_index,
+                                     p.start_offset)
+            partitions.append({"partition_index": p.partition_index, "error_code": 0})
+        answer["responses"].append({"topic_name": t.topic_name, "partitions": partitions,
+                                    **({"topic_id": topic.id} if topic else {})})
+    return answer

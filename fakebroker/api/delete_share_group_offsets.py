@@ -1,0 +1,50 @@
+"""DeleteShareGroupOffsets (key 92): forget an empty share group's state of whole topics.
+
+Versions: 0 (4.1+). Flexible.
+
+Behavior: GROUP_ID_NOT_FOUND "Group g not found." for no share group, NON_EMPTY_GROUP "The
+group is not empty." while it has members (for the whole request). Per topic: its
+partitions' share state is forgotten (the next fetch starts again by
+``share.auto.offset.reset``); an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION "This server
+does not host this topic-partition.", a topic the group has no state for the same error with
+"There is no offset information to delete.", both with a zero topic id, as Kafka answers.
+NOT_COORDINATOR on another broker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakebroker.api.access import groups, topics
+from fakebroker.api.context import RequestContext
+from fakebroker.api.describe_share_group_offsets import UNKNOWN
+from fakebroker.api.shapes import Placement
+from fakebroker.protocol.errors import ClusterError, error_code
+
+API_KEY = 92
+ERROR_PLACEMENT = Placement(top_fields={"responses": ()})
+AUTHORIZES = (groups("DELETE"), topics("READ"))
+NOTHING_TO_DELETE = "There is no offset information to delete."
+
+
+def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": []}
+    if not ctx.is_coordinator(request.group_id):
+        answer["error_code"] = error_code("NOT_COORDINATOR")
+        return answer
+    share = ctx.cluster.groups.share
+    try:
+        share.check_delete_offsets(request.group_id)
+    except ClusterError as exc:
+        answer.update(error_code=exc.code, error_message=exc.message)
+        return answer
+    for t in request.topics:
+        topic = ctx.cluster.topics.get(t.topic_name)
+        entry: dict[str, Any] = {"topic_name": t.topic_name, "error_code": 0}
+        if topic is None or not share.delete_start_offsets(request.group_id, t.topic_name):
+            entry.update(error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"),
+                         error_message=UNKNOWN if topic is None else NOTHING_TO_DELETE)
+        else:
+            entry["topic_id"] = topic.id
+        answer["responses"].append(entry)
+    return answer

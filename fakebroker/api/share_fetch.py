@@ -1,0 +1,202 @@
+"""ShareFetch (key 78): a share group member acquires records, acknowledging earlier ones.
+
+Versions: 0 (4.0, early access), 1 (4.1+: max records, batch size, the acquisition lock
+timeout), 2 (4.2+: acquire mode, renew acknowledgements). Kafka 4.4 serves 1-2. Flexible.
+
+Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details):
+* Share sessions: epoch 0 opens the member's session with the partitions named (and may not
+  carry acknowledgements: INVALID_REQUEST), a later request must carry the session's next
+  epoch (INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND) and adds the
+  partitions it names, ``forgotten_topics_data`` takes partitions out, -1 only acknowledges
+  and closes the session (the member's acquired records are released). These errors are the
+  whole request's, at the top level.
+* Acknowledgements (per partition, applied first): ACCEPT, RELEASE, REJECT, GAP, RENEW; the
+  result in ``acknowledge_error_code`` (INVALID_RECORD_STATE for records the member does not
+  hold).
+* Then records are acquired from every partition of the session, at most ``max_records`` in
+  all (whole batches), each locked for the group's ``share.record.lock.duration.ms``
+  (``acquisition_lock_timeout_ms``, v1+); the stored batches holding them are returned with
+  their acquired ranges and delivery counts. With nothing to acquire, the request waits up to
+  ``max_wait_ms`` for an append or for records released (a lock expiring, a RELEASE).
+* Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
+  the current leader). Answered, as Kafka answers: the partitions with records, an error or
+  acknowledgement results, and once the wait ran out with nothing found, the partitions the
+  request names (those it adds to the session). An error answer for the whole request has an
+  acquisition lock timeout of 0.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import trio
+
+from fakebroker.api.access import groups, topics
+from fakebroker.api.common import node_endpoints
+from fakebroker.api.context import RequestContext
+from fakebroker.api.shapes import Placement, per_partition, per_topic
+from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.cluster import Partition
+from fakebroker.state.share_partitions import Acquired
+
+API_KEY = 78
+NO_LEADER = {"leader_id": 0, "leader_epoch": 0}  # as Kafka leaves it beside no error
+# A partition's answer before anything is acquired (and beside an error).
+NOTHING = {"records": b"", "acquired_records": (), "acknowledge_error_code": 0,
+           "current_leader": NO_LEADER}
+SESSION_ERRORS = frozenset({"SHARE_SESSION_NOT_FOUND", "INVALID_SHARE_SESSION_EPOCH",
+                            "SHARE_SESSION_LIMIT_REACHED"})
+ERROR_PLACEMENT = Placement(
+    per_topic("topics", "responses", "topic", partitions=per_partition(
+        "partitions", "partitions", "partition_index", error_fields=NOTHING)),
+    request_errors=SESSION_ERRORS | {"GROUP_AUTHORIZATION_FAILED", "INVALID_REQUEST"},
+    when_filtered={"max_wait_ms": 0})
+AUTHORIZES = (groups("READ"), topics("READ"))
+FINAL = -1
+DEFAULT_MAX_RECORDS = 500  # v0 requests carry none: the client's max.poll.records default
+NAMES_THE_LEADER = frozenset({error_code("NOT_LEADER_OR_FOLLOWER")})
+
+Key = tuple[uuid.UUID, int]  # topic id, partition
+
+
+async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    share = ctx.cluster.groups.share
+    group_id, member_id = request.group_id or "", request.member_id or ""
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": [],
+                              "acquisition_lock_timeout_ms": share.lock_duration_ms(group_id),
+                              "node_endpoints": []}
+    named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
+    acks = {(t.topic_id, p.partition_index): p.acknowledgement_batches
+            for t in request.topics for p in t.partitions if p.acknowledgement_batches}
+    epoch = request.share_session_epoch
+    try:
+        if epoch == 0:
+            if acks:
+                raise ClusterError("INVALID_REQUEST")
+            session = share.open_session(group_id, member_id, named)
+        else:
+            session = share.session(group_id, member_id, epoch)
+    except ClusterError as exc:
+        answer.update(error_code=exc.code, error_message=exc.message,
+                      acquisition_lock_timeout_ms=0)
+        return answer
+    answers: dict[Key, dict[str, Any]] = {}
+    now = trio.current_time()
+    for key, batches in acks.items():
+        answers[key] = partition_answer(key[1])
+        answers[key]["acknowledge_error_code"], answers[key]["acknowledge_error_message"] = \
+            acknowledge(ctx, group_id, member_id, key, batches, now)
+    if epoch == FINAL:
+        share.close_session(group_id, member_id)
+        answer["responses"] = by_topic(answers)
+        return answer
+    if epoch != 0:
+        forgotten = {(t.topic_id, p) for t in request.forgotten_topics_data
+                     for p in t.partitions}
+        session.partitions = [k for k in dict.fromkeys([*session.partitions, *named])
+                              if k not in forgotten]
+    wanted = list(session.partitions)
+    max_records = request.max_records if ctx.version >= 1 and request.max_records > 0 \
+        else DEFAULT_MAX_RECORDS
+    deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
+    leaders: set[int] = set()
+    while True:
+        fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders)
+        remaining = deadline - trio.current_time()
+        found = any(a["acquired_records"] or a["error_code"] for a in fetched.values())
+        if found or remaining <= 0 or acks:
+            break
+        await ctx.wait_for_append(remaining)
+    for key, fetched_answer in fetched.items():
+        if key in answers:
+            for field in ("acknowledge_error_code", "acknowledge_error_message"):
+                fetched_answer[field] = answers[key][field]
+        if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"] \
+                or (not found and key in named):
+            answers[key] = fetched_answer
+    answer["responses"] = by_topic(answers)
+    if leaders:
+        answer["node_endpoints"] = node_endpoints(ctx, leaders)
+    return answer
+
+
+def partition_answer(index: int) -> dict[str, Any]:
+    return dict(NOTHING, partition_index=index, error_code=0, acquired_records=[])
+
+
+def by_topic(answers: dict[Key, dict[str, Any]]) -> list[dict[str, Any]]:
+    topics: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for (topic_id, _), answer in answers.items():
+        topics.setdefault(topic_id, []).append(answer)
+    return [{"topic_id": t, "partitions": ps} for t, ps in topics.items()]
+
+
+def find(ctx: RequestContext, key: Key) -> tuple[str, Partition] | int:
+    """The partition a key names and its topic, or the error code of the partition."""
+    topic = ctx.cluster.topic_by_id(key[0])
+    if topic is None:
+        return error_code("UNKNOWN_TOPIC_ID")
+    partition = topic.partitions[key[1]] if 0 <= key[1] < len(topic.partitions) else None
+    return ctx.leader_check(partition) or (topic.name, partition)  # type: ignore[return-value]
+
+
+def acknowledge(ctx: RequestContext, group_id: str, member_id: str, key: Key, batches: Any,
+                now: float) -> tuple[int, str | None]:
+    """Apply one partition's acknowledgement batches; the error code and message of the
+    result."""
+    found = find(ctx, key)
+    if isinstance(found, int):
+        return found, None
+    try:
+        ctx.cluster.groups.share.acknowledge(
+            group_id, member_id, found[0], key[1],
+            [(b.first_offset, b.last_offset, list(b.acknowledge_types)) for b in batches], now)
+    except ClusterError as exc:
+        return exc.code, exc.message
+    return 0, None
+
+
+def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key],
+            max_records: int, leaders: set[int]) -> dict[Key, dict[str, Any]]:
+    """Each partition's answer, records acquired for the member (at most ``max_records``
+    in all)."""
+    share = ctx.cluster.groups.share
+    now = trio.current_time()
+    answers = {}
+    for key in wanted:
+        answer = answers[key] = partition_answer(key[1])
+        found = find(ctx, key)
+        if isinstance(found, int):
+            answer["error_code"] = found
+            partition = ctx.cluster.topic_by_id(key[0])
+            if found in NAMES_THE_LEADER and partition is not None:
+                leader = partition.partitions[key[1]]
+                answer["current_leader"] = {"leader_id": leader.leader,
+                                            "leader_epoch": leader.leader_epoch}
+                leaders.add(leader.leader)
+            continue
+        name, partition = found
+        if max_records <= 0:
+            continue
+        log = partition.log
+        try:
+            runs = share.acquire(group_id, member_id, name, key[1],
+                                 [(b.base_offset, b.last_offset) for b in log.batches],
+                                 log.log_start_offset, log.high_watermark, max_records, now)
+        except ClusterError as exc:
+            answer["error_code"] = exc.code
+            continue
+        max_records -= sum(r.last_offset - r.first_offset + 1 for r in runs)
+        answer["acquired_records"] = [{"first_offset": r.first_offset,
+                                       "last_offset": r.last_offset,
+                                       "delivery_count": r.delivery_count} for r in runs]
+        answer["records"] = holding(log.batches, runs)
+    return answers
+
+
+def holding(batches: Any, runs: list[Acquired]) -> list[bytes]:
+    """The stored batches holding any acquired offset, in order."""
+    return [b.data for b in batches
+            if any(b.base_offset <= r.last_offset and r.first_offset <= b.last_offset
+                   for r in runs)]

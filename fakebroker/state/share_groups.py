@@ -1,0 +1,517 @@
+"""Share groups (KIP-932, Kafka's queues): members, assignment, share sessions, and the
+share-partitions whose records the members acquire and acknowledge.
+
+Guarantees, following Kafka 4.4's GroupMetadataManager (share protocol), SharePartition and
+ShareSessionCache, measured against Kafka 4.4:
+
+* A member joins with epoch 0 and its subscribed topic names, heartbeats with its epoch, and
+  leaves with -1. Every change of membership or subscription bumps the group epoch and gives
+  every member its new assignment at once (a share group has no revocation: partitions are
+  shared, not owned). The answer to a heartbeat carries the assignment when it changed since
+  the member was last told (always for a join). An epoch other than the member's is
+  FENCED_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, a group that does not exist
+  GROUP_ID_NOT_FOUND, with Kafka's messages.
+* Assignment (Kafka's ``simple`` assignor): with no more members than partitions, each
+  partition of the subscribed topics goes to one member (round-robin over members and
+  partitions, sorted); with more members than partitions, members share partitions, each
+  member getting one (member i the partition i mod n), so every member fetches. (Kafka's
+  assignor spreads partitions by hash: which member gets which partition may differ.)
+* Each (group, topic, partition) has a ``SharePartition`` (``fakebroker.state.share_partitions``)
+  made at the group's first fetch of it, its start offset set by ``share.auto.offset.reset``.
+* A share session per (group, member): ShareFetch at epoch 0 opens it, each later request must
+  carry the next epoch (INVALID_SHARE_SESSION_EPOCH), one with no session is
+  SHARE_SESSION_NOT_FOUND, -1 closes it. Closing the session, leaving the group or the
+  session timing out releases every record the member holds.
+* Configs: Kafka's broker limits (``SETTINGS``, Kafka's defaults) and each group's own
+  ``share.*`` configs (IncrementalAlterConfigs on the GROUP resource), checked against them as
+  Kafka checks them (``validate_group_config``).
+
+The coordinator takes the clock and never waits: ``now`` in, ``next_deadline`` (the earliest
+session timeout or acquisition lock), ``expire(now)``; ``new_deadline`` is told each deadline
+set and ``on_release`` each time records become available again (waiting ShareFetches retry).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, fields
+
+from fakebroker.protocol.errors import ClusterError
+from fakebroker.state.share_partitions import Acquired, SharePartition
+
+Assignment = dict[str, set[int]]  # topic name -> partitions
+
+JOIN, LEAVE = 0, -1
+ASSIGNOR = "simple"
+
+
+@dataclass(frozen=True)
+class ShareSettings:
+    """Kafka's ``group.share.*`` broker configs the coordinator reads, at Kafka 4.4's
+    defaults; ``from_broker_config`` takes the running broker's (``--override``) values."""
+
+    session_timeout_ms: int = 45_000
+    min_session_timeout_ms: int = 45_000
+    max_session_timeout_ms: int = 60_000
+    heartbeat_interval_ms: int = 5_000
+    min_heartbeat_interval_ms: int = 5_000
+    max_heartbeat_interval_ms: int = 15_000
+    record_lock_duration_ms: int = 30_000
+    min_record_lock_duration_ms: int = 15_000
+    max_record_lock_duration_ms: int = 60_000
+    delivery_count_limit: int = 5
+    min_delivery_count_limit: int = 2
+    max_delivery_count_limit: int = 10
+    partition_max_record_locks: int = 2_000
+    min_partition_max_record_locks: int = 100
+    max_partition_max_record_locks: int = 4_000
+
+    @classmethod
+    def from_broker_config(cls, config: Callable[[str], str | None]) -> ShareSettings:
+        """The settings of a broker whose config ``name`` is ``config(name)`` (None: Kafka's
+        default): field ``min_x_y`` is ``group.share.min.x.y``, ``x_y`` is ``group.share.x.y``."""
+        values = {}
+        for f in fields(cls):
+            value = config("group.share." + f.name.replace("_", "."))
+            if value is not None:
+                values[f.name] = int(value)
+        return cls(**values)
+
+
+SETTINGS = ShareSettings()
+
+# Group config -> (the ShareSettings fields of its broker default, minimum and maximum; the
+# least value its ConfigDef takes at all).
+BOUNDED = {
+    "share.session.timeout.ms": ("session_timeout_ms", "min_session_timeout_ms",
+                                 "max_session_timeout_ms", 1),
+    "share.heartbeat.interval.ms": ("heartbeat_interval_ms", "min_heartbeat_interval_ms",
+                                    "max_heartbeat_interval_ms", 1),
+    "share.record.lock.duration.ms": ("record_lock_duration_ms",
+                                      "min_record_lock_duration_ms",
+                                      "max_record_lock_duration_ms", 1000),
+    "share.delivery.count.limit": ("delivery_count_limit", "min_delivery_count_limit",
+                                   "max_delivery_count_limit", 2),
+    "share.partition.max.record.locks": ("partition_max_record_locks",
+                                         "min_partition_max_record_locks",
+                                         "max_partition_max_record_locks", 100),
+}
+CHOICES = {
+    "share.isolation.level": ("read_committed", "read_uncommitted"),
+}
+RESET = "share.auto.offset.reset"
+BY_DURATION = re.compile(r"by_duration:P(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?")
+
+
+def group_config_defaults(settings: ShareSettings = SETTINGS) -> dict[str, str]:
+    """Every share group config with its default (the broker's, where one backs it)."""
+    out = {name: str(getattr(settings, fields[0])) for name, fields in BOUNDED.items()}
+    out.update({RESET: "latest", "share.isolation.level": "read_uncommitted"})
+    return out
+
+
+def validate_group_config(name: str, value: str, settings: ShareSettings = SETTINGS) -> None:
+    """INVALID_CONFIG (``ClusterError``) for a share group config value Kafka refuses."""
+    if name in BOUNDED:
+        _, low_field, high_field, least = BOUNDED[name]
+        try:
+            number = int(value)
+            if not -2**31 <= number < 2**31:
+                raise ValueError(value)
+        except ValueError:
+            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                               f"{name}: Not a number of type INT") from None
+        if number < least:
+            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                               f"{name}: Value must be at least {least}")
+        low, high = getattr(settings, low_field), getattr(settings, high_field)
+        if not low <= number <= high:
+            raise ClusterError("INVALID_CONFIG",
+                               f"{name} must be in the range {low} to {high} inclusive.")
+    elif name in CHOICES:
+        if value not in CHOICES[name]:
+            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                               f"{name}: String must be one of: {', '.join(CHOICES[name])}")
+    elif name == RESET:
+        if value not in ("earliest", "latest") and not BY_DURATION.fullmatch(value):
+            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                               f"{name}: Invalid value `{value}` for configuration {name}. "
+                               "The value must be either 'earliest', 'latest' or of the "
+                               "format 'by_duration:<PnDTnHnMn.nS>'.")
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """One ShareGroupHeartbeat request."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None = None
+    subscribed_topic_names: list[str] | None = None
+    client_id: str = ""
+    client_host: str = ""
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed: list[str] = field(default_factory=list)
+    epoch: int = 0
+    assigned: Assignment = field(default_factory=dict)
+    sent: Assignment | None = None  # what the member was last told
+    deadline: float = 0.0  # its session ends then
+
+
+@dataclass
+class ShareSession:
+    """A member's share session on the broker: its next epoch and the partitions it fetches."""
+
+    epoch: int = 1
+    partitions: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class ShareGroup:
+    group_id: str
+    group_epoch: int = 0
+    members: dict[str, ShareMember] = field(default_factory=dict)
+    # (topic, partition) -> its share-partition, made at the first fetch
+    partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
+
+    @property
+    def state(self) -> str:
+        """Kafka's share group states: Empty, Stable."""
+        return "Stable" if self.members else "Empty"
+
+
+def validate(hb: Heartbeat) -> None:
+    """Kafka's request checks (throwIfShareGroupHeartbeatRequestIsInvalid), with its texts."""
+    if not hb.group_id.strip():
+        raise ClusterError("INVALID_REQUEST", "GroupId can't be empty.")
+    if not hb.member_id.strip():
+        raise ClusterError("INVALID_REQUEST", None)
+    if hb.rack_id is not None and not hb.rack_id.strip():
+        raise ClusterError("INVALID_REQUEST", "RackId can't be empty.")
+    if hb.member_epoch == JOIN and not hb.subscribed_topic_names:
+        raise ClusterError("INVALID_REQUEST", "SubscribedTopicNames must be set in first request.")
+    if hb.member_epoch < LEAVE:
+        raise ClusterError("INVALID_REQUEST", "MemberEpoch is invalid.")
+
+
+def compute_target(members: dict[str, set[str]], partitions_of: dict[str, int]
+                   ) -> dict[str, Assignment]:
+    """The simple assignor's target (module docstring); ``members``: member id -> its
+    subscribed existing topics."""
+    target: dict[str, Assignment] = {m: {} for m in members}
+    for topic in sorted(set().union(*members.values()) if members else set()):
+        owners = sorted(m for m, topics in members.items() if topic in topics)
+        count = partitions_of.get(topic, 0)
+        if not owners or not count:
+            continue
+        if len(owners) <= count:
+            for p in range(count):
+                target[owners[p % len(owners)]].setdefault(topic, set()).add(p)
+        else:
+            for i, owner in enumerate(owners):
+                target[owner].setdefault(topic, set()).add(i % count)
+    return target
+
+
+@dataclass
+class ShareGroupCoordinator:
+    """Every share group of the cluster, their share sessions and share-partitions."""
+
+    partitions_of: Callable[[], dict[str, int]] = dict
+    settings: ShareSettings = SETTINGS
+    groups: dict[str, ShareGroup] = field(default_factory=dict)
+    # group id -> its share.* configs set (a group need not exist to have them)
+    configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    sessions: dict[tuple[str, str], ShareSession] = field(default_factory=dict)
+    claim: Callable[[str], bool] = lambda group_id: True
+    new_deadline: Callable[[float], None] = lambda deadline: None
+    on_release: Callable[[], None] = lambda: None
+
+    # -- configs --------------------------------------------------------------------------
+
+    def config(self, group_id: str, name: str) -> str:
+        """The group's value of ``name``: its own, else the default."""
+        own = self.configs.get(group_id, {})
+        return own[name] if name in own else group_config_defaults(self.settings)[name]
+
+    def _int(self, group_id: str, name: str) -> int:
+        return int(self.config(group_id, name))
+
+    # -- membership -----------------------------------------------------------------------
+
+    def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ShareMember, Assignment | None]:
+        """One ShareGroupHeartbeat: (the member, the assignment to send or None). Raises
+        ``ClusterError`` (nothing changed) as Kafka answers."""
+        validate(hb)
+        group = self.groups.get(hb.group_id)
+        if hb.member_epoch == LEAVE:
+            if group is None:
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {hb.group_id} not found.")
+            member = self._existing(group, hb.member_id)
+            self._remove(group, member.member_id)
+            member.epoch = LEAVE
+            return member, None
+        if group is None:
+            if hb.member_epoch != JOIN:
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Share group {hb.group_id} not found.")
+            if not self.claim(hb.group_id):
+                raise ClusterError("GROUP_ID_NOT_FOUND",
+                                   f"Group {hb.group_id} is not a share group.")
+            group = self.groups[hb.group_id] = ShareGroup(hb.group_id)
+        member = group.members.get(hb.member_id)
+        bump = False
+        if member is None:
+            if hb.member_epoch != JOIN:
+                raise ClusterError("UNKNOWN_MEMBER_ID", f"Member {hb.member_id} is not a member "
+                                   f"of group {group.group_id}.")
+            member = group.members[hb.member_id] = ShareMember(
+                hb.member_id, hb.rack_id, hb.client_id, hb.client_host)
+            bump = True
+        elif hb.member_epoch != JOIN and hb.member_epoch != member.epoch:
+            than = "greater" if hb.member_epoch > member.epoch else "smaller"
+            raise ClusterError(
+                "FENCED_MEMBER_EPOCH",
+                f"The share group member has a {than} member epoch ({hb.member_epoch}) than "
+                f"the one known by the group coordinator ({member.epoch}). The member must "
+                "abandon all its partitions and rejoin.")
+        member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
+        member.client_id, member.client_host = hb.client_id, hb.client_host
+        names = hb.subscribed_topic_names
+        if names is not None and sorted(names) != sorted(member.subscribed):
+            member.subscribed, bump = list(names), True
+        partitions_of = self.partitions_of()
+        if bump or any(m.assigned != self._target_of(group, m, partitions_of)
+                       for m in group.members.values()):
+            self._bump(group, partitions_of)
+        member.epoch = group.group_epoch
+        member.deadline = now + self._int(group.group_id, "share.session.timeout.ms") / 1000
+        self.new_deadline(member.deadline)
+        if hb.member_epoch == JOIN or member.sent != member.assigned:
+            member.sent = {t: set(ps) for t, ps in member.assigned.items()}
+            return member, member.sent
+        return member, None
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        return self._int(group_id, "share.heartbeat.interval.ms")
+
+    @staticmethod
+    def _existing(group: ShareGroup, member_id: str) -> ShareMember:
+        member = group.members.get(member_id)
+        if member is None:
+            raise ClusterError("UNKNOWN_MEMBER_ID",
+                               f"Member {member_id} is not a member of group {group.group_id}.")
+        return member
+
+    def _target_of(self, group: ShareGroup, member: ShareMember,
+                   partitions_of: dict[str, int]) -> Assignment:
+        return self._targets(group, partitions_of).get(member.member_id, {})
+
+    @staticmethod
+    def _targets(group: ShareGroup, partitions_of: dict[str, int]) -> dict[str, Assignment]:
+        return compute_target({m.member_id: {t for t in m.subscribed if t in partitions_of}
+                               for m in group.members.values()}, partitions_of)
+
+    def _bump(self, group: ShareGroup, partitions_of: dict[str, int]) -> None:
+        group.group_epoch += 1
+        for member_id, assignment in self._targets(group, partitions_of).items():
+            group.members[member_id].assigned = assignment
+
+    def _remove(self, group: ShareGroup, member_id: str) -> None:
+        del group.members[member_id]
+        self.close_session(group.group_id, member_id)
+        self._bump(group, self.partitions_of())
+
+    def fence(self, group_id: str, member_id: str) -> None:
+        """Remove a member now, as if its session had timed out: its records are released
+        and its next heartbeat gets UNKNOWN_MEMBER_ID."""
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            raise ClusterError("UNKNOWN_MEMBER_ID")
+        self._remove(group, member_id)
+
+    def delete(self, group_id: str) -> None:
+        """DeleteGroups of a share group: NON_EMPTY_GROUP while it has members; its
+        share-partitions go with it."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise ClusterError("GROUP_ID_NOT_FOUND")
+        if group.members:
+            raise ClusterError("NON_EMPTY_GROUP")
+        del self.groups[group_id]
+
+    # -- share sessions ---------------------------------------------------------------------
+
+    def open_session(self, group_id: str, member_id: str,
+                     partitions: Iterable[tuple[str, int]]) -> ShareSession:
+        """Epoch 0: a new session (replacing the member's previous one, its records
+        released) with ``partitions``."""
+        self.close_session(group_id, member_id)
+        session = self.sessions[(group_id, member_id)] = ShareSession(
+            partitions=list(dict.fromkeys(partitions)))
+        return session
+
+    def session(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
+        """The session a request at ``epoch`` (> 0, or -1 to close) continues; its epoch
+        moves on. SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH as Kafka answers."""
+        session = self.sessions.get((group_id, member_id))
+        if session is None:
+            raise ClusterError("SHARE_SESSION_NOT_FOUND")
+        if epoch != LEAVE:
+            if epoch != session.epoch:
+                raise ClusterError("INVALID_SHARE_SESSION_EPOCH")
+            session.epoch += 1
+        return session
+
+    def close_session(self, group_id: str, member_id: str) -> None:
+        """End the member's session; every record it holds is released."""
+        if self.sessions.pop((group_id, member_id), None) is None:
+            return
+        group = self.groups.get(group_id)
+        released = False
+        for partition in (group.partitions.values() if group is not None else ()):
+            released |= partition.release(member_id, self._int(group_id,
+                                                               "share.delivery.count.limit"))
+        if released:
+            self.on_release()
+
+    # -- records ----------------------------------------------------------------------------
+
+    def share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition:
+        group = self.groups.get(group_id)
+        if group is None:
+            if not self.claim(group_id):
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
+            group = self.groups[group_id] = ShareGroup(group_id)
+        return group.partitions.setdefault((topic, partition), SharePartition())
+
+    def acquire(self, group_id: str, member_id: str, topic: str, partition: int,
+                batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
+                max_records: int, now: float) -> list[Acquired]:
+        """Acquire records of one partition for a member (``SharePartition.acquire``), the
+        share-partition initialized first by the group's ``share.auto.offset.reset``."""
+        share = self.share_partition(group_id, topic, partition)
+        if not share.initialized:
+            share.initialize(log_start if self.config(group_id, RESET) == "earliest"
+                             else log_end)
+        lock_ms = self._int(group_id, "share.record.lock.duration.ms")
+        acquired = share.acquire(member_id, batches, log_start, log_end, max_records,
+                                 self._int(group_id, "share.partition.max.record.locks"),
+                                 now, lock_ms / 1000)
+        if acquired:
+            self.new_deadline(now + lock_ms / 1000)
+        return acquired
+
+    def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int,
+                    batches: Iterable[tuple[int, int, Sequence[int]]], now: float) -> None:
+        """Apply one partition's acknowledgement batches (first, last, types) in order
+        (``SharePartition.acknowledge``); ``ClusterError`` at the first refused (those before
+        it stay applied). Waiting fetches are woken when records are available again."""
+        group = self.groups.get(group_id)
+        share = group.partitions.get((topic, partition)) if group is not None else None
+        if share is None:
+            raise ClusterError("INVALID_RECORD_STATE")
+        was = share.next_deadline()
+        try:
+            share.acknowledge(member_id, list(batches), now,
+                              self._int(group_id, "share.record.lock.duration.ms") / 1000,
+                              self._int(group_id, "share.delivery.count.limit"))
+        finally:
+            if share.available():
+                self.on_release()
+            if share.next_deadline() != was:
+                self.new_deadline(share.next_deadline())
+
+    def lock_duration_ms(self, group_id: str) -> int:
+        return self._int(group_id, "share.record.lock.duration.ms")
+
+    def expire_locks(self, group_id: str) -> None:
+        """A fault: every acquisition lock of the group is due (``expire`` releases them)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise ClusterError("GROUP_ID_NOT_FOUND", f"no share group {group_id}")
+        for partition in group.partitions.values():
+            partition.expire_locks()
+
+    # -- start offsets (Describe/Alter/DeleteShareGroupOffsets) ----------------------------
+
+    def known_partitions(self, group_id: str) -> list[tuple[str, int]]:
+        """The partitions the group has share state for: fetched, altered, or assigned to a
+        member (Kafka initializes the state of a partition when it is assigned)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return []
+        known = set(group.partitions)
+        for member in group.members.values():
+            known |= {(t, p) for t, ps in member.assigned.items() for p in ps}
+        return sorted(known)
+
+    def start_offset(self, group_id: str, topic: str, partition: int) -> SharePartition | None:
+        group = self.groups.get(group_id)
+        return group.partitions.get((topic, partition)) if group is not None else None
+
+    def _empty_group(self, group_id: str, create: bool) -> ShareGroup:
+        """The share group an offsets request changes: it must have no member (NON_EMPTY_GROUP
+        "The group is not empty."); ``create`` makes a missing one, else GROUP_ID_NOT_FOUND."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create:
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} not found.")
+            if not self.claim(group_id):
+                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
+            group = self.groups[group_id] = ShareGroup(group_id)
+        if group.members:
+            raise ClusterError("NON_EMPTY_GROUP", "The group is not empty.")
+        return group
+
+    def check_alter(self, group_id: str) -> None:
+        """Whether AlterShareGroupOffsets may change the group (made when missing)."""
+        self._empty_group(group_id, create=True)
+
+    def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
+        """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``
+        (negative: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch)."""
+        share = self.share_partition(group_id, topic, partition)
+        share.initialize(max(offset, -1))
+        share.write()
+
+    def check_delete_offsets(self, group_id: str) -> None:
+        self._empty_group(group_id, create=False)
+
+    def delete_start_offsets(self, group_id: str, topic: str) -> bool:
+        """DeleteShareGroupOffsets of one topic: its partitions' share state is forgotten;
+        whether there was any."""
+        group = self.groups[group_id]
+        gone = [key for key in group.partitions if key[0] == topic]
+        for key in gone:
+            del group.partitions[key]
+        return bool(gone)
+
+    # -- time -------------------------------------------------------------------------------
+
+    def expire(self, now: float) -> None:
+        """Remove the members whose session ran out, release the records whose lock did."""
+        released = False
+        for group in self.groups.values():
+            for member_id, member in list(group.members.items()):
+                if member.deadline <= now:
+                    self._remove(group, member_id)
+            limit = self._int(group.group_id, "share.delivery.count.limit")
+            for partition in group.partitions.values():
+                released |= partition.expire(now, limit)
+        if released:
+            self.on_release()
+
+    def next_deadline(self) -> float:
+        return min([m.deadline for g in self.groups.values() for m in g.members.values()]
+                   + [p.next_deadline() for g in self.groups.values()
+                      for p in g.partitions.values()], default=float("inf"))
+
