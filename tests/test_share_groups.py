@@ -133,3 +133,14 @@ def test_an_expired_lock_redelivers_the_record_to_another_member(kafka) -> None:
             second.stop()
         first.kill()
     assert line["deliveryCount"] == 2
+
+
+@pytest.mark.fake_kafka(overrides={"group.share.min.record.lock.duration.ms": "20000"})
+def test_the_brokers_share_limits_bound_a_groups_share_configs(kafka) -> None:
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": GROUP_RESOURCE, "resource_name": "bounded", "configs": [
+                {"name": "share.record.lock.duration.ms", "config_operation": 0,
+                 "value": "15000"}]}], "validate_only": True})
+    assert [(r.error_code, r.error_message) for r in response.responses] == [(
+        40, "share.record.lock.duration.ms must be in the range 20000 to 60000 inclusive.")]
