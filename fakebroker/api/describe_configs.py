@@ -40,11 +40,10 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.acls import CLUSTER_NAME
-from fakebroker.state.cluster import Topic
+from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS, Topic
 from fakebroker.state.config_changes import broker_config_def
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
-    CLUSTER_DEFAULTS,
     DEFAULT_CONFIG,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
@@ -103,7 +102,7 @@ def broker_config_entries(names: list[str] | None, running: dict[str, str],
     (``log.retention.ms`` with ``log.retention.hours``). Dynamic configs the fake does not
     report otherwise are listed too."""
     dynamic = dynamic or {}
-    defaults = CLUSTER_DEFAULTS if defaults is None else defaults
+    defaults = NEW_CLUSTER_DEFAULTS if defaults is None else defaults
     static = {**FIXED, **{k: v for k, v in running.items()
                           if k not in BROKER_DEFAULTS or v != BROKER_DEFAULTS[k].default}}
     layers = [(dynamic, DYNAMIC_BROKER_CONFIG), (defaults, DYNAMIC_DEFAULT_BROKER_CONFIG),
@@ -128,7 +127,7 @@ def cluster_default_entries(names: list[str] | None, synonyms: bool = False,
                             defaults: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The cluster's dynamic default broker configs (the resource named ""; a new
     cluster's when ``defaults`` is None)."""
-    defaults = CLUSTER_DEFAULTS if defaults is None else defaults
+    defaults = NEW_CLUSTER_DEFAULTS if defaults is None else defaults
     return [_entry(d, value, DYNAMIC_DEFAULT_BROKER_CONFIG, d.read_only,
                    [(name, value, DYNAMIC_DEFAULT_BROKER_CONFIG)] if synonyms else [])
             for name, value in defaults.items()

@@ -4,9 +4,9 @@
 default value, type (DescribeConfigs v3+ ``config_type``) and the broker config Kafka lists as
 its synonym. ``BROKER_DEFAULTS`` holds the broker configs the fake broker reports or honours
 (declared in ``fakebroker.options.BROKER_CONFIGS``), and ``topic_config`` / ``synonym_chain``
-give a value, its source and synonyms as Kafka's ConfigHelper lists them;
-``CLUSTER_DEFAULTS`` the cluster-wide dynamic broker configs a new Kafka 4.4 cluster has
-(written when it is formatted).
+give a value, its source and synonyms as Kafka's ConfigHelper lists them. The cluster-wide
+dynamic broker configs a new Kafka 4.4 cluster has are declared beside the cluster state,
+which starts with them: ``fakebroker.state.cluster.NEW_CLUSTER_DEFAULTS``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fakebroker.options import BROKER_CONFIGS
-from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS
 
 # DescribeConfigs ConfigType values.
 UNKNOWN = 0
@@ -175,11 +174,6 @@ def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str
         value = next((str(int(merged[n]) * UNIT_MS.get(n, 1)) for n in broker_synonyms(synonym)
                       if merged.get(n) is not None), d.default)
     return value, DEFAULT_CONFIG, chain
-
-
-# Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster: declared beside the
-# cluster state, which starts with them (without importing this table).
-CLUSTER_DEFAULTS = NEW_CLUSTER_DEFAULTS
 
 
 class InvalidConfigError(ValueError):
