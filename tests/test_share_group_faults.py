@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakebroker.faults.rules import RequestView
 from fakebroker.state.views import InFlightRecord
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
@@ -102,6 +103,28 @@ def test_a_lost_acknowledgement_redelivers_the_records(kafka) -> None:
     # consumer opens a new session, and the member's records are released to it again
     assert len(kafka.journal(api="ShareFetch", error="INVALID_SHARE_SESSION_EPOCH")) == 1
 
+
+
+def carries_acknowledgements(view: RequestView) -> bool:
+    return any(p.acknowledgement_batches for t in view.request.topics for p in t.partitions)
+
+
+def test_acknowledgements_lost_with_their_share_fetch_redeliver_the_records(kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b"])
+    # implicit mode: the next poll's ShareFetch carries the acknowledgements; it is answered
+    # with nothing and not handled
+    lost = kafka.faults.add(api="ShareFetch", group=group, respond={},
+                            when=carries_acknowledgements)
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group) as member:
+        lost.wait(1, timeout=60)
+        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
+        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
+                   what="every record accepted")
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert [(r["value"], r["deliveryCount"]) for r in records] == [
+        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
 
 def test_a_refused_acknowledgement_redelivers_the_records_after_their_lock(kafka) -> None:
     group = new_group(kafka)
