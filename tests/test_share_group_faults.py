@@ -2,12 +2,16 @@
 assignments, in-flight records with their state and delivery count) and two faults on
 demand, through the same operation everywhere (Python, HTTP, ctl, scenarios): every
 acquisition lock of a group runs out now (``expire_share_locks``), a member is fenced
-(``kick_member``). Kafka 4.4's ``KafkaShareConsumer`` is the client."""
+(``kick_member``). And the fault rules every API has, on share groups: an acknowledgement
+lost (answered, not handled) or refused, a ShareFetch answer lost after it acquired records
+(``apply_then`` + ``drop``), again and again (a redelivery storm). Kafka 4.4's
+``KafkaShareConsumer`` is the client."""
 
 from __future__ import annotations
 
 import pytest
 
+from fakebroker.faults.rules import RequestView
 from fakebroker.state.views import InFlightRecord
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
@@ -77,3 +81,107 @@ def test_a_fenced_member_loses_its_records_to_the_others(kafka) -> None:
         line = second.wait_for({"value": "job"}, timeout=30)
         second.stop()
     assert line["deliveryCount"] == 2
+
+
+
+def test_a_lost_acknowledgement_redelivers_the_records(kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b"])
+    # ShareAcknowledge answered with no error but not handled: nothing is acknowledged
+    lost = kafka.faults.add(api="ShareAcknowledge", group=group, respond={})
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              mode="explicit") as member:
+        lost.wait(1, timeout=60)
+        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
+        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
+                   what="every record accepted")
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert [(r["value"], r["deliveryCount"]) for r in records] == [
+        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    # the session's epoch did not move on either: the next ShareFetch is refused, the
+    # consumer opens a new session, and the member's records are released to it again
+    assert len(kafka.journal(api="ShareFetch", error="INVALID_SHARE_SESSION_EPOCH")) == 1
+
+
+
+def carries_acknowledgements(view: RequestView) -> bool:
+    return any(p.acknowledgement_batches for t in view.request.topics for p in t.partitions)
+
+
+def test_acknowledgements_lost_with_their_share_fetch_redeliver_the_records(kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b"])
+    # implicit mode: the next poll's ShareFetch carries the acknowledgements; it is answered
+    # with nothing and not handled
+    lost = kafka.faults.add(api="ShareFetch", group=group, respond={},
+                            when=carries_acknowledgements)
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group) as member:
+        lost.wait(1, timeout=60)
+        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
+        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
+                   what="every record accepted")
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert [(r["value"], r["deliveryCount"]) for r in records] == [
+        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+
+def test_a_refused_acknowledgement_redelivers_the_records_after_their_lock(kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b"])
+    # the partition's acknowledgement refused, the share session goes on
+    refused = kafka.faults.add(api="ShareAcknowledge", topic=TOPIC, partition=0,
+                               error="UNKNOWN_SERVER_ERROR")
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              mode="explicit") as member:
+        refused.wait(1, timeout=60)
+        [holder] = kafka.share_group(group).members
+        assert in_flight(kafka, group) == (  # still theirs, until the lock runs out
+            InFlightRecord(0, "Acquired", 1, holder.member_id),
+            InFlightRecord(1, "Acquired", 1, holder.member_id))
+        kafka.expire_share_locks(group)
+        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
+        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
+                   what="every record accepted")
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert [(r["value"], r["deliveryCount"]) for r in records] == [
+        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+
+
+def test_a_share_fetch_answer_lost_after_acquiring_redelivers(kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b"])
+    # the records are acquired (delivery count 1), then the connection closes unanswered
+    lost = kafka.faults.add(api="ShareFetch", group=group, apply_then=True, drop=True)
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              mode="explicit") as member:
+        lost.wait(1, timeout=60)
+        member.wait_for({"value": "b"}, timeout=30)
+        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
+                   what="every record accepted")
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert [(r["value"], r["deliveryCount"]) for r in records] == [("a", 2), ("b", 2)]
+    assert kafka.journal(api="ShareFetch")[0].outcome == "dropped"
+
+
+def test_a_redelivery_storm_ends_with_every_record_processed_once(kafka) -> None:
+    group = new_group(kafka)
+    values = [f"job-{i}" for i in range(10)]
+    produce(kafka, values)
+    # three ShareFetch answers in a row lost after acquiring: each time every record is
+    # handed out again, its delivery count one higher
+    storm = kafka.faults.add(api="ShareFetch", group=group, apply_then=True, drop=True,
+                             count=3)
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
+                              mode="explicit") as member:
+        storm.wait(3, timeout=60)
+        wait_until(lambda: len(member.records()) >= len(values), timeout=30,
+                   members=[member], what="every record processed")
+        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
+                   what="every record accepted")
+        lines = member.stop()
+    records = [line for line in lines if "offset" in line]
+    assert sorted(r["value"] for r in records) == sorted(values)
+    assert {r["deliveryCount"] for r in records} == {4}
