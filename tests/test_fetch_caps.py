@@ -140,16 +140,20 @@ def test_fetch_max_bytes_is_a_read_only_static_config(kafka: Any) -> None:
     (2500, 1200, [1200, 1200]),  # and the second its share of what is left: 1,300 > 1,200
     (2000, 1200, [1200, 0]),  # 800 left, less than the second's first batch: none of it
 ])
+@pytest.mark.parametrize("isolation_level", [0, 1])
 def test_partitions_share_the_answers_bytes_in_order(
-        kafka: Any, max_bytes: int, partition_max_bytes: int, sizes: list[int]) -> None:
+        kafka: Any, max_bytes: int, partition_max_bytes: int, sizes: list[int],
+        isolation_level: int) -> None:
     """Two partitions of two 1,071-byte batches: a partition reads within its own limit and
     what the answer has left; a batch is cut short only after a whole one (a partition whose
-    first batch does not fit gets nothing, as Kafka drops an incomplete first entry)."""
+    first batch does not fit gets nothing, as Kafka drops an incomplete first entry); the
+    same read_committed, below the last stable offset."""
     with WireClient(kafka.bootstrap_servers) as client:
         for partition in (0, 1):
             for _ in range(2):
                 client.request("Produce", 9, produce_body("pair", partition, RECORDS))
-        body = dict(fetch_body("pair", 0, 0), max_bytes=max_bytes)
+        body = dict(fetch_body("pair", 0, 0), max_bytes=max_bytes,
+                    isolation_level=isolation_level)
         body["topics"][0]["partitions"] = [
             {"partition": p, "fetch_offset": 0, "partition_max_bytes": partition_max_bytes}
             for p in (0, 1)]

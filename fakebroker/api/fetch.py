@@ -17,11 +17,10 @@ Behavior:
   and the response's max_bytes, except that the first batch of the response is always
   returned whole (KIP-74); from v4 the bytes fill the limit as Kafka's byte range of its log
   does, the last batch cut short (clients drop it and fetch it again), v0-3 get whole
-  batches. The response's max_bytes is Kafka's: the least of the
-  request's (v3+), the broker's ``fetch.max.bytes`` and, for a consumer, what its
-  ``consumer_byte_rate`` quota allows in 10 s (``fakebroker.api.throttling``); min_bytes is
-  bounded by it. Fetch v0-3 clients get stored batches down-converted to
-  magic 0 (v0-1) or magic 1 (v2-3).
+  batches. The response's max_bytes is Kafka's: the least of the request's (v3+), the
+  broker's ``fetch.max.bytes`` and, for a consumer, what its ``consumer_byte_rate`` quota
+  allows in 10 s (``fakebroker.api.throttling``); min_bytes is bounded by it. Fetch v0-3
+  clients get stored batches down-converted to magic 0 (v0-1) or magic 1 (v2-3).
 * Each partition is answered once, in one topic entry per run of a topic's partitions, in
   Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
@@ -184,10 +183,9 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     end = stable if committed else None
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3, end=end)
     if committed:
-        end = log.end_of_read(offset, len(chunks))
         result["aborted_transactions"] = [
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
-            for t in log.aborted_between(offset, end)]
+            for t in log.aborted_between(offset, log.end_of_read(offset, len(chunks)))]
     if ctx.version <= 3 and chunks:
         converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
         result.update(error_code=0, records=converted, size=len(converted))
