@@ -13,10 +13,14 @@ Behavior:
   only, v16+ also its endpoint), OFFSET_OUT_OF_RANGE below the log start offset or above the
   log end offset (the end itself is valid and returns nothing), with high watermark, last
   stable offset and log start offset -1, as Kafka answers a failed read.
-* Records are the stored batches from the one holding fetch_offset, whole batches, within the
-  partition's and the response's max_bytes, except that the first batch of the response is
-  always returned whole (KIP-74). Fetch v0-3 clients get stored batches down-converted to
-  magic 0 (v0-1) or magic 1 (v2-3).
+* Records are the stored batches from the one holding fetch_offset, within the partition's
+  and the response's max_bytes, except that the first batch of the response is always
+  returned whole (KIP-74); from v4 the bytes fill the limit as Kafka's byte range of its log
+  does, the last batch cut short (clients drop it and fetch it again), v0-3 get whole
+  batches. The response's max_bytes is Kafka's: the least of the request's (v3+), the
+  broker's ``fetch.max.bytes`` and, for a consumer, what its ``consumer_byte_rate`` quota
+  allows in 10 s (``fakebroker.api.throttling``); min_bytes is bounded by it. Fetch v0-3
+  clients get stored batches down-converted to magic 0 (v0-1) or magic 1 (v2-3).
 * Each partition is answered once, in one topic entry per run of a topic's partitions, in
   Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
@@ -40,8 +44,10 @@ from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
+from fakebroker.api.throttling import fetch_window_bytes
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.records import down_convert
+from fakebroker.state.quotas import INT_MAX
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -67,17 +73,31 @@ NAMES_THE_LEADER = frozenset(error_code(e) for e in ("NOT_LEADER_OR_FOLLOWER",
 
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
+    max_bytes = response_max_bytes(request, ctx)
+    min_bytes = min(request.min_bytes, max_bytes)
     while True:
-        response, size, failed = assemble(request, ctx)
+        response, size, failed = assemble(request, ctx, max_bytes)
         remaining = deadline - trio.current_time()
-        if size >= request.min_bytes or failed or remaining <= 0:
+        if size >= min_bytes or failed or remaining <= 0:
             return response
         await ctx.wait_for_append(remaining)
 
 
-def assemble(request: Any, ctx: RequestContext) -> tuple[dict[str, Any], int, bool]:
-    """The response as things stand: (body, bytes of records, whether any partition failed)."""
-    budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+def response_max_bytes(request: Any, ctx: RequestContext) -> int:
+    """The most the answer may hold, as ``KafkaApis.handleFetchRequest`` bounds it: the
+    request's max_bytes (v3+; unbounded before), the broker's ``fetch.max.bytes``, and for a
+    consumer (not a follower) what its ``consumer_byte_rate`` allows in one quota window."""
+    asked = request.max_bytes if ctx.version >= 3 else INT_MAX
+    configured = int(ctx.cluster.broker_config("fetch.max.bytes", ctx.broker.id) or INT_MAX)
+    replica = request.replica_state.replica_id if ctx.version >= 15 else request.replica_id
+    window = INT_MAX if replica >= 0 else fetch_window_bytes(ctx.cluster, ctx.principal,
+                                                             ctx.header.client_id)
+    return min(asked, configured, window)
+
+
+def assemble(request: Any, ctx: RequestContext, budget: int) -> tuple[dict[str, Any], int, bool]:
+    """The response as things stand, within ``budget`` bytes of records but for the first
+    batch: (body, bytes of records, whether any partition failed)."""
     total = 0
     failed = False
     leaders: set[int] = set()
@@ -159,18 +179,30 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     result.update(high_watermark=log.high_watermark, last_stable_offset=stable,
                   log_start_offset=log.log_start_offset)
     committed = request.isolation_level == READ_COMMITTED
-    limit = min(wanted.partition_max_bytes, budget) if ctx.version >= 3 \
-        else wanted.partition_max_bytes
-    chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3,
-                      end=stable if committed else None)
+    limit = min(wanted.partition_max_bytes, budget)
+    end = stable if committed else None
+    chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3, end=end)
     if committed:
-        end = log.end_of_read(offset, len(chunks))
         result["aborted_transactions"] = [
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
-            for t in log.aborted_between(offset, end)]
+            for t in log.aborted_between(offset, log.end_of_read(offset, len(chunks)))]
     if ctx.version <= 3 and chunks:
         converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
         result.update(error_code=0, records=converted, size=len(converted))
     else:  # a list of stored batches: written in a row by the codec, never joined
+        chunks += partial_tail(log, offset, chunks, limit, end)
         result.update(error_code=0, records=chunks, size=sum(map(len, chunks)))
     return result
+
+
+def partial_tail(log: Any, offset: int, chunks: list[bytes], limit: int, end: int | None
+                 ) -> list[bytes]:
+    """The head of the batch after ``chunks`` that fills the read up to ``limit`` (the first
+    batch's size, when that alone is larger): Kafka reads a byte range of its segment
+    (``LogSegment.read``), whose last batch may be cut short, as clients expect; nothing
+    when nothing was read (a first batch over the limit of a later partition is left out)."""
+    room = max(limit, len(chunks[0])) - sum(map(len, chunks)) if chunks else 0
+    if room <= 0:
+        return []
+    after = log.read(log.end_of_read(offset, len(chunks)), 0, at_least_one=True, end=end)
+    return [after[0][:room]] if after else []

@@ -18,8 +18,9 @@ Guarantees, as Kafka 4.4:
   connection too.
 * A throttled Fetch is answered with no partitions (its bytes are not charged), as Kafka's
   ``FetchContext.getThrottledResponse``: the client fetches the same offsets again later.
-  Kafka also caps a fetch at what the quota allows in 10 s (``getMaxValueInQuotaWindow``);
-  the fake does not.
+* A consumer's Fetch is capped beforehand at what its quota allows in 10 s
+  (``fetch_window_bytes``: Kafka's ``getMaxValueInQuotaWindow``), so that one fetch alone
+  is never throttled; ``fakebroker.api.fetch`` applies the cap.
 """
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     """Charge the request to its client's quotas: the answer to send (a throttled Fetch's is
     emptied) and the throttle time in ms (0: not throttled)."""
     enforcer = cluster.quotas.enforcer
-    user = principal.partition(":")[2] or principal
-    client = client_id or ""
+    user, client = _client(principal, client_id)
     byte_throttle = 0
     fetched = 0
     if api_key == PRODUCE_KEY:
@@ -59,3 +59,15 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     response = dict(response)
     response["throttle_time_ms"] = max(response.get("throttle_time_ms", 0), throttle_ms)
     return response, throttle_ms
+
+
+def fetch_window_bytes(cluster: Cluster, principal: str, client_id: str | None) -> int:
+    """The bytes the client's ``consumer_byte_rate`` allows in one quota window (the quota
+    times 10 s, Java's Int.MaxValue without one): the most a consumer's Fetch may return."""
+    return cluster.quotas.enforcer.max_in_window(FETCH, *_client(principal, client_id))
+
+
+def _client(principal: str, client_id: str | None) -> tuple[str, str]:
+    """The (user, client-id) a request is charged to: the principal's name without its
+    type (``User:``), and the header's client-id ("" when null)."""
+    return principal.partition(":")[2] or principal, client_id or ""

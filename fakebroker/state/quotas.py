@@ -33,7 +33,8 @@ PRODUCE, FETCH, REQUEST = "producer_byte_rate", "consumer_byte_rate", "request_p
 CLIENT_KEYS = {PRODUCE: "LONG", FETCH: "LONG", REQUEST: "DOUBLE",
                "controller_mutation_rate": "DOUBLE"}
 IP_KEYS = {"connection_creation_rate": "INT"}
-_LIMITS = {"INT": (2**31 - 1, "an INT"), "LONG": (2**63 - 1, "a LONG")}
+INT_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE
+_LIMITS = {"INT": (INT_MAX, "an INT"), "LONG": (2**63 - 1, "a LONG")}
 MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
 SAMPLES = 11  # quota.window.num
 WINDOW_MS = 1000  # quota.window.size.seconds, in ms
@@ -322,6 +323,15 @@ class Enforcer:
             return 0
         throttle = round((observed - bound) / bound * rate.window_ms(now_ms))
         return min(throttle, WINDOW_MS) if key == REQUEST else throttle
+
+    def max_in_window(self, key: str, user: str, client_id: str) -> int:
+        """The most the client may record at once without a certain throttle (Kafka's
+        ``getMaxValueInQuotaWindow``, as ``KafkaApis`` takes it ``toInt``): its quota times
+        ``quota.window.num - 1`` windows, truncated; Java's Int.MaxValue without a quota."""
+        found = self._quotas.quota(key, user, client_id) if self.enforcing else None
+        if found is None:
+            return INT_MAX
+        return min(int(found[1] * (SAMPLES - 1) * WINDOW_MS / 1000), INT_MAX)
 
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: int) -> None:
         """Take back ``value`` (Kafka's ``unrecordQuotaSensor``: a throttled Fetch sends no
