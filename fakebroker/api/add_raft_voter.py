@@ -27,10 +27,14 @@ from typing import Any
 
 from fakebroker.api.access import cluster
 from fakebroker.api.context import RequestContext
-from fakebroker.api.describe_quorum import inconsistent_cluster, replica_key, voter_set
+from fakebroker.api.describe_quorum import (
+    inconsistent_cluster,
+    refused,
+    replica_key,
+    voter_set,
+)
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import ZERO_UUID
-from fakebroker.protocol.errors import error_code
 
 API_KEY = 80
 CONTROLLER_LISTENER = "CONTROLLER"
@@ -57,7 +61,3 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                           f"{voter_set(ctx)}.")
     return refused("REQUEST_TIMED_OUT", "Aborted add voter operation for since API_VERSIONS "
                                         "returned an error BROKER_NOT_AVAILABLE")
-
-
-def refused(error: str, message: str) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": error_code(error), "error_message": message}

@@ -99,6 +99,10 @@ def inconsistent_cluster(ctx: RequestContext, cluster_id: str | None) -> dict[st
     KafkaRaftClient answers it; else None."""
     if cluster_id is None or cluster_id == ctx.cluster.cluster_id:
         return None
-    return {"throttle_time_ms": 0, "error_code": error_code("INCONSISTENT_CLUSTER_ID"),
-            "error_message": f'The given id "{cluster_id}" doesn\'t match the cluster id '
-                             f'"{ctx.cluster.cluster_id}"'}
+    return refused("INCONSISTENT_CLUSTER_ID", f'The given id "{cluster_id}" doesn\'t match '
+                                              f'the cluster id "{ctx.cluster.cluster_id}"')
+
+
+def refused(error: str, message: str) -> dict[str, Any]:
+    """A KRaft voter request's answer: ``error`` with ``message``."""
+    return {"throttle_time_ms": 0, "error_code": error_code(error), "error_message": message}

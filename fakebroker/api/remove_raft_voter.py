@@ -26,12 +26,12 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_quorum import (
     directory_id,
     inconsistent_cluster,
+    refused,
     replica_key,
     voter_set,
 )
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.codec import ZERO_UUID
-from fakebroker.protocol.errors import error_code
 
 API_KEY = 81
 ERROR_PLACEMENT = TOP_LEVEL
@@ -50,7 +50,3 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return refused("VOTER_NOT_FOUND", f"Cannot remove voter {replica_key(voter, directory)} "
                                           f"from the set of voters {voter_set(ctx)}")
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": ""}
-
-
-def refused(error: str, message: str) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": error_code(error), "error_message": message}
