@@ -18,12 +18,16 @@ Guarantees:
   connection idle for ``connections.max.idle.ms``, 10 minutes by default, handshake or not) is
   closed likewise. What a SASL listener asks before
   any other request is the pipeline's business: the peer says which listener it came on.
-* Each connection's responses go out in request order, while requests are handled
-  concurrently (pipelining): a long-polling Fetch does not hold up requests behind it in
-  handling, only in answering, exactly as on a Kafka broker. A request that cannot wait
-  (``Pipeline.answer_now`` answers it) and has no earlier answer pending before it is handled
-  and written by the connection's reader itself: no task, no hand-over to the writer, on the
-  common path of one request at a time.
+* Each connection's requests are handled one at a time, in request order, and none is
+  handled before the answer of the one before it was written: a Kafka broker mutes a
+  connection from reading a request until its answer is sent. So a long-polling Fetch, a
+  held, delayed or hung request holds up the requests pipelined behind it on its connection
+  (a client's second Produce is not appended before its first), and answers go out in
+  request order. The connection is still read meanwhile (up to ``MAX_IN_FLIGHT`` frames), so
+  a peer that leaves is seen at once. A request that cannot wait (``Pipeline.answer_now``
+  answers it) and has no earlier request pending before it is handled and written by the
+  connection's reader itself: no hand-over to the answering task, on the common path of one
+  request at a time.
 * A frame larger than ``max_request_bytes`` (socket.request.max.bytes, 100 MiB by default),
   and every request the pipeline closes the connection for (an unknown API key or version,
   bytes that do not parse, a fault's drop, a handler's bug), close only that connection,
@@ -160,18 +164,9 @@ class Services:
         return Journal(self._settings.journal_capacity, self._journal_sink)
 
 
-class Reply:
-    """The answer slot of a request handled in a task of its own, filled when handled."""
-
-    __slots__ = ("done", "outcome")
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.outcome: Outcome = None
-
-
 class _Link:
-    """One client connection: its stream, its peer, how many answers wait to be written."""
+    """One client connection: its stream, its peer, how many requests wait for their answer
+    to be written."""
 
     __slots__ = ("stream", "fd", "peer", "queued")
 
@@ -179,7 +174,7 @@ class _Link:
         self.stream = stream
         self.fd = fd  # the socket's, for direct writes; None over TLS
         self.peer = peer
-        self.queued = 0  # answers handed to the writer and not yet written
+        self.queued = 0  # requests handed to the answering task and not yet answered
 
     async def write(self, data: bytes | bytearray) -> None:
         """Write ``data`` whole. Answers are small and the socket's buffer is usually free:
@@ -315,8 +310,8 @@ class BrokerServer:
             sock.close()
 
     async def connection(self, stream: trio.SocketStream, endpoint: _Endpoint) -> None:
-        """Read frames, answer each (in a task of its own when it waits), write answers in
-        order; over TLS once the handshake is done when ``endpoint``'s listener has TLS.
+        """Read frames; answer each in turn, the next once the answer before it is written;
+        over TLS once the handshake is done when ``endpoint``'s listener has TLS.
 
         No exception leaves the connection's nursery: every way a connection ends (peer gone,
         a failed TLS handshake, a reason to close it) is handled inside its task, so one
@@ -338,9 +333,9 @@ class BrokerServer:
                 if secured is None:
                     return
                 link = _Link(secured, None, peer)
-            send, receive = trio.open_memory_channel[Reply](MAX_IN_FLIGHT)
+            send, receive = trio.open_memory_channel[bytes](MAX_IN_FLIGHT)
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._write_replies, link, receive, nursery.cancel_scope)
+                nursery.start_soon(self._answer_in_turn, link, receive, nursery.cancel_scope)
                 await self._read_requests(link, send, nursery)
         finally:
             stream.socket.close()
@@ -380,7 +375,7 @@ class BrokerServer:
         return secured
 
     async def _read_requests(
-        self, link: _Link, send: trio.MemorySendChannel[Reply], nursery: trio.Nursery,
+        self, link: _Link, send: trio.MemorySendChannel[bytes], nursery: trio.Nursery,
     ) -> None:
         frames = FrameReader(self.max_request_bytes)
         with send:
@@ -396,36 +391,28 @@ class BrokerServer:
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 nursery.cancel_scope.cancel()
 
-    async def _take(self, frame: bytes, link: _Link, send: trio.MemorySendChannel[Reply],
+    async def _take(self, frame: bytes, link: _Link, send: trio.MemorySendChannel[bytes],
                     nursery: trio.Nursery) -> bool:
-        """Answer one request: at once when it cannot wait and no answer is pending before
-        it, else in a task of its own with its answer queued for the writer. False when the
-        connection is to close."""
+        """Answer one request: at once when it cannot wait and no request is pending before
+        it, else by the answering task, in turn. False when the connection is to close."""
         if link.queued == 0:
             outcome = self.pipeline.answer_now(frame, link.peer)
             if outcome is not WAIT:
                 return await self._deliver(outcome, link, nursery.cancel_scope)
-        reply = Reply()
         link.queued += 1
-        await send.send(reply)
-        nursery.start_soon(self._answer, frame, reply, link.peer)
+        await send.send(frame)
         return True
 
-    async def _answer(self, frame: bytes, reply: Reply, peer: Peer) -> None:
-        try:
-            reply.outcome = await self.pipeline.answer(frame, peer)
-        finally:
-            reply.done.set()
-
-    async def _write_replies(
-        self, link: _Link, receive: trio.MemoryReceiveChannel[Reply], scope: trio.CancelScope,
+    async def _answer_in_turn(
+        self, link: _Link, receive: trio.MemoryReceiveChannel[bytes], scope: trio.CancelScope,
     ) -> None:
-        """Send answers in request order; the connection ends when the reader is done."""
+        """Handle the requests handed over one at a time, each once the answer before it is
+        written, and write their answers; the connection ends when the reader is done."""
         with receive:
             try:
-                async for reply in receive:
-                    await reply.done.wait()
-                    if not await self._deliver(reply.outcome, link, scope):
+                async for frame in receive:
+                    outcome = await self.pipeline.answer(frame, link.peer)
+                    if not await self._deliver(outcome, link, scope):
                         return
                     link.queued -= 1
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):

@@ -248,7 +248,7 @@ def apis_of(client: str, methods: tuple[str, ...] | list[str]) -> set[str]:
     return {api for m in methods for api in CLIENTS[client][1][m].apis}
 
 
-def tests_calling() -> dict[tuple[str, str], list[str]]:
+def calls_by_test() -> dict[tuple[str, str], list[str]]:
     """(client, method) -> the names of the tests (``module::test``) that call it."""
     found: dict[tuple[str, str], list[str]] = {}
     for name in TEST_MODULES:
@@ -263,7 +263,7 @@ def tests_calling() -> dict[tuple[str, str], list[str]]:
 
 def page() -> str:
     """docs/reference/admin-client.md, from the declarations above."""
-    tested = tests_calling()
+    tested = calls_by_test()
     parts = [
         "# Admin clients\n\n"
         "Every method of three admin clients, the Kafka APIs its requests use, and the test "

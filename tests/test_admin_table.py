@@ -18,8 +18,8 @@ from tests.admin_methods import (
     JAVA_ADMIN,
     KAFKA_PYTHON_ADMIN,
     PAGE,
+    calls_by_test,
     page,
-    tests_calling,
 )
 from tests.clients.admin import ADMIN_VERSION, admin_available
 from tests.clients.java import _java_tool, java_dir
@@ -50,7 +50,7 @@ def test_every_method_of_the_python_admin_clients_is_declared() -> None:
 
 
 def test_every_method_reaching_an_api_the_fake_serves_has_a_test_on_both_brokers() -> None:
-    tested = tests_calling()
+    tested = calls_by_test()
     for client, (_, methods) in CLIENTS.items():
         for name, method in methods.items():
             if method.apis and not method.not_yet:

@@ -404,6 +404,23 @@ def test_a_held_request_released_after_the_client_timed_out_is_answered_late_in_
     assert [r.value for r in fake_kafka.records("orders", 0)] == [b"late"]
 
 
+def test_a_request_pipelined_behind_a_held_one_is_handled_only_after_its_answer(fake_kafka):
+    """A Kafka broker mutes a connection from a request until its answer is sent: the second
+    Produce of a connection is not appended while the first is held."""
+    held = fake_kafka.faults.add(api="Produce", hold=True)
+    with WireClient(fake_kafka.bootstrap_servers) as client:
+        client.send("Produce", 9, produce_body("orders", 0, batch([b"first"])))
+        client.send("Produce", 9, produce_body("orders", 0, batch([b"second"])))
+        held.wait(1, timeout=10)
+        with WireClient(fake_kafka.bootstrap_servers) as other:  # served meanwhile
+            assert other.request("Metadata", 12, {"topics": None}).brokers
+        assert (fake_kafka.offsets("orders", 0), fake_kafka.journal(api="Produce")) == (
+            (0, 0), [])
+        assert held.release() == 1
+        assert [client.receive("Produce", 9)[0] for _ in range(2)] == [1, 2]
+    assert [r.value for r in fake_kafka.records("orders", 0)] == [b"first", b"second"]
+
+
 def test_a_held_produce_ends_unapplied_when_its_client_gives_up_and_retries(fake_kafka):
     from confluent_kafka import Producer
 
