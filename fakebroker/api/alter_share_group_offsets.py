@@ -18,7 +18,8 @@ from fakebroker.api.access import groups, topics
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_share_group_offsets import UNKNOWN
 from fakebroker.api.shapes import Placement
-from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.api.share_offset_requests import refusal
+from fakebroker.protocol.errors import error_code
 
 API_KEY = 91
 ERROR_PLACEMENT = Placement(top_fields={"responses": ()})
@@ -26,16 +27,10 @@ AUTHORIZES = (groups("READ"), topics("READ"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": []}
-    if not ctx.is_coordinator(request.group_id):
-        answer["error_code"] = error_code("NOT_COORDINATOR")
-        return answer
     share = ctx.cluster.groups.share
-    try:
-        share.check_alter(request.group_id)
-    except ClusterError as exc:
-        answer.update(error_code=exc.code, error_message=exc.message)
-        return answer
+    if (refused := refusal(request.group_id, ctx, share.check_alter)) is not None:
+        return refused
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": []}
     for t in request.topics:
         topic = ctx.cluster.topics.get(t.topic_name)
         partitions = []
