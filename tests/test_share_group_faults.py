@@ -30,6 +30,13 @@ def in_flight(kafka, group: str) -> tuple[InFlightRecord, ...]:
     return view.in_flight.get((TOPIC, 0), ()) if view is not None else ()
 
 
+def deliveries(kafka, group: str, member) -> list[tuple[str, int]]:
+    """Once every record of ``group`` is accepted: what ``member`` got, as (value, delivery
+    count), in the order it got them."""
+    wait_until(lambda: in_flight(kafka, group) == (), timeout=20, what="every record accepted")
+    return [(r["value"], r["deliveryCount"]) for r in member.stop() if "offset" in r]
+
+
 def test_the_share_group_view_shows_members_and_records_in_flight(kafka) -> None:
     group = new_group(kafka)
     produce(kafka, ["a", "b"])
@@ -83,7 +90,6 @@ def test_a_fenced_member_loses_its_records_to_the_others(kafka) -> None:
     assert line["deliveryCount"] == 2
 
 
-
 def test_a_lost_acknowledgement_redelivers_the_records(kafka) -> None:
     group = new_group(kafka)
     produce(kafka, ["a", "b"])
@@ -93,16 +99,11 @@ def test_a_lost_acknowledgement_redelivers_the_records(kafka) -> None:
                               mode="explicit") as member:
         lost.wait(1, timeout=60)
         member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
-        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
-                   what="every record accepted")
-        lines = member.stop()
-    records = [line for line in lines if "offset" in line]
-    assert [(r["value"], r["deliveryCount"]) for r in records] == [
-        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+        got = deliveries(kafka, group, member)
+    assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
     # the session's epoch did not move on either: the next ShareFetch is refused, the
     # consumer opens a new session, and the member's records are released to it again
     assert len(kafka.journal(api="ShareFetch", error="INVALID_SHARE_SESSION_EPOCH")) == 1
-
 
 
 def carries_acknowledgements(view: RequestView) -> bool:
@@ -119,12 +120,8 @@ def test_acknowledgements_lost_with_their_share_fetch_redeliver_the_records(kafk
     with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group) as member:
         lost.wait(1, timeout=60)
         member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
-        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
-                   what="every record accepted")
-        lines = member.stop()
-    records = [line for line in lines if "offset" in line]
-    assert [(r["value"], r["deliveryCount"]) for r in records] == [
-        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+        got = deliveries(kafka, group, member)
+    assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
 
 def test_a_refused_acknowledgement_redelivers_the_records_after_their_lock(kafka) -> None:
     group = new_group(kafka)
@@ -141,12 +138,8 @@ def test_a_refused_acknowledgement_redelivers_the_records_after_their_lock(kafka
             InFlightRecord(1, "Acquired", 1, holder.member_id))
         kafka.expire_share_locks(group)
         member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
-        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
-                   what="every record accepted")
-        lines = member.stop()
-    records = [line for line in lines if "offset" in line]
-    assert [(r["value"], r["deliveryCount"]) for r in records] == [
-        ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+        got = deliveries(kafka, group, member)
+    assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
 
 
 def test_a_share_fetch_answer_lost_after_acquiring_redelivers(kafka) -> None:
@@ -158,11 +151,8 @@ def test_a_share_fetch_answer_lost_after_acquiring_redelivers(kafka) -> None:
                               mode="explicit") as member:
         lost.wait(1, timeout=60)
         member.wait_for({"value": "b"}, timeout=30)
-        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
-                   what="every record accepted")
-        lines = member.stop()
-    records = [line for line in lines if "offset" in line]
-    assert [(r["value"], r["deliveryCount"]) for r in records] == [("a", 2), ("b", 2)]
+        got = deliveries(kafka, group, member)
+    assert got == [("a", 2), ("b", 2)]
     assert kafka.journal(api="ShareFetch")[0].outcome == "dropped"
 
 
@@ -179,9 +169,6 @@ def test_a_redelivery_storm_ends_with_every_record_processed_once(kafka) -> None
         storm.wait(3, timeout=60)
         wait_until(lambda: len(member.records()) >= len(values), timeout=30,
                    members=[member], what="every record processed")
-        wait_until(lambda: in_flight(kafka, group) == (), timeout=20,
-                   what="every record accepted")
-        lines = member.stop()
-    records = [line for line in lines if "offset" in line]
-    assert sorted(r["value"] for r in records) == sorted(values)
-    assert {r["deliveryCount"] for r in records} == {4}
+        got = deliveries(kafka, group, member)
+    assert sorted(value for value, _ in got) == sorted(values)
+    assert {count for _, count in got} == {4}
