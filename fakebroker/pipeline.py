@@ -349,7 +349,8 @@ class Pipeline:
     def _context(self, header: RequestHeader, peer: Peer) -> RequestContext:
         return RequestContext(self.cluster, self.broker, header, self.wait_for_append,
                               peer.host, peer.listener, peer.principal, peer.sasl,
-                              self._enforcement.authorizer if self._enforcement else None)
+                              self._enforcement.authorizer if self._enforcement else None,
+                              peer.connection_id)
 
     def _charge(self, header: RequestHeader, peer: Peer, size: int, response: Any,
                 busy_ns: int) -> tuple[Any, int]:
@@ -401,6 +402,12 @@ class Pipeline:
         if len(self._kept) >= MAX_KEPT_ANSWERS:
             self._kept.clear()
         self._kept[key] = kept
+
+    def connection_closed(self, peer: Peer) -> None:
+        """What a connection's end changes in the cluster: the share sessions it opened end,
+        their members' acquired records released (Kafka's share session cache forgets a
+        disconnected client's sessions)."""
+        self.cluster.groups.share.connection_closed((self.broker.id, peer.connection_id))
 
     def _journal(self, seq: int, wall_time: float, started: float, peer: Peer,
                  api_key: int, version: int, correlation_id: int, client_id: str | None,

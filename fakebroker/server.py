@@ -36,7 +36,8 @@ Guarantees:
 * A throttled answer (a fault's ``throttle_ms``) mutes the connection: its next answers wait
   that long after it (KIP-219).
 * When the peer closes its side, requests already read are still handled, and hung or held
-  ones end (``Peer.gone``).
+  ones end (``Peer.gone``). When a connection ends, however it ends, the pipeline is told
+  (``Pipeline.connection_closed``).
 * An idle broker parks every waiting fetch on one trio event; appends wake them.
 * ``stop()`` takes the broker down: it stops listening at once on every listener (a client
   connecting is refused) and drops every connection. On Linux its ports stay bound to it while
@@ -320,6 +321,7 @@ class BrokerServer:
         way out, since an await in a cancelled scope (the cluster stopping meanwhile) would
         raise ``Cancelled`` over it and lose it.
         """
+        peer = None
         try:
             try:
                 host = stream.socket.getpeername()[0]
@@ -339,6 +341,8 @@ class BrokerServer:
                 await self._read_requests(link, send, nursery)
         finally:
             stream.socket.close()
+            if peer is not None and "pipeline" in self.__dict__:  # it served a request
+                self.pipeline.connection_closed(peer)
 
     async def _handshake(self, stream: trio.SocketStream, endpoint: _Endpoint, peer: Peer
                          ) -> trio.SSLStream[trio.SocketStream] | None:

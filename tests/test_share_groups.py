@@ -2,7 +2,7 @@
 fake and on Apache Kafka 4.4 (``--kafka=both``): records acquired, acknowledged (ACCEPT,
 RELEASE, REJECT), redelivered with their delivery count, archived at the delivery limit,
 shared by several consumers of one partition, and redelivered to another member when a
-lock runs out.
+lock runs out or at once when its holder's connection closes (on the wire).
 
 Each test sets ``share.auto.offset.reset=earliest`` on its group first (IncrementalAlterConfigs
 on the GROUP resource), so records produced before the consumers start are delivered.
@@ -16,6 +16,8 @@ import tempfile
 
 import pytest
 
+from fakebroker.protocol.errors import ErrorCode
+from tests.bodies import batch, produce_body
 from tests.clients.java import run_harness
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
@@ -133,6 +135,64 @@ def test_an_expired_lock_redelivers_the_record_to_another_member(kafka) -> None:
             second.stop()
         first.kill()
     assert line["deliveryCount"] == 2
+
+
+def share_fetch(client: WireClient, group: str, member: str, topic_id, epoch: int):
+    """One ShareFetch of partition 0 (waiting up to 1 s for records)."""
+    return client.request("ShareFetch", 1, {
+        "group_id": group, "member_id": member, "share_session_epoch": epoch,
+        "max_wait_ms": 1000, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+        "batch_size": 100, "forgotten_topics_data": [], "topics": [{
+            "topic_id": topic_id, "partitions": [{"partition_index": 0,
+                                                  "acknowledgement_batches": []}]}]})
+
+
+def join_and_acquire(client: WireClient, group: str, member: str, topic_id
+                     ) -> list[tuple[int, int, int]]:
+    """Join ``group`` as ``member`` (ShareGroupHeartbeat until assigned), open a share session
+    and fetch until records are acquired: their (first, last, delivery count)."""
+    epoch = 0
+    for _ in range(100):
+        answer = client.request("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": member, "member_epoch": epoch,
+            "subscribed_topic_names": [ORPHANS] if epoch == 0 else None})
+        assert answer.error_code == 0, answer.error_message
+        epoch = answer.member_epoch
+        if answer.assignment and answer.assignment.topic_partitions:
+            break
+    for session_epoch in range(20):
+        answer = share_fetch(client, group, member, topic_id, session_epoch)
+        assert answer.error_code == 0, answer.error_message
+        acquired = [(r.first_offset, r.last_offset, r.delivery_count)
+                    for t in answer.responses for p in t.partitions for r in p.acquired_records]
+        if acquired:
+            return acquired
+    raise AssertionError(f"{member} acquired nothing")
+
+
+ORPHANS = "orphans"
+
+
+@pytest.mark.fake_kafka(topics={ORPHANS: 1})
+def test_a_closed_connection_ends_its_share_session_and_frees_its_records_at_once(kafka):
+    """Kafka forgets the share sessions of a client that disconnected and releases the records
+    its member held: another member acquires them at once (delivery count 2), long before
+    their 60 s lock or the 45 s member session would run out."""
+    group = new_group(kafka, **{"share.record.lock.duration.ms": "60000"})
+    address = kafka.bootstrap_servers.split(",")[0]
+    with WireClient(address) as client:
+        client.request("Produce", 9, produce_body(ORPHANS, 0, batch([b"a", b"b"])))
+        topic_id = client.request("Metadata", 12, {
+            "topics": [{"name": ORPHANS, "topic_id": None}],
+            "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}).topics[0].topic_id
+    with WireClient(address) as gone:
+        assert join_and_acquire(gone, group, "AAAAAAAAAAAAAAAAAAAAAQ", topic_id) == [(0, 1, 1)]
+    with WireClient(address) as other:
+        assert join_and_acquire(other, group, "AAAAAAAAAAAAAAAAAAAAAg", topic_id) == [(0, 1, 2)]
+        # the first member's session is gone with its connection
+        assert share_fetch(other, group, "AAAAAAAAAAAAAAAAAAAAAQ", topic_id, 2).error_code == \
+            ErrorCode.SHARE_SESSION_NOT_FOUND
 
 
 @pytest.mark.fake_kafka(overrides={"group.share.min.record.lock.duration.ms": "20000"})

@@ -33,6 +33,7 @@ class RequestContext:
     principal: str = ANONYMOUS  # who sent it ("User:alice"), as authenticated on its connection
     sasl: SaslConnection | None = None  # the connection's SASL exchange (SASL listeners)
     authorizer: Authorizer | None = None  # None: no authorizer, everything is allowed
+    connection_id: int = 0  # the number of the connection it came on, on its broker
 
     def allowed(self, operation: str, resource_type: str, name: str) -> bool:
         """Whether the principal may do ``operation`` (``"DESCRIBE"``) on the resource

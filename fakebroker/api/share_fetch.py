@@ -8,8 +8,8 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   carry acknowledgements: INVALID_REQUEST), a later request must carry the session's next
   epoch (INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND) and adds the
   partitions it names, ``forgotten_topics_data`` takes partitions out, -1 only acknowledges
-  and closes the session (the member's acquired records are released). These errors are the
-  whole request's, at the top level.
+  and closes the session (the member's acquired records are released), and so does the end
+  of the connection that opened it. These errors are the whole request's, at the top level.
 * Acknowledgements (per partition, applied first): ACCEPT, RELEASE, REJECT, GAP, RENEW; the
   result in ``acknowledge_error_code`` (INVALID_RECORD_STATE for records the member does not
   hold).
@@ -21,8 +21,8 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
   the current leader). Answered, as Kafka answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
-  request names (those it adds to the session). An error answer for the whole request has an
-  acquisition lock timeout of 0.
+  request adds to the session (a partition named again, already in it, is left out). An
+  error answer for the whole request has an acquisition lock timeout of 0.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         if epoch == 0:
             if acks:
                 raise ClusterError("INVALID_REQUEST")
-            session = share.open_session(group_id, member_id, named)
+            session = share.open_session(group_id, member_id, named,
+                                         (ctx.broker.id, ctx.connection_id))
         else:
             session = share.session(group_id, member_id, epoch)
     except ClusterError as exc:
@@ -91,9 +92,11 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         share.close_session(group_id, member_id)
         answer["responses"] = by_topic(answers)
         return answer
+    added = set(named)  # named and not in the session before: answered even with nothing
     if epoch != 0:
         forgotten = {(t.topic_id, p) for t in request.forgotten_topics_data
                      for p in t.partitions}
+        added -= set(session.partitions)
         session.partitions = [k for k in dict.fromkeys([*session.partitions, *named])
                               if k not in forgotten]
     wanted = list(session.partitions)
@@ -113,7 +116,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             for field in ("acknowledge_error_code", "acknowledge_error_message"):
                 fetched_answer[field] = answers[key][field]
         if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"] \
-                or (not found and key in named):
+                or (not found and key in added):
             answers[key] = fetched_answer
     answer["responses"] = by_topic(answers)
     if leaders:

@@ -20,8 +20,11 @@ ShareSessionCache, measured against Kafka 4.4:
   made at the group's first fetch of it, its start offset set by ``share.auto.offset.reset``.
 * A share session per (group, member): ShareFetch at epoch 0 opens it, each later request must
   carry the next epoch (INVALID_SHARE_SESSION_EPOCH), one with no session is
-  SHARE_SESSION_NOT_FOUND, -1 closes it. Closing the session, leaving the group or the
-  session timing out releases every record the member holds.
+  SHARE_SESSION_NOT_FOUND, -1 closes it. The connection that opened a session keeps it: when
+  that connection closes, the session ends (``connection_closed``), as Kafka's share session
+  cache forgets the sessions of a disconnected client. Closing the session, its connection
+  closing, leaving the group or the session timing out releases every record the member
+  holds (at once offered to the other members, its delivery count kept).
 * Configs: Kafka's broker limits (``SETTINGS``, Kafka's defaults) and each group's own
   ``share.*`` configs (IncrementalAlterConfigs on the GROUP resource), checked against them as
   Kafka checks them (``validate_group_config``).
@@ -169,10 +172,12 @@ class ShareMember:
 
 @dataclass
 class ShareSession:
-    """A member's share session on the broker: its next epoch and the partitions it fetches."""
+    """A member's share session on the broker: its next epoch, the partitions it fetches and
+    the connection that opened it (broker id, connection number)."""
 
     epoch: int = 1
     partitions: list[tuple[str, int]] = field(default_factory=list)
+    connection: tuple[int, int] | None = None
 
 
 @dataclass
@@ -351,13 +356,21 @@ class ShareGroupCoordinator:
     # -- share sessions ---------------------------------------------------------------------
 
     def open_session(self, group_id: str, member_id: str,
-                     partitions: Iterable[tuple[str, int]]) -> ShareSession:
+                     partitions: Iterable[tuple[str, int]],
+                     connection: tuple[int, int] | None = None) -> ShareSession:
         """Epoch 0: a new session (replacing the member's previous one, its records
-        released) with ``partitions``."""
+        released) with ``partitions``, kept by ``connection`` (broker id, connection
+        number)."""
         self.close_session(group_id, member_id)
         session = self.sessions[(group_id, member_id)] = ShareSession(
-            partitions=list(dict.fromkeys(partitions)))
+            partitions=list(dict.fromkeys(partitions)), connection=connection)
         return session
+
+    def connection_closed(self, connection: tuple[int, int]) -> None:
+        """End the sessions ``connection`` opened (their members' records released)."""
+        for group_id, member_id in [key for key, session in self.sessions.items()
+                                    if session.connection == connection]:
+            self.close_session(group_id, member_id)
 
     def session(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
         """The session a request at ``epoch`` (> 0, or -1 to close) continues; its epoch

@@ -912,10 +912,12 @@ def _share_groups(c: _Corpus) -> None:
             ("reject it, accept the last", "ShareFetch", newest_fetch,
              fetch(3, [(0, 0, 3), (3, 3, 1)], named=False)),
             ("nothing left", "ShareFetch", newest_fetch, fetch(4, [], named=False)),
+            ("nothing left, the partition named again", "ShareFetch", newest_fetch,
+             fetch(5, [])),
             ("an offset never delivered", "ShareAcknowledge", newest_ack,
-             acknowledge(5, [(9, 9, 1)])),
+             acknowledge(6, [(9, 9, 1)])),
             ("an offset accepted already", "ShareAcknowledge", newest_ack,
-             acknowledge(6, [(3, 3, 1)]))]:
+             acknowledge(7, [(3, 3, 1)]))]:
         c.add(api, version, body(version), case)
     for case, body in [("a session epoch from the future", fetch(9, [])),
                        ("no session", fetch(1, [], member="AAAAAAAAAAAAAAAAAAAABA")),
