@@ -44,7 +44,7 @@ from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
-from fakebroker.api.throttling import fetch_window_bytes
+from fakebroker.api.throttling import fetch_window_bytes, from_follower
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.records import down_convert
 from fakebroker.state.quotas import INT_MAX
@@ -89,9 +89,8 @@ def response_max_bytes(request: Any, ctx: RequestContext) -> int:
     consumer (not a follower) what its ``consumer_byte_rate`` allows in one quota window."""
     asked = request.max_bytes if ctx.version >= 3 else INT_MAX
     configured = int(ctx.cluster.broker_config("fetch.max.bytes", ctx.broker.id) or INT_MAX)
-    replica = request.replica_state.replica_id if ctx.version >= 15 else request.replica_id
-    window = INT_MAX if replica >= 0 else fetch_window_bytes(ctx.cluster, ctx.principal,
-                                                             ctx.header.client_id)
+    window = INT_MAX if from_follower(request, ctx.version) else fetch_window_bytes(
+        ctx.cluster, ctx.principal, ctx.header.client_id)
     return min(asked, configured, window)
 
 
