@@ -34,8 +34,8 @@ Behavior:
   entry at or past the end of the bytes read, else the log end offset:
   ``fakebroker.state.log``), so the client drops their records: an answer cut short lists
   those up to that bound, which may reach past what it holds, as Kafka's do; none from
-  the last stable offset on. read_uncommitted gets everything and a null list. The control batches
-  (markers) are returned as stored: clients skip them.
+  the last stable offset on. read_uncommitted gets everything and a null list. The control
+  batches (markers) are returned as stored: clients skip them.
 """
 
 from __future__ import annotations
