@@ -357,8 +357,12 @@ class Pipeline:
                 response: Any, busy_ns: int) -> tuple[Any, int]:
         """Charge a request to its client's quotas (``fakebroker.api.throttling``), on
         trio's clock (the one the connection's mute waits on): the answer to send and the ms
-        to throttle the connection."""
+        to throttle the connection. A SASL connection's requests before it is authenticated
+        are not charged: Kafka's authenticator answers them, not its request handlers."""
         from fakebroker.api.throttling import throttle
+
+        if peer.gated and (peer.sasl is None or not peer.sasl.authenticated):
+            return response, 0
 
         return throttle(self.cluster, header.api_key, header.api_version, peer.principal,
                         header.client_id, request, size, response, busy_ns,

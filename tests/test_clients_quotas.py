@@ -201,3 +201,34 @@ def test_a_long_polling_consumer_is_not_charged_for_its_waiting(
                                  "client.id": client_id, "fetch.wait.max.ms": 500},
                                 client_id, 4)
     assert (read, max(windows)) == (0, 0), windows
+
+
+@pytest.mark.fake_kafka(**SECURE)
+def test_the_sasl_exchange_is_not_charged_to_the_request_quota(
+        kafka: Any, client_id: str) -> None:
+    """Kafka's authenticator, not its request handlers, answers a SASL connection until it
+    is authenticated: over a request quota of 0.00001 percent, the ApiVersions before the
+    login is answered with no throttle time and the login goes on at once; the first
+    request after it is charged (the quota's one-window 1000 ms)."""
+    from tests.security import PASSWORDS, ScramClient
+    from tests.wire import WireClient
+
+    java_alter(kafka, f"client-id={client_id}", sets=("request_percentage=0.00001",))
+    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
+    with WireClient(kafka.listeners["SASL_PLAINTEXT"], client_id=client_id) as client:
+        started = time.monotonic()
+        versions = client.request("ApiVersions", 3, {"client_software_name": "wire",
+                                                     "client_software_version": "1"})
+        scram = ScramClient("SCRAM-SHA-512", "admin", PASSWORDS["admin"])
+        assert client.request("SaslHandshake", 1, {"mechanism": "SCRAM-SHA-512"}
+                              ).error_code == 0
+        first = client.request("SaslAuthenticate", 2, {"auth_bytes": scram.first()})
+        final = client.request("SaslAuthenticate", 2,
+                               {"auth_bytes": scram.final(first.auth_bytes)})
+        login_took = time.monotonic() - started
+        metadata = client.request("Metadata", 12, {
+            "topics": [], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False})
+    assert (versions.error_code, versions.throttle_time_ms, final.error_code) == (0, 0, 0)
+    assert login_took < 0.5, f"the login took {login_took:.2f} s"
+    assert metadata.throttle_time_ms == 1000

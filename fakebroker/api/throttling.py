@@ -16,7 +16,9 @@ Guarantees, as Kafka 4.4:
   purgatory (``fakebroker.pipeline`` measures it).
 * Exempt, as in ``KafkaApis``: the request time of an acks=0 Produce (its bytes still
   count), a follower's Fetch (``replica_id`` >= 0: neither quota) and WriteTxnMarkers (an
-  inter-broker request), which are never throttled for it.
+  inter-broker request), which are never throttled for it; and (the pipeline's check) a
+  SASL connection's requests before it is authenticated, which Kafka's authenticator
+  answers, not its request handlers.
 * The throttle time is the largest any of them calls for (``fakebroker.state.quotas``):
   it is written in the answer's ``throttle_time_ms`` (beside a fault's, the larger wins)
   and the connection is muted that long after the answer (KIP-219), an acks=0 Produce's
