@@ -176,9 +176,15 @@ def broker_configs_section() -> str:
             "`FakeKafka(overrides={\"message.max.bytes\": 2000})`, the marker's "
             "`overrides=`, or `overrides = {\"message.max.bytes\" = 2000}` in a scenario's "
             "`[cluster]`. Each value is checked by Kafka's validator; an unknown key is "
-            "refused. DescribeConfigs reports them as STATIC_BROKER_CONFIG; the dynamic ones "
-            "can be changed at run time by IncrementalAlterConfigs (the cluster default or "
-            "one broker), and take effect at once. A config a named setting stands for sets "
+            "refused. DescribeConfigs reports them as STATIC_BROKER_CONFIG, for the broker "
+            "and where a topic's or a group's config not set on it takes its value from "
+            "them (`log.retention.ms` for a topic's `retention.ms`, "
+            "`group.consumer.session.timeout.ms` for a group's "
+            "`consumer.session.timeout.ms`, `group.share.record.lock.duration.ms` for "
+            "`share.record.lock.duration.ms`...), the override and Kafka's default in its "
+            "synonyms; the dynamic ones can be changed at run time by "
+            "IncrementalAlterConfigs (the cluster default or one broker), and take effect at "
+            "once. A config a named setting stands for sets "
             "that setting" + (f"; so do {', '.join(map(_code, others))}" if others else "")
             + ".\n\n" + _table(("config", "type", "default", "valid values", "update",
                                 "what it changes"), rows))

@@ -64,8 +64,9 @@ import inspect
 import logging
 import struct
 import time
+import types
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -189,7 +190,7 @@ class Pipeline:
             throttle_ms = 0
             if self.cluster.throttling:
                 response, throttle_ms = self._charge(
-                    header, peer, len(frame), response,
+                    header, peer, request, len(frame), response,
                     round((time.perf_counter() - started) * 1e9))
             if response is None:
                 outcome = "no answer"
@@ -249,7 +250,8 @@ class Pipeline:
                     request_targets(api_key, version, allowed, self._topic_name), handle))
             throttle_ms = seam.throttle_ms
             if self.cluster.throttling:
-                response, charged = self._charge(header, peer, len(frame), response, busy[0])
+                response, charged = self._charge(header, peer, request, len(frame), response,
+                                                 busy[0])
                 throttle_ms = max(throttle_ms, charged)
             if response is None:
                 outcome = "no answer"
@@ -352,15 +354,19 @@ class Pipeline:
                               self._enforcement.authorizer if self._enforcement else None,
                               peer.connection_id)
 
-    def _charge(self, header: RequestHeader, peer: Peer, size: int, response: Any,
-                busy_ns: int) -> tuple[Any, int]:
+    def _charge(self, header: RequestHeader, peer: Peer, request: Any, size: int,
+                response: Any, busy_ns: int) -> tuple[Any, int]:
         """Charge a request to its client's quotas (``fakebroker.api.throttling``), on
         trio's clock (the one the connection's mute waits on): the answer to send and the ms
-        to throttle the connection."""
+        to throttle the connection. A SASL connection's requests before it is authenticated
+        are not charged: Kafka's authenticator answers them, not its request handlers."""
         from fakebroker.api.throttling import throttle
 
+        if peer.gated and (peer.sasl is None or not peer.sasl.authenticated):
+            return response, 0
+
         return throttle(self.cluster, header.api_key, header.api_version, peer.principal,
-                        header.client_id, size, response, busy_ns,
+                        header.client_id, request, size, response, busy_ns,
                         int(trio.current_time() * 1000))
 
     def _refusals(self, api_key: int, version: int, request: Any, targets: list[Target],
@@ -435,15 +441,46 @@ class Pipeline:
 
 
 async def _handle(context: RequestContext, busy: list[int], request: Any) -> Any:
-    """Run the request's handler on ``request``: its answer body (awaited if it waits); the
-    ns a plain handler took are added to ``busy[0]``."""
-    api_key = context.header.api_key
+    """Run the request's handler on ``request``: its answer body (awaited if it waits). The
+    ns the handler works before it first parks (all of it, if it never does) are added to
+    ``busy[0]``: what Kafka charges a request's ``request_percentage`` quota with, its
+    handler thread's time up to handing a waiting request to purgatory (a long-polling
+    Fetch, a JoinGroup at the barrier, a SyncGroup waiting for the leader), not its wait."""
     started = time.perf_counter_ns()
-    response: Any = HANDLERS[api_key](request, context)
-    if not _PLAIN_HANDLERS[api_key]:
-        return await response
+    response: Any = HANDLERS[context.header.api_key](request, context)
+    if inspect.iscoroutine(response):
+        return await _parked_after(response, busy, started)
     busy[0] += time.perf_counter_ns() - started
     return response
+
+
+@types.coroutine
+def _parked_after(handler: Coroutine[Any, Any, Any], busy: list[int], started: int
+                  ) -> Generator[Any, Any, Any]:
+    """Await ``handler`` (as ``await handler`` would), adding to ``busy[0]`` the ns from
+    ``started`` until it first yields to trio (parks) or returns."""
+    try:
+        trap = handler.send(None)
+    except StopIteration as done:
+        return done.value
+    finally:
+        busy[0] += time.perf_counter_ns() - started
+    while True:
+        try:
+            sent = yield trap
+        except GeneratorExit:
+            handler.close()
+            raise
+        except BaseException as exc:  # trio throws in what the coroutine must raise
+            try:
+                trap = handler.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                trap = handler.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def _target_text(target: Target) -> str:

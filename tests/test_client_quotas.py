@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.errors import error_name as kafka_error_name
-from tests.bodies import batch, fetch_body, produce_body
+from tests.bodies import batch, fetch_body, join_body, produce_body
 from tests.real_cluster import wait_for
 from tests.wire import WireClient
 
@@ -286,3 +286,100 @@ def test_a_consumer_over_its_byte_rate_is_throttled_with_an_empty_fetch(
     assert all(len(a.responses[0].partitions[0].records) > 30000 for a in answers[:3])
     assert all(1000 <= t <= 3000 for t in throttles[3:]), throttles
     assert [a.responses for a in answers[3:]] == [[], []]
+
+
+def request_quota(client: WireClient, app: str, percent: float) -> None:
+    """Hold client-id ``app`` to ``request_percentage`` = ``percent``, once it applies."""
+    assert alter(client, [((("client-id", app),), {"request_percentage": percent})]) == [
+        ((("client-id", app),), "NONE", None)]
+    described(client, [("client-id", EXACT, app)],
+              {frozenset({("client-id", app)}): {"request_percentage": percent}})
+
+
+def sync_body(group: str, generation: int, member_id: str,
+              assignments: Sequence[str] = ()) -> dict[str, Any]:
+    return {"group_id": group, "generation_id": generation, "member_id": member_id,
+            "protocol_type": "consumer", "protocol_name": "range",
+            "assignments": [{"member_id": m, "assignment": b"\x00\x00"} for m in assignments]}
+
+
+def test_a_client_over_its_request_quota_is_throttled_on_fetch_join_and_sync_too(
+        kafka: Any, client: WireClient) -> None:
+    """A request quota of 0.00001 percent (a microsecond of handler time in 10 s): the
+    handling of a Fetch, a JoinGroup and a SyncGroup goes over it, and each answer carries
+    the request quota's bound, one window (1000 ms); the throttled Fetch gets no data."""
+    app = a_name("app")
+    kafka.create_topic(app, partitions=1)
+    client.request("Produce", 9, produce_body(app, 0, batch([b"x"])))
+    request_quota(client, app, 0.00001)
+    group = a_name("group")
+    with WireClient(kafka.bootstrap_servers, client_id=app, timeout=30) as consumer:
+        fetched = consumer.request("Fetch", 12, fetch_body(app, 0, 0))
+        found = consumer.request("FindCoordinator", 3, {"key": group, "key_type": 0})
+    with WireClient(f"{found.host}:{found.port}", client_id=app, timeout=30) as member:
+        required = member.request("JoinGroup", 9, join_body(group=group))
+        joined = member.request("JoinGroup", 9, join_body(required.member_id, group=group))
+        synced = member.request("SyncGroup", 5, sync_body(
+            group, joined.generation_id, joined.member_id, [joined.member_id]))
+    assert (fetched.throttle_time_ms, fetched.responses) == (1000, [])
+    assert (required.error_code, required.throttle_time_ms) == (
+        ErrorCode.MEMBER_ID_REQUIRED, 1000)
+    assert (joined.error_code, joined.throttle_time_ms) == (0, 1000)
+    assert (synced.error_code, synced.throttle_time_ms) == (0, 1000)
+
+
+def test_waiting_is_not_charged_to_the_request_quota(kafka: Any, client: WireClient) -> None:
+    """A request quota of 1 percent (100 ms of handler time in 10 s) holds a client whose
+    Fetches long-poll 400 ms each, whose JoinGroup waits 400 ms at the barrier for the other
+    member and whose SyncGroup waits 400 ms for the leader's: Kafka charges a request its
+    handler's work, not its time parked in purgatory, so none of them is throttled."""
+    app = a_name("app")
+    group = a_name("group")
+    kafka.create_topic(app, partitions=1)
+    request_quota(client, app, 1.0)
+    found = client.request("FindCoordinator", 3, {"key": group, "key_type": 0})
+    home = f"{found.host}:{found.port}"
+    with WireClient(kafka.bootstrap_servers, client_id=app, timeout=30) as consumer:
+        polls = [consumer.request("Fetch", 12, fetch_body(app, 0, 0, max_wait_ms=400))
+                 for _ in range(4)]
+    with WireClient(home, client_id=app, timeout=30) as leader, \
+            WireClient(home, client_id=app, timeout=30) as follower:
+        first = leader.request("JoinGroup", 9, join_body(group=group))
+        first = leader.request("JoinGroup", 9, join_body(first.member_id, group=group))
+        leader.request("SyncGroup", 5, sync_body(group, first.generation_id, first.member_id,
+                                                 [first.member_id]))
+        second = follower.request("JoinGroup", 9, join_body(group=group))
+        follower.send("JoinGroup", 9, join_body(second.member_id, group=group))
+        time.sleep(0.4)  # the follower waits at the barrier for the leader to rejoin
+        rejoined = leader.request("JoinGroup", 9, join_body(first.member_id, group=group))
+        _, joined = follower.receive("JoinGroup", 9)
+        follower.send("SyncGroup", 5, sync_body(group, joined.generation_id, joined.member_id))
+        time.sleep(0.4)  # the follower waits for the leader's assignment
+        synced = leader.request("SyncGroup", 5, sync_body(
+            group, rejoined.generation_id, rejoined.member_id,
+            [rejoined.member_id, joined.member_id]))
+        _, assigned = follower.receive("SyncGroup", 5)
+    assert [(p.throttle_time_ms, p.responses[0].partitions[0].records) for p in polls] == [
+        (0, b"")] * 4
+    assert (rejoined.error_code, joined.error_code, synced.error_code,
+            assigned.error_code) == (0, 0, 0, 0)
+    assert [a.throttle_time_ms for a in (rejoined, joined, synced, assigned)] == [0] * 4
+
+
+def test_an_acks_0_produce_is_exempt_from_the_request_quota(
+        kafka: Any, client: WireClient) -> None:
+    """Kafka charges an acks=0 Produce no request time: over a request quota of 0.00001
+    percent, the Metadata sent after one is answered at once (with the quota's one-window
+    throttle time), where a charged Produce would have muted the connection a second."""
+    app = a_name("app")
+    kafka.create_topic(app, partitions=1)
+    request_quota(client, app, 0.00001)
+    with WireClient(kafka.bootstrap_servers, client_id=app, timeout=30) as producer:
+        producer.send("Produce", 9, produce_body(app, 0, batch([b"x"]), acks=0))
+        started = time.monotonic()
+        answer = producer.request("Metadata", 12, {
+            "topics": [], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False})
+        took = time.monotonic() - started
+    assert answer.throttle_time_ms == 1000
+    assert took < 0.5, f"the Metadata after an acks=0 Produce waited {took:.2f} s"

@@ -140,3 +140,95 @@ def test_a_users_quota_holds_its_authenticated_connections_only(
     took, throttle = produce_in_waves(
         {"bootstrap.servers": kafka.bootstrap_servers, "client.id": client_id}, client_id, 13)
     assert throttle == 0, took
+
+
+def consume_for(config: dict[str, Any], topic: str, seconds: float) -> tuple[int, list[int]]:
+    """Read partition 0 of ``topic`` from the start for ``seconds`` with confluent-kafka (no
+    group: Fetch requests only, once started): the records read, and the longest throttle
+    time its statistics reported in each half-second window."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    windows: list[int] = []
+
+    def statistics(text: str) -> None:
+        windows.append(max((b["throttle"]["max"] for b in json.loads(text)["brokers"].values()),
+                           default=0))
+
+    consumer = Consumer({**config, "group.id": "unused", "enable.auto.commit": False,
+                         "statistics.interval.ms": 500, "stats_cb": statistics,
+                         "log_level": 3})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    read = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            read += 1
+    consumer.close()
+    return read, windows
+
+
+def test_a_consumer_over_its_request_quota_is_throttled_on_its_fetches(
+        kafka: Any, client_id: str) -> None:
+    """A request quota of 0.00001 percent (a microsecond of handler time in 10 s): once the
+    consumer only fetches (its statistics' later windows), its Fetch answers carry the
+    request quota's bound, a 1000 ms throttle, a fetch a second; and as each is over the
+    quota, each is answered without records: the consumer reads nothing."""
+    from confluent_kafka import Producer
+
+    kafka.create_topic(client_id, partitions=1)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for _ in range(3):
+        producer.produce(client_id, b"x")
+    assert producer.flush(30) == 0
+    del producer
+    java_alter(kafka, f"client-id={client_id}", sets=("request_percentage=0.00001",))
+    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
+    read, windows = consume_for({"bootstrap.servers": kafka.bootstrap_servers,
+                                 "client.id": client_id, "fetch.wait.max.ms": 100},
+                                client_id, 5)
+    assert (read, max(windows[4:])) == (0, 1000), windows
+
+
+def test_a_long_polling_consumer_is_not_charged_for_its_waiting(
+        kafka: Any, client_id: str) -> None:
+    """A request quota of 2 percent (200 ms of handler time in 10 s) and Fetches that wait
+    500 ms each on an idle partition: waiting is not work, the consumer is never throttled."""
+    kafka.create_topic(client_id, partitions=1)
+    java_alter(kafka, f"client-id={client_id}", sets=("request_percentage=2",))
+    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
+    read, windows = consume_for({"bootstrap.servers": kafka.bootstrap_servers,
+                                 "client.id": client_id, "fetch.wait.max.ms": 500},
+                                client_id, 4)
+    assert (read, max(windows)) == (0, 0), windows
+
+
+@pytest.mark.fake_kafka(**SECURE)
+def test_the_sasl_exchange_is_not_charged_to_the_request_quota(
+        kafka: Any, client_id: str) -> None:
+    """Kafka's authenticator, not its request handlers, answers a SASL connection until it
+    is authenticated: over a request quota of 0.00001 percent, the ApiVersions before the
+    login is answered with no throttle time and the login goes on at once; the first
+    request after it is charged (the quota's one-window 1000 ms)."""
+    from tests.security import PASSWORDS, ScramClient
+    from tests.wire import WireClient
+
+    java_alter(kafka, f"client-id={client_id}", sets=("request_percentage=0.00001",))
+    wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")
+    with WireClient(kafka.listeners["SASL_PLAINTEXT"], client_id=client_id) as client:
+        started = time.monotonic()
+        versions = client.request("ApiVersions", 3, {"client_software_name": "wire",
+                                                     "client_software_version": "1"})
+        scram = ScramClient("SCRAM-SHA-512", "admin", PASSWORDS["admin"])
+        assert client.request("SaslHandshake", 1, {"mechanism": "SCRAM-SHA-512"}
+                              ).error_code == 0
+        first = client.request("SaslAuthenticate", 2, {"auth_bytes": scram.first()})
+        final = client.request("SaslAuthenticate", 2,
+                               {"auth_bytes": scram.final(first.auth_bytes)})
+        login_took = time.monotonic() - started
+        metadata = client.request("Metadata", 12, {
+            "topics": [], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False})
+    assert (versions.error_code, versions.throttle_time_ms, final.error_code) == (0, 0, 0)
+    assert login_took < 0.5, f"the login took {login_took:.2f} s"
+    assert metadata.throttle_time_ms == 1000

@@ -29,9 +29,16 @@ OVERRIDES = {"num.partitions": 3, "message.max.bytes": 2000, "log.retention.ms":
              "group.consumer.min.heartbeat.interval.ms": 1000}
 overridden = pytest.mark.fake_kafka(topics={"orders": 1}, overrides=OVERRIDES)
 
-TOPIC, BROKER = 2, 4
+GROUP_OVERRIDES = {"group.consumer.session.timeout.ms": 50000,
+                   "group.share.record.lock.duration.ms": 20000,
+                   "group.share.delivery.count.limit": 4,
+                   "group.streams.num.standby.replicas": 1,
+                   "group.consumer.assignment.interval.ms": 500}
+group_overridden = pytest.mark.fake_kafka(overrides=GROUP_OVERRIDES)
+
+TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE = 0, 1
-DYNAMIC_DEFAULT, STATIC, DEFAULT = 3, 4, 5
+DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, DEFAULT, DYNAMIC_GROUP = 2, 3, 4, 5, 8
 MESSAGE_TOO_LARGE, INVALID_SESSION_TIMEOUT, NOT_ENOUGH_REPLICAS, INVALID_REQUEST = 10, 26, 19, 42
 
 
@@ -171,6 +178,77 @@ def test_a_consumer_group_member_is_given_the_heartbeat_interval(client):
 def test_acks_all_needs_no_more_in_sync_replicas_than_the_partition_has(client):
     # min.insync.replicas=2 on a topic of one replica: Kafka's effective min ISR is 1
     assert produce_error(client, 10, acks=-1) == 0
+
+
+@group_overridden
+def test_a_groups_config_defaults_follow_the_overridden_broker_configs(client):
+    """A group config not set on the group takes the broker config backing it: an override
+    (STATIC_BROKER_CONFIG, the default after it in the synonyms) or Kafka's default."""
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    assert described(client, GROUP, group, "consumer.session.timeout.ms",
+                     "share.record.lock.duration.ms", "share.delivery.count.limit",
+                     "streams.num.standby.replicas", "share.session.timeout.ms",
+                     "share.auto.offset.reset") == {
+        "consumer.session.timeout.ms": ("50000", STATIC, False, [
+            ("group.consumer.session.timeout.ms", "50000", STATIC),
+            ("group.consumer.session.timeout.ms", "45000", DEFAULT)]),
+        "share.record.lock.duration.ms": ("20000", STATIC, False, [
+            ("group.share.record.lock.duration.ms", "20000", STATIC),
+            ("group.share.record.lock.duration.ms", "30000", DEFAULT)]),
+        "share.delivery.count.limit": ("4", STATIC, False, [
+            ("group.share.delivery.count.limit", "4", STATIC),
+            ("group.share.delivery.count.limit", "5", DEFAULT)]),
+        "streams.num.standby.replicas": ("1", STATIC, False, [
+            ("group.streams.num.standby.replicas", "1", STATIC),
+            ("group.streams.num.standby.replicas", "0", DEFAULT)]),
+        "share.session.timeout.ms": ("45000", DEFAULT, False, [
+            ("group.share.session.timeout.ms", "45000", DEFAULT)]),
+        "share.auto.offset.reset": ("latest", DEFAULT, False, [
+            ("share.auto.offset.reset", "latest", DEFAULT)]),
+    }
+
+
+@group_overridden
+def test_a_groups_config_comes_from_the_group_then_the_brokers_dynamic_and_static_configs(
+        client):
+    """Set on the group (DYNAMIC_GROUP_CONFIG) before the broker's: its own dynamic config
+    (DYNAMIC_BROKER_CONFIG), the cluster's dynamic default, the static override, Kafka's
+    default, each listed in the synonyms."""
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    broker = broker_id(client)
+
+    def alter(operation: int, value: str | None, group_value: str | None) -> None:
+        answer = client.request("IncrementalAlterConfigs", 1, {"resources": [
+            {"resource_type": BROKER, "resource_name": broker, "configs": [
+                {"name": "group.consumer.assignment.interval.ms",
+                 "config_operation": operation, "value": value}]},
+            {"resource_type": BROKER, "resource_name": "", "configs": [
+                {"name": "group.streams.assignment.interval.ms",
+                 "config_operation": operation, "value": value}]},
+            {"resource_type": GROUP, "resource_name": group, "configs": [
+                {"name": "consumer.session.timeout.ms", "config_operation": operation,
+                 "value": group_value}]}], "validate_only": False})
+        assert [r.error_code for r in answer.responses] == [0, 0, 0]
+
+    alter(SET, "700", "55000")
+    try:
+        expected = {
+            "consumer.session.timeout.ms": ("55000", DYNAMIC_GROUP, False, [
+                ("consumer.session.timeout.ms", "55000", DYNAMIC_GROUP),
+                ("group.consumer.session.timeout.ms", "50000", STATIC),
+                ("group.consumer.session.timeout.ms", "45000", DEFAULT)]),
+            "consumer.assignment.interval.ms": ("700", DYNAMIC_BROKER, False, [
+                ("group.consumer.assignment.interval.ms", "700", DYNAMIC_BROKER),
+                ("group.consumer.assignment.interval.ms", "500", STATIC),
+                ("group.consumer.assignment.interval.ms", "1000", DEFAULT)]),
+            "streams.assignment.interval.ms": ("700", DYNAMIC_DEFAULT, False, [
+                ("group.streams.assignment.interval.ms", "700", DYNAMIC_DEFAULT),
+                ("group.streams.assignment.interval.ms", "1000", DEFAULT)]),
+        }
+        eventually(lambda: described(client, GROUP, group, *expected) == expected,
+                   "the group and broker configs applied")
+    finally:
+        alter(DELETE, None, None)
 
 
 @pytest.mark.fake_only("takes brokers down: the real broker has one node")

@@ -138,3 +138,22 @@ def test_a_truncated_transaction_is_forgotten_with_its_records():
     transactional(log, [b"c"], producer_id=8)
     log.truncate_to(1)
     assert (log.ongoing, log.aborted, log.last_stable_offset) == ({}, [], 1)
+
+
+def test_the_offset_index_has_an_entry_per_4096_bytes_as_kafkas_segment_writes_it():
+    """Kafka's segment indexes the first batch appended after more than 4,096 bytes since
+    its last entry (the batch's last offset, its position); ``upper_bound`` finds the first
+    entry at or past a position, else the log end; truncation drops the entries past it."""
+    log = PartitionLog()
+    for _ in range(10):
+        append(log, [b"x" * 1000, b"y"])
+    size = len(log.batches[0].data)
+    assert log.positions == [k * size for k in range(10)]
+    after = 4096 // size + 1  # batches before the first entry: more than 4096 bytes
+    assert log.index == [(2 * after + 1, after * size), (4 * after + 1, 2 * after * size)]
+    assert log.upper_bound(1) == 2 * after + 1
+    assert log.upper_bound(after * size + 1) == 4 * after + 1
+    assert log.upper_bound(log.size) == log.log_end_offset == 20
+    assert log.position_of(3) == size and log.position_of(20) == log.size
+    log.truncate_to(2 * after + 2)
+    assert (log.index, log.size) == ([(2 * after + 1, after * size)], (after + 1) * size)

@@ -561,3 +561,56 @@ def test_transaction_version_1_finalized_at_run_time_still_lets_v2_requests_add(
                     if t.topic == "orders"] == [("orders", [0])]
     finally:
         set_transaction_version(kafka, 2)
+
+
+def aborted_one_by_one(kafka, topic: str, count: int, size: int) -> None:
+    """``count`` transactions of one producer, each one record of ``size`` bytes (a 1,071
+    byte batch for 1,000, stamped now) aborted before the next: record 2k, marker 2k + 1."""
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        for k in range(count):
+            eventually(lambda: add_partitions(client, txn_id, pid, epoch, {topic: [0]})
+                       == {(topic, 0): 0}, "the partition added (Kafka ends the last abort)")
+            records = encode_batch([(b"k", b"x" * size, [], int(time.time() * 1000))],
+                                   producer_id=pid, producer_epoch=epoch, base_sequence=k,
+                                   transactional=True)
+            body = dict(produce_body(topic, 0, records), transactional_id=txn_id)
+            assert broker.request("Produce", 9, body).responses[0].partition_responses[0]\
+                .error_code == 0
+            assert retried(client, "EndTxn", 4, {"transactional_id": txn_id, "producer_id": pid,
+                                                 "producer_epoch": epoch, "committed": False}
+                           ).error_code == 0
+            eventually(lambda marked=2 * k + 2: committed_fetch(
+                broker, topic, 0, 1 << 20).last_stable_offset == marked, "the abort marker")
+
+
+def committed_fetch(client: WireClient, topic: str, offset: int, limit: int):
+    body = fetch_body(topic, 0, offset)
+    body["isolation_level"] = READ_COMMITTED
+    body["topics"][0]["partitions"][0]["partition_max_bytes"] = limit
+    return client.request("Fetch", 12, body).responses[0].partitions[0]
+
+
+def test_read_committed_lists_the_aborts_up_to_the_offset_index_entry_past_its_bytes(kafka):
+    """Kafka bounds the aborted transactions of a read_committed answer with its sparse
+    offset index (an entry every 4,096 bytes appended: the offset 7 batch at byte 4518, 15
+    at 9114, 23 at 13710, 31 at 18306 for 16 aborted records of 1,149 bytes with their
+    markers): it lists those ending at or after the fetch offset and starting before the
+    first entry at or past the end of the bytes it read (a cut-short batch's included),
+    else before the log end: so a cut answer is told of the aborts up to that entry."""
+    topic = f"aborts-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, partitions=1)
+    aborted_one_by_one(kafka, topic, 16, 1000)
+    with WireClient(kafka.bootstrap_servers) as broker:
+        answers = {(offset, limit): committed_fetch(broker, topic, offset, limit)
+                   for offset, limit in [(0, 2500), (8, 500), (24, 9000), (32, 9000)]}
+    assert {asked: (len(a.records if isinstance(a.records, bytes) else b"".join(a.records)),
+                    [t.first_offset for t in a.aborted_transactions])
+            for asked, a in answers.items()} == {
+        (0, 2500): (2500, [0, 2, 4, 6]),  # cut in record 4: bound by the entry (7, 4518)
+        (8, 500): (1071, [8, 10, 12, 14]),  # its first batch whole, from 4596: (15, 9114)
+        (24, 9000): (4596, [24, 26, 28, 30]),  # to the end, past the last entry: the log end
+        (32, 9000): (0, []),  # at the last stable offset: none
+    }

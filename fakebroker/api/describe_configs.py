@@ -21,8 +21,10 @@ Behavior (a new Kafka 4.4 cluster's answers):
   lists the cluster's dynamic defaults. Broker loggers (type 8): none.
 * Group resources (type 32): every group config of Kafka 4.4, existing group or not, those
   set on the group (IncrementalAlterConfigs) with source DYNAMIC_GROUP_CONFIG (8), the others
-  DEFAULT_CONFIG, each default's synonym the broker config backing it
-  (``fakebroker.state.group_configs``).
+  from the broker config backing each (``fakebroker.state.group_configs``) as this broker
+  runs with it: its dynamic config, the cluster's dynamic default, the static config (an
+  override it started with), else DEFAULT_CONFIG; the synonyms list each of those set, then
+  the default.
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
@@ -135,20 +137,25 @@ def cluster_default_entries(names: list[str] | None, synonyms: bool = False,
 
 
 def group_config_entries(configs: dict[str, str], names: list[str] | None,
-                         synonyms: bool = False) -> list[dict[str, Any]]:
-    """Every group config of a group (whether or not it exists) with the values set on it
-    (DYNAMIC_GROUP_CONFIG), the others at Kafka's default; the synonyms name the broker
-    config backing each default."""
+                         synonyms: bool = False,
+                         layers: list[tuple[dict[str, str], int]] | None = None
+                         ) -> list[dict[str, Any]]:
+    """Every group config of a group (whether or not it exists), each from the first of:
+    set on the group (DYNAMIC_GROUP_CONFIG), the broker config backing it in the broker's
+    ``layers`` (its dynamic configs, the cluster's dynamic defaults, the static configs:
+    values and source, highest first), Kafka's default; the synonyms list them all, as
+    Kafka 4.4 describes them (measured)."""
     from fakebroker.state.group_configs import DYNAMIC_GROUP_CONFIG, GROUP_CONFIGS
 
     entries = []
     for d in GROUP_CONFIGS:
         if names is not None and d.name not in names:
             continue
-        chain: list[tuple[str, str | None, int]] = []
+        synonym = d.synonym or d.name
+        chain = [link for link in synonym_chain(synonym, layers or [])
+                 if link[2] != DEFAULT_CONFIG] + [(synonym, d.default, DEFAULT_CONFIG)]
         if d.name in configs:
-            chain.append((d.name, configs[d.name], DYNAMIC_GROUP_CONFIG))
-        chain.append((d.synonym or d.name, d.default, DEFAULT_CONFIG))
+            chain.insert(0, (d.name, configs[d.name], DYNAMIC_GROUP_CONFIG))
         _, value, source = chain[0]
         entries.append(_entry(d, value, source, False, chain if synonyms else []))
     return entries
@@ -195,9 +202,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     ctx.cluster.broker_configs.get(ctx.broker.id),
                     ctx.cluster.default_broker_configs)
         elif resource.resource_type == GROUP:
+            cluster = ctx.cluster
             result["configs"] = group_config_entries(
-                ctx.cluster.groups.share.configs.get(resource.resource_name, {}), names,
-                request.include_synonyms)
+                cluster.groups.share.configs.get(resource.resource_name, {}), names,
+                request.include_synonyms, [
+                    (cluster.broker_configs.get(ctx.broker.id, {}), DYNAMIC_BROKER_CONFIG),
+                    (cluster.default_broker_configs, DYNAMIC_DEFAULT_BROKER_CONFIG),
+                    (cluster.static_broker_configs, STATIC_BROKER_CONFIG)])
         elif resource.resource_type != BROKER_LOGGER:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")

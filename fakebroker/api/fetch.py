@@ -29,8 +29,12 @@ Behavior:
 * No fetch sessions: session_id 0 is answered, so clients keep sending full fetches.
 * read_committed (isolation level 1): only batches below the last stable offset (the first
   offset of the earliest open transaction) are returned, and ``aborted_transactions`` lists
-  the aborted transactions (producer id, first offset) overlapping what is returned, so the
-  client drops their records; read_uncommitted gets everything and a null list. The control
+  the aborted transactions (producer id, first offset) ending at or after the fetch offset
+  and starting before an upper bound Kafka takes from its sparse offset index (the first
+  entry at or past the end of the bytes read, else the log end offset:
+  ``fakebroker.state.log``), so the client drops their records: an answer cut short lists
+  those up to that bound, which may reach past what it holds, as Kafka's do; none from
+  the last stable offset on. read_uncommitted gets everything and a null list. The control
   batches (markers) are returned as stored: clients skip them.
 """
 
@@ -44,7 +48,7 @@ from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
-from fakebroker.api.throttling import fetch_window_bytes
+from fakebroker.api.throttling import fetch_window_bytes, from_follower
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.records import down_convert
 from fakebroker.state.quotas import INT_MAX
@@ -89,9 +93,8 @@ def response_max_bytes(request: Any, ctx: RequestContext) -> int:
     consumer (not a follower) what its ``consumer_byte_rate`` allows in one quota window."""
     asked = request.max_bytes if ctx.version >= 3 else INT_MAX
     configured = int(ctx.cluster.broker_config("fetch.max.bytes", ctx.broker.id) or INT_MAX)
-    replica = request.replica_state.replica_id if ctx.version >= 15 else request.replica_id
-    window = INT_MAX if replica >= 0 else fetch_window_bytes(ctx.cluster, ctx.principal,
-                                                             ctx.header.client_id)
+    window = INT_MAX if from_follower(request, ctx.version) else fetch_window_bytes(
+        ctx.cluster, ctx.principal, ctx.header.client_id)
     return min(asked, configured, window)
 
 
@@ -182,16 +185,18 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     limit = min(wanted.partition_max_bytes, budget)
     end = stable if committed else None
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3, end=end)
-    if committed:
-        result["aborted_transactions"] = [
-            {"producer_id": t.producer_id, "first_offset": t.first_offset}
-            for t in log.aborted_between(offset, log.end_of_read(offset, len(chunks)))]
     if ctx.version <= 3 and chunks:
         converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
         result.update(error_code=0, records=converted, size=len(converted))
     else:  # a list of stored batches: written in a row by the codec, never joined
         chunks += partial_tail(log, offset, chunks, limit, end)
         result.update(error_code=0, records=chunks, size=sum(map(len, chunks)))
+    if committed:
+        upper = offset if offset >= stable else log.upper_bound(
+            log.position_of(offset) + sum(map(len, chunks)))
+        result["aborted_transactions"] = [
+            {"producer_id": t.producer_id, "first_offset": t.first_offset}
+            for t in log.aborted_between(offset, upper)]
     return result
 
 

@@ -9,9 +9,16 @@ Guarantees, as Kafka 4.4:
 
 * Produce charges ``producer_byte_rate`` with the request's size; Fetch charges
   ``consumer_byte_rate`` with its answer's size; every request charges
-  ``request_percentage`` with the time its handler took (100 is one handler thread busy;
-  a handler that waits — Fetch, JoinGroup, SyncGroup — charges nothing here: its waiting is
-  no work, and the fake does not tell its work apart from it).
+  ``request_percentage`` with the time its handler worked (100 is one handler thread
+  busy): a handler that waits — a long-polling Fetch, a JoinGroup at the barrier, a
+  SyncGroup waiting for the leader's assignment — with its time until it first parks, not
+  its waiting, as Kafka charges a request its handler thread's time up to handing it to
+  purgatory (``fakebroker.pipeline`` measures it).
+* Exempt, as in ``KafkaApis``: the request time of an acks=0 Produce (its bytes still
+  count), a follower's Fetch (``replica_id`` >= 0: neither quota) and WriteTxnMarkers (an
+  inter-broker request), which are never throttled for it; and (the pipeline's check) a
+  SASL connection's requests before it is authenticated, which Kafka's authenticator
+  answers, not its request handlers.
 * The throttle time is the largest any of them calls for (``fakebroker.state.quotas``):
   it is written in the answer's ``throttle_time_ms`` (beside a fault's, the larger wins)
   and the connection is muted that long after the answer (KIP-219), an acks=0 Produce's
@@ -31,15 +38,18 @@ from fakebroker.protocol.framing import encode_response
 from fakebroker.state.cluster import Cluster
 from fakebroker.state.quotas import FETCH, PRODUCE, REQUEST
 
-PRODUCE_KEY, FETCH_KEY = 0, 1
+PRODUCE_KEY, FETCH_KEY, WRITE_TXN_MARKERS_KEY = 0, 1, 27
 PER_SECOND = 100 / 1e9  # Kafka's nanosToPercentage: a second of work is 100 percent-seconds
 
 
 def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
-             client_id: str | None, request_size: int, response: Any, busy_ns: int,
-             now_ms: int) -> tuple[Any, int]:
+             client_id: str | None, request: Any, request_size: int, response: Any,
+             busy_ns: int, now_ms: int) -> tuple[Any, int]:
     """Charge the request to its client's quotas: the answer to send (a throttled Fetch's is
     emptied) and the throttle time in ms (0: not throttled)."""
+    if api_key == WRITE_TXN_MARKERS_KEY or (api_key == FETCH_KEY
+                                            and from_follower(request, version)):
+        return response, 0
     enforcer = cluster.quotas.enforcer
     user, client = _client(principal, client_id)
     byte_throttle = 0
@@ -49,8 +59,9 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     elif api_key == FETCH_KEY and response is not None:
         fetched = len(encode_response(api_key, version, 0, response)) - 4
         byte_throttle = enforcer.record(FETCH, user, client, fetched, now_ms)
-    throttle_ms = max(byte_throttle,
-                      enforcer.record(REQUEST, user, client, busy_ns * PER_SECOND, now_ms))
+    acks_0 = api_key == PRODUCE_KEY and response is None
+    throttle_ms = max(byte_throttle, 0 if acks_0 else enforcer.record(
+        REQUEST, user, client, busy_ns * PER_SECOND, now_ms))
     if throttle_ms <= 0 or response is None:
         return response, max(throttle_ms, 0)
     if api_key == FETCH_KEY:
@@ -59,6 +70,13 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     response = dict(response)
     response["throttle_time_ms"] = max(response.get("throttle_time_ms", 0), throttle_ms)
     return response, throttle_ms
+
+
+def from_follower(request: Any, version: int) -> bool:
+    """Whether a Fetch comes from a follower replica (``replica_id`` >= 0; in
+    ``replica_state`` from v15), not from a consumer."""
+    replica = request.replica_state.replica_id if version >= 15 else request.replica_id
+    return bool(replica >= 0)
 
 
 def fetch_window_bytes(cluster: Cluster, principal: str, client_id: str | None) -> int:

@@ -14,6 +14,12 @@ Guarantees:
   aborted index (``aborted``: producer id, first offset, marker offset), as Kafka's log keeps
   it. The last stable offset is the first offset of the earliest open transaction, or the
   high watermark when none is open; read_committed readers stop there (``read``'s ``end``).
+* The offset index (``index``): as Kafka's segment appends to its sparse offset index, an
+  entry (the appended batch's last offset, its byte position) for the first batch appended
+  after more than ``INDEX_INTERVAL_BYTES`` since the last entry. ``upper_bound`` reads it as
+  Kafka bounds the aborted transactions of a read_committed fetch
+  (``LogSegment.fetchUpperBoundOffset``): the first entry at or past the read's end, else
+  the log end offset (the log is one segment: Kafka's never rolled one).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+INDEX_INTERVAL_BYTES = 4096  # Kafka's index.interval.bytes default
 
 
 class StoredBatch(NamedTuple):
@@ -53,6 +61,11 @@ class PartitionLog:
 
     batches: list[StoredBatch] = field(default_factory=list)
     base_offsets: list[int] = field(default_factory=list)  # parallel to batches, for bisect
+    positions: list[int] = field(default_factory=list)  # parallel: each batch's byte position
+    size: int = 0  # bytes appended: the next batch's position
+    # Kafka's sparse offset index: (last offset of a batch, its position), ascending
+    index: list[tuple[int, int]] = field(default_factory=list)
+    since_index: int = 0  # bytes appended since the last index entry
     log_start_offset: int = 0
     log_end_offset: int = 0
     # (leader epoch, first offset written in it), ascending: OffsetForLeaderEpoch's facts.
@@ -84,6 +97,7 @@ class PartitionLog:
         self.batches.append(StoredBatch(base, base + record_count - 1, data, max_timestamp,
                                         leader_epoch, producer_id, transactional))
         self.base_offsets.append(base)
+        self._place(base + record_count - 1, len(data))
         self.log_end_offset = base + record_count
         if transactional:
             self.ongoing.setdefault(producer_id, base)
@@ -98,11 +112,36 @@ class PartitionLog:
         self.batches.append(StoredBatch(offset, offset, data, timestamp, leader_epoch,
                                         producer_id, True, True))
         self.base_offsets.append(offset)
+        self._place(offset, len(data))
         self.log_end_offset = offset + 1
         self.coordinator_epochs[producer_id] = coordinator_epoch
         first = self.ongoing.pop(producer_id, None)
         if first is not None and not commit:
             self.aborted.append(AbortedTxn(producer_id, first, offset))
+
+    def _place(self, last_offset: int, size: int) -> None:
+        """Give the batch just appended its position, and an index entry where Kafka's
+        ``LogSegment.append`` writes one."""
+        if self.since_index > INDEX_INTERVAL_BYTES:
+            self.index.append((last_offset, self.size))
+            self.since_index = 0
+        self.positions.append(self.size)
+        self.size += size
+        self.since_index += size
+
+    def position_of(self, offset: int) -> int:
+        """The byte position of the batch a read from ``offset`` starts with (the log's size
+        past its last batch)."""
+        index = max(bisect.bisect_right(self.base_offsets, offset) - 1, 0)
+        while index < len(self.batches) and self.batches[index].last_offset < offset:
+            index += 1
+        return self.positions[index] if index < len(self.batches) else self.size
+
+    def upper_bound(self, position: int) -> int:
+        """An offset past every record before byte ``position``, as Kafka's offset index
+        finds it: the first index entry at or past ``position``, else the log end offset."""
+        found = bisect.bisect_left(self.index, position, key=lambda entry: entry[1])
+        return self.index[found][0] if found < len(self.index) else self.log_end_offset
 
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         """The aborted transactions a read_committed fetch of ``[start, end)`` must be told
@@ -170,8 +209,13 @@ class PartitionLog:
         if index > 0 and self.batches[index - 1].last_offset >= offset:
             index -= 1
             offset = self.batches[index].base_offset
+        if index < len(self.batches):
+            self.size = self.positions[index]
+            self.since_index = 0
         del self.batches[index:]
         del self.base_offsets[index:]
+        del self.positions[index:]
+        self.index = [(o, p) for o, p in self.index if p < self.size]
         self.log_end_offset = max(offset, self.log_start_offset)
         self.epochs = [(e, o) for e, o in self.epochs if o < self.log_end_offset]
         self.ongoing = {p: o for p, o in self.ongoing.items() if o < self.log_end_offset}
@@ -180,6 +224,7 @@ class PartitionLog:
     def _drop_head(self, count: int) -> None:
         del self.batches[:count]
         del self.base_offsets[:count]
+        del self.positions[:count]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """The first (offset, timestamp) whose timestamp >= ``timestamp``, or None."""
