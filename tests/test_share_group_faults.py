@@ -61,6 +61,13 @@ def test_locks_expiring_now_redeliver_to_another_member_without_waiting(kafka) -
     with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
                               hold=["slow"]) as first:
         first.wait_for({"event": "held"}, timeout=60)
+        [holder] = kafka.share_group(group).members
+        # Kafka's share consumer may go on fetching while its application holds a record: a
+        # ShareFetch of the holder's from now on hangs, so it cannot win the record back when
+        # the lock is expired (one it sent before waits 500 ms at most: it has ended before
+        # the second consumer's JVM is up)
+        kafka.faults.add(api="ShareFetch", count=None, hang=True,
+                         when=lambda view: view.request.member_id == holder.member_id)
         with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
                                   mode="explicit") as second:
             wait_until(lambda: len(kafka.share_group(group).members) == 2, timeout=30)

@@ -134,7 +134,11 @@ def test_an_expired_lock_redelivers_the_record_to_another_member(kafka) -> None:
             line = second.wait_for({"value": "stuck"}, timeout=60)
             second.stop()
         first.kill()
-    assert line["deliveryCount"] == 2
+    # Kafka's share consumer goes on fetching while its application holds a record, so the
+    # holder's client may win the record back when its lock runs out (delivery count 2, never
+    # seen by the application) and stops fetching then: the other member gets it at the
+    # second lock's end. On either broker, whichever member's ShareFetch comes first.
+    assert line["deliveryCount"] in (2, 3)
 
 
 def share_fetch(client: WireClient, group: str, member: str, topic_id, epoch: int):
