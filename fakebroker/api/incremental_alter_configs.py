@@ -13,17 +13,17 @@ is allowed only for DELETE; an unknown operation, INVALID_REQUEST.
 
 Broker loggers (type 8, KIP-412; ``fakebroker.state.loggers``), as Kafka 4.4's broker handles
 them itself (measured): after the checks above (each resource once, no key twice, no null
-value but a DELETE's), ALTER_CONFIGS on the cluster (CLUSTER_AUTHORIZATION_FAILED "Cluster
-authorization failed."), then the resource names this broker ("Node id must be an integer,
-but it is: x", "Unexpected node id. Expected 1, but received 2": INVALID_REQUEST); every
-operation is checked before any applies: SET a listed logger to DEBUG, ERROR, FATAL, INFO,
-TRACE or WARN (upper case), DELETE one but root (it takes its ancestors' level again);
-INVALID_CONFIG "Logger x does not exist!" or "Cannot set the log level of root to OFF as it is
-not a supported log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN";
-INVALID_REQUEST "Removing the log level of the root logger is not allowed", "APPEND operation
-is not allowed for the BROKER_LOGGER resource" (SUBTRACT alike), "Unknown operation type 7 is
-not allowed for the BROKER_LOGGER resource". ``validate_only`` checks and changes nothing.
-DescribeConfigs reports the new levels at once.
+value but a DELETE's), ALTER_CONFIGS on the cluster (CLUSTER_AUTHORIZATION_FAILED, message
+null), then the resource names this broker ("Node id must be an integer, but it is: x",
+"Unexpected node id. Expected 1, but received 2": INVALID_REQUEST); every operation is checked
+before any applies: SET a listed logger to DEBUG, ERROR, FATAL, INFO, TRACE or WARN (upper
+case), DELETE one but root (it takes its ancestors' level again); INVALID_CONFIG "Logger x does
+not exist!" or "Cannot set the log level of root to OFF as it is not a supported log level.
+Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN"; INVALID_REQUEST "Removing the
+log level of the root logger is not allowed", "APPEND operation is not allowed for the
+BROKER_LOGGER resource" (SUBTRACT alike), "Unknown operation type 7 is not allowed for the
+BROKER_LOGGER resource". ``validate_only`` checks and changes nothing. DescribeConfigs reports
+the new levels at once.
 """
 
 from __future__ import annotations

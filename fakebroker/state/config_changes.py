@@ -131,8 +131,8 @@ def alter_loggers(cluster: Cluster, node: int, name: str, ops: Sequence[Op], *,
     ``allowed`` (ALTER_CONFIGS on the cluster), then the node id's checks (this broker only),
     then the loggers' (``Loggers.change``)."""
     _check_entries(ops, replace=False)
-    if not allowed:
-        raise ConfigChangeError("CLUSTER_AUTHORIZATION_FAILED", "Cluster authorization failed.")
+    if not allowed:  # no message: Kafka's ApiError drops one that is the error's default
+        raise ConfigChangeError("CLUSTER_AUTHORIZATION_FAILED", None)
     requested = node_id(name)
     if requested is None:
         raise ConfigChangeError("INVALID_REQUEST", f"Node id must be an integer, but it is: {name}")

@@ -7,7 +7,8 @@ of its log4j2 configuration and those made through the log4j2 API, each with its
 runs it (its jars from Maven Central, logging through slf4j-simple, no log4j2 configuration:
 ``fakebroker.bench.kafka``) lists two, measured: ``root`` at ERROR (log4j2's default
 configuration) and ``org.apache.kafka.server.logger.LoggingController`` (the logger the
-logging controller makes for itself), which has root's level. A fake broker starts with the
+logging controller makes for itself), which has root's level; no other class of its jars logs
+through log4j2, so the list stays those two whatever the broker did. A fake broker starts with the
 same two (``Loggers()``), so a test reads and sets the same loggers on both brokers; Kafka
 started from its distribution with its log4j2.yaml lists every logger its classes made
 (``kafka.server.ReplicaManager``...), and answers "does not exist" for those here, as the
