@@ -184,3 +184,19 @@ def test_kafka_python_admin_describes_and_alters_a_level(address):
             "not allowed")}}
     finally:
         admin.close()
+
+
+@pytest.mark.fake_only("broker_down / broker_up: a broker of the fake restarted")
+@pytest.mark.fake_kafka(brokers=2)
+def test_each_broker_has_its_own_levels_and_a_restarted_one_its_first_again(kafka):
+    first, second = (f"{b.host}:{b.port}" for b in kafka.brokers)
+    assert alter(second, [("root", SET, "INFO")], name="2") == (0, None)
+    assert alter(first, [("root", SET, "INFO")], name="2") == (
+        ErrorCode.INVALID_REQUEST, "Unexpected node id. Expected 1, but received 2")
+    assert levels(first) == {"root": "ERROR", CONTROLLER: "ERROR"}
+    assert {c.name: c.value for c in describe(second, name="2").configs} == {
+        "root": "INFO", CONTROLLER: "INFO"}
+    kafka.broker_down(2)
+    kafka.broker_up(2)
+    assert {c.name: c.value for c in describe(second, name="2").configs} == {
+        "root": "ERROR", CONTROLLER: "ERROR"}

@@ -15,12 +15,12 @@ started from its distribution with its log4j2.yaml lists every logger its classe
 project's Kafka does.
 
 Levels follow log4j2: a logger SET has its own level; one without (never set, or DELETEd)
-has the level of its nearest ancestor by name (``a.b`` for ``a.b.C``) that has one, at last
-root's. Only a listed logger may be SET or DELETEd; root cannot be DELETEd; the levels are
+has its nearest ancestor's that has one, here root's (the only one listed). Only a listed
+logger may be SET or DELETEd; root cannot be DELETEd; the levels are
 Kafka's ``LogLevelConfig.VALID_LOG_LEVELS`` (upper case; not OFF or ALL). ``change`` checks
 every operation before it applies any, as Kafka's ``RuntimeLoggerManager`` does, and raises
-``LoggerChangeError`` with Kafka's error and message. Levels are not kept across a restart in
-Kafka; the fake keeps them while the cluster lives.
+``LoggerChangeError`` with Kafka's error and message. Kafka keeps no level across a restart:
+a fake broker back up (``failures.broker_up``) has its first levels again.
 """
 
 from __future__ import annotations
@@ -67,14 +67,8 @@ class Loggers:
         return {name: self.level(name) for name in self.own}
 
     def level(self, name: str) -> str:
-        """``name``'s level: its own, else its nearest ancestor's, else root's."""
-        while True:
-            level = self.own.get(name)
-            if level is not None:
-                return level
-            if "." not in name:
-                return str(self.own[ROOT])
-            name = name.rsplit(".", 1)[0]
+        """``name``'s level: its own, else root's."""
+        return self.own[name] or str(self.own[ROOT])
 
     def change(self, ops: Iterable[tuple[str, int, str | None]], *,
                validate_only: bool) -> None:
