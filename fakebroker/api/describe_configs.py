@@ -1,4 +1,5 @@
-"""DescribeConfigs (key 32): topic and broker configuration, with Kafka's defaults.
+"""DescribeConfigs (key 32): topic, broker and group configuration, with Kafka's defaults;
+a broker's loggers and their levels.
 
 Versions: 0-4 (3.9; 4.x keeps 1-4). Flexible from v4.
 
