@@ -605,3 +605,43 @@ def test_altering_a_denied_topics_configs_is_refused_and_the_others_altered(brok
     refused = (denied, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
     assert answers == {api: [refused, (allowed, 0, None)]
                        for api in ("IncrementalAlterConfigs", "AlterConfigs")}
+
+
+def test_a_brokers_loggers_need_describe_and_alter_configs_on_the_cluster(broker):
+    """DESCRIBE_CONFIGS and ALTER_CONFIGS on the cluster are given to alice only (ANONYMOUS
+    keeps what the broker and these tests need): ANONYMOUS may neither list the broker's
+    loggers nor set a level, though a malformed change is refused for that first; the
+    cluster's ACLs are removed after."""
+    cluster_acls = [alice_only(CLUSTER, "kafka-cluster", operation=op) for op in (10, 11)] + [
+        dict(alice_only(CLUSTER, "kafka-cluster", operation=op), principal="User:ANONYMOUS")
+        for op in (7, 8, 9, 12)]  # ALTER, DESCRIBE, CLUSTER_ACTION, IDEMPOTENT_WRITE
+
+    def loggers(client: WireClient) -> Any:
+        return client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 8, "resource_name": "1", "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False}).results[0]
+
+    def set_root(client: WireClient, *ops: tuple[int, str | None]) -> tuple[int, str | None]:
+        answer = client.request("IncrementalAlterConfigs", 1, {"validate_only": True,
+            "resources": [{"resource_type": 8, "resource_name": "1", "configs": [
+                {"name": "root", "config_operation": op, "value": value}
+                for op, value in ops]}]}).responses[0]
+        return answer.error_code, answer.error_message
+
+    with WireClient(broker) as client:
+        assert set_root(client, (0, "INFO")) == (0, None)
+        client.request("CreateAcls", 3, {"creations": cluster_acls})
+        try:
+            described = until(lambda: (answer := loggers(client)).error_code and answer,
+                              "the refusal")
+            refused = set_root(client, (0, "INFO"))
+            malformed = set_root(client, (0, "INFO"), (1, None))
+        finally:
+            client.request("DeleteAcls", 3, {"filters": [{
+                "resource_type_filter": CLUSTER, "resource_name_filter": None,
+                "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+                "operation": 1, "permission_type": 1}]})
+    assert (described.error_code, described.error_message, list(described.configs)) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.", [])
+    assert refused == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    assert malformed == (ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")

@@ -92,6 +92,23 @@ def test_a_topics_config_is_described_altered_and_listed(kafka: Any, request) ->
     ]
 
 
+@calls("java", "describeConfigs", "incrementalAlterConfigs")
+def test_a_brokers_log_levels_are_described_set_and_deleted(kafka: Any, request) -> None:
+    levels = {"org.apache.kafka.server.logger.LoggingController":
+              "ERROR DYNAMIC_BROKER_LOGGER_CONFIG", "root": "ERROR DYNAMIC_BROKER_LOGGER_CONFIG"}
+    debug = "DEBUG DYNAMIC_BROKER_LOGGER_CONFIG"
+    assert run(request, kafka, "loggers") == [
+        ok("describeConfigs", levels),
+        ok("incrementalAlterConfigs"),  # the logging controller's logger to DEBUG
+        ok("describeConfigs", {**levels, "org.apache.kafka.server.logger.LoggingController":
+                               debug}),
+        ok("incrementalAlterConfigs"),  # deleted: root's level again
+        ok("describeConfigs", levels),
+        failed("incrementalAlterConfigs", "InvalidConfigurationException"),  # not listed
+        failed("incrementalAlterConfigs", "InvalidRequestException"),  # APPEND
+    ]
+
+
 @calls("java", "describeCluster", "describeFeatures", "describeMetadataQuorum",
        "describeLogDirs", "describeReplicaLogDirs", "alterReplicaLogDirs")
 def test_the_cluster_its_features_quorum_and_log_directories_are_described(

@@ -132,6 +132,32 @@ def test_kafka_configs_describes_and_alters_a_topic_and_describes_a_broker(kafka
                "--entity-name", "1") == "Dynamic configs for broker 1 are:\n"
 
 
+def test_kafka_configs_describes_and_alters_a_brokers_loggers(kafka: Any) -> None:
+    """The loggers both brokers list (tests/test_broker_loggers.py); the level set is
+    deleted again."""
+    controller = "org.apache.kafka.server.logger.LoggingController"
+    loggers = ("--entity-type", "broker-loggers", "--entity-name", "1")
+
+    def described(level: str) -> str:
+        return ("Dynamic configs for broker-logger 1 are:\n"
+                f"  {controller}={level} sensitive=false synonyms={{}}\n"
+                "  root=ERROR sensitive=false synonyms={}\n")
+
+    done = "Completed updating config for broker-logger 1.\n"
+    assert out(kafka, "kafka-configs", "--describe", *loggers) == described("ERROR")
+    assert out(kafka, "kafka-configs", "--alter", *loggers, "--add-config",
+               f"{controller}=DEBUG") == done
+    assert out(kafka, "kafka-configs", "--describe", *loggers) == described("DEBUG")
+    assert out(kafka, "kafka-configs", "--alter", *loggers, "--delete-config",
+               controller) == done
+    assert out(kafka, "kafka-configs", "--describe", *loggers) == described("ERROR")
+    # a logger the broker does not list: the tool refuses it itself, from the describe
+    refused = run_tool("kafka-configs", "--bootstrap-server", kafka.bootstrap_servers,
+                       "--alter", *loggers, "--add-config", "kafka.server.ReplicaManager=DEBUG")
+    assert (refused.status, refused.stdout, refused.stderr) == (
+        1, "", "Invalid broker logger(s): kafka.server.ReplicaManager\n")
+
+
 def test_console_producer_and_consumer_round_trip_keys_and_values(kafka: Any) -> None:
     assert out(kafka, "kafka-console-producer", "--topic", "events", "--reader-property",
                "parse.key=true", "--reader-property", "key.separator=:",

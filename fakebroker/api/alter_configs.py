@@ -10,7 +10,8 @@ duplicate key or a null value, INVALID_REQUEST; a broker other than this one, or
 running broker cannot change ("Cannot update these configs dynamically: [...]"), or a value
 of the wrong type, INVALID_REQUEST; an unknown topic config or a bad value, INVALID_CONFIG
 with Kafka's text; a topic that does not exist, UNKNOWN_TOPIC_OR_PARTITION; other resource
-types (broker loggers), INVALID_REQUEST. ``validate_only`` checks and changes nothing. A
+types, INVALID_REQUEST "Unknown resource type 8" (broker loggers: only IncrementalAlterConfigs
+sets log levels, measured). ``validate_only`` checks and changes nothing. A
 topic's configs take effect at once (produce limits, timestamps); DescribeConfigs then
 reports them (DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG).
 Answers in the request's order, error_message null on success.
@@ -26,7 +27,15 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.acls import CLUSTER_NAME
-from fakebroker.state.config_changes import BROKER, TOPIC, ConfigChangeError, Op, alter
+from fakebroker.state.config_changes import (
+    BROKER,
+    BROKER_LOGGER,
+    TOPIC,
+    ConfigChangeError,
+    Op,
+    alter,
+    alter_loggers,
+)
 
 API_KEY = 33
 # Resources (topics, brokers) are matched by a rule's topic, as topics.
@@ -49,8 +58,8 @@ Allowed = Callable[[str, str], bool]  # (ACL resource type, name) -> may ALTER_C
 def alter_resources(request: Any, ctx: RequestContext, ops_of: Callable[[Any], Sequence[Op]],
                     *, replace: bool, allowed: Allowed) -> list[dict[str, Any]]:
     """Each resource's answer, its change applied unless refused (shared with
-    IncrementalAlterConfigs); with an authorizer on, ``allowed`` says which resources the
-    principal may alter."""
+    IncrementalAlterConfigs, which alone changes broker loggers); with an authorizer on,
+    ``allowed`` says which resources the principal may alter."""
     keys = [(r.resource_type, r.resource_name) for r in request.resources]
     answers = []
     for resource, key in zip(request.resources, keys, strict=True):
@@ -61,9 +70,14 @@ def alter_resources(request: Any, ctx: RequestContext, ops_of: Callable[[Any], S
             if keys.count(key) > 1:
                 raise ConfigChangeError("INVALID_REQUEST",
                                         "Each resource must appear at most once.")
-            _authorize(ctx, allowed, resource.resource_type, resource.resource_name)
-            alter(ctx.cluster, ctx.broker.id, resource.resource_type, resource.resource_name,
-                  ops_of(resource), replace=replace, validate_only=request.validate_only)
+            if resource.resource_type == BROKER_LOGGER and not replace:
+                alter_loggers(ctx.cluster, ctx.broker.id, resource.resource_name,
+                              ops_of(resource), validate_only=request.validate_only,
+                              allowed=ctx.authorizer is None or allowed("CLUSTER", CLUSTER_NAME))
+            else:
+                _authorize(ctx, allowed, resource.resource_type, resource.resource_name)
+                alter(ctx.cluster, ctx.broker.id, resource.resource_type, resource.resource_name,
+                      ops_of(resource), replace=replace, validate_only=request.validate_only)
         except ConfigChangeError as exc:
             answer.update(error_code=error_code(exc.error), error_message=exc.message)
         answers.append(answer)

@@ -1,4 +1,5 @@
-"""DescribeConfigs (key 32): topic and broker configuration, with Kafka's defaults.
+"""DescribeConfigs (key 32): topic, broker and group configuration, with Kafka's defaults;
+a broker's loggers and their levels.
 
 Versions: 0-4 (3.9; 4.x keeps 1-4). Flexible from v4.
 
@@ -18,7 +19,16 @@ Behavior (a new Kafka 4.4 cluster's answers):
   either; read-only unless Kafka can change it on a running broker. A dynamic config Kafka
   does not know is listed as Kafka lists it: type UNKNOWN, sensitive (no value), read-only.
   For this broker's id only; another id: INVALID_REQUEST. The cluster default resource ("")
-  lists the cluster's dynamic defaults. Broker loggers (type 8): none.
+  lists the cluster's dynamic defaults.
+* Broker loggers (type 8, KIP-412): this broker's loggers (``fakebroker.state.loggers``: the
+  two Kafka 4.4 lists when it logs as the project's real broker does, ``root`` and
+  ``org.apache.kafka.server.logger.LoggingController``) with their levels, as Kafka's
+  ConfigHelper answers them: source DYNAMIC_BROKER_LOGGER_CONFIG (6), not read-only, not
+  sensitive, no synonyms, config type UNKNOWN, documentation "" (whatever was asked);
+  ``configuration_keys`` null or empty lists all. The resource is named by this broker's id as
+  Java's ``Integer.parseInt`` reads it ("01", "+1" too); INVALID_REQUEST "Broker id must not be
+  empty", "Broker id must be an integer, but it is: x", "Unexpected broker id, expected 1
+  but received 2".
 * Group resources (type 32): every group config of Kafka 4.4, existing group or not, those
   set on the group (IncrementalAlterConfigs) with source DYNAMIC_GROUP_CONFIG (8), the others
   from the broker config backing each (``fakebroker.state.group_configs``) as this broker
@@ -48,6 +58,7 @@ from fakebroker.state.configs import (
     BROKER_DEFAULTS,
     DEFAULT_CONFIG,
     DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_BROKER_LOGGER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     FIXED,
     STATIC_BROKER_CONFIG,
@@ -57,6 +68,7 @@ from fakebroker.state.configs import (
     synonym_chain,
     topic_config,
 )
+from fakebroker.state.loggers import Loggers, node_id
 
 API_KEY = 32
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
@@ -66,7 +78,8 @@ ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
                                       echoed=("resource_type",), error_fields=NO_CONFIGS))
 AUTHORIZES = (in_handler(
     "DESCRIBE_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, a group's "
-    "GROUP_AUTHORIZATION_FAILED, the cluster's (a broker) CLUSTER_AUTHORIZATION_FAILED"),)
+    "GROUP_AUTHORIZATION_FAILED, the cluster's (a broker, a broker's loggers) "
+    "CLUSTER_AUTHORIZATION_FAILED"),)
 
 
 def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
@@ -161,6 +174,25 @@ def group_config_entries(configs: dict[str, str], names: list[str] | None,
     return entries
 
 
+def broker_logger_entries(loggers: Loggers, names: list[str] | None) -> list[dict[str, Any]]:
+    """A broker's loggers, filtered by ``names`` (null or empty: all), each with its level."""
+    return [{"name": name, "value": level, "read_only": False, "is_default": False,
+             "config_source": DYNAMIC_BROKER_LOGGER_CONFIG, "is_sensitive": False,
+             "config_type": UNKNOWN, "documentation": "", "synonyms": []}
+            for name, level in loggers.levels().items() if not names or name in names]
+
+
+def _broker_logger_refusal(name: str, broker: int) -> str | None:
+    """Kafka's message refusing broker loggers resource ``name`` on ``broker``, if it does."""
+    if name == "":
+        return "Broker id must not be empty"
+    if node_id(name) is None:
+        return f"Broker id must be an integer, but it is: {name}"
+    if node_id(name) != broker:
+        return f"Unexpected broker id, expected {broker} but received {name}"
+    return None
+
+
 def _broker_def(name: str) -> ConfigDef:
     """A broker config's definition; a name Kafka does not know (yet can be set dynamically)
     is described as Kafka describes it: type UNKNOWN, sensitive (no value), read-only."""
@@ -209,7 +241,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     (cluster.broker_configs.get(ctx.broker.id, {}), DYNAMIC_BROKER_CONFIG),
                     (cluster.default_broker_configs, DYNAMIC_DEFAULT_BROKER_CONFIG),
                     (cluster.static_broker_configs, STATIC_BROKER_CONFIG)])
-        elif resource.resource_type != BROKER_LOGGER:
+        elif resource.resource_type == BROKER_LOGGER:
+            message = _broker_logger_refusal(resource.resource_name, ctx.broker.id)
+            if message is not None:
+                result.update(error_code=error_code("INVALID_REQUEST"), error_message=message)
+            else:
+                result["configs"] = broker_logger_entries(ctx.broker.loggers, names)
+        else:
             result.update(error_code=error_code("INVALID_REQUEST"),
                           error_message=f"Unsupported resource type {resource.resource_type}")
         results.append(result)

@@ -1,5 +1,6 @@
 """IncrementalAlterConfigs (key 44): SET, DELETE, APPEND or SUBTRACT single configs of a
-topic, a broker or the cluster default (broker resource "").
+topic, a broker or the cluster default (broker resource ""); SET or DELETE a broker's log
+levels.
 
 Versions: 0-1. Flexible from v1.
 
@@ -9,6 +10,20 @@ the broker or cluster default; deleting one never set is no error), APPEND (2) o
 (3) comma-separated items of a list config (``cleanup.policy``: starting from its default),
 else INVALID_CONFIG "Can't APPEND to key ... because its type is not LIST."; a null value
 is allowed only for DELETE; an unknown operation, INVALID_REQUEST.
+
+Broker loggers (type 8, KIP-412; ``fakebroker.state.loggers``), as Kafka 4.4's broker handles
+them itself (measured): after the checks above (each resource once, no key twice, no null
+value but a DELETE's), ALTER_CONFIGS on the cluster (CLUSTER_AUTHORIZATION_FAILED, message
+null), then the resource names this broker ("Node id must be an integer, but it is: x",
+"Unexpected node id. Expected 1, but received 2": INVALID_REQUEST); every operation is checked
+before any applies: SET a listed logger to DEBUG, ERROR, FATAL, INFO, TRACE or WARN (upper
+case), DELETE one but root (it takes its ancestors' level again); INVALID_CONFIG "Logger x does
+not exist!" or "Cannot set the log level of root to OFF as it is not a supported log level.
+Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN"; INVALID_REQUEST "Removing the
+log level of the root logger is not allowed", "APPEND operation is not allowed for the
+BROKER_LOGGER resource" (SUBTRACT alike), "Unknown operation type 7 is not allowed for the
+BROKER_LOGGER resource". ``validate_only`` checks and changes nothing. DescribeConfigs reports
+the new levels at once.
 """
 
 from __future__ import annotations
@@ -27,7 +42,7 @@ ERROR_PLACEMENT = Placement(per_topic("resources", "responses", "resource_name",
                                       echoed=("resource_type",)))
 AUTHORIZES = (in_handler(
     "ALTER_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, the cluster's "
-    "(a broker) CLUSTER_AUTHORIZATION_FAILED"),)
+    "(a broker, a broker's loggers) CLUSTER_AUTHORIZATION_FAILED"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.state.log import PartitionLog
+from fakebroker.state.loggers import Loggers
 
 if TYPE_CHECKING:
     from fakebroker.state.acls import AclStore
@@ -60,7 +61,8 @@ INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | None]] = {
 
 @dataclass(slots=True)
 class Broker:
-    """One broker: its id, where clients reach it, whether it is up.
+    """One broker: its id, where clients reach it, whether it is up, its loggers
+    (``fakebroker.state.loggers``).
 
     ``endpoints`` maps each listener's name (its security protocol: PLAINTEXT, SSL,
     SASL_PLAINTEXT, SASL_SSL) to its port, all at ``host``; ``port`` is the bootstrap
@@ -74,6 +76,7 @@ class Broker:
     up: bool = True
     latency_ms: int = 0  # every request to this broker waits this long before it is handled
     endpoints: dict[str, int] = field(default_factory=dict)
+    loggers: Loggers = field(default_factory=Loggers)
 
     def __post_init__(self) -> None:
         if not self.endpoints:

@@ -7,6 +7,9 @@ order Kafka makes its checks: the broker's preprocessing (duplicate keys, null v
 resource's type and this node's id, which broker configs a running broker may change) then the
 controller's (APPEND/SUBTRACT only on lists, topic config names and values, the topic's
 existence). Nothing is changed when a check fails, or with ``validate_only``.
+``alter_loggers`` changes a broker's loggers (IncrementalAlterConfigs on BROKER_LOGGER,
+``fakebroker.state.loggers``) after the same preprocessing and Kafka's ALTER_CONFIGS check on
+the cluster; AlterConfigs cannot (INVALID_REQUEST "Unknown resource type 8", from ``alter``).
 
 A topic's configs take effect at once (``Topic.config`` reads them); the cluster default
 broker configs (resource "") back every topic's unset configs through their broker synonyms
@@ -37,11 +40,12 @@ from fakebroker.state.configs import (
     InvalidConfigError,
     validate_topic_config,
 )
+from fakebroker.state.loggers import LoggerChangeError, node_id
 
 if TYPE_CHECKING:
     from fakebroker.state.share_groups import ShareSettings
 
-TOPIC, BROKER, GROUP = 2, 4, 32
+TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = range(4)
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 MIN_ISR = "min.insync.replicas"
@@ -79,13 +83,8 @@ def broker_config_def(name: str) -> ConfigDef | None:
 def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Sequence[Op],
           *, replace: bool, validate_only: bool) -> None:
     """Apply ``ops`` to the resource, or raise ``ConfigChangeError`` (module docstring)."""
+    _check_entries(ops, replace)
     names = [op.name for op in ops]
-    if len(set(names)) != len(names):
-        raise ConfigChangeError("INVALID_REQUEST", "Error due to duplicate config keys")
-    nulls = [op.name for op in ops if op.value is None and (replace or op.op != DELETE)]
-    if nulls:
-        raise ConfigChangeError("INVALID_REQUEST",
-                                "Null value not supported for : " + ", ".join(nulls))
     unknown_op = next((op.op for op in ops if op.op not in OP_NAMES), None)
     if unknown_op is not None and resource_type == BROKER:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown operations type {unknown_op}")
@@ -123,6 +122,40 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
     if not validate_only:
         current.clear()
         current.update(updated)
+
+
+def alter_loggers(cluster: Cluster, node: int, name: str, ops: Sequence[Op], *,
+                  validate_only: bool, allowed: bool) -> None:
+    """Apply SET and DELETE ``ops`` to broker ``name``'s loggers, or raise
+    ``ConfigChangeError``: Kafka's preprocessing, then CLUSTER_AUTHORIZATION_FAILED unless
+    ``allowed`` (ALTER_CONFIGS on the cluster), then the node id's checks (this broker only),
+    then the loggers' (``Loggers.change``)."""
+    _check_entries(ops, replace=False)
+    if not allowed:  # no message: Kafka's ApiError drops one that is the error's default
+        raise ConfigChangeError("CLUSTER_AUTHORIZATION_FAILED", None)
+    requested = node_id(name)
+    if requested is None:
+        raise ConfigChangeError("INVALID_REQUEST", f"Node id must be an integer, but it is: {name}")
+    if requested != node:
+        raise ConfigChangeError("INVALID_REQUEST",
+                                f"Unexpected node id. Expected {node}, but received {requested}")
+    try:
+        cluster.brokers[node].loggers.change(((op.name, op.op, op.value) for op in ops),
+                                             validate_only=validate_only)
+    except LoggerChangeError as exc:
+        raise ConfigChangeError(exc.error, exc.message) from None
+
+
+def _check_entries(ops: Sequence[Op], replace: bool) -> None:
+    """Kafka's first checks of a resource's entries: no key twice, no null value but a
+    DELETE's."""
+    names = [op.name for op in ops]
+    if len(set(names)) != len(names):
+        raise ConfigChangeError("INVALID_REQUEST", "Error due to duplicate config keys")
+    nulls = [op.name for op in ops if op.value is None and (replace or op.op != DELETE)]
+    if nulls:
+        raise ConfigChangeError("INVALID_REQUEST",
+                                "Null value not supported for : " + ", ".join(nulls))
 
 
 def _check_group_configs(configs: dict[str, str], settings: ShareSettings) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.cluster import Cluster, Partition
+from fakebroker.state.loggers import Loggers
 
 HIGH_WATERMARK = -1
 
@@ -109,13 +110,15 @@ def broker_down(cluster: Cluster, broker_id: int) -> list[Partition]:
 
 def broker_up(cluster: Cluster, broker_id: int) -> None:
     """Bring a broker back: it rejoins the ISR of its replicas and is re-elected leader (in a
-    new epoch) of the partitions that went offline with it."""
+    new epoch) of the partitions that went offline with it; its loggers have their first
+    levels again (Kafka keeps none across a restart)."""
     broker = cluster.brokers.get(broker_id)
     if broker is None:
         raise ClusterError("BROKER_NOT_AVAILABLE", f"no broker {broker_id}")
     if broker.up:
         raise ClusterError("INVALID_REQUEST", f"broker {broker_id} is up")
     broker.up = True
+    broker.loggers = Loggers()
     cluster.changed()
     for topic in cluster.topics.values():
         for partition in topic.partitions:

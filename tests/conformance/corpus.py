@@ -435,6 +435,12 @@ def _configs(c: _Corpus) -> None:
         "resources": [resource(4, "7", None)]})
     c.each("DescribeConfigs", "broker loggers", lambda v: {
         "resources": [resource(8, "1", ["kafka.server.KafkaApis"])]})
+    c.each("DescribeConfigs", "broker loggers, all, with synonyms and documentation",
+           lambda v: {"resources": [resource(8, "1", None)], "include_synonyms": True,
+                      "include_documentation": True})
+    c.each("DescribeConfigs", "broker loggers: another broker, none, not an id", lambda v: {
+        "resources": [resource(8, "2", None), resource(8, "", None), resource(8, "x", None),
+                      resource(8, "01", ["root"])]})
 
     def altered(kind: int, name: str, ops: list[tuple[str, int, str | None]]
                 ) -> Callable[[int], Mapping[str, Any]]:
@@ -455,13 +461,30 @@ def _configs(c: _Corpus) -> None:
         ("another broker id", 4, "7", [("message.max.bytes", 0, "2000")]),
         ("broker config not dynamic", 4, "", [("auto.create.topics.enable", 0, "false")]),
         ("cluster min.insync.replicas removed", 4, "", [("min.insync.replicas", 1, None)]),
+        ("broker logger levels (validate only)", 8, "1",
+         [("root", 0, "INFO"), ("org.apache.kafka.server.logger.LoggingController", 1, None)]),
+        ("broker logger not listed", 8, "1", [("kafka.server.ReplicaManager", 0, "DEBUG")]),
+        ("broker logger level not supported", 8, "1", [("root", 0, "OFF")]),
+        ("broker root logger deleted", 8, "1", [("root", 1, None)]),
+        ("broker logger APPEND", 8, "1", [("root", 2, "DEBUG")]),
+        ("another broker's loggers", 8, "2", [("root", 0, "INFO")]),
     ]:
         c.each("IncrementalAlterConfigs", case, altered(kind, name, ops))
+    controller = "org.apache.kafka.server.logger.LoggingController"
+    for case, op, value in (("broker logger level set", 0, "DEBUG"),
+                            ("broker logger level deleted", 1, None)):
+        c.each("IncrementalAlterConfigs", case, lambda v, op=op, value=value: {
+            "validate_only": False, "resources": [
+                {"resource_type": 8, "resource_name": "1", "configs": [
+                    {"name": controller, "config_operation": op, "value": value}]}]})
+        c.each("DescribeConfigs", f"broker loggers after the {case}", lambda v: {
+            "resources": [resource(8, "1", None)]})
     for case, kind, name, configs in [
         ("topic (validate only)", 2, "orders", {"retention.ms": "1000"}),
         ("unknown topic config", 2, "orders", {"no.such.config": "1"}),
         ("unknown topic", 2, "ghost", {"retention.ms": "1"}),
         ("broker config not dynamic", 4, "1", {"num.partitions": "3"}),
+        ("broker logger", 8, "1", {"root": "INFO"}),
     ]:
         c.each("AlterConfigs", case, lambda v, kind=kind, name=name, configs=configs: {
             "validate_only": True, "resources": [

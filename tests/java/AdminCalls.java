@@ -37,6 +37,9 @@
 //                 expireDelegationToken (the Admin must log in over SASL: give its props)
 //   quotas        alterClientQuotas, describeClientQuotas
 //   features      updateFeatures (validate only: each finalized feature at its own level)
+//   loggers       describeConfigs and incrementalAlterConfigs of broker 1's loggers: the level of
+//                 the logging controller's logger set, then deleted; a level set on a logger
+//                 the broker does not list; APPEND to a level
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
@@ -150,6 +153,7 @@ public final class AdminCalls {
                 case "tokens": tokens(admin); break;
                 case "quotas": quotas(admin); break;
                 case "features": features(admin); break;
+                case "loggers": loggers(admin); break;
                 default: throw new IllegalArgumentException("unknown scenario: " + argv[0]);
             }
         } catch (Throwable t) {
@@ -213,6 +217,29 @@ public final class AdminCalls {
             Collection<?> all = admin.listClientMetricsResources().all().get();
             return all.size();
         });
+    }
+
+    static void loggers(Admin admin) {
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER_LOGGER, "1");
+        String controller = "org.apache.kafka.server.logger.LoggingController";
+        Body levels = () -> {
+            Map<String, Object> found = new TreeMap<>();
+            for (ConfigEntry e : admin.describeConfigs(List.of(broker)).all().get().get(broker).entries()) {
+                found.put(e.name(), e.value() + " " + e.source());
+            }
+            return found;
+        };
+        call("describeConfigs", levels);
+        call("incrementalAlterConfigs", () -> admin.incrementalAlterConfigs(Map.of(broker, List.of(
+                new AlterConfigOp(new ConfigEntry(controller, "DEBUG"), AlterConfigOp.OpType.SET)))).all().get());
+        call("describeConfigs", levels);
+        call("incrementalAlterConfigs", () -> admin.incrementalAlterConfigs(Map.of(broker, List.of(
+                new AlterConfigOp(new ConfigEntry(controller, null), AlterConfigOp.OpType.DELETE)))).all().get());
+        call("describeConfigs", levels);
+        call("incrementalAlterConfigs", () -> admin.incrementalAlterConfigs(Map.of(broker, List.of(
+                new AlterConfigOp(new ConfigEntry("kafka.server.ReplicaManager", "DEBUG"), AlterConfigOp.OpType.SET)))).all().get());
+        call("incrementalAlterConfigs", () -> admin.incrementalAlterConfigs(Map.of(broker, List.of(
+                new AlterConfigOp(new ConfigEntry("root", "DEBUG"), AlterConfigOp.OpType.APPEND)))).all().get());
     }
 
     static void cluster(Admin admin) {
