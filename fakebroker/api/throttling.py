@@ -62,7 +62,7 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     throttle_ms = max(byte_throttle,
                       enforcer.record(REQUEST, user, client, busy_ns * PER_SECOND, now_ms))
     if api_key in MUTATING_KEYS and response is not None:
-        throttle_ms = max(throttle_ms, response["throttle_time_ms"])
+        throttle_ms = max(throttle_ms, response.get("throttle_time_ms", 0))
     if throttle_ms <= 0 or response is None:
         return response, max(throttle_ms, 0)
     if api_key == FETCH_KEY:
