@@ -22,6 +22,7 @@ from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_name
 from tests.clients.java import run_harness
 from tests.quotas import EXACT, a_name, alter, described, quotas_removed
+from tests.real_cluster import wait_for
 from tests.wire import WireClient
 
 RATE = 5.0  # partitions a second: a full bucket holds 55
@@ -165,6 +166,28 @@ def test_validate_only_is_charged_and_a_topic_refused_for_another_reason_is_not(
                        **{name: THROTTLED for name in refused}}
     assert 1000 <= throttle <= 2000, throttle
     assert set(kafka.topics()).isdisjoint(checked | refused)
+
+
+def test_topics_auto_created_for_metadata_are_charged_and_those_refused_not_made(
+        kafka: Any, mutator: str) -> None:
+    """Kafka's broker auto-creates the topics a Metadata request names with a CreateTopics of
+    the client's own, at the newest version: the full bucket (55) makes 56 of 60 one-partition
+    topics (the 56th finds it at zero) and the rest are refused, silently: the Metadata answer
+    is the same for all (UNKNOWN_TOPIC_OR_PARTITION, made or not) and not throttled."""
+    names = [f"auto-{uuid.uuid4().hex[:8]}-{i}" for i in range(60)]
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=30) as client:
+        answer = client.request("Metadata", 12, {
+            "topics": [{"name": name, "topic_id": ZERO_UUID} for name in names],
+            "allow_auto_topic_creation": True, "include_topic_authorized_operations": False})
+    assert answer.throttle_time_ms == 0
+    assert {error_name(t.error_code) for t in answer.topics} == {"UNKNOWN_TOPIC_OR_PARTITION"}
+    made = wait_for(lambda: made_among(kafka, names) >= 56 and made_among(kafka, names),
+                    "the auto-created topics")
+    assert made < 60, made  # more than 56 if the real controller took over 0.2 s to make them
+
+
+def made_among(kafka: Any, names: list[str]) -> int:
+    return len(set(kafka.topics()).intersection(names))
 
 
 def test_java_admin_retries_a_refused_topic_after_the_throttle_time(
