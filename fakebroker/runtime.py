@@ -330,9 +330,10 @@ class FakeCluster:
     def set_client_quota(self, key: str, value: float | None, user: str | None = None,
                          client_id: str | None = None, ip: str | None = None) -> None:
         """Set the client quota ``key`` (``producer_byte_rate``, ``consumer_byte_rate``,
-        ``request_percentage`` ...) of an entity to ``value``, or remove it (None), as
-        AlterClientQuotas does: the entity of ``user``, ``client_id`` or both, or of ``ip``
-        (``<default>``: the type's default entity). Enforced from the next request on;
+        ``request_percentage``, ``controller_mutation_rate``; ``connection_creation_rate``
+        for an ip) of an entity to ``value``, or remove it (None), as AlterClientQuotas
+        does: the entity of ``user``, ``client_id`` or both, or of ``ip`` (``<default>``: the
+        type's default entity). Enforced from the next request (or connection) on;
         INVALID_REQUEST with Kafka's message for what Kafka refuses."""
         from fakebroker.state.quotas import entity_of
 

@@ -35,6 +35,10 @@ Guarantees:
 * Requests that need no answer (Produce with acks=0) get none.
 * A throttled answer (a fault's ``throttle_ms``) mutes the connection: its next answers wait
   that long after it (KIP-219).
+* A connection from an IP over its ``connection_creation_rate`` (KIP-612; the cluster's
+  ``connection_throttle_ms`` decides) is held unread for the throttle time, then closed
+  before any TLS handshake, as Kafka's acceptor closes a throttled connection; nothing of it
+  is journaled.
 * When the peer closes its side, requests already read are still handled, and hung or held
   ones end (``Peer.gone``). When a connection ends, however it ends, the pipeline is told
   (``Pipeline.connection_closed``).
@@ -326,6 +330,13 @@ class BrokerServer:
             try:
                 host = stream.socket.getpeername()[0]
             except OSError:  # the peer is gone already
+                return
+            throttle_ms = self._cluster.connection_throttle_ms(
+                self.broker.id, host, int(trio.current_time() * 1000))
+            if throttle_ms:  # over its IP's connection_creation_rate: held, closed unserved
+                log.debug("broker %d: closing a connection from %s after %d ms: its IP is over "
+                          "its connection_creation_rate", self.broker.id, host, throttle_ms)
+                await trio.sleep(throttle_ms / 1000)
                 return
             peer = Peer(next(self._connection_ids), f"/{host}", endpoint.name)
             if endpoint.tls is None:

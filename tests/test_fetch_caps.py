@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.bodies import batch, fetch_body, produce_body
-from tests.test_client_quotas import a_name, alter, described, quotas_removed
+from tests.quotas import a_name, alter, described, quotas_removed
 from tests.wire import WireClient
 
 EXACT = 0

@@ -12,7 +12,9 @@ calls a user would make in one session.
 from __future__ import annotations
 
 import json
+import random
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from fakebroker import FakeKafka
 from tests.clients.tools import ToolResult, run_tool, tools_available
+from tests.real_cluster import wait_for
 
 pytestmark = [
     pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed "
@@ -366,6 +369,26 @@ def test_kafka_configs_alters_and_describes_a_client_quota(kafka: Any) -> None:
                "producer_byte_rate=1024") == "Completed updating config for client c1.\n"
     assert out(kafka, "kafka-configs", "--describe", *client) == \
         "Quota configs for client-id 'c1' are producer_byte_rate=1024.0\n"
+
+
+@pytest.mark.parametrize(("kind", "key", "value", "described"), [
+    ("clients", "controller_mutation_rate", "2.5", "client-id '{}'"),
+    ("users", "controller_mutation_rate", "3", "user-principal '{}'"),
+    ("ips", "connection_creation_rate", "5", "ip '{}'"),
+])
+def test_kafka_configs_sets_the_controller_mutation_and_connection_creation_quotas(
+        kafka: Any, kind: str, key: str, value: str, described: str) -> None:
+    """The quotas Kafka enforces on topic mutations (users, clients) and on new connections
+    (ips): set, described (the real broker shows a change a moment later), removed."""
+    name = (f"127.{random.randrange(1, 255)}.{random.randrange(256)}.{random.randrange(1, 255)}"
+            if kind == "ips" else f"q-{uuid.uuid4().hex[:8]}")
+    entity = ("--entity-type", kind, "--entity-name", name)
+    assert out(kafka, "kafka-configs", "--alter", *entity, "--add-config", f"{key}={value}") \
+        == f"Completed updating config for {kind[:-1]} {name}.\n"
+    expected = f"Quota configs for {described.format(name)} are {key}={float(value)}\n"
+    wait_for(lambda: out(kafka, "kafka-configs", "--describe", *entity) == expected,
+             f"the {kind} quota described")
+    out(kafka, "kafka-configs", "--alter", *entity, "--delete-config", key)
 
 
 def table(printed: str) -> list[dict[str, str]]:

@@ -4,7 +4,7 @@ Kafka's ``Rate`` and throttle time (``ClientQuotaManager``, KIP-219) to the mill
 
 from __future__ import annotations
 
-from fakebroker.state.quotas import ClientQuotas, Rate
+from fakebroker.state.quotas import ClientQuotas, Rate, TokenBucket
 
 PRODUCE = "producer_byte_rate"
 
@@ -61,3 +61,49 @@ def test_the_request_quotas_throttle_time_is_at_most_one_window() -> None:
     quotas = ClientQuotas()
     quotas.alter([((("user", "alice"),), [("request_percentage", 1.0)])])
     assert quotas.enforcer.record("request_percentage", "alice", "app", 100.0, 0) == 1000
+
+
+def test_a_mutation_bucket_starts_full_and_refills_at_the_quota_up_to_11_seconds_of_it() -> None:
+    bucket = TokenBucket()
+    assert bucket.measure(2.0, now_ms=0) == 22.0  # 11 s x 2 a second
+    bucket.record(2.0, 30, now_ms=0)
+    assert bucket.tokens == -8.0
+    assert bucket.measure(2.0, now_ms=1500) == -5.0
+    assert bucket.measure(2.0, now_ms=60_000) == 22.0
+
+
+def test_a_strict_mutation_quota_refuses_only_once_the_bucket_is_below_zero() -> None:
+    quotas = ClientQuotas()
+    quotas.alter([((("client-id", "app"),), [("controller_mutation_rate", 2.0)])])
+    strict = quotas.enforcer.mutation_quota("ANONYMOUS", "app", strict=True)
+    assert strict is not None
+    assert [strict.admit(10, now_ms=0) for _ in range(3)] == [True, True, True]  # 22 -> -8
+    assert (strict.admit(1, now_ms=0), strict.throttle_ms) == (False, 4000)
+    assert (strict.admit(1, now_ms=1000), strict.throttle_ms) == (False, 3000)
+    again = quotas.enforcer.mutation_quota("ANONYMOUS", "app", strict=True)
+    assert again is not None and (again.admit(1, now_ms=4000), again.throttle_ms) == (True, 0)
+    assert quotas.enforcer.mutation_quota("ANONYMOUS", "other", strict=True) is None
+
+
+def test_a_permissive_mutation_quota_admits_all_and_throttles_by_the_overdraft() -> None:
+    quotas = ClientQuotas()
+    quotas.alter([((("user", None),), [("controller_mutation_rate", 4.0)])])
+    permissive = quotas.enforcer.mutation_quota("alice", "app", strict=False)
+    assert permissive is not None
+    assert permissive.admit(40, now_ms=0) and permissive.throttle_ms == 0  # 44 -> 4
+    assert permissive.admit(10, now_ms=0) and permissive.throttle_ms == 1500  # -6 at 4/s
+    bob = quotas.enforcer.mutation_quota("bob", "app", strict=False)  # a bucket of his own
+    assert bob is not None and bob.admit(44, now_ms=0) and bob.throttle_ms == 0
+
+
+def test_a_connection_over_its_ips_rate_is_throttled_at_most_a_window_and_not_counted() -> None:
+    quotas = ClientQuotas()
+    quotas.alter([((("ip", "127.0.0.2"),), [("connection_creation_rate", 1.0)]),
+                  ((("ip", None),), [("connection_creation_rate", 100.0)])])
+    enforcer = quotas.enforcer
+    assert [enforcer.connection(1, "127.0.0.2", now_ms=0) for _ in range(10)] == [0] * 10
+    assert enforcer.connection(1, "127.0.0.2", now_ms=100) == 900  # 11 over 10.1 s, at 1/s
+    assert enforcer.connection(1, "127.0.0.2", now_ms=1000) == 1000  # 11 over 10 s: 10% over
+    assert enforcer.connection(2, "127.0.0.2", now_ms=1000) == 0  # another broker's count
+    assert enforcer.connection(1, "127.0.0.3", now_ms=0) == 0  # the default: 100 a second
+    assert quotas.connection_rate("10.0.0.1") == 100.0

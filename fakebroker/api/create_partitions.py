@@ -6,6 +6,12 @@ Behavior: INVALID_PARTITIONS unless the new count is larger than the current one
 UNKNOWN_TOPIC_OR_PARTITION for an unknown topic (without a message, as Kafka answers);
 INVALID_REPLICA_ASSIGNMENT for assignments that do not match the new partitions or name
 unknown brokers; validate_only changes nothing. Messages are Kafka's controller's.
+
+The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is charged
+the partitions added, validate_only too, once the count is checked (before the assignments'
+brokers, as Kafka's controller): from v3 a topic asked while the quota's bucket is below zero
+gets THROTTLING_QUOTA_EXCEEDED (no message) and the answer the time until it is back at zero;
+below v3 the partitions are added and the answer throttled by the overdraft.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from typing import Any
 from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
-from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.api.throttling import mutation_quota
+from fakebroker.protocol.errors import ClusterError
 
 API_KEY = 37
 ERROR_PLACEMENT = Placement(per_topic("topics", "results"))
@@ -24,15 +31,17 @@ AUTHORIZES = (topics("ALTER"),)
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results = []
+    quota = mutation_quota(ctx, strict_since=3)
     for wanted in request.topics:
         assignments = (None if wanted.assignments is None
                        else [list(a.broker_ids) for a in wanted.assignments])
         try:
             ctx.cluster.create_partitions(wanted.name, wanted.count, assignments,
-                                          request.validate_only)
+                                          request.validate_only,
+                                          None if quota is None else quota.admit)
             results.append({"name": wanted.name, "error_code": 0})
         except ClusterError as exc:
             unknown = exc.error == "UNKNOWN_TOPIC_OR_PARTITION"
-            results.append({"name": wanted.name, "error_code": error_code(exc.error),
-                            "error_message": None if unknown else str(exc)})
-    return {"throttle_time_ms": 0, "results": results}
+            results.append({"name": wanted.name, "error_code": exc.code,
+                            "error_message": None if unknown else exc.message})
+    return {"throttle_time_ms": quota.throttle_ms if quota else 0, "results": results}

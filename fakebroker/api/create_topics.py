@@ -14,6 +14,12 @@ Behavior:
 * validate_only checks everything and creates nothing.
 * v5+ answers with the partitions, replication factor and every topic config with its source
   (a refused topic: an empty config list); a created topic's error message is null.
+* The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is
+  charged each topic's partitions once it passed every other check, validate_only too: from
+  v6 a topic asked while the quota's bucket is below zero gets THROTTLING_QUOTA_EXCEEDED
+  (no message) and the answer the time until the bucket is back at zero; below v6 every
+  topic is created and the answer throttled by the overdraft. The connection is muted that
+  long.
 * With an authorizer, as Kafka's controller: a topic needs CREATE on the cluster or on itself,
   else TOPIC_AUTHORIZATION_FAILED "Authorization failed.", answered after the rest; a created
   topic the principal may not DESCRIBE_CONFIGS is answered without its partitions,
@@ -29,6 +35,7 @@ from fakebroker.api.access import in_handler
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
 from fakebroker.api.shapes import Placement, per_topic
+from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
 
@@ -46,6 +53,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
     results, refused = [], []
     creator = ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
+    quota = mutation_quota(ctx, strict_since=6)
     for wanted in request.topics:
         if counts[wanted.name] > 1:
             continue
@@ -62,9 +70,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 configs={c.name: c.value for c in wanted.configs},
                 assignments={a.partition_index: list(a.broker_ids) for a in wanted.assignments},
                 validate_only=request.validate_only,
+                admit=None if quota is None else quota.admit,
             )
         except ClusterError as exc:
-            result.update(error_code=error_code(exc.error), error_message=str(exc))
+            result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
             continue
         count = len(topic.partitions) if topic.partitions else (
@@ -85,4 +94,5 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     for name in [n for n, c in counts.items() if c > 1]:
         results.append(dict(NOT_CREATED, name=name, error_code=error_code("INVALID_REQUEST"),
                             error_message="Duplicate topic name."))
-    return {"throttle_time_ms": 0, "topics": results + refused}
+    return {"throttle_time_ms": quota.throttle_ms if quota else 0,
+            "topics": results + refused}

@@ -6,6 +6,12 @@ Behavior: UNKNOWN_TOPIC_OR_PARTITION for an unknown name, UNKNOWN_TOPIC_ID for a
 each with Kafka's message (v5+); v6 answers INVALID_REQUEST for an entry with neither a name
 nor an id, or with both, and for a name or id given twice. The topic's log and producer state
 go with it. Kafka shuffles the answers on purpose; here they keep the request's order.
+
+The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is charged
+each topic's partitions once the topic is found: from v5 a topic asked while the quota's
+bucket is below zero gets THROTTLING_QUOTA_EXCEEDED (no message) and stays, and the answer the
+time until the bucket is back at zero; below v5 every topic goes and the answer is throttled
+by the overdraft.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from fakebroker.api.access import topics
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, by_version, per_topic
+from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_code
 
@@ -48,6 +55,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
               else [(name, ZERO_UUID) for name in request.topic_names])
     counts = Counter(name if topic_id == ZERO_UUID else topic_id for name, topic_id in wanted)
     responses = []
+    quota = mutation_quota(ctx, strict_since=5)
     for name, topic_id in wanted:
         refused = refusal(name, topic_id, counts) if ctx.version >= 6 else None
         if refused is not None:
@@ -62,7 +70,11 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 "UNKNOWN_TOPIC_ID" if by_id else "UNKNOWN_TOPIC_OR_PARTITION"),
                 "error_message": UNKNOWN_ID if by_id else UNKNOWN_NAME})
             continue
+        if quota is not None and not quota.admit(len(topic.partitions)):
+            responses.append({"name": topic.name, "topic_id": topic.id, "error_message": None,
+                              "error_code": error_code("THROTTLING_QUOTA_EXCEEDED")})
+            continue
         ctx.cluster.delete_topic(topic.name)
         ctx.cluster.producers.forget_partition(topic.name)
         responses.append({"name": topic.name, "topic_id": topic.id, "error_code": 0})
-    return {"throttle_time_ms": 0, "responses": responses}
+    return {"throttle_time_ms": quota.throttle_ms if quota else 0, "responses": responses}

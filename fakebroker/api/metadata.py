@@ -14,7 +14,10 @@ Behavior:
   their coordinators make them). As a KRaft Kafka broker does (it asks its controller to
   create the topic), that request is answered UNKNOWN_TOPIC_OR_PARTITION without partitions;
   the topic is there for the next one. Otherwise UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
-  when asked by id, v12+). An illegal name gets INVALID_TOPIC_EXCEPTION.
+  when asked by id, v12+). An illegal name gets INVALID_TOPIC_EXCEPTION. The creation is
+  charged to the client's ``controller_mutation_rate`` as a strict CreateTopics (Kafka's
+  broker forwards one at the newest version, in the client's name): a topic the quota refuses
+  is not created, the answer the same (UNKNOWN_TOPIC_OR_PARTITION) and not throttled.
 * Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
   leader epoch, replicas and ISR (live replicas only); down replicas are offline.
 * v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
@@ -34,6 +37,7 @@ Behavior:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fakebroker.api.access import in_handler
@@ -45,6 +49,7 @@ from fakebroker.api.common import (
 )
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
+from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
@@ -73,7 +78,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                   if ctx.allowed("DESCRIBE", "TOPIC", t.name)]
     else:
         allow = ctx.version < 4 or request.allow_auto_topic_creation
-        topics = [lookup(entry, allow, ctx, live) for entry in wanted]
+        quota = mutation_quota(ctx, strict_since=0) if allow else None
+        admit = None if quota is None else quota.admit
+        topics = [lookup(entry, allow, ctx, live, admit) for entry in wanted]
         if ctx.authorizer is not None:  # as Kafka lists them: unknown ids, ..., refused
             topics.sort(key=lambda t: (t["error_code"] != UNKNOWN_TOPIC_ID)
                         + (t["error_code"] == TOPIC_AUTHORIZATION_FAILED))
@@ -96,8 +103,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return answer
 
 
-def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[int]
-           ) -> dict[str, Any]:
+def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[int],
+           admit: Callable[[int], bool] | None = None) -> dict[str, Any]:
     name, topic_id = entry.name, entry.topic_id
     by_id = topic_id != ZERO_UUID
     topic = resolve_topic(ctx, name, topic_id)
@@ -120,9 +127,10 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
             if name in INTERNAL_TOPIC_CONFIGS:  # made as its coordinator makes it
                 ctx.cluster.coordinator_topic(name)
             else:
-                ctx.cluster.create_topic(name)
+                ctx.cluster.create_topic(name, admit=admit)
         except ClusterError as exc:
-            return dict(NOT_DESCRIBED, error_code=error_code(exc.error), name=name)
+            if exc.error != "THROTTLING_QUOTA_EXCEEDED":
+                return dict(NOT_DESCRIBED, error_code=exc.code, name=name)
     return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)
 
 

@@ -28,17 +28,27 @@ Guarantees, as Kafka 4.4:
 * A consumer's Fetch is capped beforehand at what its quota allows in 10 s
   (``fetch_window_bytes``: Kafka's ``getMaxValueInQuotaWindow``), so that one fetch alone
   is never throttled; ``fakebroker.api.fetch`` applies the cap.
+* CreateTopics, CreatePartitions and DeleteTopics charge ``controller_mutation_rate``
+  themselves (``mutation_quota``: strict from the version each names, as Kafka's controller,
+  permissive below) and answer its throttle time; here it counts beside the others for the
+  mute, as Kafka's broker takes the throttle time of a forwarded request's answer.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import trio
 
 from fakebroker.protocol.framing import encode_response
 from fakebroker.state.cluster import Cluster
-from fakebroker.state.quotas import FETCH, PRODUCE, REQUEST
+from fakebroker.state.quotas import FETCH, PRODUCE, REQUEST, MutationQuota
+
+if TYPE_CHECKING:
+    from fakebroker.api.context import RequestContext
 
 PRODUCE_KEY, FETCH_KEY, WRITE_TXN_MARKERS_KEY = 0, 1, 27
+MUTATING_KEYS = frozenset({19, 20, 37})  # CreateTopics, DeleteTopics, CreatePartitions
 PER_SECOND = 100 / 1e9  # Kafka's nanosToPercentage: a second of work is 100 percent-seconds
 
 
@@ -62,6 +72,8 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     acks_0 = api_key == PRODUCE_KEY and response is None
     throttle_ms = max(byte_throttle, 0 if acks_0 else enforcer.record(
         REQUEST, user, client, busy_ns * PER_SECOND, now_ms))
+    if api_key in MUTATING_KEYS and response is not None:
+        throttle_ms = max(throttle_ms, response.get("throttle_time_ms", 0))
     if throttle_ms <= 0 or response is None:
         return response, max(throttle_ms, 0)
     if api_key == FETCH_KEY:
@@ -77,6 +89,36 @@ def from_follower(request: Any, version: int) -> bool:
     ``replica_state`` from v15), not from a consumer."""
     replica = request.replica_state.replica_id if version >= 15 else request.replica_id
     return bool(replica >= 0)
+
+
+def mutation_quota(ctx: RequestContext, strict_since: int) -> Mutations | None:
+    """The ``controller_mutation_rate`` quota holding the request's client, strict from
+    version ``strict_since`` on; None when none holds it (nothing to check)."""
+    if not ctx.cluster.throttling:
+        return None
+    quota = ctx.cluster.quotas.enforcer.mutation_quota(
+        *_client(ctx.principal, ctx.header.client_id), strict=ctx.version >= strict_since)
+    return None if quota is None else Mutations(quota)
+
+
+class Mutations:
+    """A request's mutations charged to its client's quota on trio's clock (the one the
+    connection's mute waits on)."""
+
+    __slots__ = ("quota",)
+
+    def __init__(self, quota: MutationQuota) -> None:
+        self.quota = quota
+
+    def admit(self, partitions: int) -> bool:
+        """Charge a mutation of ``partitions`` partitions; False: refused, the topic's
+        answer is THROTTLING_QUOTA_EXCEEDED (without a message, as Kafka's)."""
+        return self.quota.admit(partitions, int(trio.current_time() * 1000))
+
+    @property
+    def throttle_ms(self) -> int:
+        """The answer's throttle time."""
+        return self.quota.throttle_ms
 
 
 def fetch_window_bytes(cluster: Cluster, principal: str, client_id: str | None) -> int:

@@ -287,6 +287,14 @@ class Cluster:
         """Whether some user or client-id quota is set (requests are measured only then)."""
         return self._quotas is not None and self._quotas.enforcer.enforcing
 
+    def connection_throttle_ms(self, broker_id: int, host: str, now_ms: int) -> int:
+        """The ms a new connection from ``host`` to broker ``broker_id`` is held before it is
+        closed unserved, 0 to serve it: its IP's ``connection_creation_rate``
+        (``Enforcer.connection``); 0 at once while no IP quota is set."""
+        if self._quotas is None or not self._quotas.connection_rates:
+            return 0
+        return self._quotas.enforcer.connection(broker_id, host, now_ms)
+
     @property
     def delegation_tokens(self) -> DelegationTokens:
         """The delegation tokens, made on first use from the ``delegation_token_*``
@@ -407,10 +415,13 @@ class Cluster:
         configs: dict[str, str | None] | None = None,
         assignments: dict[int, list[int]] | None = None,
         validate_only: bool = False,
+        admit: Callable[[int], bool] | None = None,
     ) -> Topic:
         """Create a topic; ``ClusterError`` with Kafka's error name and message when it cannot
         be, checked in Kafka's controller's order: name, existence, configs, then partitions
-        (manual assignments, replication factor, partition count, placement)."""
+        (manual assignments, replication factor, partition count, placement), then
+        ``admit(partitions)`` (the client's controller mutation quota, validate_only or not:
+        False refuses the topic, THROTTLING_QUOTA_EXCEEDED without a message)."""
         check_topic_name(name)
         if name in self.topics:
             raise ClusterError("TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.")
@@ -449,6 +460,8 @@ class Cluster:
                 "broker(s) are registered or some brokers have all their log directories "
                 "cordoned.",
             )
+        if admit is not None and not admit(count):
+            raise ClusterError("THROTTLING_QUOTA_EXCEEDED")
         topic = Topic(
             name=name,
             id=uuid.uuid4(),
@@ -471,9 +484,11 @@ class Cluster:
 
     def create_partitions(
         self, name: str, count: int, assignments: list[list[int]] | None = None,
-        validate_only: bool = False,
+        validate_only: bool = False, admit: Callable[[int], bool] | None = None,
     ) -> None:
-        """Grow topic ``name`` to ``count`` partitions."""
+        """Grow topic ``name`` to ``count`` partitions; ``admit(added)`` is asked where Kafka's
+        controller checks the client's mutation quota, before the assignments' brokers
+        (False: THROTTLING_QUOTA_EXCEEDED without a message)."""
         topic = self.topics.get(name)
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
@@ -491,6 +506,9 @@ class Cluster:
                     f"Attempted to add {count - current} additional partition(s), but only "
                     f"{len(assignments)} assignment(s) were specified.",
                 )
+        if admit is not None and not admit(count - current):
+            raise ClusterError("THROTTLING_QUOTA_EXCEEDED")
+        if assignments is not None:
             self._check_assignments(dict(enumerate(assignments)))
         if validate_only:
             return

@@ -16,12 +16,25 @@ Guarantees:
   ``quota.window.size.seconds`` = 1; a value recorded above the quota gives a throttle time
   of ``(rate - quota) / quota * window`` ms (KIP-219), the request quota's bounded by one
   window. Clients sharing a quota entity share its rate, as in Kafka.
+* ``controller_mutation_rate`` (KIP-599) is a ``TokenBucket``, as Kafka's
+  ``ControllerMutationQuotaManager`` keeps it: it refills at the quota per second up to a burst
+  of ``controller.quota.window.num`` (11) x ``controller.quota.window.size.seconds`` (1) x the
+  quota, full at first; a mutation of n partitions takes n tokens. A strict quota
+  (``MutationQuota``, the newer request versions) refuses a mutation while the bucket is below
+  zero, else takes the tokens (so the mutation that empties it passes, and may take it below
+  zero); a permissive one (older versions) takes them all the same. Either throttles by the
+  time the bucket needs to refill to zero (``-tokens / quota`` s).
+* ``connection_creation_rate`` per IP (KIP-612; the ``ip`` entity, the default entity for the
+  others) is a ``Rate`` per broker and IP, as Kafka's ``ConnectionQuotas``: a connection that
+  takes it above the quota is not counted and gets a throttle time of at most one window
+  (``Enforcer.connection``).
 * The clock is passed in (milliseconds); nothing here is I/O, nothing waits.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import math
 import socket
 from dataclasses import dataclass, field
 
@@ -29,10 +42,10 @@ USER, CLIENT_ID, IP = "user", "client-id", "ip"
 # The order Kafka's answers list an entity's types in (its entity map is a small HashMap).
 ENTITY_ORDER = (CLIENT_ID, USER, IP)
 PRODUCE, FETCH, REQUEST = "producer_byte_rate", "consumer_byte_rate", "request_percentage"
+MUTATION, CONNECTIONS = "controller_mutation_rate", "connection_creation_rate"
 # Quota key -> its config type, as Kafka's QuotaConfig defines it.
-CLIENT_KEYS = {PRODUCE: "LONG", FETCH: "LONG", REQUEST: "DOUBLE",
-               "controller_mutation_rate": "DOUBLE"}
-IP_KEYS = {"connection_creation_rate": "INT"}
+CLIENT_KEYS = {PRODUCE: "LONG", FETCH: "LONG", REQUEST: "DOUBLE", MUTATION: "DOUBLE"}
+IP_KEYS = {CONNECTIONS: "INT"}
 INT_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE
 _LIMITS = {"INT": (INT_MAX, "an INT"), "LONG": (2**63 - 1, "a LONG")}
 MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
@@ -40,6 +53,7 @@ SAMPLES = 11  # quota.window.num
 WINDOW_MS = 1000  # quota.window.size.seconds, in ms
 
 Entity = tuple[tuple[str, str | None], ...]  # (type, name) pairs in ``ENTITY_ORDER``
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class QuotaError(Exception):
@@ -70,6 +84,9 @@ class ClientQuotas:
     """Every entity's quota values, and the rates enforced from them."""
 
     values: dict[Entity, dict[str, float]] = field(default_factory=dict)
+    # connection_creation_rate by IP address (None: the default entity's), as Kafka's
+    # ConnectionQuotas keeps it: an entity named by a host name holds its address.
+    connection_rates: dict[Address | None, float] = field(default_factory=dict)
     enforcer: Enforcer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -193,7 +210,25 @@ class ClientQuotas:
                 values[key] = value
         if not values:
             del self.values[entity]
+        if entity[0][0] == IP:
+            address = _address(entity[0][1])
+            rate = values.get(CONNECTIONS)
+            if rate is None:
+                self.connection_rates.pop(address, None)
+            else:
+                self.connection_rates[address] = rate
         self.enforcer.changed()
+
+    def connection_rate(self, host: str) -> float | None:
+        """The ``connection_creation_rate`` connections from ``host`` (an IP address) are
+        held to: its own, else the default IP entity's; None without one (or at Java's
+        Int.MaxValue, which Kafka takes for none)."""
+        try:
+            address: Address | None = ipaddress.ip_address(host)
+        except ValueError:
+            address = None
+        rate = self.connection_rates.get(address, self.connection_rates.get(None))
+        return None if rate is None or rate >= INT_MAX else rate
 
 
 def _check_value(keys: dict[str, str], key: str, value: float) -> None:
@@ -227,6 +262,17 @@ def _resolvable(name: str | None) -> bool:
         return True
     except (OSError, UnicodeError):
         return False
+
+
+def _address(name: str | None) -> Address | None:
+    """The address of an ip entity's name (Java's ``InetAddress.getByName``: a host name's
+    first address); None for the default entity."""
+    if name is None:
+        return None
+    try:
+        return ipaddress.ip_address(name)
+    except ValueError:
+        return ipaddress.ip_address(socket.getaddrinfo(name, None)[0][4][0])
 
 
 def _precedence(user: str, client_id: str) -> tuple[Entity, ...]:
@@ -303,6 +349,8 @@ class Enforcer:
     def __init__(self, quotas: ClientQuotas) -> None:
         self._quotas = quotas
         self._rates: dict[tuple[str, Entity], Rate] = {}
+        self._buckets: dict[Entity, TokenBucket] = {}  # controller_mutation_rate's
+        self._connections: dict[tuple[int, str], Rate] = {}  # by broker id and IP
         self.enforcing = False  # whether any user or client-id quota is set
 
     def changed(self) -> None:
@@ -340,6 +388,90 @@ class Enforcer:
         if found is not None:
             rate = self._rates.setdefault((key, _tags(found[0], user, client_id)), Rate())
             rate.record(-value, now_ms)
+
+
+    def mutation_quota(self, user: str, client_id: str, strict: bool) -> MutationQuota | None:
+        """The ``controller_mutation_rate`` quota holding the client for one request (Kafka's
+        ``newQuotaFor``: ``strict`` from the request versions that may refuse a mutation);
+        None when no such quota holds it. Clients of one quota entity share its bucket."""
+        found = self._quotas.quota(MUTATION, user, client_id) if self.enforcing else None
+        if found is None:
+            return None
+        entity, bound = found
+        bucket = self._buckets.setdefault(_tags(entity, user, client_id), TokenBucket())
+        return MutationQuota(bucket, bound, strict)
+
+    def connection(self, broker_id: int, host: str, now_ms: int) -> int:
+        """Record a connection from ``host`` (an IP address) to broker ``broker_id``: the ms
+        to hold it before closing it unserved, 0 to accept it (Kafka's
+        ``recordIpConnectionMaybeThrottle``: a connection over its IP's
+        ``connection_creation_rate`` is not counted, and is throttled at most one window)."""
+        bound = self._quotas.connection_rate(host)
+        if bound is None:
+            return 0
+        rate = self._connections.setdefault((broker_id, host), Rate())
+        rate.record(1, now_ms)
+        observed = rate.measure(now_ms)
+        if observed <= bound:
+            return 0
+        rate.record(-1, now_ms)
+        return min(_java_round((observed - bound) / bound * rate.window_ms(now_ms)), WINDOW_MS)
+
+
+@dataclass(slots=True)
+class TokenBucket:
+    """Kafka's ``TokenBucket`` stat: ``tokens`` refilled at the quota per second up to the
+    burst (``SAMPLES`` windows of ``WINDOW_MS`` at the quota); full before its first use
+    (Kafka's starts empty, last refilled at the epoch)."""
+
+    tokens: float = 0.0
+    last_ms: int | None = None
+
+    def measure(self, quota: float, now_ms: int) -> float:
+        """The tokens left at ``now_ms``, refilled."""
+        burst = SAMPLES * WINDOW_MS / 1000 * quota
+        if self.last_ms is None:
+            self.tokens = burst
+        else:
+            self.tokens = min(burst, self.tokens + quota * (now_ms - self.last_ms) / 1000)
+        self.last_ms = now_ms
+        return self.tokens
+
+    def record(self, quota: float, value: float, now_ms: int) -> None:
+        """Take ``value`` tokens (refilled first)."""
+        self.tokens = min(SAMPLES * WINDOW_MS / 1000 * quota,
+                          self.measure(quota, now_ms) - value)
+
+
+@dataclass(slots=True)
+class MutationQuota:
+    """A client's ``controller_mutation_rate`` during one request (Kafka's
+    ``StrictControllerMutationQuota`` / ``PermissiveControllerMutationQuota``)."""
+
+    bucket: TokenBucket
+    quota: float  # mutations (partitions) per second
+    strict: bool
+    throttle_ms: int = 0  # the last refusal's (strict) or overdraft's (permissive)
+
+    def admit(self, partitions: int, now_ms: int) -> bool:
+        """Record a mutation of ``partitions`` partitions; False when a strict quota refuses
+        it (the bucket was below zero: THROTTLING_QUOTA_EXCEEDED), True when it may go on."""
+        if self.strict:
+            tokens = self.bucket.measure(self.quota, now_ms)
+            if tokens < 0:
+                self.throttle_ms = _java_round(-tokens / self.quota * 1000)
+                return False
+            self.bucket.record(self.quota, partitions, now_ms)
+            return True
+        self.bucket.record(self.quota, partitions, now_ms)
+        if self.bucket.tokens < 0:
+            self.throttle_ms = _java_round(-self.bucket.tokens / self.quota * 1000)
+        return True
+
+
+def _java_round(value: float) -> int:
+    """Java's ``Math.round``: halves up."""
+    return math.floor(value + 0.5)
 
 
 def _tags(entity: Entity, user: str, client_id: str) -> Entity:

@@ -135,6 +135,15 @@
 //          {"event":"aborted"} or {"event":"abort-failed","error":..}; then the first error's
 //          error line (exit code 2);
 //          then {"done":records copied and committed}
+//   admin-create-topics  --bootstrap B --call NAME:PARTITIONS[,NAME:PARTITIONS ...] [--call ...]
+//                        [--no-quota-retry]
+//       one Admin (bare props: client.id...), one createTopics per --call, in order, each
+//       waiting for every topic's result; replication factor 1. --no-quota-retry:
+//       CreateTopicsOptions.retryOnQuotaViolation(false) (the Admin retries a topic refused with
+//       THROTTLING_QUOTA_EXCEEDED by default, after the answer's throttle time)
+//       -> per call {"ms":<its time>,"created":[names],"failed":{"<name>":{"error":<exception's
+//          simple name>,"message","throttleTimeMs":<a ThrottlingQuotaExceededException's, else
+//          null>}}}
 //   admin-describe-features --bootstrap B
 //       -> {"finalized":{"<feature>":max level},"supported":{"<feature>":[min,max]}}
 //   admin-update-features --bootstrap B --feature NAME=LEVEL [--feature ...] [--downgrade]
@@ -297,6 +306,7 @@ public final class Harness {
                 case "group-consume": groupConsume(a); break;
                 case "first-record": firstRecord(a); break;
                 case "admin-create-topic": adminCreateTopic(a); break;
+                case "admin-create-topics": adminCreateTopics(a); break;
                 case "admin-describe-topic": adminDescribeTopic(a); break;
                 case "admin-list-offsets": adminListOffsets(a); break;
                 case "admin-describe-configs": adminDescribeConfigs(a); break;
@@ -794,6 +804,42 @@ public final class Harness {
                     "topicId", orNull(r.topicId(topic), deadline),
                     "partitions", orNull(r.numPartitions(topic), deadline),
                     "replication", orNull(r.replicationFactor(topic), deadline)));
+        }
+    }
+
+    static void adminCreateTopics(Args a) throws Exception {
+        a.allow("bootstrap", "call", "no-quota-retry", "timeout-ms");
+        Deadline deadline = a.deadline();
+        org.apache.kafka.clients.admin.CreateTopicsOptions options =
+                new org.apache.kafka.clients.admin.CreateTopicsOptions()
+                        .retryOnQuotaViolation(!a.flag("no-quota-retry"));
+        try (Closer<Admin> c = new Closer<>(newAdmin(a), CLOSE_TIMEOUT)) {
+            for (String call : a.all("call")) {
+                List<NewTopic> topics = new ArrayList<>();
+                for (String spec : call.split(",")) {
+                    String[] parts = spec.split(":");
+                    topics.add(new NewTopic(parts[0], Integer.parseInt(parts[1]), (short) 1));
+                }
+                long started = System.nanoTime();
+                CreateTopicsResult r = c.client.createTopics(topics, options);
+                List<Object> created = new ArrayList<>();
+                Map<String, Object> failed = new TreeMap<>();
+                for (NewTopic t : topics) {
+                    try {
+                        get(r.values().get(t.name()), deadline);
+                        created.add(t.name());
+                    } catch (ExecutionException e) {
+                        Throwable cause = e.getCause();
+                        Integer throttle = cause instanceof org.apache.kafka.common.errors.ThrottlingQuotaExceededException
+                                ? ((org.apache.kafka.common.errors.ThrottlingQuotaExceededException) cause).throttleTimeMs()
+                                : null;
+                        failed.put(t.name(), obj("error", cause.getClass().getSimpleName(),
+                                "message", cause.getMessage(), "throttleTimeMs", throttle));
+                    }
+                }
+                emit(obj("ms", (System.nanoTime() - started) / 1_000_000, "created", created,
+                        "failed", failed));
+            }
         }
     }
 
@@ -1691,7 +1737,7 @@ public final class Harness {
 
     static final class Args {
         static final Set<String> FLAGS = Set.of("headers", "internal", "report-positions", "downgrade", "strict",
-                "validate-only");
+                "validate-only", "no-quota-retry");
         final Map<String, List<String>> opts = new LinkedHashMap<>();
         final Properties props = new Properties();
 
