@@ -18,9 +18,9 @@ import pytest
 
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.protocol.errors import error_name as kafka_error_name
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, produce_body
-from tests.real_cluster import wait_for
-from tests.wire import WireClient
 
 Pairs = Sequence[tuple[str, str | None]]
 INVALID = "INVALID_REQUEST"

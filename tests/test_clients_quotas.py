@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from fakebroker.real_cluster import wait_for
 from tests.clients.java import run_harness
-from tests.real_cluster import wait_for
 from tests.security import SECURE, confluent_config, login
 
 

@@ -8,14 +8,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CONFTEST = """
-from tests.dual import (
-    kafka, pytest_addoption, pytest_collection_modifyitems, pytest_generate_tests,
-    real_cluster,
-)
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "fake_only(reason): fake only")
-    config.addinivalue_line("markers", "real_kafka: real broker")
+from tests.dual import pytest_fakebroker_real_cluster, real_cluster
 """
 
 TESTS = """
