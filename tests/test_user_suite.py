@@ -1,8 +1,9 @@
 """A user's suite, in a folder of its own, takes the installed plugin's ``kafka`` fixture and
-passes unchanged on the fake (``--kafka=fake``) and on a running Apache Kafka named by
-``--kafka-bootstrap`` (here the session's broker, tests/real_kafka.py): each test there has
-names of its own (``kafka.name``), its topics and groups deleted after it, nothing else on
-the cluster touched, also with two pytest-xdist workers at once."""
+passes unchanged on the fake (``--kafka=fake``) and on a running cluster named by
+``--kafka-bootstrap``: here the broker under test (``kafka``: a fake one, or under
+``--kafka=real`` the session's Apache Kafka, tests/real_kafka.py). Each test there has names
+of its own (``kafka.name``), its topics and groups deleted after it, nothing else on the
+cluster touched, also with two pytest-xdist workers at once."""
 
 from __future__ import annotations
 
@@ -86,13 +87,12 @@ def test_kafka_real_without_a_cluster_says_how_to_name_one(tmp_path):
 
 
 @pytest.fixture
-def shared_cluster(real_cluster: RealCluster) -> Iterator[RealCluster]:
-    """The session's broker (cleared first) as a user's cluster: with a topic and a group
-    that are not the tests', which must be there after the run."""
+def shared_cluster(kafka) -> Iterator[RealCluster]:
+    """The broker under test as a user's running cluster: with a topic and a group that are
+    not the tests', which must be there after the run."""
     from confluent_kafka import Consumer
 
-    real_cluster.reset()
-    cluster = RealCluster(real_cluster.bootstrap_servers)
+    cluster = RealCluster(kafka.bootstrap_servers)
     cluster.create_topic("not-the-tests", partitions=1)
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
                          "group.id": "not-the-tests-group"})
@@ -117,8 +117,7 @@ def assert_only_what_was_there_before(cluster: RealCluster) -> None:
     assert [g.group_id for g in listed if g.group_id.startswith("fakebroker-")] == []
 
 
-@pytest.mark.real_kafka
-def test_the_users_suite_passes_on_a_running_kafka_and_leaves_it_as_it_was(
+def test_the_users_suite_passes_on_a_running_cluster_and_leaves_it_as_it_was(
         tmp_path, shared_cluster):
     result = run_user_suite(tmp_path, "--kafka=both",
                             f"--kafka-bootstrap={shared_cluster.bootstrap_servers}", "-rA")
@@ -132,8 +131,7 @@ def test_the_users_suite_passes_on_a_running_kafka_and_leaves_it_as_it_was(
     assert_only_what_was_there_before(shared_cluster)
 
 
-@pytest.mark.real_kafka
-def test_two_xdist_workers_share_a_running_kafka_each_with_its_own_names(
+def test_two_xdist_workers_share_a_running_cluster_each_with_its_own_names(
         tmp_path, shared_cluster):
     result = run_user_suite(tmp_path, "--kafka=real", "-n", "2",
                             f"--kafka-bootstrap={shared_cluster.bootstrap_servers}")
