@@ -256,6 +256,12 @@ class FakeKafka:
         client; None without a TLS listener."""
         return self.cluster.ssl
 
+    def name(self, base: str) -> str:
+        """The name a test gives ``base`` (a topic, group or transactional id): ``base``
+        itself, on a cluster of its own. A test that runs on a shared real cluster too
+        names things through this (``RealCluster.name`` puts the test's prefix before it)."""
+        return base
+
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
                      configs: Mapping[str, str] | None = None) -> None:
         """Create a topic (``ClusterError`` with Kafka's error name if it cannot be)."""

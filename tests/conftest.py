@@ -104,13 +104,11 @@ def secure_real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secu
         yield broker
 
 
-# One test body, two brokers: --kafka=fake|real|both, the `kafka` fixture, fake_only.
+# One test body, two brokers: the plugin's `kafka` fixture (--kafka=fake|real|both, the
+# fake_only marker) on our suite's own real brokers.
 from tests.dual import (  # noqa: E402,F401
-    kafka,
     overridden_real_clusters,
-    pytest_addoption,
-    pytest_collection_modifyitems,
-    pytest_generate_tests,
+    pytest_fakebroker_real_cluster,
     real_cluster,
     secure_real_cluster,
 )

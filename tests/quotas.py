@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from fakebroker.protocol.errors import error_name as kafka_error_name
-from tests.real_cluster import wait_for
-from tests.wire import WireClient
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 
 Pairs = Sequence[tuple[str, str | None]]
 INVALID = "INVALID_REQUEST"

@@ -26,9 +26,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tests.real_cluster import wait_for
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.sasl_tokens import ScramClient
-from tests.wire import WireClient
 
 SECURE: dict[str, Any] = {
     "listeners": ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, produce_body
-from tests.wire import WireClient
 
 SECURED = pytest.mark.fake_kafka(authorizer=True, super_users=("User:admin",),
                                  topics={"orders": 2, "secret": 1})
@@ -192,7 +192,7 @@ def test_without_an_authorizer_the_security_package_is_never_imported(tmp_path):
     script = (
         "import sys\n"
         "from fakebroker import FakeKafka\n"
-        "from tests.wire import WireClient\n"
+        "from fakebroker.wire_client import WireClient\n"
         "from tests.bodies import batch, produce_body\n"
         "with FakeKafka(topics={'orders': 1}) as kafka:\n"
         "    with WireClient(kafka.bootstrap_servers) as client:\n"

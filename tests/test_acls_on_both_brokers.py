@@ -21,10 +21,10 @@ import pytest
 
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.pytest_plugin import MODES
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body
-from tests.dual import MODES
 from tests.real_kafka import require_real_kafka, start_real_kafka
-from tests.wire import WireClient
 
 # Apache Kafka configured as the fake below.
 AUTHORIZING = {"authorizer.class.name":

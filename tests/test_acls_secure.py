@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, join_body, produce_body
-from tests.real_cluster import wait_for
 from tests.security import SECURE, allow, logged_in
-from tests.wire import WireClient
 
 pytestmark = [pytest.mark.security,
               pytest.mark.fake_kafka(**SECURE, topics={"orders": 1, "secret": 1})]

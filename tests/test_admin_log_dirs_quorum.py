@@ -14,9 +14,9 @@ import uuid
 
 import pytest
 
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
 from tests.clients.java import run_harness
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 3, "audit": 1})
 TOPICS = ("audit", "orders")

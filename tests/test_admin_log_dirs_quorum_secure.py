@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
 from tests.security import SECURE, allow, logged_in
-from tests.wire import WireClient
 
 pytestmark = [pytest.mark.security,
               pytest.mark.fake_kafka(**SECURE, topics={"orders": 2, "secret": 1})]

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
 
 TIMEOUT = 10
 

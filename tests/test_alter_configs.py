@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
-from tests.real_cluster import wait_for as eventually
 from tests.test_wire_versions import versions_of
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
 

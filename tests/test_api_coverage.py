@@ -13,7 +13,7 @@ import pytest
 
 from fakebroker import FakeKafka
 from fakebroker.protocol.specs import api_keys_by_name
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
 
 SHARE_STATE = "broker-internal: the share coordinator's state, which brokers ask each other"
 STREAMS_GROUPS = "streams groups (KIP-1071): issue 22"

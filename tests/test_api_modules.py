@@ -19,7 +19,7 @@ from fakebroker.protocol.codec import snake
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.specs import api_spec, parse_range
 from fakebroker.state.acls import OPERATIONS
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
 
 BY_NAME = {m.__name__.rsplit(".", 1)[1]: m for m in MODULES}
 

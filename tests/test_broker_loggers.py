@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
 
 CONTROLLER = "org.apache.kafka.server.logger.LoggingController"
 BROKER_LOGGER = 8

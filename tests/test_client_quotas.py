@@ -17,6 +17,7 @@ import pytest
 
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.errors import error_name as kafka_error_name
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, join_body, produce_body
 from tests.quotas import (
     DEFAULT,
@@ -33,7 +34,6 @@ from tests.quotas import (
     op,
     quotas_removed,
 )
-from tests.wire import WireClient
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.real_cluster import wait_for as eventually
+from fakebroker.real_cluster import wait_for as eventually
 
 pytestmark = pytest.mark.fake_kafka(topics={"sized": 1, "stamped": 1})
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from fakebroker.sync import FakeKafka
+from fakebroker.wire_client import WireClient
 from tests.clients.java import HarnessError, run_harness
 from tests.sasl_tokens import ScramClient
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.timeout(120)
 

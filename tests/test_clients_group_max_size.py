@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from fakebroker.wire_client import WireClient
 from tests.test_wire_group_max_size import consumers, full_group
 from tests.test_wire_groups import coordinator
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(
     topics={"orders": 2}, overrides={"group.max.size": "2", "group.consumer.max.size": "2"})

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from fakebroker.real_cluster import wait_for
 from tests.clients.java import run_harness
-from tests.real_cluster import wait_for
 from tests.security import SECURE, confluent_config, login
 
 
@@ -210,8 +210,8 @@ def test_the_sasl_exchange_is_not_charged_to_the_request_quota(
     is authenticated: over a request quota of 0.00001 percent, the ApiVersions before the
     login is answered with no throttle time and the login goes on at once; the first
     request after it is charged (the quota's one-window 1000 ms)."""
+    from fakebroker.wire_client import WireClient
     from tests.security import PASSWORDS, ScramClient
-    from tests.wire import WireClient
 
     java_alter(kafka, f"client-id={client_id}", sets=("request_percentage=0.00001",))
     wait_for(lambda: java_describe(kafka, f"client-id={client_id}") != [], "quota applied")

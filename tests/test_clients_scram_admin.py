@@ -21,7 +21,7 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
-from tests.real_cluster import wait_for
+from fakebroker.real_cluster import wait_for
 
 TIMEOUT = 20
 

@@ -15,9 +15,9 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from tests.real_cluster import wait_for as eventually
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
 from tests.test_wire_transactions import READ_COMMITTED, latest
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"input": 1, "orders": 2})
 

@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 from fakebroker import FakeKafka
+from fakebroker.real_cluster import RealCluster
+from fakebroker.real_cluster import wait_for as eventually
 from tests.clients.java import NETWORK_DEBUG, run_harness, run_harness_full, start_harness
 from tests.clients.process import GroupMember
 from tests.clients.streams import start_word_count
-from tests.real_cluster import RealCluster
-from tests.real_cluster import wait_for as eventually
 
 Kafka = FakeKafka | RealCluster  # what the `kafka` fixture gives (tests/dual.py)
 

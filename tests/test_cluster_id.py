@@ -11,8 +11,8 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from fakebroker import FakeKafka
+from fakebroker.wire_client import WireClient
 from tests.bodies import DESCRIBE_CLUSTER
-from tests.wire import WireClient
 
 KAFKA_UUID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{21}")
 

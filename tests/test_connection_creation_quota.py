@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from fakebroker.protocol.framing import encode_request
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.quotas import EXACT, alter, described, quotas_removed
-from tests.real_cluster import wait_for
-from tests.wire import WireClient
 
 API_VERSIONS = encode_request(18, 3, 1, "probe", {"client_software_name": "probe",
                                                   "client_software_version": "1"})

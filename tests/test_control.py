@@ -19,9 +19,9 @@ import pytest
 
 from fakebroker.control.ctl import ControlCallError, call
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
 from tests.conftest import OUTSIDE, start_served, stop_served
 from tests.test_wire_versions import batch, produce_body
-from tests.wire import WireClient
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ import pytest
 
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import error_name
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.clients.java import run_harness
 from tests.quotas import EXACT, a_name, alter, described, quotas_removed
-from tests.real_cluster import wait_for
-from tests.wire import WireClient
 
 RATE = 5.0  # partitions a second: a full bucket holds 55
 THROTTLED = ("THROTTLING_QUOTA_EXCEEDED", None)  # no message, as Kafka's controller answers

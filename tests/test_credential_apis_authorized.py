@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from fakebroker.protocol.errors import error_code
+from fakebroker.real_cluster import wait_for
 from fakebroker.state.credentials import salted_password
-from tests.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.security import SECURE, allow, logged_in
-from tests.wire import WireClient
 
 pytestmark = [pytest.mark.security, pytest.mark.fake_kafka(**SECURE)]
 

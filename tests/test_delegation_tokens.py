@@ -24,8 +24,8 @@ from fakebroker.protocol.framing import decode_response, encode_request
 from fakebroker.state.cluster import Cluster
 from fakebroker.state.credentials import ScramCredential
 from fakebroker.state.delegation_tokens import DelegationTokens
+from fakebroker.wire_client import WireClient, api_key
 from tests.sasl_tokens import ScramClient
-from tests.wire import WireClient, api_key
 
 SECRET = "token-signing-key"
 DAY, WEEK = 24 * 3600 * 1000, 7 * 24 * 3600 * 1000

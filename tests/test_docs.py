@@ -10,7 +10,9 @@ A page's blocks run in order, in a fresh working folder of their own:
 * any other ``python``: run, the page's blocks sharing one namespace, as a reader pasting
   them into one session would;
 * ``sh``: run by bash (``set -e``) with the test environment's commands first on PATH;
-  what it starts in the background is stopped after the page. Its ``pip install`` and
+  what it starts in the background is stopped after the page. On a page that runs a suite
+  on a running Kafka (``REAL_KAFKA_PAGES``), ``localhost:9092`` is the session's Apache
+  Kafka (tests/real_kafka.py). Its ``pip install`` and
   ``python3 -m venv`` lines are not run (the environment has what they install): each extra
   they name must be one pyproject.toml declares. Fixed ports (9092-9094, 9644) become free
   ones. A ``fakebroker serve`` left in the foreground is stopped by SIGTERM once it printed
@@ -45,6 +47,7 @@ PAGES = sorted([*DOCS.rglob("*.md"), ROOT / "README.md"])
 KINDS = ("python", "sh", "toml", "yaml", "text")
 BLOCK = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```$", re.S | re.M)
 SPARK_PAGES = {"how-to/spark.md"}
+REAL_KAFKA_PAGES = {"how-to/real-kafka.md"}
 # Seconds a page's shell block may run: a Spark job starts a JVM and a session, which takes
 # minutes, not seconds, on a loaded 2-core machine (the test's own limit is 300 s).
 SH_SECONDS, SPARK_SH_SECONDS = 60, 240
@@ -292,7 +295,9 @@ def run_toml(text: str, folder: Path, env: dict[str, str]) -> None:
            folder, env)
 
 
-def run_page(page: Path, folder: Path) -> None:
+def run_page(page: Path, folder: Path, real_kafka: str | None = None) -> None:
+    """Run the page's blocks in ``folder``; ``real_kafka``: the bootstrap servers of the
+    running Kafka its ``localhost:9092`` stands for."""
     env = environment()
     (folder / "tests").symlink_to(ROOT / "tests")
     for name in ("examples", "pyproject.toml"):
@@ -314,6 +319,8 @@ def run_page(page: Path, folder: Path) -> None:
                 os.chdir(cwd)
         elif language == "sh":
             shell += text
+            if real_kafka is not None:
+                text = text.replace("localhost:9092", real_kafka)
             run_sh(text, folder, env,
                    SPARK_SH_SECONDS if page_id(page) in SPARK_PAGES else SH_SECONDS)
         elif language == "yaml":
@@ -326,13 +333,17 @@ def run_page(page: Path, folder: Path) -> None:
 
 def page_param(page: Path):
     marks = [pytest.mark.spark] if page_id(page) in SPARK_PAGES else []
+    if page_id(page) in REAL_KAFKA_PAGES:
+        marks.append(pytest.mark.real_kafka)
     return pytest.param(page, id=page_id(page), marks=marks)
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("page", [page_param(p) for p in PAGES if blocks(p)])
-def test_the_pages_examples_run(page: Path, tmp_path: Path):
-    run_page(page, tmp_path)
+def test_the_pages_examples_run(page: Path, tmp_path: Path, request: pytest.FixtureRequest):
+    real_kafka = (request.getfixturevalue("real_kafka").bootstrap_servers
+                  if page_id(page) in REAL_KAFKA_PAGES else None)
+    run_page(page, tmp_path, real_kafka)
 
 
 def test_a_foreground_serve_is_stopped_cleanly(tmp_path):  # the runner's own rule

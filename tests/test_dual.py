@@ -8,14 +8,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CONFTEST = """
-from tests.dual import (
-    kafka, pytest_addoption, pytest_collection_modifyitems, pytest_generate_tests,
-    real_cluster,
-)
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "fake_only(reason): fake only")
-    config.addinivalue_line("markers", "real_kafka: real broker")
+from tests.dual import pytest_fakebroker_real_cluster, real_cluster
 """
 
 TESTS = """
@@ -105,3 +98,34 @@ def test_security_settings_short_of_the_whole_secure_preset_are_refused_on_the_r
     result = pytester.runpytest("--kafka=real")
     result.assert_outcomes(errors=1)  # at setup, before any broker starts
     result.stdout.fnmatch_lines(["*'ssl_client_auth'*set up the fake broker only*"])
+
+
+def test_a_suites_own_kafka_fixture_is_left_alone(pytester):
+    pytester.makeconftest("""
+        import pytest
+
+        @pytest.fixture
+        def kafka():
+            return "the suite's own"
+    """)
+    pytester.makepyfile(test_suite="""
+        def test_it(kafka):
+            assert kafka == "the suite's own"
+    """)
+    assert collected(pytester, "--kafka=both") == ["test_it"]
+    pytester.runpytest("--kafka=both").assert_outcomes(passed=1)
+
+
+def test_without_a_conftest_a_fakebroker_setting_on_a_running_cluster_fails_naming_it(
+        pytester):
+    pytester.makepyfile(test_suite="""
+        import pytest
+
+        @pytest.mark.fake_kafka(auto_create_topics=False, brokers=3, topics={"t": 1})
+        def test_it(kafka):
+            pass
+    """)
+    result = pytester.runpytest("--kafka=real", "--kafka-bootstrap=127.0.0.1:9")
+    result.assert_outcomes(errors=1)  # before any connection to the cluster
+    result.stdout.fnmatch_lines(["*options ?'auto_create_topics'? set up the fake broker only: "
+                                 "mark the test @pytest.mark.fake_only(...) saying why"])

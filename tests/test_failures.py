@@ -15,10 +15,10 @@ from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
 from fakebroker.runtime import open_cluster
 from fakebroker.server import KEEPS_PORT_WHILE_DOWN
+from fakebroker.wire_client import WireClient
 from tests.test_faults import produce
 from tests.test_wire_groups import joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
-from tests.wire import WireClient
 
 pytestmark = [
     pytest.mark.fake_only("natural failures (leader and coordinator moves, brokers down, "

@@ -31,9 +31,9 @@ from fakebroker.protocol.codec import request_codec, snake
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_response
 from fakebroker.protocol.specs import api_spec, parse_range
+from fakebroker.wire_client import WireClient
 from tests.test_wire_groups import join_body, joined_member
 from tests.test_wire_versions import batch, fetch_body, produce_body
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
 NOT_LEADER = ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, produce_body
 from tests.quotas import a_name, alter, described, quotas_removed
-from tests.wire import WireClient
 
 EXACT = 0
 RECORDS = batch([b"x" * 1000])  # one batch of 1,071 bytes

@@ -12,7 +12,7 @@ import trio
 
 import fakebroker
 from fakebroker.sync import ClusterStopped
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
 
 pytest_plugins = ["pytester"]
 

@@ -16,7 +16,7 @@ from fakebroker.state.consumer_groups import Heartbeat
 from fakebroker.state.groups import Groups
 from fakebroker.state.pending import Pending
 from fakebroker.timers import run_timers
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
-from tests.real_cluster import wait_for
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"events": 1})
 OFFSETS, TRANSACTIONS = "__consumer_offsets", "__transaction_state"

@@ -22,8 +22,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from fakebroker import FakeKafka
+from fakebroker.real_cluster import wait_for
 from tests.clients.tools import ToolResult, run_tool, tools_available
-from tests.real_cluster import wait_for
 
 pytestmark = [
     pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed "

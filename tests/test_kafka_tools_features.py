@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from fakebroker.real_cluster import wait_for
 from tests.clients.tools import ToolResult, run_tool, tools_available
-from tests.real_cluster import wait_for
 
 pytestmark = pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed "
                                 "(bash .ci/install-kafka)")

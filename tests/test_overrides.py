@@ -18,10 +18,10 @@ import pytest
 
 from fakebroker import FakeKafka
 from fakebroker.options import BROKER_CONFIGS, ClusterSettings, OptionError
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, join_body, produce_body
 from tests.conftest import start_served, stop_served
-from tests.real_cluster import wait_for as eventually
-from tests.wire import WireClient
 
 OVERRIDES = {"num.partitions": 3, "message.max.bytes": 2000, "log.retention.ms": 1234567,
              "min.insync.replicas": 2, "group.min.session.timeout.ms": 7000,

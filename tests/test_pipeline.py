@@ -19,8 +19,8 @@ from fakebroker.pipeline import WAIT, Close, Peer, Pipeline, Throttled
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
 from fakebroker.state.cluster import Cluster
+from fakebroker.wire_client import api_key
 from tests.test_wire_versions import batch, fetch_body, produce_body
-from tests.wire import api_key
 
 METADATA = {"topics": [{"name": "orders"}], "allow_auto_topic_creation": False}
 

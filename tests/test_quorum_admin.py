@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from fakebroker.wire_client import WireClient
 from tests.clients.tools import run_tool, tools_available
-from tests.wire import WireClient
 
 CONTROLLER = [{"name": "CONTROLLER", "host": "localhost", "port": 9999}]
 DIRECTORY = uuid.UUID(int=5)  # Kafka's text form: AAAAAAAAAAAAAAAAAAAABQ

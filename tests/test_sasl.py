@@ -25,9 +25,9 @@ from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import decode_response, encode_request
 from fakebroker.security.sasl.connection import java_hash_set_order
 from fakebroker.state.cluster import Cluster
+from fakebroker.wire_client import api_key
 from tests import sasl_tokens
 from tests.sasl_tokens import ScramClient
-from tests.wire import api_key
 
 USERS = ("alice:alice-secret", "admin:admin-secret")
 METADATA = {"topics": None, "allow_auto_topic_creation": False}

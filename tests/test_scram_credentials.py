@@ -18,10 +18,10 @@ import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.errors import error_name as kafka_error_name
+from fakebroker.real_cluster import wait_for
 from fakebroker.state.credentials import ScramCredential, salted_password
-from tests.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.sasl_tokens import ScramClient
-from tests.wire import WireClient
 
 SHA_256, SHA_512 = 1, 2
 NAMES = {SHA_256: "SCRAM-SHA-256", SHA_512: "SCRAM-SHA-512"}

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 from tests.certificates import write_foreign_ca
 from tests.clients.secured import DRIVERS, Driver, Grant, Refused, values
-from tests.real_cluster import wait_for
 from tests.security import KINDS, SECURE, login
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.security
 

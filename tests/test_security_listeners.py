@@ -25,10 +25,10 @@ from fakebroker.runtime import open_cluster
 from fakebroker.security.certificates import generate
 from fakebroker.server import TLS_HANDSHAKE_TIMEOUT
 from fakebroker.sync import FakeKafka
+from fakebroker.wire_client import WireClient
 from tests.clients.java import java_available, run_harness
 from tests.conftest import start_served, stop_served
 from tests.processes import free_port_run
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.timeout(120)
 

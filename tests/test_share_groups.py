@@ -17,11 +17,11 @@ import tempfile
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
 from tests.clients.java import run_harness
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
-from tests.wire import WireClient
 
 pytestmark = [
     pytest.mark.skipif(not share_consumer_available(), reason="kafka-clients 4.4.0 not installed"),

@@ -18,8 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fakebroker.wire_client import WireClient
 from tests.conftest import OUTSIDE, start_served, stop_served
-from tests.wire import WireClient
 
 # Runs ``fakebroker serve`` as the console script does (``cli.command``); when the ready file
 # is written, records ``sys.modules`` in OUT and stops the process with SIGTERM.

@@ -18,9 +18,9 @@ from collections.abc import Callable
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
 from tests.test_wire_groups import coordinator
 from tests.test_wire_versions import topic_id
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 4})
 REBALANCE_TIMEOUT_MS = 300_000

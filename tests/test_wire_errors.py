@@ -15,8 +15,8 @@ import pytest
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
+from fakebroker.wire_client import WireClient
 from tests.test_wire_versions import batch, fetch_body, leader_of, produce_body
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=2, topics={"orders": 2})
 TWO_BROKERS = "needs a second broker (the real one has one node)"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.real_cluster import wait_for
-from tests.wire import WireClient
+from fakebroker.real_cluster import wait_for
+from fakebroker.wire_client import WireClient
 
 NEW_CLUSTER = {"group.version": 1, "kraft.version": 1, "share.version": 2,
                "metadata.version": 33, "streams.version": 1, "transaction.version": 2,

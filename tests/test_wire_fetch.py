@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 3})
 

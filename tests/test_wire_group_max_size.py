@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
 from tests.bodies import join_body
 from tests.test_wire_consumer_groups import Member, described
 from tests.test_wire_groups import coordinator
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(
     topics={"orders": 2}, overrides={"group.max.size": "2", "group.consumer.max.size": "2"})

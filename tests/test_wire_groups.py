@@ -11,10 +11,10 @@ import uuid
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
 from tests.bodies import join_body, subscription
-from tests.real_cluster import wait_for as eventually
 from tests.test_wire_versions import create_topics, topic_id
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
 

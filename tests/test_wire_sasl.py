@@ -1,5 +1,5 @@
-"""SASL over real sockets, frame by frame (tests/wire.py): SASL_PLAINTEXT and SASL_SSL
-listeners answer SaslHandshake and SaslAuthenticate as Kafka 4.4 does, close a connection
+"""SASL over real sockets, frame by frame (fakebroker/wire_client.py): SASL_PLAINTEXT and
+SASL_SSL listeners answer SaslHandshake and SaslAuthenticate as Kafka 4.4 does, close a connection
 where Kafka closes it (a request before authentication, a failed exchange after its answer, an
 expired session), speak the unframed v0 exchange, and take a scripted credential change or a
 fault rule on SaslAuthenticate mid-run.
@@ -24,11 +24,11 @@ import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.sync import FakeKafka
+from fakebroker.wire_client import WireClient
 from tests import sasl_tokens
 from tests.conftest import start_served, stop_served
 from tests.sasl_tokens import ScramClient
 from tests.security import SECURE
-from tests.wire import WireClient
 
 pytestmark = [pytest.mark.security, pytest.mark.timeout(60)]
 

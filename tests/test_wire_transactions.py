@@ -12,9 +12,9 @@ import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import decode_records, encode_batch
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, join_body, produce_body
-from tests.real_cluster import wait_for as eventually
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
 # Answers a client retries after a short wait (Kafka's coordinator may still be loading).

@@ -1,8 +1,9 @@
 """Every served API answers at every version it advertises, with the right fields.
 
-These tests speak the wire protocol directly (tests/wire.py) so they can pick exact versions;
-the real-client tests cover what clients actually negotiate. They run on the fake and on
-Apache Kafka (``--kafka=both``): each broker is asked at the versions it advertises.
+These tests speak the wire protocol directly (fakebroker/wire_client.py) so they can pick
+exact versions; the real-client tests cover what clients actually negotiate. They run on the
+fake and on Apache Kafka (``--kafka=both``): each broker is asked at the versions it
+advertises.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from fakebroker.api import HANDLERS, served_versions
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.records import decode_records
 from fakebroker.protocol.specs import api_keys_by_name, api_spec
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
 from tests.bodies import (
     DELETE_RECORDS_TO_END,
     DESCRIBE_CLUSTER,
@@ -23,8 +26,6 @@ from tests.bodies import (
     fetch_body,
     produce_body,
 )
-from tests.real_cluster import wait_for as eventually
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
 

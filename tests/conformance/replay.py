@@ -19,8 +19,8 @@ from construct import Container
 
 from fakebroker.protocol.codec import ZERO_UUID, DecodeError
 from fakebroker.protocol.framing import decode_response
+from fakebroker.wire_client import WireClient, api_key
 from tests.conformance.corpus import Request, Settle, Step, resolve
-from tests.wire import WireClient, api_key
 
 NO_ANSWER = "<no answer>"
 DESCRIBE_TRANSACTIONS = 65

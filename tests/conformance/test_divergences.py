@@ -11,8 +11,8 @@ import pytest
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
+from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, join_body, produce_body
-from tests.wire import WireClient
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
 

@@ -1,42 +1,58 @@
-"""FakeKafka's inspection API over a real Kafka broker, so one test body reads the same on
-either: ``bootstrap_servers``, ``brokers``, ``create_topic``, ``topics``, ``records``,
-``offsets``, ``group``, ``committed`` and ``transactions``, answered by Kafka's own APIs.
+"""FakeKafka's inspection API over a real Kafka cluster, so one test body reads the same on
+either: ``bootstrap_servers``, ``brokers``, ``listeners``, ``ssl``, ``name``, ``create_topic``,
+``topics``, ``records``, ``offsets``, ``group``, ``committed`` and ``transactions``, answered
+by Kafka's own APIs. The pytest plugin's ``kafka`` fixture gives one under ``--kafka=real``
+(``fakebroker.pytest_plugin``); it needs confluent-kafka (``pip install confluent-kafka``).
 
 * topics, partitions, committed offsets, topic creation: confluent-kafka's ``AdminClient``
   (librdkafka), the way an application reads them;
 * ``offsets`` and ``records``: ListOffsets and Fetch (read_uncommitted, from the log start to
-  the high watermark) at the partition's leader, on the wire (tests/wire.py), the batches
-  decoded as the fake's ``records`` decodes its log: the same ``Record``s, with the batch's
-  producer id, epoch and sequence (which no client library hands out), control records left
-  out as there;
-* ``group``: ConsumerGroupDescribe, then DescribeGroups, on the wire (tests/wire.py), because
-  librdkafka's admin leaves out what tests read (a KIP-848 group's epoch, a member's regex).
-  Kafka's describe APIs do not report a classic group's generation or leader: those are
-  ``None`` here (a test reads them from the JoinGroup answer instead).
+  the high watermark) at the partition's leader, on the wire (``fakebroker.wire_client``),
+  the batches decoded as the fake's ``records`` decodes its log: the same ``Record``s, with
+  the batch's producer id, epoch and sequence (which no client library hands out), control
+  records left out as there;
+* ``group``: ConsumerGroupDescribe, then DescribeGroups, on the wire, because librdkafka's
+  admin leaves out what tests read (a KIP-848 group's epoch, a member's regex). Kafka's
+  describe APIs do not report a classic group's generation or leader: those are ``None``
+  here (a test reads them from the JoinGroup answer instead).
 * ``transactions``: ListTransactions, then DescribeTransactions at each id's coordinator, on
   the wire. Kafka names a transaction's groups only as the ``__consumer_offsets`` partitions
   their offsets go to, which cannot be turned back into group ids: ``groups`` is ``()``
   here, and ``partitions`` leaves those internal partitions out, as the fake's.
 
-The broker is shared by the session, so ``reset(topics)`` makes it look like a fresh fake
-cluster before each test: every group's members are removed and the group deleted, every
-topic deleted (waiting until the broker no longer lists it), on a broker with an authorizer
-every ACL deleted (DeleteAcls, until DescribeAcls lists none), then the marker's topics
-created (each served by its leader before the test starts). Tests keep their names unchanged.
+Each test gets a cluster of its own in one of two ways (``RealCluster.isolated``):
+
+* a **shared** cluster (the default: one the tests do not own, e.g. ``--kafka-bootstrap``)
+  is never cleared. Each test gets a name prefix of its own (``name("orders")`` is
+  ``fakebroker-<session>-<worker>-<n>-orders``; the session part is random, the worker is
+  pytest-xdist's, so concurrent sessions and workers never meet); ``topics()`` and
+  ``transactions()`` list only the prefix's, the marker's topics are made under it, and
+  after the test its groups (members removed first) and topics are deleted. A test must name
+  every topic, group and transactional id it makes through ``name``, or it is neither
+  isolated nor cleaned up. A session killed mid-test leaves its prefixed names behind.
+* an **exclusive** cluster (``shared=False``: a broker the session started for itself) is
+  made to look like a fresh fake cluster before each test (``reset``): every group's members
+  removed and the group deleted, every topic deleted (waiting until the broker no longer
+  lists it), on a broker with an authorizer every ACL deleted, then the marker's topics
+  created. ``name`` is the identity there, as on the fake.
+
+Every topic the inspection creates is served by its leader before it returns, as a fake topic
+is from its creation.
 
 ``listeners`` and ``ssl`` are FakeKafka's: listener name -> address, and the client's PEM
-files on a broker with TLS listeners (tests/real_secure_kafka.py), else None. Inspection
-always goes through the PLAINTEXT listener (``bootstrap_servers``), where the secure broker
-makes ANONYMOUS a super user.
+files on a broker with TLS listeners, else None. Inspection always goes through
+``bootstrap_servers`` (a PLAINTEXT listener).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import struct
 import time
-from collections.abc import Callable, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, TypeVar
 
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.records import Record, decode_records
@@ -48,7 +64,10 @@ from fakebroker.state.views import (
     TransactionView,
     assigned_partitions,
 )
-from tests.wire import WireClient
+from fakebroker.wire_client import WireClient
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
 
 T = TypeVar("T")
 
@@ -93,24 +112,50 @@ def with_outcomes(records: list[Record], markers: bool) -> list[Record]:
 
 
 class RealCluster:
-    """A real Kafka broker seen through FakeKafka's inspection API (see the module doc)."""
+    """A real Kafka cluster seen through FakeKafka's inspection API (see the module doc).
+
+    ``shared``: the cluster is not the tests' own, so tests are isolated by name prefixes
+    and nothing else is ever deleted; ``shared=False`` for a broker the session started
+    for itself, cleared before each test (``reset``). ``authorizer``: the broker has one,
+    so ``reset`` deletes its ACLs too (an exclusive cluster only)."""
 
     def __init__(self, bootstrap_servers: str, listeners: Mapping[str, str] | None = None,
-                 ssl: Mapping[str, str] | None = None, authorizer: bool = False):
-        from confluent_kafka.admin import AdminClient
+                 ssl: Mapping[str, str] | None = None, authorizer: bool = False, *,
+                 shared: bool = True):
+        try:
+            from confluent_kafka.admin import AdminClient
+        except ImportError:
+            raise ImportError("fakebroker's inspection of a real Kafka cluster uses "
+                              "confluent-kafka: pip install confluent-kafka") from None
 
         self.bootstrap_servers = bootstrap_servers
         self.listeners = dict(listeners or {"PLAINTEXT": bootstrap_servers})
         self.ssl = dict(ssl) if ssl is not None else None
+        self.shared = shared
+        self.prefix = ""  # this test's names (a shared cluster's isolated view)
         self._authorizer = authorizer
         # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
         # and (as a producer-type handle) by default with auto-creation allowed, which would
         # bring a topic back as soon as reset() deleted it. Lookups list every topic.
-        self._admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 3,
-                                   "allow.auto.create.topics": False})
+        self._admin: AdminClient | None = AdminClient({
+            "bootstrap.servers": bootstrap_servers, "log_level": 3,
+            "allow.auto.create.topics": False})
 
     def __repr__(self) -> str:
-        return f"<RealCluster {self.bootstrap_servers}>"
+        shown = f" prefix={self.prefix!r}" if self.prefix else ""
+        return f"<RealCluster {self.bootstrap_servers}{shown}>"
+
+    @property
+    def admin(self) -> AdminClient:
+        if self._admin is None:
+            raise RuntimeError(f"{self!r} is closed")
+        return self._admin
+
+    def name(self, base: str) -> str:
+        """The name this test gives ``base`` (a topic, group or transactional id): behind the
+        test's prefix on a shared cluster, ``base`` itself on an exclusive one (and on the
+        fake: ``FakeKafka.name``)."""
+        return self.prefix + base
 
     def warm_up(self) -> RealCluster:
         """Wait until a fresh broker has what a fake cluster has from its start: a group
@@ -136,7 +181,7 @@ class RealCluster:
 
     @property
     def brokers(self) -> list[BrokerAddress]:
-        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        metadata = self.admin.list_topics(timeout=TIMEOUT)
         return [BrokerAddress(b.id, b.host, b.port)
                 for b in sorted(metadata.brokers.values(), key=lambda b: b.id)]
 
@@ -150,7 +195,7 @@ class RealCluster:
         from confluent_kafka.admin import NewTopic
 
         topic = NewTopic(name, partitions, replication_factor, config=dict(configs or {}))
-        future = self._admin.create_topics([topic], operation_timeout=TIMEOUT)[name]
+        future = self.admin.create_topics([topic], operation_timeout=TIMEOUT)[name]
         try:
             future.result(timeout=TIMEOUT)
         except KafkaException as exc:
@@ -159,10 +204,12 @@ class RealCluster:
         wait_for(lambda: self._served(name, partitions), f"topic {name!r} to be served")
 
     def topics(self) -> dict[str, int]:
-        """Topic name -> partition count (Kafka's internal topics left out)."""
-        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        """Topic name -> partition count (Kafka's internal topics left out; on a shared
+        cluster only this test's: those named behind its prefix)."""
+        metadata = self.admin.list_topics(timeout=TIMEOUT)
         return {name: len(t.partitions) for name, t in metadata.topics.items()
-                if name not in INTERNAL_TOPICS and t.error is None}
+                if name not in INTERNAL_TOPICS and t.error is None
+                and name.startswith(self.prefix)}
 
     def records(self, topic: str, partition: int = 0, markers: bool = False) -> list[Record]:
         """The data records of a partition from its log start to its high watermark, as the
@@ -216,7 +263,7 @@ class RealCluster:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
         request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(topic, partition)])
-        future = self._admin.list_consumer_group_offsets([request])[group_id]
+        future = self.admin.list_consumer_group_offsets([request])[group_id]
         (found,) = future.result(timeout=TIMEOUT).topic_partitions
         if found.error is not None:
             raise ClusterError(found.error.name(), found.error.str())
@@ -259,13 +306,14 @@ class RealCluster:
         """Every transactional id the broker knows, by id (ListTransactions in any state,
         then DescribeTransactions at their coordinators): state, producer id and epoch, the
         partitions of its ongoing transaction, its start time and timeout; ``groups`` is
-        ``()`` (see the module doc)."""
+        ``()`` (see the module doc). On a shared cluster only this test's ids."""
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
             listed = client.request("ListTransactions", 1, {
                 "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
         if listed.error_code != 0:
             raise ClusterError(ErrorCode(listed.error_code).name, "ListTransactions")
-        ids = sorted(t.transactional_id for t in listed.transaction_states)
+        ids = sorted(t.transactional_id for t in listed.transaction_states
+                     if t.transactional_id.startswith(self.prefix))
         at: dict[str, list[str]] = {}  # coordinator -> its ids
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
             for start in range(0, len(ids), 100):
@@ -295,29 +343,62 @@ class RealCluster:
                     (), txn.transaction_start_time_ms, txn.transaction_timeout_ms)
         return dict(sorted(views.items()))
 
-    # -- a fresh cluster for each test ------------------------------------------------------
+    # -- a cluster of its own for each test -------------------------------------------------
+
+    @contextmanager
+    def isolated(self, prefix: str, topics: Mapping[str, TopicSpec] | None = None
+                 ) -> Iterator[RealCluster]:
+        """The cluster as one test sees it, with ``topics`` (the ``fake_kafka`` marker's)
+        made new: on a shared cluster a view whose names are behind ``prefix``, whose groups
+        and topics are deleted when the block ends; on an exclusive cluster the cluster
+        itself, ``reset`` first (``prefix`` unused)."""
+        if not self.shared:
+            self.reset(topics)
+            yield self
+            return
+        if not prefix:
+            raise ValueError("a shared cluster's test needs a name prefix of its own")
+        view = copy.copy(self)
+        view.prefix = self.prefix + prefix
+        try:
+            view._create_topics(topics, view.name)
+            yield view
+        finally:
+            view._remove_groups()
+            view._delete_topics()
 
     def reset(self, topics: Mapping[str, TopicSpec] | None = None) -> None:
-        """Make the shared broker look like a new cluster: no groups, no topics but
-        ``topics`` (the ``fake_kafka`` marker's), each new."""
+        """Make an exclusive broker look like a new cluster: no groups, no topics but
+        ``topics`` (the ``fake_kafka`` marker's), each new; no ACLs on a broker with an
+        authorizer. Refused on a shared cluster (it would delete what is not the tests')."""
+        if self.shared:
+            raise RuntimeError(f"{self!r} is shared: reset() would delete everything on it; "
+                               "isolate tests with isolated(prefix) instead")
         self._remove_groups()
         self._delete_topics()
         if self._authorizer:
             self._delete_acls()
-        for name, spec in (topics or {}).items():
+        self._create_topics(topics, str)
+
+    def _create_topics(self, topics: Mapping[str, TopicSpec] | None,
+                       name: Callable[[str], str]) -> None:
+        for base, spec in (topics or {}).items():
             args = topic_args(spec)
-            self.create_topic(name, args.pop("partitions", 1),
+            self.create_topic(name(base), args.pop("partitions", 1),
                               args.pop("replication_factor", 1), args.pop("configs", None))
             if args:
-                raise TypeError(f"topic {name!r}: the real broker takes no {sorted(args)}")
+                raise TypeError(f"topic {base!r}: the real broker takes no {sorted(args)}")
 
     def _remove_groups(self) -> None:
         """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
-        and delete the groups; fails naming any group Kafka would not delete."""
+        and delete the groups (on a shared cluster: this test's, by its prefix); fails
+        naming any group Kafka would not delete."""
         with WireClient(self.bootstrap_servers, client_id="reset") as client:
             listed = client.request("ListGroups", 5, {"states_filter": [],
                                                        "types_filter": []}).groups
         for group in listed:
+            if not group.group_id.startswith(self.prefix):
+                continue
             with WireClient(self._coordinator(group.group_id), client_id="reset") as client:
                 if group.group_type == "consumer":
                     self._leave_consumer_group(client, group.group_id)
@@ -360,7 +441,7 @@ class RealCluster:
         names = list(self.topics())
         if not names:
             return
-        futures = self._admin.delete_topics(names, operation_timeout=TIMEOUT)
+        futures = self.admin.delete_topics(names, operation_timeout=TIMEOUT)
         for future in futures.values():
             future.result(timeout=TIMEOUT)
         wait_for(lambda: not set(names) & set(self.topics()), f"topics {names} to be deleted")
@@ -382,7 +463,7 @@ class RealCluster:
 
     def _served(self, topic: str, partitions: int) -> bool:
         """Metadata names a leader for each partition and the leader answers ListOffsets."""
-        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        metadata = self.admin.list_topics(timeout=TIMEOUT)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None or len(found.partitions) != partitions \
                 or any(p.leader < 0 for p in found.partitions.values()):
@@ -398,7 +479,7 @@ class RealCluster:
 
     def _leader(self, topic: str, partition: int) -> str:
         """host:port of a partition's leader; ``ClusterError`` if there is no such partition."""
-        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        metadata = self.admin.list_topics(timeout=TIMEOUT)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None or partition not in found.partitions:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION",

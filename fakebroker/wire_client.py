@@ -1,7 +1,9 @@
-"""A minimal raw Kafka client for tests: one socket, requests at an exact API version.
+"""A minimal raw Kafka client: one socket, requests at an exact API version.
 
-It uses the project's own codecs to encode requests and decode responses, so wire tests can
-ask for any version and look at every field. Real-client tests use real clients instead.
+It uses the project's own codecs to encode requests and decode responses, so a test can ask
+any broker (the fake or Apache Kafka) at any version and look at every field. The inspection
+API over a real cluster (``fakebroker.real_cluster``) reads what no client library hands out
+through it; the project's wire tests use it too. Real-client tests use real clients instead.
 """
 
 from __future__ import annotations

@@ -1,0 +1,140 @@
+"""A user's suite, in a folder of its own, takes the installed plugin's ``kafka`` fixture and
+passes unchanged on the fake (``--kafka=fake``) and on a running cluster named by
+``--kafka-bootstrap``: here the broker under test (``kafka``: a fake one, or under
+``--kafka=real`` the session's Apache Kafka, tests/real_kafka.py). Each test there has names
+of its own (``kafka.name``), its topics and groups deleted after it, nothing else on the
+cluster touched, also with two pytest-xdist workers at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakebroker.real_cluster import RealCluster
+
+pytestmark = pytest.mark.timeout(240)
+
+USER_TESTS = '''
+import pytest
+from confluent_kafka import Consumer, Producer
+
+
+@pytest.mark.fake_kafka(topics={"orders": 3})
+def test_an_order_is_read_back_by_a_new_group(kafka):
+    orders, billing = kafka.name("orders"), kafka.name("billing")
+    assert kafka.topics() == {orders: 3}
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    producer.produce(orders, key=b"o-1", value=b"paid", partition=1)
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": billing,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([orders])
+    message = None
+    for _ in range(60):
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            break
+    assert (message.key(), message.value()) == (b"o-1", b"paid")
+    consumer.commit(message, asynchronous=False)
+    consumer.close()
+    assert [r.value for r in kafka.records(orders, 1)] == [b"paid"]
+    assert kafka.offsets(orders, 1)[1] == 1
+    assert kafka.committed(billing, orders, 1) == 1
+    assert kafka.group(billing).state == "Empty"
+
+
+def test_a_topic_made_by_the_test_is_its_own(kafka):
+    kafka.create_topic(kafka.name("audit"), partitions=2)
+    assert kafka.topics() == {kafka.name("audit"): 2}
+
+
+@pytest.mark.fake_only("a fault rule: only the fake has them")
+def test_a_fault_on_the_fake(kafka):
+    rule = kafka.faults.add(api="Produce", delay_ms=10)
+    assert rule.hits == 0
+'''
+
+
+def run_user_suite(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``pytest ARGS`` in the user's folder, with the installed plugin (the checkout's under
+    PYTHONPATH, as the whole suite)."""
+    (folder / "test_orders.py").write_text(USER_TESTS)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", *args],
+        cwd=folder, env=os.environ.copy(), capture_output=True, text=True, timeout=200)
+
+
+def outcome(result: subprocess.CompletedProcess[str]) -> str:
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_users_suite_passes_on_the_fake(tmp_path):
+    result = run_user_suite(tmp_path, "--kafka=fake")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result).startswith("3 passed")
+
+
+def test_kafka_real_without_a_cluster_says_how_to_name_one(tmp_path):
+    result = run_user_suite(tmp_path, "--kafka=real", "-k", "made_by")
+    assert result.returncode == 1
+    assert "--kafka=real runs on a running Kafka cluster: name it with --kafka-bootstrap " \
+        "HOST:PORT" in result.stdout
+
+
+@pytest.fixture
+def shared_cluster(kafka) -> Iterator[RealCluster]:
+    """The broker under test as a user's running cluster: with a topic and a group that are
+    not the tests', which must be there after the run."""
+    from confluent_kafka import Consumer
+
+    cluster = RealCluster(kafka.bootstrap_servers)
+    cluster.create_topic("not-the-tests", partitions=1)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                         "group.id": "not-the-tests-group"})
+    try:
+        consumer.commit(offsets=[_partition("not-the-tests", 0, 5)], asynchronous=False)
+    finally:
+        consumer.close()
+    yield cluster
+    cluster.close()
+
+
+def _partition(topic: str, partition: int, offset: int):
+    from confluent_kafka import TopicPartition
+
+    return TopicPartition(topic, partition, offset)
+
+
+def assert_only_what_was_there_before(cluster: RealCluster) -> None:
+    assert cluster.topics() == {"not-the-tests": 1}
+    assert cluster.committed("not-the-tests-group", "not-the-tests", 0) == 5
+    listed = cluster.admin.list_consumer_groups().result(timeout=30).valid
+    assert [g.group_id for g in listed if g.group_id.startswith("fakebroker-")] == []
+
+
+def test_the_users_suite_passes_on_a_running_cluster_and_leaves_it_as_it_was(
+        tmp_path, shared_cluster):
+    result = run_user_suite(tmp_path, "--kafka=both",
+                            f"--kafka-bootstrap={shared_cluster.bootstrap_servers}", "-rA")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for test in ("test_an_order_is_read_back_by_a_new_group",
+                 "test_a_topic_made_by_the_test_is_its_own"):
+        assert f"PASSED test_orders.py::{test}[fake]" in result.stdout
+        assert f"PASSED test_orders.py::{test}[real]" in result.stdout
+    assert "PASSED test_orders.py::test_a_fault_on_the_fake[fake]" in result.stdout
+    assert outcome(result).startswith("5 passed")
+    assert_only_what_was_there_before(shared_cluster)
+
+
+def test_two_xdist_workers_share_a_running_cluster_each_with_its_own_names(
+        tmp_path, shared_cluster):
+    result = run_user_suite(tmp_path, "--kafka=real", "-n", "2",
+                            f"--kafka-bootstrap={shared_cluster.bootstrap_servers}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result).startswith("2 passed, 1 skipped")
+    assert_only_what_was_there_before(shared_cluster)
