@@ -25,8 +25,6 @@ NOT_SERVED: dict[str, str] = {
     "WriteShareGroupState": SHARE_STATE,
     "DeleteShareGroupState": SHARE_STATE,
     "ReadShareGroupStateSummary": SHARE_STATE,
-    "StreamsGroupHeartbeat": STREAMS_GROUPS,
-    "StreamsGroupDescribe": STREAMS_GROUPS,
     "StreamsGroupTopologyDescriptionUpdate": STREAMS_GROUPS,
 }
 

@@ -73,6 +73,8 @@ MODULE_NAMES = (
     "describe_share_group_offsets",
     "alter_share_group_offsets",
     "delete_share_group_offsets",
+    "streams_group_heartbeat",
+    "streams_group_describe",
     "add_partitions_to_txn",
     "add_offsets_to_txn",
     "end_txn",
