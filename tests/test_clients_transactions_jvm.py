@@ -2,7 +2,7 @@
 client's transactional producer, a consume-transform-produce loop that crashes and is
 restarted, a zombie fenced by its successor, read_committed consumers (3.9.1, transactions
 v1, and 4.4.0, transactions v2 where the broker finalizes ``transaction.version`` 2: the
-``java_client`` fixture), and a Kafka Streams 4.3.1 word count with
+``java_client`` fixture), and a Kafka Streams 4.4.0 word count with
 ``processing.guarantee=exactly_once_v2`` killed in the middle of its input.
 
 Every test takes the ``kafka`` fixture: ``--kafka=real`` runs them on Apache Kafka 4.4.0 (the
