@@ -2,9 +2,10 @@
 
 The jars come from Maven Central through ``.ci/install-kafka``: kafka-streams 4.4.0 with its
 runtime dependencies (the kafka-clients 4.4.0 it pulls, RocksDB's JNI library...) in
-``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/streams-4.4.0/``. WordCount.java is compiled there, as the Java harness is
-(tests/clients/java.py ``compile_java``: once per hash of the source, the jars and the JDK,
-reused across sessions), into ``streams-4.4.0/wordcount/<key>/wordcount.jar``.
+``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/streams-4.4.0/``. WordCount.java is
+compiled there, as the Java harness is (tests/clients/java.py ``compile_java``: once per hash
+of the source, the jars and the JDK, reused across sessions), into
+``streams-4.4.0/wordcount/<key>/wordcount.jar``.
 
     from tests.clients.streams import start_word_count
     with start_word_count(addr, app_id="wc", input="lines", output="counts",
