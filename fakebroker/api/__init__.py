@@ -75,6 +75,7 @@ MODULE_NAMES = (
     "delete_share_group_offsets",
     "streams_group_heartbeat",
     "streams_group_describe",
+    "streams_group_topology_description_update",
     "add_partitions_to_txn",
     "add_offsets_to_txn",
     "end_txn",
