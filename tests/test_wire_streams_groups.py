@@ -294,3 +294,13 @@ def test_group_configs_set_the_heartbeat_interval_within_the_broker_limits(kafka
         "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive.")]
     with WireClient(coordinator(kafka, app)) as client:
         assert Member(client, app).join().heartbeat_interval_ms == 6000
+
+
+def test_a_topology_description_is_refused_without_a_description_plugin(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        answer = client.request("StreamsGroupTopologyDescriptionUpdate", 0, {
+            "group_id": "any", "member_id": "m", "topology_epoch": 0,
+            "topology_description": {"subtopologies": [], "global_stores": []}})
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.UNSUPPORTED_VERSION,
+        "The broker has no streams group topology description plugin configured.")

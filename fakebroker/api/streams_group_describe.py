@@ -5,12 +5,13 @@ Versions: 0 (4.1), 1 (4.2+: topology description, its status, the assignor's nam
 Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g
 not found.") or a group of another type ("Group g is not a streams group.", as
 ConsumerGroupDescribe answers for its own type), NOT_COORDINATOR on another broker; states
-Empty, NotReady, Assigning, Reconciling, Stable. The topology is the group's with the
-partition counts the broker decided for its internal topics (null before a member sent
-one); each member with its process, topology epoch, current and target tasks. v1: the
-assignor ``sticky``, no topology description (status 1, as Kafka without a description
-plugin). Asked for them, a described group's authorized operations. streams.version finalized
-at 0 (UpdateFeatures): every group named gets UNSUPPORTED_VERSION.
+Empty, NotReady, Assigning, Reconciling, Stable. The topology is the group's (null before a
+member sent one), its internal topics with their partition counts once it is ready (0, to be
+decided, before); each member with its process, topology epoch, current and target tasks.
+v1: the assignor ``sticky``, no topology description (status NOT_STORED when asked for it,
+else 0, as Kafka without a description plugin). Asked for them, a described group's
+authorized operations. streams.version finalized at 0 (UpdateFeatures): every group named
+gets UNSUPPORTED_VERSION.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from fakebroker.state.features import STREAMS_VERSION
 from fakebroker.state.streams_groups import ASSIGNOR, StreamsGroup, Target, TopicInfo
 
 API_KEY = 89
-NO_DESCRIPTION = 1  # TopologyDescriptionStatus as Kafka 4.4 answers it without a plugin
+# TopologyDescriptionStatus, as Kafka 4.4 answers it without a description plugin (measured)
+NOT_REQUESTED, NOT_STORED = 0, 1
 # Beside a group's error: nothing described.
 UNDESCRIBED = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "topology": None,
                "members": ()}
@@ -41,7 +43,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "groups": [
             dict(UNDESCRIBED, group_id=g, error_code=error_code("UNSUPPORTED_VERSION"))
             for g in request.group_ids]}
-    described = [describe(ctx, g) for g in request.group_ids]
+    include = ctx.version >= 1 and request.include_topology_description
+    described = [describe(ctx, g, include) for g in request.group_ids]
     if request.include_authorized_operations:
         for group in described:
             if not group["error_code"]:
@@ -50,7 +53,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "groups": described}
 
 
-def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+def describe(ctx: RequestContext, group_id: str, include_description: bool = False
+             ) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.streams_group(group_id)
@@ -73,7 +77,8 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
               "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
               "topology": topology(group), "members": members}
     if ctx.version >= 1:
-        answer.update(assignor_name=ASSIGNOR, topology_description_status=NO_DESCRIPTION)
+        answer.update(assignor_name=ASSIGNOR, topology_description_status=NOT_STORED
+                      if include_description else NOT_REQUESTED)
     return answer
 
 
@@ -88,16 +93,16 @@ def assignment(active: Any, standby: Any, warmup: Any) -> dict[str, Any]:
 
 
 def topology(group: StreamsGroup) -> dict[str, Any] | None:
-    """The group's topology, internal topics with the partition counts decided."""
+    """The group's topology: once it is ready, the internal topics with their partition
+    counts; before, as the member sent them (0: to be decided), as Kafka describes it."""
     if group.topology is None:
         return None
-    decided = dict(group.metadata)
-    planned = group.configured.to_create if group.configured is not None else {}
+    ready = group.configured is not None and group.configured.ready
+    counts = dict(group.metadata) if ready else {}
 
     def infos(entries: tuple[TopicInfo, ...]) -> list[dict[str, Any]]:
         return [{"name": t.name, "replication_factor": t.replication_factor,
-                 "partitions": t.partitions or decided.get(t.name) or planned.get(
-                     t.name, (0,))[0],
+                 "partitions": counts.get(t.name, t.partitions),
                  "topic_configs": [{"key": k, "value": v} for k, v in t.configs]}
                 for t in entries]
 

@@ -22,9 +22,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
   target assignment follows the group epoch, but not sooner than
   ``streams.initial.rebalance.delay.ms`` after the group is made and
   ``streams.assignment.interval.ms`` after the previous one: until then the status is
-  ASSIGNMENT_DELAYED with Kafka's text. A new group's members get an empty target first; the
-  end of the initial delay bumps the group epoch (at once when the delay is 0: a first
-  member joins at epoch 2 then, at epoch 1 with a delay, as on Kafka).
+  ASSIGNMENT_DELAYED with Kafka's text. A new group's first target is empty and the group
+  epoch moves on at once for the real one (a first member joins at epoch 1 in a group at
+  epoch 2; at epoch 2 with no initial delay), as on Kafka.
 * The assignor is ``sticky``: subtopology by subtopology, each member keeps the active tasks
   it had within a fair share of that subtopology's tasks (the larger shares going to the
   least loaded members), the rest go to the least loaded members; ``streams.num.standby.replicas``
@@ -246,7 +246,7 @@ class StreamsGroup:
     configured: ConfiguredTopology | None = None
     metadata: tuple[tuple[str, int], ...] = ()  # partition counts the topology was configured on
     validated_epoch: int = -1
-    initial_delay_pending: bool = True
+    first_assignment_pending: bool = True
     members: dict[str, StreamsMember] = field(default_factory=dict)
     target: dict[str, Target] = field(default_factory=dict)
     shutdown_requested_by: str | None = None
@@ -583,33 +583,29 @@ class StreamsGroupCoordinator(EpochCommitChecks):
 
     def _maybe_assign(self, group: StreamsGroup, now: float) -> list[Status]:
         """A new target assignment when the group epoch moved past it and no delay holds it
-        back; the ASSIGNMENT_DELAYED status otherwise."""
-        delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
-        if group.initial_delay_pending and now >= group.created + delay:
-            group.initial_delay_pending = False  # Kafka then bumps the epoch, at once for 0
-            group.group_epoch += 1
+        back; the ASSIGNMENT_DELAYED status otherwise. A group's first target is empty, at
+        once, and the group epoch moves on for the real one (as Kafka numbers them)."""
         if group.group_epoch <= group.assignment_epoch:
             return []
-        if group.initial_delay_pending and group.assignment_epoch:
+        if not group.assignment_epoch:
+            group.target = {m: Target() for m in group.members}
+            group.assignment_epoch, group.last_assignment = group.group_epoch, now
+            group.group_epoch += 1
+        delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
+        if now < group.created + delay:
             return [Status(ASSIGNMENT_DELAYED, "Assignment delayed due to the configured "
                            "initial rebalance delay.")]
         interval = self.config(group.group_id, "streams.assignment.interval.ms") / 1000
-        if not group.initial_delay_pending and now < group.last_assignment + interval:
+        if not group.first_assignment_pending and now < group.last_assignment + interval:
             return [Status(ASSIGNMENT_DELAYED, "Assignment delayed due to the configured "
                            "assignment interval.")]
-        ready = group.configured is not None and group.configured.ready
-        if group.initial_delay_pending or not ready:
-            group.target = {m: Target() for m in group.members}
-        else:
-            group.target = assign(
-                group.configured.tasks if group.configured else {},
-                {m.member_id: m.process_id or m.member_id for m in group.members.values()},
-                group.target,
-                self.config(group.group_id, "streams.num.standby.replicas"))
+        group.first_assignment_pending = False  # the first real one waits for no interval
+        configured = group.configured
+        group.target = assign(
+            configured.tasks if configured is not None and configured.ready else {},
+            {m.member_id: m.process_id or m.member_id for m in group.members.values()},
+            group.target, self.config(group.group_id, "streams.num.standby.replicas"))
         group.assignment_epoch, group.last_assignment = group.group_epoch, now
-        if group.initial_delay_pending:
-            return [Status(ASSIGNMENT_DELAYED, "Assignment delayed due to the configured "
-                           "initial rebalance delay.")]
         return []
 
     def _reconcile(self, group: StreamsGroup, member: StreamsMember, hb: Heartbeat,
