@@ -50,12 +50,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.assignments import (
+from fakebroker.state.modern_groups import (
     Assignment,
     EpochCommitChecks,
     fenced,
     minus,
     subset,
+    throw_if_empty,
+    throw_if_join_without_rebalance_timeout,
+    throw_if_static_leave_without_instance,
     union,
     unknown_member,
     within,
@@ -158,20 +161,12 @@ def validate(hb: Heartbeat) -> None:
     if not hb.group_id:
         raise ClusterError("INVALID_GROUP_ID")
 
-    def blank(value: str | None) -> bool:
-        return value is not None and not value.strip()
-
-    if (hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE) \
-            and not hb.member_id.strip():
-        raise ClusterError("INVALID_REQUEST", "MemberId can't be empty.")
-    if blank(hb.instance_id):
-        raise ClusterError("INVALID_REQUEST", "InstanceId can't be empty.")
-    if blank(hb.rack_id):
-        raise ClusterError("INVALID_REQUEST", "RackId can't be empty.")
+    if hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE:
+        throw_if_empty(hb.member_id, "MemberId")
+    throw_if_empty(hb.instance_id, "InstanceId")
+    throw_if_empty(hb.rack_id, "RackId")
     if hb.member_epoch == JOIN:
-        if hb.rebalance_timeout_ms == -1:
-            raise ClusterError("INVALID_REQUEST",
-                                     "RebalanceTimeoutMs must be provided in first request.")
+        throw_if_join_without_rebalance_timeout(hb.rebalance_timeout_ms)
         if hb.owned is None or any(hb.owned.values()):
             raise ClusterError("INVALID_REQUEST",
                                      "TopicPartitions must be empty when (re-)joining.")
@@ -180,8 +175,8 @@ def validate(hb: Heartbeat) -> None:
                 "INVALID_REQUEST",
                 "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
                 "(re-)joining.")
-    elif hb.member_epoch == TEMPORARY_LEAVE and hb.instance_id is None:
-        raise ClusterError("INVALID_REQUEST", "InstanceId can't be null.")
+    elif hb.member_epoch == TEMPORARY_LEAVE:
+        throw_if_static_leave_without_instance(hb.instance_id)
     elif hb.member_epoch < TEMPORARY_LEAVE:
         raise ClusterError("INVALID_REQUEST", "MemberEpoch is invalid.")
     if hb.server_assignor is not None and hb.server_assignor not in ASSIGNORS:

@@ -38,7 +38,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.assignments import Assignment, fenced, unknown_member
+from fakebroker.state.modern_groups import (
+    Assignment,
+    fenced,
+    throw_if_empty,
+    unknown_member,
+)
 from fakebroker.state.share_partitions import Acquired, SharePartition
 
 JOIN, LEAVE = 0, -1
@@ -202,12 +207,10 @@ class ShareGroup:
 
 def validate(hb: Heartbeat) -> None:
     """Kafka's request checks (throwIfShareGroupHeartbeatRequestIsInvalid), with its texts."""
-    if not hb.group_id.strip():
-        raise ClusterError("INVALID_REQUEST", "GroupId can't be empty.")
+    throw_if_empty(hb.group_id, "GroupId")
     if not hb.member_id.strip():
         raise ClusterError("INVALID_REQUEST", None)
-    if hb.rack_id is not None and not hb.rack_id.strip():
-        raise ClusterError("INVALID_REQUEST", "RackId can't be empty.")
+    throw_if_empty(hb.rack_id, "RackId")
     if hb.member_epoch == JOIN and not hb.subscribed_topic_names:
         raise ClusterError("INVALID_REQUEST", "SubscribedTopicNames must be set in first request.")
     if hb.member_epoch < LEAVE:

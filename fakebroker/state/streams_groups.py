@@ -56,16 +56,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.assignments import (
+from fakebroker.state.features import java_bucket
+from fakebroker.state.modern_groups import (
     Assignment,
     EpochCommitChecks,
     fenced,
     minus,
     subset,
+    throw_if_empty,
+    throw_if_join_without_rebalance_timeout,
+    throw_if_static_leave_without_instance,
     union,
     unknown_member,
 )
-from fakebroker.state.features import java_bucket
 from fakebroker.state.share_groups import check_bounded, check_int
 
 Tasks = Assignment  # subtopology id -> partitions (task ids)
@@ -273,23 +276,15 @@ def validate(hb: Heartbeat) -> None:
     def invalid(message: str) -> ClusterError:
         return ClusterError("INVALID_REQUEST", message)
 
-    def blank(value: str | None) -> bool:
-        return value is not None and not value.strip()
-
     if hb.topology is not None and any(s.source_topic_regex
                                        for s in hb.topology.subtopologies):
         raise invalid("Regular expressions for source topics are not supported yet.")
-    if blank(hb.member_id) or not hb.member_id:
-        raise invalid("MemberId can't be empty.")
-    if blank(hb.group_id) or not hb.group_id:
-        raise invalid("GroupId can't be empty.")
-    if blank(hb.instance_id):
-        raise invalid("InstanceId can't be empty.")
-    if blank(hb.rack_id):
-        raise invalid("RackId can't be empty.")
+    throw_if_empty(hb.member_id, "MemberId")
+    throw_if_empty(hb.group_id, "GroupId")
+    throw_if_empty(hb.instance_id, "InstanceId")
+    throw_if_empty(hb.rack_id, "RackId")
     if hb.member_epoch == JOIN:
-        if hb.rebalance_timeout_ms == -1:
-            raise invalid("RebalanceTimeoutMs must be provided in first request.")
+        throw_if_join_without_rebalance_timeout(hb.rebalance_timeout_ms)
         for tasks, name in ((hb.active, "ActiveTasks"), (hb.standby, "StandbyTasks"),
                             (hb.warmup, "WarmupTasks")):
             if tasks is None or tasks:  # not sent is not empty, as Kafka reads it
@@ -303,8 +298,8 @@ def validate(hb: Heartbeat) -> None:
                         "STREAMS_INVALID_TOPOLOGY",
                         f"Changelog topic {topic.name} must have an undefined partition "
                         f"count, but it is set to {topic.partitions}.")
-    elif hb.member_epoch == TEMPORARY_LEAVE and hb.instance_id is None:
-        raise invalid("InstanceId can't be null.")
+    elif hb.member_epoch == TEMPORARY_LEAVE:
+        throw_if_static_leave_without_instance(hb.instance_id)
     elif hb.member_epoch < TEMPORARY_LEAVE:
         raise invalid(f"MemberEpoch is {hb.member_epoch}, but must be greater than or equal "
                       "to -2.")

@@ -1,9 +1,11 @@
-"""What the groups with broker-side assignment (KIP-848 consumer, share and streams groups)
-share: assignments as sets by key (partitions by topic name, or tasks by subtopology id), and
-the refusals all three coordinators answer with the same words.
+"""What the groups of Kafka's modern protocols (KIP-848 consumer, share and streams groups,
+whose members carry epochs and are assigned by the broker) share: assignments as sets by key
+(partitions by topic name, or tasks by subtopology id), the request checks their heartbeats
+have in common, and the refusals all three coordinators answer with the same words.
 
 Guarantees: the set operations never return empty entries and never share sets with their
-arguments; ``fenced`` and ``unknown_member`` carry Kafka's messages (GroupMetadataManager's
+arguments; ``throw_if_empty``, ``fenced`` and ``unknown_member`` carry Kafka's messages
+(GroupCoordinatorService's throwIfEmptyString, GroupMetadataManager's
 throwIf...MemberEpochIsInvalid and getOrMaybeCreate...Member), naming the group's kind.
 """
 
@@ -36,6 +38,26 @@ def within(a: Assignment, partitions_of: dict[str, int]) -> Assignment:
 
 def subset(owned: Assignment | None, assigned: Assignment) -> bool:
     return owned is not None and all(ps <= assigned.get(t, set()) for t, ps in owned.items())
+
+
+def throw_if_empty(value: str | None, field: str) -> None:
+    """INVALID_REQUEST "<field> can't be empty." for a field sent blank (not sent passes), as
+    Kafka's throwIfEmptyString."""
+    if value is not None and not value.strip():
+        raise ClusterError("INVALID_REQUEST", f"{field} can't be empty.")
+
+
+def throw_if_join_without_rebalance_timeout(rebalance_timeout_ms: int) -> None:
+    """A join (epoch 0) must carry the member's rebalance timeout."""
+    if rebalance_timeout_ms == -1:
+        raise ClusterError("INVALID_REQUEST",
+                           "RebalanceTimeoutMs must be provided in first request.")
+
+
+def throw_if_static_leave_without_instance(instance_id: str | None) -> None:
+    """A temporary leave (epoch -2) is a static member's: it must name its instance."""
+    if instance_id is None:
+        raise ClusterError("INVALID_REQUEST", "InstanceId can't be null.")
 
 
 def fenced(kind: str, sent: int, known: int) -> ClusterError:
