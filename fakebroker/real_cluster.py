@@ -271,7 +271,8 @@ class RealCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a group: a KIP-848 group from ConsumerGroupDescribe (generation is
-        the group epoch, protocol the server assignor), else a classic group from
+        the group epoch, protocol the server assignor), a streams group from
+        StreamsGroupDescribe (members' active tasks by subtopology id), else a classic group from
         DescribeGroups (generation and leader None: Kafka does not report them); None if
         there is no such group."""
         with WireClient(self._coordinator(group_id), client_id="inspect") as client:
@@ -289,6 +290,16 @@ class RealCluster:
             if described.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
                 raise ClusterError(ErrorCode(described.error_code).name,
                                    described.error_message or "")
+            (streams,) = client.request("StreamsGroupDescribe", 0,
+                                        {"group_ids": [group_id]}).groups
+            if streams.error_code == 0:
+                return GroupView(
+                    group_id, streams.group_state, streams.group_epoch, "streams", "sticky",
+                    None, tuple(
+                        MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                                   {t.subtopology_id: sorted(t.partitions)
+                                    for t in m.assignment.active_tasks})
+                        for m in streams.members))
             (classic,) = client.request("DescribeGroups", 5, {"groups": [group_id]}).groups
         if classic.error_code != 0:
             raise ClusterError(ErrorCode(classic.error_code).name, "DescribeGroups")
@@ -404,7 +415,9 @@ class RealCluster:
                     self._leave_consumer_group(client, group.group_id)
                 elif group.group_type == "classic":
                     self._leave_classic_group(client, group.group_id)
-                if group.group_type in ("consumer", "classic"):
+                elif group.group_type == "streams":
+                    self._leave_streams_group(client, group.group_id)
+                if group.group_type in ("consumer", "classic", "streams"):
                     self._delete_group(client, group.group_id)
 
     @staticmethod
@@ -413,6 +426,18 @@ class RealCluster:
                                       {"group_ids": [group_id]}).groups
         for member in described.members:
             left = client.request("ConsumerGroupHeartbeat", 1, {
+                "group_id": group_id, "member_id": member.member_id, "member_epoch": -1,
+                "instance_id": member.instance_id})
+            if left.error_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):
+                raise ClusterError(ErrorCode(left.error_code).name,
+                                   f"member {member.member_id} of {group_id} did not leave")
+
+    @staticmethod
+    def _leave_streams_group(client: WireClient, group_id: str) -> None:
+        (described,) = client.request("StreamsGroupDescribe", 0,
+                                      {"group_ids": [group_id]}).groups
+        for member in described.members:
+            left = client.request("StreamsGroupHeartbeat", 1, {
                 "group_id": group_id, "member_id": member.member_id, "member_epoch": -1,
                 "instance_id": member.instance_id})
             if left.error_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):

@@ -180,13 +180,17 @@ class FakeCluster:
                 sorted(self.state.transactions.transactions.items())}
 
     def group(self, group_id: str) -> GroupView | None:
-        """A snapshot of a consumer group (state, generation, members, assignments)."""
-        from fakebroker.state.views import consumer_group_view, group_view
+        """A snapshot of a classic, KIP-848 consumer or streams group (state, generation,
+        members, assignments: a streams member's active tasks by subtopology id)."""
+        from fakebroker.state.views import consumer_group_view, group_view, streams_group_view
 
         groups = self.state.groups
         consumer_group = groups.consumer_group(group_id)
         if consumer_group is not None:
             return consumer_group_view(consumer_group)
+        streams_group = groups.streams_group(group_id)
+        if streams_group is not None:
+            return streams_group_view(streams_group)
         group = groups.classic_group(group_id)
         return group_view(group) if group is not None else None
 

@@ -291,8 +291,9 @@ class FakeKafka:
         return self.call(self.cluster.transactions)
 
     def group(self, group_id: str) -> GroupView | None:
-        """A snapshot of a consumer group: state, generation, protocol, leader, members with
-        their decoded assignments; None if the group does not exist."""
+        """A snapshot of a classic, KIP-848 or streams group: state, generation, protocol,
+        leader, members with their decoded assignments (a streams member's: its active tasks
+        by subtopology id); None if the group does not exist."""
         return self.call(self.cluster.group, group_id)
 
     def share_group(self, group_id: str) -> ShareGroupView | None:

@@ -31,7 +31,8 @@ QUORUM_ADMIN = ("its answers (Kafka's refusals, and what it changes) are tested 
                 "through Kafka's tools on both brokers (tests/test_quorum_admin.py); not called "
                 "through the Admin client: on the shared real broker, its success changes the "
                 "broker's own registration or quorum")
-ISSUE_22 = "issue 22"  # streams groups (KIP-1071)
+STREAMS_TOOL = ("called by kafka-streams-groups (Kafka 4.4's tool, a Java Admin user), whose "
+                "commands print the same on both brokers: tests/test_streams_group_tools.py")
 SHARE_TOOL = ("called by kafka-share-groups (Kafka 4.4's tool, a Java Admin user), whose "
               "commands print the same on both brokers: tests/test_share_group_tools.py")
 
@@ -67,7 +68,7 @@ JAVA_ADMIN: dict[str, Method] = {
     "alterPartitionReassignments": _m("AlterPartitionReassignments"),
     "alterReplicaLogDirs": _m("AlterReplicaLogDirs"),
     "alterShareGroupOffsets": _m(COORDINATOR, "AlterShareGroupOffsets", untested=SHARE_TOOL),
-    "alterStreamsGroupOffsets": _m(COORDINATOR, "OffsetCommit", not_yet=ISSUE_22,
+    "alterStreamsGroupOffsets": _m(COORDINATOR, "OffsetCommit", untested=STREAMS_TOOL,
                                    note="a streams group's offsets"),
     "alterUserScramCredentials": _m("AlterUserScramCredentials"),
     "clientInstanceId": _m(note="GetTelemetrySubscriptions, which Kafka 4.4 serves only with a "
@@ -85,9 +86,9 @@ JAVA_ADMIN: dict[str, Method] = {
     "deleteShareGroupOffsets": _m(COORDINATOR, "DeleteShareGroupOffsets", untested=SHARE_TOOL),
     "deleteShareGroups": _m(COORDINATOR, "DeleteGroups", untested=SHARE_TOOL,
                             note="a share group"),
-    "deleteStreamsGroupOffsets": _m(COORDINATOR, "OffsetDelete", not_yet=ISSUE_22,
+    "deleteStreamsGroupOffsets": _m(COORDINATOR, "OffsetDelete", untested=STREAMS_TOOL,
                                     note="a streams group's offsets"),
-    "deleteStreamsGroups": _m(COORDINATOR, "DeleteGroups", not_yet=ISSUE_22,
+    "deleteStreamsGroups": _m(COORDINATOR, "DeleteGroups", untested=STREAMS_TOOL,
                               note="a streams group"),
     "deleteTopics": _m("DeleteTopics"),
     "describeAcls": _m("DescribeAcls"),
@@ -104,7 +105,7 @@ JAVA_ADMIN: dict[str, Method] = {
     "describeProducers": _m("Metadata", "DescribeProducers"),
     "describeReplicaLogDirs": _m("DescribeLogDirs"),
     "describeShareGroups": _m(COORDINATOR, "ShareGroupDescribe", untested=SHARE_TOOL),
-    "describeStreamsGroups": _m(COORDINATOR, "StreamsGroupDescribe", not_yet=ISSUE_22),
+    "describeStreamsGroups": _m(COORDINATOR, "StreamsGroupDescribe", untested=STREAMS_TOOL),
     "describeTopics": _m("DescribeTopicPartitions", "Metadata",
                          note="Metadata for topic ids"),
     "describeTransactions": _m(COORDINATOR, "DescribeTransactions"),
@@ -122,7 +123,7 @@ JAVA_ADMIN: dict[str, Method] = {
     "listOffsets": _m("Metadata", "ListOffsets"),
     "listPartitionReassignments": _m("ListPartitionReassignments"),
     "listShareGroupOffsets": _m(COORDINATOR, "DescribeShareGroupOffsets", untested=SHARE_TOOL),
-    "listStreamsGroupOffsets": _m(COORDINATOR, "OffsetFetch", not_yet=ISSUE_22,
+    "listStreamsGroupOffsets": _m(COORDINATOR, "OffsetFetch", untested=STREAMS_TOOL,
                                   note="a streams group's offsets"),
     "listTopics": _m("Metadata"),
     "listTransactions": _m("ListTransactions"),

@@ -16,7 +16,6 @@ from fakebroker.protocol.specs import api_keys_by_name
 from fakebroker.wire_client import WireClient
 
 SHARE_STATE = "broker-internal: the share coordinator's state, which brokers ask each other"
-STREAMS_GROUPS = "streams groups (KIP-1071): issue 22"
 
 # API name -> why Kafka 4.4 serves it on a client listener and the fake does not.
 NOT_SERVED: dict[str, str] = {
@@ -25,9 +24,6 @@ NOT_SERVED: dict[str, str] = {
     "WriteShareGroupState": SHARE_STATE,
     "DeleteShareGroupState": SHARE_STATE,
     "ReadShareGroupStateSummary": SHARE_STATE,
-    "StreamsGroupHeartbeat": STREAMS_GROUPS,
-    "StreamsGroupDescribe": STREAMS_GROUPS,
-    "StreamsGroupTopologyDescriptionUpdate": STREAMS_GROUPS,
 }
 
 # API name -> why the fake serves it only up to a version below Kafka 4.4's newest.

@@ -2,7 +2,7 @@
 client's transactional producer, a consume-transform-produce loop that crashes and is
 restarted, a zombie fenced by its successor, read_committed consumers (3.9.1, transactions
 v1, and 4.4.0, transactions v2 where the broker finalizes ``transaction.version`` 2: the
-``java_client`` fixture), and a Kafka Streams 4.3.1 word count with
+``java_client`` fixture), and a Kafka Streams 4.4.0 word count with
 ``processing.guarantee=exactly_once_v2`` killed in the middle of its input.
 
 Every test takes the ``kafka`` fixture: ``--kafka=real`` runs them on Apache Kafka 4.4.0 (the
@@ -382,19 +382,27 @@ def topic_configs(kafka: Kafka, topic: str) -> dict[str, str]:
 
 
 @pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2})
-def test_streams_word_count_is_exactly_once_through_its_repartition_and_store(kafka, tmp_path):
+@pytest.mark.parametrize("protocol", ["classic", "streams"])
+def test_streams_word_count_is_exactly_once_through_its_repartition_and_store(kafka, tmp_path,
+                                                                               protocol):
     """A Kafka Streams word count (exactly_once_v2, a groupBy repartition, a count store):
     read_committed, each word's counts are exactly 1, 2, ..., n (no record cache: every
-    update is sent), n its true count. Streams created its internal topics with the input's
-    two partitions and its own configs: the repartition topic (cleanup.policy delete, kept
-    forever: Streams purges it itself) and the store's changelog (cleanup.policy compact)."""
+    update is sent), n its true count. Its internal topics were made with the input's two
+    partitions and Streams' own configs: the repartition topic (cleanup.policy delete, kept
+    forever: Streams purges it itself) and the store's changelog (cleanup.policy compact);
+    with the classic protocol Streams creates them, with ``group.protocol=streams`` (a
+    streams group, KIP-1071) the broker does, from the topology Streams sends."""
     lines = lines_of_words(0, 40)
     want = true_counts(lines)
     produce_lines(kafka, "lines", lines, tmp_path)
     with start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines", output="counts",
-                          state_dir=tmp_path / "state") as app:
+                          state_dir=tmp_path / "state",
+                          props=(f"group.protocol={protocol}",)) as app:
         app.wait_for({"state": "RUNNING"}, timeout=60)
         wait_for_counts(kafka, app, "counts", want)
+        # a streams group: Kafka Streams' own protocol, the broker assigning its tasks
+        assert kafka.group("wc").protocol_type == {"classic": "consumer",
+                                                   "streams": "streams"}[protocol]
         assert app.stop()[-1] == {"done": 40}
     assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
                                                  for w, n in want.items()}
@@ -445,3 +453,46 @@ def test_streams_word_count_killed_mid_stream_restarts_without_losing_or_doublin
     for topic in ("counts", "wc-words-repartition", "wc-counts-changelog"):
         outcomes = {r.transaction for p in range(2) for r in kafka.records(topic, p)}
         assert outcomes <= {"committed", "aborted"}, topic  # the dead one's were ended
+
+
+# A killed instance leaves its tasks to the others once its session times out: 6 s here, on
+# brokers whose streams session minimum is lowered to allow it (Kafka's default minimum and
+# session timeout are 45 s).
+QUICK_STREAMS_SESSIONS = {"group.streams.min.session.timeout.ms": 6000,
+                          "group.streams.session.timeout.ms": 6000,
+                          "group.streams.min.heartbeat.interval.ms": 1000,
+                          "group.streams.heartbeat.interval.ms": 1000,
+                          "group.streams.initial.rebalance.delay.ms": 0}
+
+
+@pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2}, overrides=QUICK_STREAMS_SESSIONS)
+def test_streams_group_takes_a_killed_instances_tasks_over_exactly_once(kafka, tmp_path):
+    """Two instances of the word count in one streams group (``group.protocol=streams``): the
+    broker gives each a share of the tasks. One is SIGKILLed in the middle of the input; once
+    its session times out the broker assigns its tasks to the other, which restores the
+    counts from the changelog and goes on. Read read_committed, each word's counts are still
+    exactly 1, 2, ..., n: nothing lost, nothing counted twice."""
+    batches = [lines_of_words(0, 60), lines_of_words(60, 100), lines_of_words(160, 30)]
+    props = ("group.protocol=streams", "max.poll.records=10", "commit.interval.ms=500",
+             "linger.ms=0")
+    produce_lines(kafka, "lines", batches[0], tmp_path)
+    with start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines", output="counts",
+                          state_dir=tmp_path / "a", delay_ms=20, props=props) as a, \
+            start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines",
+                             output="counts", state_dir=tmp_path / "b", delay_ms=20,
+                             props=props) as b:
+        group = eventually(lambda: (g := kafka.group("wc")) and len(g.members) == 2
+                           and all(m.assignment for m in g.members) and g, "both have tasks")
+        assert group.protocol_type == "streams"
+        wait_for_counts(kafka, a, "counts", true_counts(batches[0]), timeout=60)
+        produce_lines(kafka, "lines", batches[1], tmp_path)
+        a.wait_for(lambda line: line.get("seen", 0) >= 20, timeout=30)
+        a.kill()
+        produce_lines(kafka, "lines", batches[2], tmp_path)
+        want = true_counts([line for batch in batches for line in batch])
+        wait_for_counts(kafka, b, "counts", want, timeout=90)
+        (survivor,) = kafka.group("wc").members
+        assert {s: len(ps) for s, ps in survivor.assignment.items()} == {"0": 2, "1": 2}
+        b.stop()
+    assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
+                                                 for w, n in want.items()}

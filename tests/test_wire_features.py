@@ -150,3 +150,18 @@ def test_share_version_0_turns_share_groups_off(kafka) -> None:
             "rack_id": None, "subscribed_topic_names": ["events"]})
         assert (heartbeat.error_code, heartbeat.error_message, heartbeat.member_id) == (
             35, None, None)  # UNSUPPORTED_VERSION
+
+
+def test_streams_version_0_turns_streams_groups_off(kafka) -> None:
+    with restored(kafka), WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert update(kafka, 1, ("streams.version", 0, SAFE_DOWNGRADE)).error_code == 0
+        levels_become(kafka, {k: v for k, v in NEW_CLUSTER.items() if k != "streams.version"})
+        heartbeat = client.request("StreamsGroupHeartbeat", 1, {
+            "group_id": "off", "member_id": "m", "member_epoch": 0,
+            "endpoint_information_epoch": 0, "rebalance_timeout_ms": 1000,
+            "topology": {"epoch": 0, "subtopologies": []}, "active_tasks": [],
+            "standby_tasks": [], "warmup_tasks": []})
+        assert (heartbeat.error_code, heartbeat.error_message, heartbeat.member_id) == (
+            35, None, "")  # UNSUPPORTED_VERSION
+        described = client.request("StreamsGroupDescribe", 0, {"group_ids": ["off"]})
+        assert [(g.group_id, g.error_code) for g in described.groups] == [("off", 35)]

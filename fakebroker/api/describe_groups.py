@@ -3,7 +3,7 @@
 Versions: 0-5 (3.9), 6 (4.x). Flexible from v5.
 
 Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NOT_FOUND, as
-Kafka 4 answers), a KIP-848 consumer group or a share group too (v6: "Group g is not a
+Kafka 4 answers), a KIP-848 consumer, share or streams group too (v6: "Group g is not a
 classic group.");
 NOT_COORDINATOR per group on another broker. The selected protocol, the members' metadata
 for it and their assignments are described once the group is Stable (before: "" and empty
@@ -40,7 +40,8 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     group = ctx.cluster.groups.classic_group(group_id)
     if group is None:
         why = "is not a classic group" \
-            if ctx.cluster.groups.kind(group_id) in (GroupKind.CONSUMER, GroupKind.SHARE) \
+            if ctx.cluster.groups.kind(group_id) in (GroupKind.CONSUMER, GroupKind.SHARE,
+                                                     GroupKind.STREAMS) \
             else "not found"
         return {"group_id": group_id, "group_state": GroupState.DEAD.value,
                 "error_code": error_code("GROUP_ID_NOT_FOUND") if ctx.version >= 6 else 0,

@@ -4,7 +4,7 @@ Versions: 0-5. Flexible from v3; v4 filters by state, v5 by type ("classic").
 
 Behavior: lists groups whose coordinator is this broker, as every Kafka broker answers for
 its own groups, classic ones with type "classic", KIP-848 ones with type "consumer" and
-share groups with type and protocol type "share";
+share groups with type and protocol type "share", streams groups with "streams";
 state and type filters compare case-insensitively, as Kafka does. With an authorizer, a
 principal without DESCRIBE on the cluster sees only the groups it may DESCRIBE.
 """
@@ -22,7 +22,7 @@ API_KEY = 16
 ERROR_PLACEMENT = TOP_LEVEL
 AUTHORIZES = (in_handler(
     "DESCRIBE on the cluster, or on each group: the others are left out"),)
-CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
+CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -34,6 +34,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
              for g in groups.classic.groups.values()]
     found += [(g.group_id, CONSUMER, g.state, CONSUMER) for g in groups.consumer.groups.values()]
     found += [(g.group_id, SHARE, g.state, SHARE) for g in groups.share.groups.values()]
+    found += [(g.group_id, STREAMS, g.state, STREAMS) for g in groups.streams.groups.values()]
     groups = [{"group_id": group_id, "protocol_type": protocol_type, "group_state": state,
                "group_type": group_type}
               for group_id, protocol_type, state, group_type in found

@@ -244,6 +244,7 @@ class Cluster:
             from fakebroker.state.classic_groups import ClassicGroupCoordinator
             from fakebroker.state.groups import Groups
             from fakebroker.state.share_groups import ShareSettings
+            from fakebroker.state.streams_groups import StreamsSettings
 
             config = self.settings.broker_config
             self._groups = Groups(ClassicGroupCoordinator(
@@ -254,11 +255,14 @@ class Cluster:
                 config("group.consumer.session.timeout.ms") or 0)
             self._groups.consumer.heartbeat_interval_ms = int(
                 config("group.consumer.heartbeat.interval.ms") or 0)
-            self._groups.consumer.partitions_of = self._groups.share.partitions_of = lambda: {
-                name: len(t.partitions) for name, t in self.topics.items() if not t.internal}
+            self._groups.consumer.partitions_of = self._groups.share.partitions_of = \
+                self._groups.streams.partitions_of = lambda: {
+                    name: len(t.partitions) for name, t in self.topics.items()
+                    if not t.internal}
             # records a share group releases wake the ShareFetches waiting, as appends do
             self._groups.share.on_release = self.notify_append
             self._groups.share.settings = ShareSettings.from_broker_config(config)
+            self._groups.streams.settings = StreamsSettings.from_broker_config(config)
             self._made(self._groups)
         return self._groups
 

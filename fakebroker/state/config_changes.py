@@ -44,6 +44,7 @@ from fakebroker.state.loggers import LoggerChangeError, node_id
 
 if TYPE_CHECKING:
     from fakebroker.state.share_groups import ShareSettings
+    from fakebroker.state.streams_groups import StreamsSettings
 
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
 SET, DELETE, APPEND, SUBTRACT = range(4)
@@ -116,7 +117,8 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
     elif resource_type == GROUP:
         current = cluster.groups.share.configs.setdefault(name, {})
         updated = _updated(current, ops, replace, lambda key: False)
-        _check_group_configs(updated, cluster.groups.share.settings)
+        _check_group_configs(updated, cluster.groups.share.settings,
+                             cluster.groups.streams.settings)
     else:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown resource type {resource_type}")
     if not validate_only:
@@ -158,15 +160,16 @@ def _check_entries(ops: Sequence[Op], replace: bool) -> None:
                                 "Null value not supported for : " + ", ".join(nulls))
 
 
-def _check_group_configs(configs: dict[str, str], settings: ShareSettings) -> None:
+def _check_group_configs(configs: dict[str, str], settings: ShareSettings,
+                         streams_settings: StreamsSettings) -> None:
     """A group's configs, each a group config of a value Kafka takes within the broker's
-    limits, ``settings`` (``fakebroker.state.group_configs``)."""
+    limits, ``settings`` and ``streams_settings`` (``fakebroker.state.group_configs``)."""
     from fakebroker.protocol.errors import ClusterError
     from fakebroker.state.group_configs import check
 
     for key, value in configs.items():
         try:
-            check(key, value, settings)
+            check(key, value, settings, streams_settings)
         except ClusterError as exc:
             raise ConfigChangeError(exc.error, exc.message) from None
 

@@ -50,8 +50,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from fakebroker.protocol.errors import ClusterError
-
-Assignment = dict[str, set[int]]  # topic name -> partitions
+from fakebroker.state.modern_groups import (
+    Assignment,
+    EpochCommitChecks,
+    fenced,
+    minus,
+    subset,
+    throw_if_empty,
+    throw_if_join_without_rebalance_timeout,
+    throw_if_static_leave_without_instance,
+    union,
+    unknown_member,
+    within,
+)
 
 JOIN, LEAVE, TEMPORARY_LEAVE = 0, -1, -2
 ASSIGNORS = ("uniform", "range")
@@ -150,20 +161,12 @@ def validate(hb: Heartbeat) -> None:
     if not hb.group_id:
         raise ClusterError("INVALID_GROUP_ID")
 
-    def blank(value: str | None) -> bool:
-        return value is not None and not value.strip()
-
-    if (hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE) \
-            and not hb.member_id.strip():
-        raise ClusterError("INVALID_REQUEST", "MemberId can't be empty.")
-    if blank(hb.instance_id):
-        raise ClusterError("INVALID_REQUEST", "InstanceId can't be empty.")
-    if blank(hb.rack_id):
-        raise ClusterError("INVALID_REQUEST", "RackId can't be empty.")
+    if hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE:
+        throw_if_empty(hb.member_id, "MemberId")
+    throw_if_empty(hb.instance_id, "InstanceId")
+    throw_if_empty(hb.rack_id, "RackId")
     if hb.member_epoch == JOIN:
-        if hb.rebalance_timeout_ms == -1:
-            raise ClusterError("INVALID_REQUEST",
-                                     "RebalanceTimeoutMs must be provided in first request.")
+        throw_if_join_without_rebalance_timeout(hb.rebalance_timeout_ms)
         if hb.owned is None or any(hb.owned.values()):
             raise ClusterError("INVALID_REQUEST",
                                      "TopicPartitions must be empty when (re-)joining.")
@@ -172,8 +175,8 @@ def validate(hb: Heartbeat) -> None:
                 "INVALID_REQUEST",
                 "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
                 "(re-)joining.")
-    elif hb.member_epoch == TEMPORARY_LEAVE and hb.instance_id is None:
-        raise ClusterError("INVALID_REQUEST", "InstanceId can't be null.")
+    elif hb.member_epoch == TEMPORARY_LEAVE:
+        throw_if_static_leave_without_instance(hb.instance_id)
     elif hb.member_epoch < TEMPORARY_LEAVE:
         raise ClusterError("INVALID_REQUEST", "MemberEpoch is invalid.")
     if hb.server_assignor is not None and hb.server_assignor not in ASSIGNORS:
@@ -229,30 +232,8 @@ def compute_target(
     return target
 
 
-def _minus(a: Assignment, b: Assignment) -> Assignment:
-    out = {t: ps - b.get(t, set()) for t, ps in a.items()}
-    return {t: ps for t, ps in out.items() if ps}
-
-
-def _union(a: Assignment, b: Assignment) -> Assignment:
-    out = {t: set(ps) for t, ps in a.items()}
-    for t, ps in b.items():
-        out.setdefault(t, set()).update(ps)
-    return out
-
-
-def _within(a: Assignment, partitions_of: dict[str, int]) -> Assignment:
-    """``a`` without the partitions of deleted topics."""
-    out = {t: {p for p in ps if p < partitions_of.get(t, 0)} for t, ps in a.items()}
-    return {t: ps for t, ps in out.items() if ps}
-
-
-def _subset(owned: Assignment | None, assigned: Assignment) -> bool:
-    return owned is not None and all(ps <= assigned.get(t, set()) for t, ps in owned.items())
-
-
 @dataclass
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(EpochCommitChecks):
     """Every KIP-848 consumer group of the cluster."""
 
     # topic name -> partition count, from the cluster's topics
@@ -353,8 +334,7 @@ class ConsumerGroupCoordinator:
         if hb.instance_id is None:
             member = group.members.get(hb.member_id)
             if member is None:
-                raise ClusterError("UNKNOWN_MEMBER_ID", f"Member {hb.member_id} is not a "
-                                         f"member of group {group.group_id}.")
+                raise unknown_member(hb.member_id, group.group_id)
             return member
         member = group.static_member(hb.instance_id)
         if member is None:
@@ -373,13 +353,8 @@ class ConsumerGroupCoordinator:
         if hb.member_epoch > member.epoch or (
                 hb.member_epoch < member.epoch and not (
                     hb.member_epoch == member.previous_epoch
-                    and _subset(hb.owned, member.assigned))):
-            than = "greater" if hb.member_epoch > member.epoch else "smaller"
-            raise ClusterError(
-                "FENCED_MEMBER_EPOCH",
-                f"The consumer group member has a {than} member epoch ({hb.member_epoch}) "
-                f"than the one known by the group coordinator ({member.epoch}). The member "
-                "must abandon all its partitions and rejoin.")
+                    and subset(hb.owned, member.assigned))):
+            raise fenced("consumer", hb.member_epoch, member.epoch)
 
     @staticmethod
     def _update(member: ConsumerMember, hb: Heartbeat) -> bool:
@@ -419,8 +394,8 @@ class ConsumerGroupCoordinator:
     def _prune(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
         """Forget owned and revoking partitions of topics deleted (or shrunk) since."""
         for m in group.members.values():
-            m.assigned = _within(m.assigned, partitions_of)
-            m.revoking = _within(m.revoking, partitions_of)
+            m.assigned = within(m.assigned, partitions_of)
+            m.revoking = within(m.revoking, partitions_of)
 
     def _bump(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
         """A new group epoch and its target assignment."""
@@ -435,17 +410,17 @@ class ConsumerGroupCoordinator:
     def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, full: bool
                    ) -> Assignment | None:
         target = group.target.get(member.member_id, {})
-        to_revoke = _minus(member.assigned, target)
+        to_revoke = minus(member.assigned, target)
         if to_revoke:
-            member.assigned = _minus(member.assigned, to_revoke)
-            member.revoking = _union(member.revoking, to_revoke)
+            member.assigned = minus(member.assigned, to_revoke)
+            member.revoking = union(member.revoking, to_revoke)
         if not member.revoking:
             taken: Assignment = {}
             for other in group.members.values():
                 if other is not member:
-                    taken = _union(taken, _union(other.assigned, other.revoking))
-            member.assigned = _union(member.assigned,
-                                     _minus(_minus(target, member.assigned), taken))
+                    taken = union(taken, union(other.assigned, other.revoking))
+            member.assigned = union(member.assigned,
+                                     minus(minus(target, member.assigned), taken))
             if member.epoch != group.assignment_epoch:
                 member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
         if full or member.sent != member.assigned:
@@ -485,31 +460,6 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         return group.members.get(member_id) if group is not None else None
 
-    def validate_commit(self, group_id: str, member_id: str, member_epoch: int) -> None:
-        """OffsetCommit/OffsetFetch checks of a consumer-group member: UNKNOWN_MEMBER_ID for
-        a member the group does not have, STALE_MEMBER_EPOCH for another epoch than its own."""
-        member = self.member(group_id, member_id)
-        if member is None:
-            raise ClusterError("UNKNOWN_MEMBER_ID")
-        if member_epoch != member.epoch:
-            raise ClusterError("STALE_MEMBER_EPOCH")
-
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int,
-                               version: int | None = None) -> None:
-        """An OffsetCommit (at ``version``; None: a TxnOffsetCommit) to the consumer group
-        ``group_id``, as Kafka's ConsumerGroup.validateOffsetCommit: a negative epoch (an
-        admin client, a consumer that assigns itself partitions) may commit while the group
-        has no member, whatever its member id; otherwise the commit is a member's (see
-        ``validate_commit``), so one without a member id gets UNKNOWN_MEMBER_ID, and a known
-        member's OffsetCommit below v9 (which cannot carry a member epoch) is
-        UNSUPPORTED_VERSION."""
-        group = self.groups.get(group_id)
-        if group is not None and member_epoch < 0 and not group.members:
-            return
-        if version is not None and version < 9 and self.member(group_id, member_id):
-            raise ClusterError("UNSUPPORTED_VERSION", "OffsetCommit version 9 or above must "
-                               "be used by members using the modern group protocol")
-        self.validate_commit(group_id, member_id, member_epoch)
 
     def expire(self, now: float) -> None:
         """Remove every member whose session, or time to revoke, ran out at ``now``."""

@@ -4,9 +4,10 @@ Kafka 4.4 describes them (measured).
 
 Values set on a group are kept by the share group coordinator
 (``ShareGroupCoordinator.configs``, by group id; a group need not exist to have them) and
-checked by ``check``: the ``share.*`` ones within the broker's limits as Kafka checks them
-(``fakebroker.state.share_groups.validate_group_config``), the others by type only. Only
-share groups read them.
+checked by ``check``: the ``share.*`` and ``streams.*`` ones within the broker's limits as
+Kafka checks them (``validate_group_config`` of ``fakebroker.state.share_groups`` and
+``fakebroker.state.streams_groups``), the others by type only. Share and streams groups read
+them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fakebroker.state.configs import BOOLEAN, INT, LIST, STRING, ConfigDef
 
 if TYPE_CHECKING:
     from fakebroker.state.share_groups import ShareSettings
+    from fakebroker.state.streams_groups import StreamsSettings
 
 # DescribeConfigs' ConfigSource of a value set on the group.
 DYNAMIC_GROUP_CONFIG = 8
@@ -67,11 +69,12 @@ GROUP_CONFIGS: tuple[ConfigDef, ...] = (
 BY_NAME = {d.name: d for d in GROUP_CONFIGS}
 
 
-def check(name: str, value: str, settings: ShareSettings) -> None:
+def check(name: str, value: str, settings: ShareSettings,
+          streams_settings: StreamsSettings) -> None:
     """INVALID_CONFIG (``ClusterError``) with Kafka's text for a value the group config
-    ``name`` cannot take (within the broker's limits, ``settings``), or for a name that is
-    no group config."""
-    from fakebroker.state.share_groups import validate_group_config
+    ``name`` cannot take (within the broker's limits, ``settings`` and
+    ``streams_settings``), or for a name that is no group config."""
+    from fakebroker.state import share_groups, streams_groups
 
     d = BY_NAME.get(name)
     if d is None:
@@ -86,4 +89,5 @@ def check(name: str, value: str, settings: ShareSettings) -> None:
     if d.type == BOOLEAN and value.lower() not in ("true", "false"):
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
                            f"{name}: Expected value to be either true or false")
-    validate_group_config(name, value, settings)
+    share_groups.validate_group_config(name, value, settings)
+    streams_groups.validate_group_config(name, value, streams_settings)

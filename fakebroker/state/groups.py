@@ -1,5 +1,5 @@
-"""Every group of the cluster, classic, KIP-848 and share (KIP-932), with their committed
-offsets: ``Groups``.
+"""Every group of the cluster, classic, KIP-848, share (KIP-932) and streams (KIP-1071), with
+their committed offsets: ``Groups``.
 
 Guarantees:
 
@@ -17,6 +17,9 @@ Guarantees:
 * A share group (``fakebroker.state.share_groups``) takes an id no group of another kind holds,
   and keeps it while it exists (its share-partitions' start offsets are its own, not in
   ``offsets``); ShareGroupHeartbeat to an id of another kind is GROUP_ID_NOT_FOUND.
+* A streams group (``fakebroker.state.streams_groups``) takes an id no group of another kind
+  holds, as a share group does; its members commit offsets as KIP-848 members do (member
+  epochs), into the one store.
 * Committed offsets of both kinds live in one store, ``offsets``, by group id: no group record
   holds them. OffsetCommit checks go to the group's own kind; DeleteGroups takes the offsets
   with the group.
@@ -36,12 +39,14 @@ from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinato
 from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator
 from fakebroker.state.offsets import OffsetStore
 from fakebroker.state.share_groups import ShareGroup, ShareGroupCoordinator
+from fakebroker.state.streams_groups import StreamsGroup, StreamsGroupCoordinator
 
 
 class GroupKind(enum.Enum):
     CLASSIC = enum.auto()
     CONSUMER = enum.auto()
     SHARE = enum.auto()
+    STREAMS = enum.auto()
 
 
 class Groups:
@@ -51,15 +56,17 @@ class Groups:
         self.classic = classic or ClassicGroupCoordinator()
         self.consumer = ConsumerGroupCoordinator()
         self.share = ShareGroupCoordinator()
+        self.streams = StreamsGroupCoordinator()
+        self.streams.group_configs = lambda group_id: self.share.configs.get(group_id, {})
         self.offsets = OffsetStore()
         self._deadline_watchers: list[Callable[[float], None]] = []
         self.classic.claim = lambda group_id: self._make_room(
-            group_id, self.consumer.groups) and group_id not in self.share.groups
+            group_id, self.consumer.groups) and not self._exclusive(group_id)
         self.consumer.claim = lambda group_id: self._make_room(
-            group_id, self.classic.groups) and group_id not in self.share.groups
-        self.share.claim = lambda group_id: self.kind(group_id) is None
+            group_id, self.classic.groups) and not self._exclusive(group_id)
+        self.share.claim = self.streams.claim = lambda group_id: self.kind(group_id) is None
         self.classic.new_deadline = self.consumer.new_deadline = self._new_deadline
-        self.share.new_deadline = self._new_deadline
+        self.share.new_deadline = self.streams.new_deadline = self._new_deadline
 
     # -- which kind -----------------------------------------------------------------------
 
@@ -69,6 +76,8 @@ class Groups:
             return GroupKind.CONSUMER
         if group_id in self.share.groups:
             return GroupKind.SHARE
+        if group_id in self.streams.groups:
+            return GroupKind.STREAMS
         if group_id in self.classic.groups:
             return GroupKind.CLASSIC
         return None
@@ -82,11 +91,19 @@ class Groups:
     def share_group(self, group_id: str) -> ShareGroup | None:
         return self.share.groups.get(group_id)
 
+    def streams_group(self, group_id: str) -> StreamsGroup | None:
+        return self.streams.groups.get(group_id)
+
+    def _exclusive(self, group_id: str) -> bool:
+        """Whether a share or streams group holds ``group_id`` (no other kind may take it)."""
+        return group_id in self.share.groups or group_id in self.streams.groups
+
     def ids(self) -> Iterator[str]:
         """Every group id, of any kind."""
         yield from self.classic.groups
         yield from self.consumer.groups
         yield from self.share.groups
+        yield from self.streams.groups
 
     @staticmethod
     def _make_room(group_id: str,
@@ -116,9 +133,10 @@ class Groups:
         kind = self.kind(group_id)
         if kind is None and generation_or_epoch >= 0 and group_id:
             raise ClusterError(no_group)
-        if kind is GroupKind.CONSUMER:
-            self.consumer.validate_offset_commit(group_id, member_id, generation_or_epoch,
-                                                 version)
+        if kind in (GroupKind.CONSUMER, GroupKind.STREAMS):
+            coordinator = self.consumer if kind is GroupKind.CONSUMER else self.streams
+            coordinator.validate_offset_commit(group_id, member_id, generation_or_epoch,
+                                               version)
         else:
             self.classic.validate_commit(group_id, generation_or_epoch, member_id, instance_id,
                                          now)
@@ -129,8 +147,11 @@ class Groups:
         with an epoch must be one at that epoch (``ClusterError`` UNKNOWN_MEMBER_ID,
         STALE_MEMBER_EPOCH); a classic group checks nothing (Kafka's
         ClassicGroup.validateOffsetFetch), and no group answers as an empty one."""
-        if member_id and member_epoch >= 0 and self.kind(group_id) is GroupKind.CONSUMER:
+        kind = self.kind(group_id)
+        if member_id and member_epoch >= 0 and kind is GroupKind.CONSUMER:
             self.consumer.validate_commit(group_id, member_id, member_epoch)
+        elif member_id and member_epoch >= 0 and kind is GroupKind.STREAMS:
+            self.streams.validate_commit(group_id, member_id, member_epoch)
 
     def validate_offset_delete(self, group_id: str) -> None:
         """Whether OffsetDelete may delete the group's offsets at all (``ClusterError``):
@@ -149,6 +170,8 @@ class Groups:
         """The topics the group's members subscribe to (OffsetDelete keeps their offsets)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
             return self.consumer.subscribed_topics(group_id)
+        if self.kind(group_id) is GroupKind.STREAMS:
+            return self.streams.source_topics(group_id)
         return self.classic.subscribed_topics(group_id)
 
     def delete(self, group_id: str) -> None:
@@ -159,6 +182,8 @@ class Groups:
             self.consumer.delete(group_id)
         elif self.kind(group_id) is GroupKind.SHARE:
             self.share.delete(group_id)
+        elif self.kind(group_id) is GroupKind.STREAMS:
+            self.streams.delete(group_id)
         else:
             self.classic.delete(group_id)
         self.offsets.delete_group(group_id)
@@ -170,6 +195,8 @@ class Groups:
             self.consumer.expire_member(group_id, member_id)
         elif self.kind(group_id) is GroupKind.SHARE:
             self.share.fence(group_id, member_id)
+        elif self.kind(group_id) is GroupKind.STREAMS:
+            self.streams.expire_member(group_id, member_id)
         else:
             self.classic.expire_member(group_id, member_id, now)
 
@@ -178,13 +205,14 @@ class Groups:
     def next_deadline(self) -> float:
         """When the earliest timeout of any group is due (``inf``: none)."""
         return min(self.classic.next_deadline(), self.consumer.next_deadline(),
-                   self.share.next_deadline())
+                   self.share.next_deadline(), self.streams.next_deadline())
 
     def expire(self, now: float) -> None:
         """Apply every timeout due at ``now``, of every kind."""
         self.classic.expire(now)
         self.consumer.expire(now)
         self.share.expire(now)
+        self.streams.expire(now)
 
     def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]:
         """Call ``callback(deadline)`` with every deadline a coordinator sets (a timer wakes

@@ -41,9 +41,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 
 from fakebroker.protocol.errors import ClusterError
+from fakebroker.state.modern_groups import (
+    Assignment,
+    fenced,
+    throw_if_empty,
+    unknown_member,
+)
 from fakebroker.state.share_partitions import Acquired, SharePartition
-
-Assignment = dict[str, set[int]]  # topic name -> partitions
 
 JOIN, LEAVE = 0, -1
 ASSIGNOR = "simple"
@@ -114,24 +118,36 @@ def group_config_defaults(settings: ShareSettings = SETTINGS) -> dict[str, str]:
     return out
 
 
+def check_int(name: str, value: str, least: int) -> int:
+    """A group config's INT value, INVALID_CONFIG (``ClusterError``) with Kafka's ConfigDef
+    texts for one that is no INT or below ``least``."""
+    try:
+        number = int(value)
+        if not -2**31 <= number < 2**31:
+            raise ValueError(value)
+    except ValueError:
+        raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                           f"{name}: Not a number of type INT") from None
+    if number < least:
+        raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                           f"{name}: Value must be at least {least}")
+    return number
+
+
+def check_bounded(name: str, value: str, least: int, low: int, high: int) -> None:
+    """A group config within the broker's minimum and maximum (``low``, ``high``), as Kafka's
+    GroupConfig checks share.* and streams.* timeouts, with its text."""
+    if not low <= check_int(name, value, least) <= high:
+        raise ClusterError("INVALID_CONFIG",
+                           f"{name} must be in the range {low} to {high} inclusive.")
+
+
 def validate_group_config(name: str, value: str, settings: ShareSettings = SETTINGS) -> None:
     """INVALID_CONFIG (``ClusterError``) for a share group config value Kafka refuses."""
     if name in BOUNDED:
         _, low_field, high_field, least = BOUNDED[name]
-        try:
-            number = int(value)
-            if not -2**31 <= number < 2**31:
-                raise ValueError(value)
-        except ValueError:
-            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
-                               f"{name}: Not a number of type INT") from None
-        if number < least:
-            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
-                               f"{name}: Value must be at least {least}")
-        low, high = getattr(settings, low_field), getattr(settings, high_field)
-        if not low <= number <= high:
-            raise ClusterError("INVALID_CONFIG",
-                               f"{name} must be in the range {low} to {high} inclusive.")
+        check_bounded(name, value, least, getattr(settings, low_field),
+                      getattr(settings, high_field))
     elif name in CHOICES:
         if value not in CHOICES[name]:
             raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
@@ -196,12 +212,10 @@ class ShareGroup:
 
 def validate(hb: Heartbeat) -> None:
     """Kafka's request checks (throwIfShareGroupHeartbeatRequestIsInvalid), with its texts."""
-    if not hb.group_id.strip():
-        raise ClusterError("INVALID_REQUEST", "GroupId can't be empty.")
+    throw_if_empty(hb.group_id, "GroupId")
     if not hb.member_id.strip():
         raise ClusterError("INVALID_REQUEST", None)
-    if hb.rack_id is not None and not hb.rack_id.strip():
-        raise ClusterError("INVALID_REQUEST", "RackId can't be empty.")
+    throw_if_empty(hb.rack_id, "RackId")
     if hb.member_epoch == JOIN and not hb.subscribed_topic_names:
         raise ClusterError("INVALID_REQUEST", "SubscribedTopicNames must be set in first request.")
     if hb.member_epoch < LEAVE:
@@ -276,18 +290,12 @@ class ShareGroupCoordinator:
         bump = False
         if member is None:
             if hb.member_epoch != JOIN:
-                raise ClusterError("UNKNOWN_MEMBER_ID", f"Member {hb.member_id} is not a member "
-                                   f"of group {group.group_id}.")
+                raise unknown_member(hb.member_id, group.group_id)
             member = group.members[hb.member_id] = ShareMember(
                 hb.member_id, hb.rack_id, hb.client_id, hb.client_host)
             bump = True
         elif hb.member_epoch != JOIN and hb.member_epoch != member.epoch:
-            than = "greater" if hb.member_epoch > member.epoch else "smaller"
-            raise ClusterError(
-                "FENCED_MEMBER_EPOCH",
-                f"The share group member has a {than} member epoch ({hb.member_epoch}) than "
-                f"the one known by the group coordinator ({member.epoch}). The member must "
-                "abandon all its partitions and rejoin.")
+            raise fenced("share", hb.member_epoch, member.epoch)
         member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
         member.client_id, member.client_host = hb.client_id, hb.client_host
         names = hb.subscribed_topic_names
@@ -312,8 +320,7 @@ class ShareGroupCoordinator:
     def _existing(group: ShareGroup, member_id: str) -> ShareMember:
         member = group.members.get(member_id)
         if member is None:
-            raise ClusterError("UNKNOWN_MEMBER_ID",
-                               f"Member {member_id} is not a member of group {group.group_id}.")
+            raise unknown_member(member_id, group.group_id)
         return member
 
     def _target_of(self, group: ShareGroup, member: ShareMember,

@@ -50,7 +50,9 @@ class MemberView:
     instance_id: str | None
     client_id: str
     client_host: str
-    assignment: dict[str, list[int]]  # decoded when the group uses the consumer protocol
+    # decoded when the group uses the consumer protocol; a streams member's active tasks by
+    # subtopology id
+    assignment: dict[str, list[int]]
     subscribed_regex: str | None = None  # a KIP-848 member's subscription regex
 
 
@@ -78,6 +80,20 @@ def consumer_group_view(group) -> GroupView:
     )
     return GroupView(group.group_id, group.state, group.group_epoch, "consumer",
                      group.assignor, None, members)
+
+
+def streams_group_view(group) -> GroupView:
+    """Snapshot of a KIP-1071 ``StreamsGroup``: generation is the group epoch, protocol type
+    "streams", the protocol name the assignor ("sticky"), states as Kafka names them (Empty,
+    NotReady, Assigning, Reconciling, Stable), each member's assignment its active tasks by
+    subtopology id."""
+    members = tuple(
+        MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
+                   {s: sorted(ps) for s, ps in sorted(m.active.items())})
+        for m in group.members.values()
+    )
+    return GroupView(group.group_id, group.state, group.group_epoch, "streams", "sticky", None,
+                     members)
 
 
 def group_view(group) -> GroupView:

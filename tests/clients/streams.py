@@ -1,11 +1,11 @@
-"""Run a real Kafka Streams application (kafka-streams 4.3.1): tests/java/WordCount.java.
+"""Run a real Kafka Streams application (kafka-streams 4.4.0): tests/java/WordCount.java.
 
-The jars come from Maven Central through ``.ci/install-kafka``: kafka-streams 4.3.1 with its
-runtime dependencies (the kafka-clients 4.3.1 it pulls, RocksDB's JNI library...) in
-``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/streams-4.3.1/`` (4.3.1 is the newest
-kafka-streams Maven Central serves). WordCount.java is compiled there, as the Java harness is
-(tests/clients/java.py ``compile_java``: once per hash of the source, the jars and the JDK,
-reused across sessions), into ``streams-4.3.1/wordcount/<key>/wordcount.jar``.
+The jars come from Maven Central through ``.ci/install-kafka``: kafka-streams 4.4.0 with its
+runtime dependencies (the kafka-clients 4.4.0 it pulls, RocksDB's JNI library...) in
+``${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/streams-4.4.0/``. WordCount.java is
+compiled there, as the Java harness is (tests/clients/java.py ``compile_java``: once per hash
+of the source, the jars and the JDK, reused across sessions), into
+``streams-4.4.0/wordcount/<key>/wordcount.jar``.
 
     from tests.clients.streams import start_word_count
     with start_word_count(addr, app_id="wc", input="lines", output="counts",
@@ -36,7 +36,7 @@ from tests.clients.java import (
 )
 from tests.clients.process import GroupMember
 
-STREAMS_VERSION = "4.3.1"
+STREAMS_VERSION = "4.4.0"
 WORD_COUNT_SOURCE = Path(__file__).resolve().parents[1] / "java" / "WordCount.java"
 # File-name prefixes of the jars .ci/install-kafka puts in <clients dir>/streams-<version>/.
 REQUIRED_JARS: tuple[str, ...] = (

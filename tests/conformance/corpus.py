@@ -276,6 +276,7 @@ def wire_corpus(versions: Versions) -> list[Step]:
     _classic_groups(c)
     _consumer_groups(c)
     _share_groups(c)
+    _streams_groups(c)
     _producers(c)
     _transactions(c)
     _acls(c)
@@ -849,6 +850,88 @@ def _consumer_groups(c: _Corpus) -> None:
                              "partition_indexes": [0]}]}]}, f"a KIP-848 member, {case}")
     c.each("ListGroups", "consumer protocol groups", lambda v: {
         "types_filter": ["consumer"], "states_filter": ["Stable"]}, versions=range(5, 99))
+
+
+STREAMS_MEMBER = "streams-member-1"
+STREAMS_INTERNAL = ("streamed-words-repartition", "streamed-counts-changelog")
+
+
+def _streams_groups(c: _Corpus) -> None:
+    """Streams groups (KIP-1071): the group's configs (Kafka's checks and texts), a Kafka
+    Streams member joining with a word count's topology over ``orders`` (the internal topics
+    named missing, the first assignment held by the initial delay), fenced, unknown, the
+    request checks; the group described, listed, described by DescribeGroups; a topology
+    description refused without a plugin; the member leaving and the group deleted."""
+    group = "streamed"
+    repartition, changelog = STREAMS_INTERNAL
+
+    def topic(name: str, configs: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+        return {"name": name, "partitions": 0, "replication_factor": 1,
+                "topic_configs": [{"key": k, "value": v} for k, v in configs]}
+
+    topology = {"epoch": 0, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["orders"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [repartition],
+         "repartition_source_topics": [], "copartition_groups": []},
+        {"subtopology_id": "1", "source_topics": [], "source_topic_regex": [],
+         "state_changelog_topics": [topic(changelog, [("cleanup.policy", "compact")])],
+         "repartition_sink_topics": [],
+         "repartition_source_topics": [topic(repartition, [("cleanup.policy", "delete")])],
+         "copartition_groups": []}]}
+    join = {"group_id": group, "member_id": STREAMS_MEMBER, "member_epoch": 0,
+            "endpoint_information_epoch": 0, "rebalance_timeout_ms": 300_000,
+            "topology": topology, "active_tasks": [], "standby_tasks": [],
+            "warmup_tasks": [], "process_id": "process-1", "client_tags": [],
+            "task_offsets": [], "task_end_offsets": []}
+    for name, value, case in [("streams.session.timeout.ms", "1000", "a session below the "
+                               "minimum"),
+                              ("streams.num.standby.replicas", "3", "standbys above the maximum"),
+                              ("streams.assignor.name", "x", "an unknown assignor"),
+                              ("streams.heartbeat.interval.ms", "6000", "a heartbeat interval")]:
+        c.each("IncrementalAlterConfigs", f"a streams group's config: {case}", lambda v, n=name,
+               val=value: {"resources": [{"resource_type": 32, "resource_name": group,
+                                          "configs": [{"name": n, "config_operation": 0,
+                                                       "value": val}]}],
+                           "validate_only": False},
+               versions=[max(c.of("IncrementalAlterConfigs"))])
+    newest = max(c.of("StreamsGroupHeartbeat"), default=None)
+    if newest is None:
+        return
+    c.add("StreamsGroupHeartbeat", newest, join, "a new member with its topology")
+    c.settle(topics=list(STREAMS_INTERNAL))
+    for v in c.of("StreamsGroupHeartbeat"):
+        for body, case in [({"member_epoch": 9}, "an epoch from the future"),
+                           ({"member_id": "streams-member-2", "member_epoch": 1},
+                            "an unknown member"),
+                           ({"group_id": "nobody", "member_epoch": 1}, "an unknown group"),
+                           ({"member_epoch": 1, "topology": topology},
+                            "a topology outside a join"),
+                           ({"member_epoch": 0, "rebalance_timeout_ms": 1000},
+                            "a join without tasks or topology"),
+                           ({"member_epoch": -3}, "an epoch below -2"),
+                           ({"member_epoch": 1, "active_tasks": []},
+                            "one task list without the others"),
+                           ({"group_id": "", "member_epoch": 0}, "no group id")]:
+            c.add("StreamsGroupHeartbeat", v, {
+                "group_id": group, "member_id": STREAMS_MEMBER,
+                "endpoint_information_epoch": 0, **body}, case)
+    for v in c.of("StreamsGroupDescribe"):
+        c.add("StreamsGroupDescribe", v, {"group_ids": [group, "nobody", "shared"]},
+              "a streams group, an unknown one and a group of another type")
+    c.each("StreamsGroupTopologyDescriptionUpdate", "no description plugin", lambda v: {
+        "group_id": group, "member_id": STREAMS_MEMBER, "topology_epoch": 0,
+        "topology_description": {"subtopologies": [], "global_stores": []}})
+    c.each("ListGroups", "streams groups", lambda v: {"types_filter": ["streams"],
+                                                      "states_filter": []},
+           versions=range(5, 99))
+    c.add("DescribeGroups", max(c.of("DescribeGroups")), {"groups": [group]}, "a streams group")
+    c.add("DeleteGroups", max(c.of("DeleteGroups")), {"groups_names": [group]},
+          "a streams group with a member")
+    c.add("StreamsGroupHeartbeat", newest, {
+        "group_id": group, "member_id": STREAMS_MEMBER, "member_epoch": -1,
+        "endpoint_information_epoch": 0}, "the member leaves")
+    c.add("DeleteGroups", max(c.of("DeleteGroups")), {"groups_names": [group]},
+          "an empty streams group")
 
 
 SHARE_MEMBER = "AAAAAAAAAAAAAAAAAAAAAg"

@@ -199,6 +199,9 @@ UNORDERED: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {
     "AlterShareGroupOffsets": [("responses", ("topic_name",)),
                                ("responses[].partitions", ("partition_index",))],
     "DeleteShareGroupOffsets": [("responses", ("topic_name",))],
+    "StreamsGroupHeartbeat": [("active_tasks", ("subtopology_id",)),
+                              ("active_tasks[].partitions", None)],
+    "StreamsGroupDescribe": [("groups", ("group_id",)), ("groups[].members", ("member_id",))],
 }
 
 

@@ -1,8 +1,8 @@
 // A Kafka Streams word count, exactly once, for fakebroker's tests (tests/clients/streams.py).
 //
 // Single file, no build tool: compiled with javac against the jars .ci/install-kafka puts in
-// ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/streams-4.3.1/ (kafka-streams 4.3.1 and
-// the kafka-clients 4.3.1 it pulls), run by tests/clients/streams.py.
+// ${FAKEBROKER_CLIENTS_DIR:-~/.cache/fakebroker-clients}/streams-4.4.0/ (kafka-streams 4.4.0 and
+// the kafka-clients 4.4.0 it pulls), run by tests/clients/streams.py.
 //
 // Usage: java -cp <streams jars>:<wordcount jar> WordCount --bootstrap B --app-id A --input IN
 //            --output OUT --state-dir DIR [--delay-ms MS] [key=value ...]

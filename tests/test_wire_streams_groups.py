@@ -1,0 +1,306 @@
+"""Streams groups (KIP-1071) on the wire: StreamsGroupHeartbeat and StreamsGroupDescribe as
+a Kafka Streams member sees them, on the fake and on Apache Kafka 4.4 (``--kafka=both``): the
+topology initialised and its internal topics created by the broker, the tasks assigned and
+moved between members, request checks and their messages, and streams groups in the other
+group APIs. The rules as the coordinator applies them are in
+tests/test_streams_group_protocol.py.
+
+Kafka numbers epochs and computes assignments in the background, so a member heartbeats until
+its tasks arrive (``Member.until``), as Kafka Streams does; each test's group sets
+``streams.initial.rebalance.delay.ms=0`` (IncrementalAlterConfigs on the GROUP resource) so
+the first assignment does not wait its 3 s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
+from tests.test_wire_groups import coordinator
+
+pytestmark = [pytest.mark.fake_kafka(topics={"lines": 3}), pytest.mark.timeout(120)]
+GROUP_RESOURCE = 32
+_apps = itertools.count()
+Tasks = dict[str, set[int]]
+
+
+def word_count(app: str, source: str = "lines") -> dict:
+    """The word count's topology, as Kafka Streams sends it: subtopology 0 reads the source
+    and writes the repartition topic, subtopology 1 reads it and keeps a changelogged store."""
+    no_topics: dict = {"source_topic_regex": [], "copartition_groups": []}
+    return {"epoch": 0, "subtopologies": [
+        dict(no_topics, subtopology_id="0", source_topics=[source], state_changelog_topics=[],
+             repartition_sink_topics=[f"{app}-words-repartition"],
+             repartition_source_topics=[]),
+        dict(no_topics, subtopology_id="1", source_topics=[], repartition_sink_topics=[],
+             state_changelog_topics=[{"name": f"{app}-counts-changelog", "partitions": 0,
+                                      "replication_factor": 1, "topic_configs": []}],
+             repartition_source_topics=[{"name": f"{app}-words-repartition", "partitions": 0,
+                                         "replication_factor": 1, "topic_configs": [
+                                             {"key": "cleanup.policy", "value": "delete"}]}])]}
+
+
+def new_app(kafka, **configs: str) -> str:
+    """A fresh application id whose group assigns at once, with ``configs`` set on it."""
+    app = f"app-{next(_apps)}"
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": GROUP_RESOURCE, "resource_name": app, "configs": [
+                {"name": k, "config_operation": 0, "value": v} for k, v in {
+                    "streams.initial.rebalance.delay.ms": "0", **configs}.items()]}],
+            "validate_only": False})
+    assert [(r.error_code, r.error_message) for r in response.responses] == [(0, None)]
+    return app
+
+
+def tasks_of(entries) -> Tasks:
+    return {t.subtopology_id: set(t.partitions) for t in entries if t.partitions}
+
+
+class Member:
+    """One Kafka Streams instance's side of StreamsGroupHeartbeat v1: a client-made member id
+    (its process id too), the epoch and active tasks it was last given."""
+
+    def __init__(self, client: WireClient, app: str, source: str = "lines"):
+        self.client, self.app, self.source = client, app, source
+        self.member_id = str(uuid.uuid4())
+        self.epoch = 0
+        self.active: Tasks = {}
+        self.statuses: list[tuple[int, str]] = []
+
+    def send(self, epoch: int | None = None, **fields):
+        body = {"group_id": self.app, "member_id": self.member_id,
+                "member_epoch": self.epoch if epoch is None else epoch,
+                "endpoint_information_epoch": 0, "process_id": self.member_id, **fields}
+        return self.client.request("StreamsGroupHeartbeat", 1, body)
+
+    def heartbeat(self, epoch: int | None = None, **fields):
+        """A heartbeat that must succeed; takes the epoch and tasks it brings."""
+        answer = self.send(epoch, **fields)
+        assert answer.error_code == 0, answer
+        self.epoch = answer.member_epoch
+        self.statuses = [(s.status_code, s.status_detail) for s in answer.status]
+        if answer.active_tasks is not None:
+            self.active = tasks_of(answer.active_tasks)
+        return answer
+
+    def join(self):
+        return self.heartbeat(0, rebalance_timeout_ms=300_000,
+                              topology=word_count(self.app, self.source), active_tasks=[],
+                              standby_tasks=[], warmup_tasks=[], client_tags=[])
+
+    def acknowledge(self):
+        """Report owning exactly the active tasks last given (revoked ones given up)."""
+        return self.heartbeat(
+            active_tasks=[{"subtopology_id": s, "partitions": sorted(ps)}
+                          for s, ps in sorted(self.active.items())],
+            standby_tasks=[], warmup_tasks=[])
+
+    def until(self, condition: Callable[[Member], bool], what: str, timeout: float = 30):
+        deadline = time.monotonic() + timeout
+        while not condition(self):
+            assert time.monotonic() < deadline, f"{what}: {self.active}, epoch {self.epoch}"
+            time.sleep(0.1)
+            self.acknowledge()
+
+
+EVERY_TASK = {"0": {0, 1, 2}, "1": {0, 1, 2}}
+
+
+def owns(expected: Tasks) -> Callable[[Member], bool]:
+    return lambda member: member.active == expected
+
+
+def described(client: WireClient, app: str):
+    (group,) = client.request("StreamsGroupDescribe", 0, {"group_ids": [app]}).groups
+    assert group.error_code == 0, group
+    return group
+
+
+def test_the_broker_creates_the_internal_topics_and_assigns_every_task(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        joined = member.join()
+        assert joined.member_epoch > 0 and joined.heartbeat_interval_ms == 5000
+        assert (joined.task_offset_interval_ms, joined.acceptable_recovery_lag) == (
+            60_000, 10_000)
+        ((code, detail),) = member.statuses
+        assert code == 3 and detail.startswith("Internal topics are missing: ")
+        assert sorted(detail.split(": ")[1].split(", ")) == [  # in Java's HashMap order
+            f"{app}-counts-changelog", f"{app}-words-repartition"]
+        assert tasks_of(joined.active_tasks) == {} and joined.standby_tasks == []
+        member.until(owns(EVERY_TASK), "a lone member gets every task")
+        assert member.statuses == []
+        group = described(client, app)
+    topics = kafka.topics()
+    assert topics[f"{app}-words-repartition"] == topics[f"{app}-counts-changelog"] == 3
+    assert (group.group_state, group.assignment_epoch) == ("Stable", member.epoch)
+    sub = {s.subtopology_id: s for s in group.topology.subtopologies}
+    assert [(t.name, t.partitions) for t in sub["1"].repartition_source_topics] == [
+        (f"{app}-words-repartition", 3)]
+    assert [(t.name, t.partitions) for t in sub["1"].state_changelog_topics] == [
+        (f"{app}-counts-changelog", 3)]
+    (described_member,) = group.members
+    assert (described_member.member_id, described_member.process_id) == (
+        member.member_id, member.member_id)
+    assert tasks_of(described_member.assignment.active_tasks) == EVERY_TASK
+    view = kafka.group(app)
+    assert (view.state, view.protocol_type) == ("Stable", "streams")
+    assert {s: set(ps) for s, ps in view.members[0].assignment.items()} == EVERY_TASK
+
+
+def test_a_missing_source_topic_is_a_status_and_no_task(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app, source="absent")
+        member.join()
+        assert member.statuses == [(1, "Source topics absent are missing.")]
+        time.sleep(1.2)  # past the assignment interval
+        answer = member.acknowledge()
+        assert member.active == {} and (1, "Source topics absent are missing.") in [
+            (s.status_code, s.status_detail) for s in answer.status]
+        assert described(client, app).group_state == "NotReady"
+
+
+def test_tasks_move_only_after_their_old_owner_gave_them_up(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        a, b = Member(client, app), Member(client, app)
+        a.join()
+        a.until(owns(EVERY_TASK), "a lone member gets every task")
+        b.join()
+        assert b.active == {}
+        b.until(lambda m: m.epoch > a.epoch, "b reaches the new group epoch")
+        assert b.active == {}  # a still owns them all
+        a_epoch = a.epoch
+        a.until(lambda m: m.active != EVERY_TASK, "a is told to give tasks up")
+        assert a.epoch == a_epoch  # revoking keeps the old epoch
+        a.until(lambda m: m.epoch > a_epoch, "a reaches the new epoch once it gave them up")
+        b.until(lambda m: m.active != {}, "b gets the tasks a gave up")
+        assert sorted(map(len, a.active.values())) + sorted(map(len, b.active.values()))
+        for sub in ("0", "1"):
+            assert a.active.get(sub, set()) | b.active[sub] == {0, 1, 2}
+            assert not a.active.get(sub, set()) & b.active[sub]
+        assert sum(map(len, a.active.values())) == sum(map(len, b.active.values())) == 3
+        assert described(client, app).group_state == "Stable"
+        b.heartbeat(-1)
+        a.until(owns(EVERY_TASK), "a takes every task back when b leaves")
+
+
+def test_heartbeats_are_checked_with_kafkas_errors_and_messages(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        fenced = member.send(member.epoch + 5)
+        assert (fenced.error_code, fenced.error_message) == (
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            f"The streams group member has a greater member epoch ({member.epoch + 5}) than "
+            f"the one known by the group coordinator ({member.epoch}). The member must "
+            "abandon all its partitions and rejoin.")
+        assert (fenced.member_id, fenced.member_epoch, fenced.acceptable_recovery_lag,
+                list(fenced.status), fenced.active_tasks) == ("", 0, -1, [], None)
+        unknown = member.send(member_id="nobody")
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.UNKNOWN_MEMBER_ID, f"Member nobody is not a member of group {app}.")
+        for fields, message in (
+                ({"topology": word_count(app)},
+                 "Topology can only be provided when (re-)joining."),
+                ({"member_epoch": 0, "rebalance_timeout_ms": 1000},
+                 "ActiveTasks must be empty when (re-)joining."),  # null is not empty
+                ({"member_epoch": 0, "rebalance_timeout_ms": 1000, "active_tasks": [],
+                  "standby_tasks": [], "warmup_tasks": []},
+                 "Topology must be non-null when (re-)joining."),
+                ({"member_epoch": 0}, "RebalanceTimeoutMs must be provided in first request."),
+                ({"member_epoch": -3}, "MemberEpoch is -3, but must be greater than or equal "
+                                       "to -2."),
+                ({"active_tasks": []}, "If one task-type is non-null, all must be non-null."),
+                ({"member_id": " "}, "MemberId can't be empty.")):
+            refused = member.send(**fields)
+            assert (refused.error_code, refused.error_message) == (
+                ErrorCode.INVALID_REQUEST, message), fields
+        missing = client.request("StreamsGroupHeartbeat", 1, {
+            "group_id": f"{app}-none", "member_id": "m", "member_epoch": 3,
+            "endpoint_information_epoch": 0})
+        assert (missing.error_code, missing.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app}-none not found.")
+
+
+def test_streams_groups_in_the_other_group_apis(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        listed = client.request("ListGroups", 5, {"states_filter": [],
+                                                   "types_filter": ["streams"]}).groups
+        assert [(g.group_id, g.protocol_type, g.group_type) for g in listed] == [
+            (app, "streams", "streams")]
+        (classic,) = client.request("DescribeGroups", 6, {"groups": [app]}).groups
+        assert (classic.error_code, classic.error_message, classic.group_state) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {app} is not a classic group.", "Dead")
+        (consumer,) = client.request("ConsumerGroupDescribe", 1,
+                                     {"group_ids": [app]}).groups
+        assert consumer.error_message == f"Group {app} is not a consumer group."
+        (other,) = client.request("StreamsGroupDescribe", 1,
+                                  {"group_ids": [f"{app}-none"]}).groups
+        assert (other.error_code, other.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {app}-none not found.")
+        (v1,) = client.request("StreamsGroupDescribe", 1, {"group_ids": [app]}).groups
+        assert (v1.assignor_name, v1.topology_description) == ("sticky", None)
+        (busy,) = client.request("DeleteGroups", 2, {"groups_names": [app]}).results
+        assert busy.error_code == ErrorCode.NON_EMPTY_GROUP
+        assert member.heartbeat(-1).member_epoch == -1
+        (deleted,) = client.request("DeleteGroups", 2, {"groups_names": [app]}).results
+        assert deleted.error_code == 0
+
+
+def test_a_member_commits_offsets_at_its_own_epoch(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        member.until(owns(EVERY_TASK), "every task")
+
+        def commit(epoch: int) -> int:
+            answer = client.request("OffsetCommit", 9, {
+                "group_id": app, "generation_id_or_member_epoch": epoch,
+                "member_id": member.member_id, "group_instance_id": None,
+                "topics": [{"name": "lines", "partitions": [{
+                    "partition_index": 0, "committed_offset": 0,
+                    "committed_metadata": ""}]}]})
+            return answer.topics[0].partitions[0].error_code
+
+        assert commit(member.epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH
+        assert commit(member.epoch) == 0
+    assert kafka.committed(app, "lines", 0) == 0
+
+
+def test_group_configs_set_the_heartbeat_interval_within_the_broker_limits(kafka):
+    app = new_app(kafka, **{"streams.heartbeat.interval.ms": "6000"})
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        refused = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": GROUP_RESOURCE, "resource_name": app, "configs": [
+                {"name": "streams.session.timeout.ms", "config_operation": 0,
+                 "value": "1000"}]}], "validate_only": False}).responses
+    assert [(r.error_code, r.error_message) for r in refused] == [(
+        ErrorCode.INVALID_CONFIG,
+        "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive.")]
+    with WireClient(coordinator(kafka, app)) as client:
+        assert Member(client, app).join().heartbeat_interval_ms == 6000
+
+
+def test_a_topology_description_is_refused_without_a_description_plugin(kafka):
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        answer = client.request("StreamsGroupTopologyDescriptionUpdate", 0, {
+            "group_id": "any", "member_id": "m", "topology_epoch": 0,
+            "topology_description": {"subtopologies": [], "global_stores": []}})
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.UNSUPPORTED_VERSION,
+        "The broker has no streams group topology description plugin configured.")
