@@ -7,7 +7,7 @@ removes every quota (``quotas_removed``) before and after it."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fakebroker.protocol.errors import error_name as kafka_error_name
@@ -75,3 +75,15 @@ def quotas_removed(client: WireClient) -> None:
          "ops": [op(v.key, None) for v in entry.values]} for entry in answer.entries],
         "validate_only": False})
     wait_for(lambda: not describe(client, []).entries, "every quota removed")
+
+
+def quota_free_client(kafka: Any) -> Iterator[WireClient]:
+    """A wire client of ``kafka`` with no quota set (a real broker's are removed first: other
+    tests may have left some), which removes every quota set when the test ends: a fixture's
+    body (``yield from``)."""
+    with WireClient(kafka.bootstrap_servers) as wire:
+        quotas_removed(wire)
+        try:
+            yield wire
+        finally:
+            quotas_removed(wire)

@@ -32,20 +32,14 @@ from tests.quotas import (
     entity,
     found,
     op,
-    quotas_removed,
+    quota_free_client,
 )
 
 
 @pytest.fixture
 def client(kafka: Any) -> Iterator[WireClient]:
-    """A wire client of the broker with no quota set (the real broker's are removed: other
-    tests may have left some), which removes every quota set when the test ends."""
-    with WireClient(kafka.bootstrap_servers) as wire:
-        quotas_removed(wire)
-        try:
-            yield wire
-        finally:
-            quotas_removed(wire)
+    """A wire client of the broker with no quota set while the test runs."""
+    yield from quota_free_client(kafka)
 
 
 @pytest.mark.parametrize("version", [0, 1])

@@ -21,7 +21,7 @@ import pytest
 from fakebroker.protocol.framing import encode_request
 from fakebroker.real_cluster import wait_for
 from fakebroker.wire_client import WireClient
-from tests.quotas import EXACT, alter, described, quotas_removed
+from tests.quotas import EXACT, alter, described, quota_free_client
 
 API_VERSIONS = encode_request(18, 3, 1, "probe", {"client_software_name": "probe",
                                                   "client_software_version": "1"})
@@ -50,14 +50,8 @@ def a_loopback_address() -> str:
 
 @pytest.fixture
 def admin(kafka: Any) -> Iterator[WireClient]:
-    """A wire client of the broker (from 127.0.0.1), which removes every quota when the test
-    ends."""
-    with WireClient(kafka.bootstrap_servers) as wire:
-        quotas_removed(wire)
-        try:
-            yield wire
-        finally:
-            quotas_removed(wire)
+    """A wire client of the broker with no quota set while the test runs."""
+    yield from quota_free_client(kafka)
 
 
 def test_an_ip_over_its_connection_rate_is_held_then_closed_unserved(

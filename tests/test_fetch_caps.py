@@ -15,7 +15,7 @@ import pytest
 
 from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, produce_body
-from tests.quotas import a_name, alter, described, quotas_removed
+from tests.quotas import a_name, alter, described, quota_free_client
 
 EXACT = 0
 RECORDS = batch([b"x" * 1000])  # one batch of 1,071 bytes
@@ -23,13 +23,8 @@ RECORDS = batch([b"x" * 1000])  # one batch of 1,071 bytes
 
 @pytest.fixture
 def admin(kafka: Any) -> Iterator[WireClient]:
-    """A wire client of the broker, which removes every quota set when the test ends."""
-    with WireClient(kafka.bootstrap_servers) as wire:
-        quotas_removed(wire)
-        try:
-            yield wire
-        finally:
-            quotas_removed(wire)
+    """A wire client of the broker with no quota set while the test runs."""
+    yield from quota_free_client(kafka)
 
 
 def produced(client: WireClient, topic: str, records: bytes, count: int) -> None:
