@@ -75,6 +75,11 @@ T = TypeVar("T")
 # never deleted by reset().
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 TIMEOUT = 30.0
+# FindCoordinator's key types.
+GROUP_KEY, TRANSACTION_KEY = 0, 1
+# DescribeTransactions' states of a transaction not yet ended (TransactionState's names).
+OPEN_TRANSACTION_STATES = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort",
+                                     "PrepareEpochFence"})
 
 
 def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
@@ -375,6 +380,7 @@ class RealCluster:
             view._create_topics(topics, view.name)
             yield view
         finally:
+            view._end_transactions()
             view._remove_groups()
             view._delete_topics()
 
@@ -385,6 +391,7 @@ class RealCluster:
         if self.shared:
             raise RuntimeError(f"{self!r} is shared: reset() would delete everything on it; "
                                "isolate tests with isolated(prefix) instead")
+        self._end_transactions()
         self._remove_groups()
         self._delete_topics()
         if self._authorizer:
@@ -399,6 +406,34 @@ class RealCluster:
                               args.pop("replication_factor", 1), args.pop("configs", None))
             if args:
                 raise TypeError(f"topic {base!r}: the real broker takes no {sorted(args)}")
+
+    def _end_transactions(self) -> None:
+        """Abort every transaction still open (on a shared cluster: this test's ids) the way
+        a new producer with its transactional id does (InitProducerId fences it), and wait
+        until its markers are written. Left open, Kafka would abort it at its timeout, later,
+        and write its markers into whatever partitions bear its topics' names by then: a
+        later test's, recreated under the same names."""
+        for transactional_id, view in self.transactions().items():
+            if view.state not in OPEN_TRANSACTION_STATES:
+                continue
+            with WireClient(self._coordinator(transactional_id, TRANSACTION_KEY),
+                            client_id="reset") as client:
+                wait_for(lambda c=client, t=transactional_id: self._fence(c, t),
+                         f"transaction {transactional_id} aborted")
+
+    @staticmethod
+    def _fence(client: WireClient, transactional_id: str) -> bool:
+        """One InitProducerId for ``transactional_id``: True once it is answered (the
+        transaction it had open aborted), False while Kafka is still ending it."""
+        answer = client.request("InitProducerId", 4, {
+            "transactional_id": transactional_id, "transaction_timeout_ms": 60_000,
+            "producer_id": -1, "producer_epoch": -1})
+        if answer.error_code == ErrorCode.CONCURRENT_TRANSACTIONS:
+            return False
+        if answer.error_code != 0:
+            raise ClusterError(ErrorCode(answer.error_code).name,
+                               f"InitProducerId fencing {transactional_id}")
+        return True
 
     def _remove_groups(self) -> None:
         """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
@@ -512,9 +547,9 @@ class RealCluster:
         leader = metadata.brokers[found.partitions[partition].leader]
         return f"{leader.host}:{leader.port}"
 
-    def _coordinator(self, group_id: str) -> str:
+    def _coordinator(self, key: str, key_type: int = GROUP_KEY) -> str:
         with WireClient(self.bootstrap_servers, client_id="inspect") as client:
-            found = client.request("FindCoordinator", 3, {"key": group_id, "key_type": 0})
+            found = client.request("FindCoordinator", 3, {"key": key, "key_type": key_type})
         if found.error_code != 0:
             raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
         return f"{found.host}:{found.port}"

@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from fakebroker.wire_client import WireClient
 from tests import real_kafka as real_kafka_module
 from tests.clients.java import run_harness
 
@@ -132,3 +133,27 @@ def test_java_round_trip_every_record_once_at_its_offset(real_kafka, java_client
     by_value = {r["value"]: (r["partition"], r["offset"], r["timestamp"]) for r in consumed}
     for i, ack in enumerate(acks):
         assert by_value[f"v{i}"] == (ack["partition"], ack["offset"], ack["timestamp"])
+
+
+@pytest.mark.real_kafka
+def test_a_transaction_a_test_left_open_is_aborted_before_the_next_test_gets_its_topics(
+        real_cluster):
+    """The real side's reset before each test ends every open transaction: left open, Kafka
+    would abort it at its timeout (here a minute) and write its marker into the next test's
+    topic of the same name, one offset no record of that test explains."""
+    from tests.test_wire_transactions import add_partitions, coordinator, init, produce, txn_batch
+
+    real_cluster.reset({"orders": 2})
+    transactional_id = f"left-open-{uuid.uuid4().hex[:8]}"
+    with coordinator(real_cluster, transactional_id) as client:
+        started = init(client, transactional_id, timeout_ms=60_000)
+        pid, epoch = started.producer_id, started.producer_epoch
+        assert add_partitions(client, transactional_id, pid, epoch, {"orders": [0]}) == {
+            ("orders", 0): 0}
+    with WireClient(real_cluster.bootstrap_servers) as client:
+        assert produce(client, transactional_id, 0, txn_batch([b"open"], pid, epoch)) == 0
+    assert real_cluster.transactions()[transactional_id].state == "Ongoing"
+
+    real_cluster.reset({"orders": 2})  # aborted: its id fenced, as a new producer fences it
+    assert real_cluster.transactions()[transactional_id].state == "Empty"
+    assert real_cluster.offsets("orders", 0).high_watermark == 0
