@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fakebroker.bench import kafka, latency, systems, throughput
+from fakebroker.bench import kafka, latency, systems, throughput, user_suite
 from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
@@ -121,6 +121,8 @@ def test_the_kafka_peer_starts_answers_and_stops_leaving_nothing():
             system.broker.tmp_dir / "server.properties").read_text().splitlines()
         figures = latency.run(system, 20, warmup=5)  # ApiVersions v3 and Metadata v8 served
         assert figures.metadata[0] > 0
+        suite = user_suite.run(2, system)  # a user's suite through the plugin's real side
+        assert len(suite.per_test_s) == 2 and suite.wall_s > max(suite.per_test_s)
     finally:
         assert system.stop() > 0
     assert system.process.poll() is not None
@@ -154,3 +156,9 @@ def test_a_baseline_runs_another_revision_of_the_checkout(tmp_path, monkeypatch)
     assert systems._child_env(name)["PYTHONPATH"].split(os.pathsep)[0] == str(source)
     with pytest.raises(ValueError, match="not a revision"):
         systems.add_baseline("no-such-revision", root=tmp_path)
+
+
+def test_the_user_suite_workload_runs_a_users_tests_on_fakes_of_their_own():
+    figures = user_suite.run(3, None)
+    assert len(figures.per_test_s) == 3 and 0 < figures.p50_s <= figures.p95_s
+    assert figures.wall_s > sum(figures.per_test_s)

@@ -27,7 +27,7 @@ from fakebroker.bench import systems
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
 
-WORKLOADS = ("start", "throughput", "latency", "first-record", "idle")
+WORKLOADS = ("start", "throughput", "latency", "first-record", "idle", "user-suite")
 # The names for parts of the throughput workload.
 ALIASES = {"produce": "throughput", "consume": "throughput", "memory": "throughput"}
 # kafka-nodelay differs from kafka in its rebalance delay only: it is measured where that counts.
@@ -43,10 +43,11 @@ class Sizes:
     first_record_rounds: int
     idle_settle_s: float
     idle_window_s: float
+    suite_tests: int
 
 
-FULL = Sizes(1_000_000, 2000, 20, 5, 3, 3.0, 10.0)
-QUICK = Sizes(100_000, 300, 5, 2, 1, 2.0, 3.0)
+FULL = Sizes(1_000_000, 2000, 20, 5, 3, 3.0, 10.0, 20)
+QUICK = Sizes(100_000, 300, 5, 2, 1, 2.0, 3.0, 5)
 
 
 def log(message: str) -> None:
@@ -142,12 +143,27 @@ def run_idle(name: str, results: Results, sizes: Sizes) -> None:
                     idle.run(system, sizes.idle_settle_s, sizes.idle_window_s))
 
 
+def run_user_suite(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import user_suite
+
+    if name in systems.KAFKA_SYSTEMS:
+        with systems.launch(name) as system:
+            figures = user_suite.run(sizes.suite_tests, system)
+        start_s = system.start_s
+    else:  # the fixture's in-process fakes: nothing to launch
+        figures, start_s = user_suite.run(sizes.suite_tests, None, name), 0.0
+    results.add("suite_test_p50_ms", name, figures.p50_s * 1000)
+    results.add("suite_test_p95_ms", name, figures.p95_s * 1000)
+    results.add("suite_whole_s", name, figures.wall_s + start_s)
+
+
 RUNNERS: dict[str, Callable[[str, Results, Sizes], None]] = {
     "start": run_start,
     "throughput": run_throughput,
     "latency": run_latency,
     "first-record": run_first_record,
     "idle": run_idle,
+    "user-suite": run_user_suite,
 }
 # Which systems each workload measures (the echo server is only a floor: of a round trip, and
 # of a Python trio server's start as a process).
@@ -157,6 +173,9 @@ MEASURES: dict[str, tuple[str, ...]] = {
     "latency": (*systems.BROKERS, "trio-echo"),
     "first-record": (*systems.BROKERS, "kafka-nodelay"),
     "idle": systems.BROKERS,
+    # Through the plugin's real side, which inspects with Kafka's own admin APIs: brokers
+    # serving all of them only.
+    "user-suite": ("fakebroker", "kafka", "kafka-nodelay"),
 }
 
 

@@ -79,6 +79,11 @@ METRICS: tuple[Metric, ...] = (
            False),
     Metric("idle_cpu_percent", "7. idle CPU, 50 consumers long-polling", "% of a core",
            False, "< 5 %", lambda ours, _m: ours < 5),
+    Metric("suite_test_p50_ms", "8. a user's suite: a test (topic, 100 records, new group) p50",
+           "ms", False),
+    Metric("suite_test_p95_ms", "8. a user's suite: a test p95", "ms", False),
+    Metric("suite_whole_s", "8. a user's suite: the whole run, broker start included", "s",
+           False),
 )
 
 

@@ -175,7 +175,7 @@ def add_baseline(revision: str, root: Path | None = None) -> str:
     return name
 
 
-def _child_env(name: str) -> dict[str, str]:
+def child_env(name: str) -> dict[str, str]:
     """This environment with the fakebroker that ``name`` runs first on the import path."""
     env = dict(os.environ)
     root = str(SOURCES.get(name, Path(fakebroker.__file__).resolve().parents[1]))
@@ -226,7 +226,7 @@ def launch(name: str) -> Running:
     begin = time.perf_counter()
     process = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE if prints_bootstrap else
-        subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(name),
+        subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(name),
     )
     running = Running(name, f"{HOST}:{port}", process, 0.0)
     try:
