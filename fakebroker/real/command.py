@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "fakebroker-clients}/kafka-VERSION; needs no Maven (jars in ~/.m2 are "
                     "reused) and, to run the broker later, a JDK 17+.")
     install.add_argument("--version", choices=versions(), default=DEFAULT_VERSION,
-                         help="the Apache Kafka release")
+                         help=f"the Apache Kafka release: {', '.join(versions())}")
     install.add_argument("--repository", metavar="URL",
                          help=f"Maven repository to download from (a mirror) "
                               f"[{REPOSITORY_ENV}, else {MAVEN_CENTRAL}]")
@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="nodes (brokers); replication factor N, min.insync.replicas 2 "
                             "from two nodes on")
     serve.add_argument("--version", choices=versions(), default=DEFAULT_VERSION,
-                       help="the installed Apache Kafka release to run")
+                       help=f"the installed Apache Kafka release to run: "
+                            f"{', '.join(versions())}")
     serve.add_argument("--override", type=_override, action="append", default=[],
                        metavar="KEY=VALUE",
                        help="a server.properties entry for every node (repeatable)")
