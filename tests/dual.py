@@ -76,6 +76,15 @@ def overridden_real_clusters(tmp_path_factory: pytest.TempPathFactory
         yield cluster
 
 
+def needs_brokers(kafka: Any, count: int) -> None:
+    """For a test marked ``brokers=count`` that needs that many on either side: skip it on a
+    real cluster of another size (the session's one node, unless ``--kafka-nodes count``)."""
+    found = len(kafka.brokers)
+    if found != count:
+        pytest.skip(f"the marker asks for {count} brokers, this real cluster has {found}: run "
+                    f"it with --kafka-nodes {count}")
+
+
 def _is_secure_preset(options: dict[str, Any]) -> bool:
     """The marker carries every option of SECURE, each with SECURE's value."""
     def same(a: Any, b: Any) -> bool:

@@ -14,31 +14,29 @@ from confluent_kafka import Producer
 
 from fakebroker.real_cluster import wait_for
 from fakebroker.wire_client import WireClient
+from tests.dual import needs_brokers
 
 THREE_REPLICAS = pytest.mark.fake_kafka(
     brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 3}})
 
 
-def three_brokers(kafka) -> None:
-    count = len(kafka.brokers)
-    if count != 3:
-        pytest.skip(f"the marker asks for 3 brokers, this real cluster has {count}: run it "
-                    "with --kafka-nodes 3")
-
-
 def partition(kafka, topic: str):
-    """Partition 0 of ``topic`` as Metadata (v12) describes it, asked of the first broker up."""
-    for address in kafka.bootstrap_servers.split(","):
-        try:
-            client = WireClient(address)
-        except ConnectionRefusedError:
-            continue  # the broker taken down
-        with client:
-            answer = client.request("Metadata", 12, {"topics": [{"name": topic}],
-                                                     "allow_auto_topic_creation": False})
-        (found,) = answer.topics
-        return found.partitions[0]
-    raise AssertionError(f"no broker of {kafka.bootstrap_servers} takes a connection")
+    """Partition 0 of ``topic`` as Metadata (v12) describes it, asked of the first broker up,
+    once that broker knows the topic (Kafka's brokers learn a new topic from the controller's
+    metadata log, each in its own time)."""
+    def described():
+        for address in kafka.bootstrap_servers.split(","):
+            try:
+                client = WireClient(address)
+            except ConnectionRefusedError:
+                continue  # the broker taken down
+            with client:
+                answer = client.request("Metadata", 12, {"topics": [{"name": topic}],
+                                                         "allow_auto_topic_creation": False})
+            (found,) = answer.topics
+            return found.partitions[0] if found.error_code == 0 and found.partitions else None
+        raise AssertionError(f"no broker of {kafka.bootstrap_servers} takes a connection")
+    return wait_for(described, f"a broker's metadata of {topic}")
 
 
 def produce_all(kafka, topic: str, value: bytes) -> None:
@@ -50,7 +48,7 @@ def produce_all(kafka, topic: str, value: bytes) -> None:
 
 @THREE_REPLICAS
 def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
-    three_brokers(kafka)
+    needs_brokers(kafka, 3)
     assert [b.id for b in kafka.brokers] == [1, 2, 3]
     orders = partition(kafka, kafka.name("orders"))
     assert sorted(orders.replica_nodes) == [1, 2, 3]
@@ -59,7 +57,7 @@ def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
 
 @THREE_REPLICAS
 def test_acks_all_goes_on_through_a_leader_taken_down_and_back(kafka):
-    three_brokers(kafka)
+    needs_brokers(kafka, 3)
     orders = kafka.name("orders")
     produce_all(kafka, orders, b"before")
     leader = partition(kafka, orders).leader_id
