@@ -16,8 +16,7 @@ from fakebroker.real_cluster import wait_for
 from fakebroker.wire_client import WireClient
 from tests.dual import needs_brokers
 
-THREE_REPLICAS = pytest.mark.fake_kafka(
-    brokers=3, topics={"orders": {"partitions": 1, "replication_factor": 3}})
+THREE = pytest.mark.fake_kafka(brokers=3)
 
 
 def partition(kafka, topic: str):
@@ -39,6 +38,14 @@ def partition(kafka, topic: str):
     return wait_for(described, f"a broker's metadata of {topic}")
 
 
+def three_replicas(kafka, base: str) -> str:
+    """A new one-partition topic on all three brokers (made once the test knows there are
+    three: the marker's topics are made before it starts); its name."""
+    topic = kafka.name(base)
+    kafka.create_topic(topic, partitions=1, replication_factor=3)
+    return topic
+
+
 def produce_all(kafka, topic: str, value: bytes) -> None:
     producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "acks": "all",
                          "enable.idempotence": True, "log_level": 0})
@@ -46,19 +53,19 @@ def produce_all(kafka, topic: str, value: bytes) -> None:
     assert producer.flush(30) == 0
 
 
-@THREE_REPLICAS
+@THREE
 def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
     needs_brokers(kafka, 3)
     assert [b.id for b in kafka.brokers] == [1, 2, 3]
-    orders = partition(kafka, kafka.name("orders"))
+    orders = partition(kafka, three_replicas(kafka, "orders"))
     assert sorted(orders.replica_nodes) == [1, 2, 3]
     assert sorted(orders.isr_nodes) == [1, 2, 3]
 
 
-@THREE_REPLICAS
+@THREE
 def test_acks_all_goes_on_through_a_leader_taken_down_and_back(kafka):
     needs_brokers(kafka, 3)
-    orders = kafka.name("orders")
+    orders = three_replicas(kafka, "orders")
     produce_all(kafka, orders, b"before")
     leader = partition(kafka, orders).leader_id
     kafka.broker_down(leader)
