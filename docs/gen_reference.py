@@ -4,7 +4,8 @@ Each generated part is appended to its hand-written page in docs/reference/ (whi
 the part is for), so a flag, a setting, an operation, a fault field, an API or a route is
 described once, where the code declares it:
 
-* ``fakebroker serve`` and ``fakebroker ctl``: their argparse parsers (``fakebroker.cli``);
+* ``fakebroker serve``, ``fakebroker ctl`` and ``fakebroker kafka``: their argparse parsers
+  (``fakebroker.cli``);
 * cluster settings: ``fakebroker.options.CLUSTER_SETTINGS``;
 * cluster operations: ``fakebroker.operations.OPERATIONS`` (the ``@operation`` methods);
 * fault-rule fields: ``fakebroker.faults.rules.FIELDS``, where errors go: each API module's
@@ -127,6 +128,15 @@ def ctl_page() -> str:
              "\n## Commands\n"]
     parts += _commands(ctl, "fakebroker ctl")
     return "".join(parts)
+
+
+def kafka_page() -> str:
+    """Every ``fakebroker kafka`` command and its arguments."""
+    from fakebroker.cli import parser
+
+    kafka = _subcommands(parser())["kafka"]
+    kafka.format_help()  # its arguments are added when first needed
+    return "\n## Commands\n" + "".join(_commands(kafka, "fakebroker kafka"))
 
 
 def settings_page() -> str:
@@ -329,6 +339,7 @@ def apis_page() -> str:
 PAGES: dict[str, Callable[[], str]] = {
     "reference/serve.md": serve_page,
     "reference/ctl.md": ctl_page,
+    "reference/kafka.md": kafka_page,
     "reference/settings.md": settings_page,
     "reference/operations.md": operations_page,
     "reference/faults.md": faults_page,

@@ -1,5 +1,6 @@
 """The ``fakebroker`` command: ``fakebroker serve`` runs a fake cluster until SIGINT/SIGTERM;
-``fakebroker ctl`` controls a running one.
+``fakebroker ctl`` controls a running one; ``fakebroker kafka install|serve`` installs and runs
+Apache Kafka itself (``fakebroker.real.command``).
 
 When every broker listens, ``serve`` prints ``bootstrap.servers=HOST:PORT,...`` (and, with
 ``--listener``, ``listeners.NAME=HOST:PORT,...`` for each listener and ``ssl.ca_file=...``,
@@ -62,7 +63,8 @@ if TYPE_CHECKING:
 
 USAGE_ERROR = 2
 DESCRIPTION = ("A fake Kafka broker for tests, speaking Kafka's wire protocol. 'serve' runs a "
-               "fake cluster until SIGINT or SIGTERM; 'ctl' controls a running one.")
+               "fake cluster until SIGINT or SIGTERM; 'ctl' controls a running one; 'kafka' "
+               "installs and runs Apache Kafka itself.")
 
 
 def _log_level(text: str) -> str:
@@ -187,6 +189,8 @@ def parser() -> argparse.ArgumentParser:
                            help=f"{option.help} [{option.env}]")
     commands.add_parser("ctl", help="control a running 'fakebroker serve' (its --control-port)",
                         arguments=_ctl_arguments)
+    commands.add_parser("kafka", help="install Apache Kafka's broker, run it as 1 or N nodes",
+                        arguments=_kafka_arguments)
     return top
 
 
@@ -194,6 +198,12 @@ def _ctl_arguments(parser: argparse.ArgumentParser) -> None:
     from fakebroker.control import ctl
 
     ctl.add_arguments(parser)
+
+
+def _kafka_arguments(parser: argparse.ArgumentParser) -> None:
+    from fakebroker.real import command
+
+    command.add_arguments(parser)
 
 
 def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Namespace:
@@ -234,11 +244,12 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
             and name not in serve and name not in OTHER_VARIABLES]
 
 
-# The variables other parts of fakebroker read: ctl, the Spark connector's and the
+# The variables other parts of fakebroker read: ctl, Kafka's, the Spark connector's and the
 # benchmark's installs, and the project's own test suite and CI (set beside a serve).
 OTHER_VARIABLES = frozenset(ENV_PREFIX + name for name in (
-    "CONTROL_URL", "CLIENTS_DIR", "SPARK_KAFKA_JARS", "KAFKA_CDS", "KAFKA_JVM_OPTS",
-    "CI_DIR", "EXPECT_INSTALLED", "JAVA_CDS", "JAVA_CLIENT", "JAVA_OPTS", "NODE_OPTS"))
+    "CONTROL_URL", "CLIENTS_DIR", "MAVEN_REPOSITORY", "SPARK_KAFKA_JARS", "KAFKA_CDS",
+    "KAFKA_JVM_OPTS", "CI_DIR", "EXPECT_INSTALLED", "JAVA_CDS", "JAVA_CLIENT", "JAVA_OPTS",
+    "NODE_OPTS"))
 
 
 def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict[str, Any]:
@@ -255,12 +266,8 @@ def cluster_options(args: argparse.Namespace, scenario: Scenario | None) -> dict
 
 def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None,
                      control_token: str | None = None) -> None:
-    """Write the connection details to ``path`` through a temporary file beside it, renamed
-    over it (a reader never sees half); with a ``control_token`` in it, readable by its owner
-    alone (mode 0600). On failure, an ``OSError`` naming the flag, and no temporary file left
-    behind."""
-    import json  # only a run with a ready file needs it
-
+    """Write the connection details to ``path`` (``write_details``); with a
+    ``control_token`` in it, readable by its owner alone (mode 0600)."""
     details: dict[str, Any] = {
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [b.as_dict() for b in cluster.brokers],
@@ -273,8 +280,18 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None,
     }
     if control_token is not None:
         details["control_token"] = control_token
+    write_details(path, details, private=control_token is not None)
+
+
+def write_details(path: Path, details: Mapping[str, Any], private: bool = False) -> None:
+    """Write ``details`` as JSON to ``path`` through a temporary file beside it, renamed over
+    it (a reader never sees half); ``private``: readable by its owner alone (mode 0600). On
+    failure, an ``OSError`` naming the ready file's flag, and no temporary file left
+    behind."""
+    import json  # only a run with a ready file needs it
+
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # beside it: one rename
-    mode = 0o600 if control_token is not None else 0o666
+    mode = 0o600 if private else 0o666
     try:
         temporary.unlink(missing_ok=True)  # created afresh, so with the mode asked for below
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -422,6 +439,10 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         from fakebroker.control import ctl
 
         return ctl.run(args)
+    if args.command == "kafka":
+        from fakebroker.real import command
+
+        return command.run(args)
     return run_serve(args, os.environ if environ is None else environ)
 
 

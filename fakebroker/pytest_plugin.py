@@ -8,21 +8,30 @@ test body on the fake and on a real Apache Kafka cluster.
   ``real`` a real Kafka cluster through the same inspection API (``name``, ``records``,
   ``offsets``, ``committed``, ``group``, ``transactions``, ``topics``, ``create_topic``,
   ``bootstrap_servers``: ``fakebroker.real_cluster.RealCluster``); ``both`` runs each such
-  test twice, with ids ``[fake]`` and ``[real]``. The real cluster is the one
-  ``--kafka-bootstrap HOST:PORT`` names, shared by the session: each test is isolated by a
-  name prefix of its own (``kafka.name("orders")``; its topics and groups are deleted after
-  it), created with the marker's ``topics``; the marker's ``brokers`` shapes the fake only,
-  and any other marker option (a fakebroker setting) fails the test on the real cluster:
-  mark such a test ``@pytest.mark.fake_only("why")``, which runs it on the fake only and
-  skips it under ``--kafka=real``. A suite can choose other real clusters per test with the
-  ``pytest_fakebroker_real_cluster`` hook (``fakebroker.pytest_hookspecs``).
+  test twice, with ids ``[fake]`` and ``[real]``. The real cluster is the session's
+  (``real_kafka_cluster``): the running one ``--kafka-bootstrap HOST:PORT`` names, shared, each
+  test isolated by a name prefix of its own (``kafka.name("orders")``; its topics and groups
+  are deleted after it); or else a local Apache Kafka the session starts for itself
+  (``local_kafka``: installed by ``fakebroker kafka install``, ``--kafka-nodes N`` nodes, 1 by
+  default), made fresh before each test (no topics, no groups) with names unchanged. Either
+  way the marker's ``topics`` are created; its ``brokers`` shapes the fake (the real cluster
+  has the brokers it has: ``--kafka-nodes 3`` gives a test marked ``brokers=3`` the same
+  count), and any other marker option (a fakebroker setting) fails the test on the real
+  cluster: mark such a test ``@pytest.mark.fake_only("why")``, which runs it on the fake only
+  and skips it under ``--kafka=real``. A suite can choose other real clusters per test with
+  the ``pytest_fakebroker_real_cluster`` hook (``fakebroker.pytest_hookspecs``).
+* ``local_kafka`` — the session's local Apache Kafka itself
+  (``fakebroker.real.launch.KafkaCluster``: its nodes, to stop one and start it again),
+  started on first use with ``--kafka-nodes`` nodes (each broker and controller; replication
+  factor N, min.insync.replicas 2 from two nodes on) and stopped, its folder removed, after the
+  session (each pytest-xdist worker its own).
 * ``spark_kafka`` — a local SparkSession with Spark's own Kafka connector on its classpath
   (``fakebroker.spark.session``), one per test module; needs fakebroker's ``spark`` extra and the
   connector's jars (a test using it fails naming a missing jar and how to install it).
 
-Every fake cluster listens on OS-assigned loopback ports, and every real-cluster test has its
-own prefix (the session's random part and the pytest-xdist worker in it), so tests are safe
-under pytest-xdist.
+Every fake cluster and local Kafka listens on OS-assigned loopback ports, and every test on a
+shared real cluster has its own prefix (the session's random part and the pytest-xdist worker
+in it), so tests are safe under pytest-xdist.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import shutil
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +50,12 @@ from fakebroker.sync import FakeKafka
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from fakebroker.real.launch import KafkaCluster
     from fakebroker.real_cluster import RealCluster
 
 MODES = {"fake": ("fake",), "real": ("real",), "both": ("fake", "real")}
-# Marker options a real cluster honours: its topics are made; brokers shapes the fake only.
+# Marker options a real cluster honours: its topics are made; brokers shapes the fake (the real
+# cluster has the brokers it has).
 REAL_MARKER_OPTIONS = frozenset({"topics", "brokers"})
 # This process's part of every real-cluster test's name prefix (random: sessions sharing a
 # cluster never meet), and the tests' numbers after it.
@@ -61,6 +73,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--kafka-bootstrap", metavar="HOST:PORT", default=None,
         help="bootstrap servers of the running Kafka cluster --kafka=real uses (PLAINTEXT); "
              "shared: each test has its own topic and group names, deleted after it")
+    group.addoption(
+        "--kafka-nodes", type=_node_count, default=1, metavar="N",
+        help="without --kafka-bootstrap, --kafka=real starts a local Apache Kafka (`fakebroker "
+             "kafka install`) of N nodes: a KRaft cluster of N brokers, replication factor N "
+             "(default 1)")
+
+
+def _node_count(text: str) -> int:
+    count = int(text)
+    if count < 1:
+        raise ValueError(f"a cluster has at least one node, not {count}")
+    return count
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -136,17 +160,39 @@ def fake_kafka(request: pytest.FixtureRequest,
 
 
 @pytest.fixture(scope="session")
-def real_kafka_cluster(pytestconfig: pytest.Config) -> Iterator[RealCluster]:
-    """The running Kafka cluster ``--kafka-bootstrap`` names, shared by the session's tests
-    (each isolated by its prefix: ``RealCluster.isolated``); waits until it has a group
+def local_kafka(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[KafkaCluster]:
+    """The session's local Apache Kafka: ``--kafka-nodes`` KRaft nodes (see the module doc);
+    the test fails, saying how to install it, when Kafka or a JDK is missing."""
+    from fakebroker.real.launch import RealKafkaMissing, start_kafka_cluster
+
+    if pytestconfig.getoption("kafka_bootstrap"):
+        pytest.fail("local_kafka is the Kafka --kafka=real starts without --kafka-bootstrap",
+                    pytrace=False)
+    folder = tmp_path_factory.mktemp("local-kafka")
+    try:
+        cluster = start_kafka_cluster(folder, nodes=pytestconfig.getoption("kafka_nodes"))
+    except RealKafkaMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    with cluster:
+        yield cluster
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def real_kafka_cluster(request: pytest.FixtureRequest) -> Iterator[RealCluster]:
+    """The session's real cluster: the running one ``--kafka-bootstrap`` names, shared by the
+    session's tests (each isolated by its prefix: ``RealCluster.isolated``), or else
+    ``local_kafka``, the session's own (cleared before each test); waits until it has a group
     coordinator and producer ids."""
     from fakebroker.real_cluster import RealCluster
 
-    bootstrap = pytestconfig.getoption("kafka_bootstrap")
-    if not bootstrap:
-        pytest.fail("--kafka=real runs on a running Kafka cluster: name it with "
-                    "--kafka-bootstrap HOST:PORT", pytrace=False)
-    cluster = RealCluster(bootstrap).warm_up()
+    bootstrap = request.config.getoption("kafka_bootstrap")
+    if bootstrap:
+        cluster = RealCluster(bootstrap).warm_up()
+    else:
+        local: KafkaCluster = request.getfixturevalue("local_kafka")
+        cluster = RealCluster(local.bootstrap_servers, shared=False, local=local).warm_up()
     yield cluster
     cluster.close()
 
@@ -154,8 +200,8 @@ def real_kafka_cluster(pytestconfig: pytest.Config) -> Iterator[RealCluster]:
 @pytest.hookimpl(trylast=True)
 def pytest_fakebroker_real_cluster(request: pytest.FixtureRequest,
                                    options: dict[str, Any]) -> RealCluster:
-    """The session's ``real_kafka_cluster``, for a marker that shapes nothing but the fake's
-    topics and broker count."""
+    """The session's ``real_kafka_cluster``, for a marker that shapes nothing but the topics
+    and the fake's broker count."""
     refused = sorted(set(options) - REAL_MARKER_OPTIONS)
     if refused:
         pytest.fail(f"fake_kafka marker options {refused} set up the fake broker only: mark "

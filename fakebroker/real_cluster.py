@@ -1,8 +1,10 @@
 """FakeKafka's inspection API over a real Kafka cluster, so one test body reads the same on
 either: ``bootstrap_servers``, ``brokers``, ``listeners``, ``ssl``, ``name``, ``create_topic``,
 ``topics``, ``records``, ``offsets``, ``group``, ``committed`` and ``transactions``, answered
-by Kafka's own APIs. The pytest plugin's ``kafka`` fixture gives one under ``--kafka=real``
-(``fakebroker.pytest_plugin``); it needs confluent-kafka (``pip install confluent-kafka``).
+by Kafka's own APIs; on a local Kafka the session started (``local``: ``--kafka-nodes N``),
+``broker_down`` and ``broker_up`` too, which stop a node and start it again. The pytest
+plugin's ``kafka`` fixture gives one under ``--kafka=real`` (``fakebroker.pytest_plugin``); it
+needs confluent-kafka (``pip install confluent-kafka``).
 
 * topics, partitions, committed offsets, topic creation: confluent-kafka's ``AdminClient``
   (librdkafka), the way an application reads them;
@@ -36,8 +38,8 @@ Each test gets a cluster of its own in one of two ways (``RealCluster.isolated``
   lists it), on a broker with an authorizer every ACL deleted, then the marker's topics
   created. ``name`` is the identity there, as on the fake.
 
-Every topic the inspection creates is served by its leader before it returns, as a fake topic
-is from its creation.
+Every topic the inspection creates is served by its leader and known to every broker before
+it returns, as a fake topic is from its creation.
 
 ``listeners`` and ``ssl`` are FakeKafka's: listener name -> address, and the client's PEM
 files on a broker with TLS listeners, else None. Inspection always goes through
@@ -68,6 +70,8 @@ from fakebroker.wire_client import WireClient
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
+
+    from fakebroker.real.launch import KafkaCluster, RealKafka
 
 T = TypeVar("T")
 
@@ -126,7 +130,7 @@ class RealCluster:
 
     def __init__(self, bootstrap_servers: str, listeners: Mapping[str, str] | None = None,
                  ssl: Mapping[str, str] | None = None, authorizer: bool = False, *,
-                 shared: bool = True):
+                 shared: bool = True, local: KafkaCluster | None = None):
         try:
             from confluent_kafka.admin import AdminClient
         except ImportError:
@@ -137,6 +141,7 @@ class RealCluster:
         self.listeners = dict(listeners or {"PLAINTEXT": bootstrap_servers})
         self.ssl = dict(ssl) if ssl is not None else None
         self.shared = shared
+        self.local = local
         self.prefix = ""  # this test's names (a shared cluster's isolated view)
         self._authorizer = authorizer
         # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
@@ -168,7 +173,7 @@ class RealCluster:
         answers COORDINATOR_NOT_AVAILABLE meanwhile) and producer ids (the first
         InitProducerId waits for a block from the controller: COORDINATOR_LOAD_IN_PROGRESS)."""
         def answered(api: str, version: int, body: dict) -> bool:
-            with WireClient(self.bootstrap_servers, client_id="warm-up") as client:
+            with self._bootstrap_client("warm-up") as client:
                 return client.request(api, version, body).error_code == 0
 
         wait_for(lambda: answered("FindCoordinator", 3, {"key": "warm-up", "key_type": 0}),
@@ -183,6 +188,38 @@ class RealCluster:
         self._admin = None
 
     # -- the cluster ----------------------------------------------------------------------
+
+    def broker_down(self, broker: int) -> None:
+        """Take a broker down, as ``FakeKafka.broker_down``: on a local Kafka (``local``, the
+        cluster the session started), its node stops (a controlled shutdown): leadership
+        moves to live in-sync replicas and Metadata omits it."""
+        self._node(broker).stop()
+
+    def broker_up(self, broker: int) -> None:
+        """Bring a broker taken down back, as ``FakeKafka.broker_up``: its node starts again
+        on its old ports; returns once Metadata lists it."""
+        assert self.local is not None  # _node checked it
+        self.local.start_again(self._node(broker))
+
+    def _bootstrap_client(self, client_id: str) -> WireClient:
+        """A wire client to the first bootstrap server that takes the connection (a broker of
+        the list may be down)."""
+        *others, last = self.bootstrap_servers.split(",")
+        for address in others:
+            try:
+                return WireClient(address, client_id=client_id)
+            except OSError:
+                continue
+        return WireClient(last, client_id=client_id)
+
+    def _node(self, broker: int) -> RealKafka:
+        if self.local is None:
+            raise RuntimeError(f"{self!r} is not a local Kafka the session started: its "
+                               "brokers cannot be taken down from here")
+        for node in self.local.nodes:
+            if node.node_id == broker:
+                return node
+        raise ValueError(f"no broker {broker}: the nodes are 1 to {len(self.local.nodes)}")
 
     @property
     def brokers(self) -> list[BrokerAddress]:
@@ -323,7 +360,7 @@ class RealCluster:
         then DescribeTransactions at their coordinators): state, producer id and epoch, the
         partitions of its ongoing transaction, its start time and timeout; ``groups`` is
         ``()`` (see the module doc). On a shared cluster only this test's ids."""
-        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+        with self._bootstrap_client("inspect") as client:
             listed = client.request("ListTransactions", 1, {
                 "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
         if listed.error_code != 0:
@@ -331,7 +368,7 @@ class RealCluster:
         ids = sorted(t.transactional_id for t in listed.transaction_states
                      if t.transactional_id.startswith(self.prefix))
         at: dict[str, list[str]] = {}  # coordinator -> its ids
-        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+        with self._bootstrap_client("inspect") as client:
             for start in range(0, len(ids), 100):
                 found = client.request("FindCoordinator", 4, {
                     "key_type": 1, "coordinator_keys": ids[start:start + 100]}).coordinators
@@ -439,7 +476,7 @@ class RealCluster:
         """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
         and delete the groups (on a shared cluster: this test's, by its prefix); fails
         naming any group Kafka would not delete."""
-        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+        with self._bootstrap_client("reset") as client:
             listed = client.request("ListGroups", 5, {"states_filter": [],
                                                        "types_filter": []}).groups
         for group in listed:
@@ -512,7 +549,7 @@ class RealCluster:
         match_all = {"resource_type_filter": 1, "resource_name_filter": None,
                      "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
                      "operation": 1, "permission_type": 1}
-        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+        with self._bootstrap_client("reset") as client:
             (result,) = client.request("DeleteAcls", 3, {"filters": [match_all]}).filter_results
             if result.error_code != 0:
                 raise ClusterError(ErrorCode(result.error_code).name, "DeleteAcls")
@@ -522,12 +559,21 @@ class RealCluster:
     # -- helpers ----------------------------------------------------------------------------
 
     def _served(self, topic: str, partitions: int) -> bool:
-        """Metadata names a leader for each partition and the leader answers ListOffsets."""
+        """Metadata names a leader for each partition, the leader answers ListOffsets, and
+        every broker's Metadata has the topic (each learns it from the controller's log in
+        its own time: measured on three nodes, 3 of 60 answers right after creation were
+        UNKNOWN_TOPIC_OR_PARTITION)."""
         metadata = self.admin.list_topics(timeout=TIMEOUT)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None or len(found.partitions) != partitions \
                 or any(p.leader < 0 for p in found.partitions.values()):
             return False
+        for broker in metadata.brokers.values():
+            with WireClient(f"{broker.host}:{broker.port}", client_id="inspect") as client:
+                answer = client.request("Metadata", 12, {"topics": [{"name": topic}],
+                                                         "allow_auto_topic_creation": False})
+            if answer.topics[0].error_code != 0 or len(answer.topics[0].partitions) != partitions:
+                return False
         for p in found.partitions.values():
             leader = metadata.brokers[p.leader]
             with WireClient(f"{leader.host}:{leader.port}", client_id="inspect") as client:
@@ -548,7 +594,7 @@ class RealCluster:
         return f"{leader.host}:{leader.port}"
 
     def _coordinator(self, key: str, key_type: int = GROUP_KEY) -> str:
-        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+        with self._bootstrap_client("inspect") as client:
             found = client.request("FindCoordinator", 3, {"key": key, "key_type": key_type})
         if found.error_code != 0:
             raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")

@@ -5,12 +5,15 @@ tests/conftest.py.
 Under ``--kafka=real`` a test runs on the session's Apache Kafka 4.4.0 broker
 (tests/real_kafka.py), the session's own, so it is *exclusive*: made fresh before each test
 (no groups, no topics but the marker's: ``RealCluster.reset``) and tests keep their names
-unchanged. The marker's ``brokers`` is ignored (it has one node); its ``overrides`` (broker
-configs) start a real broker of their own with them in its server.properties (one per
-distinct set, for the session); any other option is a fakebroker setting, refused, but for
-the secure preset: a marker carrying ``tests.security.SECURE``'s options, all of them with
-its values, gets the session's secure Apache Kafka instead (tests/real_secure_kafka.py:
-started only when such a test runs; its ACLs deleted too before each test).
+unchanged. It has one node: a marker's ``brokers`` is served with that count only when the
+session runs ``--kafka-nodes N`` and the marker asks for N (N > 1): the test then runs on the
+plugin's local Kafka of N nodes (``real_kafka_cluster``, exclusive too); other counts run on
+the one node. The marker's ``overrides`` (broker configs) start a real broker of their own
+with them in its server.properties (one per distinct set, for the session); any other option
+is a fakebroker setting, refused, but for the secure preset: a marker carrying
+``tests.security.SECURE``'s options, all of them with its values, gets the session's secure
+Apache Kafka instead (tests/real_secure_kafka.py: started only when such a test runs; its ACLs
+deleted too before each test).
 
 A user's suite gets the plugin's own choice instead: the running cluster
 ``--kafka-bootstrap`` names, shared, each test isolated by a name prefix.
@@ -30,7 +33,7 @@ from tests.real_secure_kafka import SecureRealKafka
 from tests.security import SECURE
 
 # Marker options our real brokers honour: topics; overrides (a broker of their own); brokers
-# (one node serves any broker count).
+# (the --kafka-nodes cluster when they match, else one node).
 REAL_MARKER_OPTIONS = frozenset({"topics", "brokers", "overrides"})
 
 
@@ -73,6 +76,15 @@ def overridden_real_clusters(tmp_path_factory: pytest.TempPathFactory
         yield cluster
 
 
+def needs_brokers(kafka: Any, count: int) -> None:
+    """For a test marked ``brokers=count`` that needs that many on either side: skip it on a
+    real cluster of another size (the session's one node, unless ``--kafka-nodes count``)."""
+    found = len(kafka.brokers)
+    if found != count:
+        pytest.skip(f"the marker asks for {count} brokers, this real cluster has {found}: run "
+                    f"it with --kafka-nodes {count}")
+
+
 def _is_secure_preset(options: dict[str, Any]) -> bool:
     """The marker carries every option of SECURE, each with SECURE's value."""
     def same(a: Any, b: Any) -> bool:
@@ -92,4 +104,9 @@ def pytest_fakebroker_real_cluster(request: pytest.FixtureRequest,
                     "the whole tests.security.SECURE preset, or none)", pytrace=False)
     if "overrides" in options:
         return request.getfixturevalue("overridden_real_clusters")(options["overrides"])
-    return request.getfixturevalue("secure_real_cluster" if secure else "real_cluster")
+    if secure:
+        return request.getfixturevalue("secure_real_cluster")
+    nodes = request.config.getoption("kafka_nodes")
+    if nodes > 1 and options.get("brokers", 1) == nodes:
+        return request.getfixturevalue("real_kafka_cluster")  # the plugin's local Kafka
+    return request.getfixturevalue("real_cluster")

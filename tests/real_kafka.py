@@ -1,9 +1,9 @@
 """A real Apache Kafka broker (4.4.0, single-node KRaft, broker and controller in one JVM) for
 tests that compare fakebroker with the real thing: the oracle.
 
-The launcher itself is ``fakebroker.bench.kafka`` (the benchmark runs it as its ``kafka`` peers,
-from an installed wheel too, which has no ``tests/``); this module names it for the tests and
-adds what only tests need: ``require_real_kafka`` (skip, or fail under CI) and
+The launcher itself is ``fakebroker.real.launch`` (``fakebroker kafka serve`` and the benchmark's
+``kafka`` peers run it, from an installed wheel too, which has no ``tests/``); this module names
+it for the tests and adds what only tests need: ``require_real_kafka`` (skip, or fail under CI) and
 ``python -m tests.real_kafka [ROUNDS] [--no-cds] [--secure]``, which measures start-up (of
 the secure preset's broker with ``--secure``: tests/real_secure_kafka.py).
 
@@ -14,7 +14,7 @@ the secure preset's broker with ``--secure``: tests/real_secure_kafka.py).
 Tests use the session-scoped ``real_kafka`` fixture (tests/conftest.py): one broker per
 session (per xdist worker), started on first use; it skips when Kafka is not installed, fails
 under ``CI=true``. How a start goes (log directory, ports, log file, JVM options and the
-class-data-sharing archive): ``fakebroker.bench.kafka``.
+class-data-sharing archive): ``fakebroker.real.launch``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from fakebroker.bench.kafka import (
+from fakebroker.real.launch import (
     INSTALL_HINT,
     KAFKA_VERSION,
     RealKafka,

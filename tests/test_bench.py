@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from fakebroker.bench import kafka, latency, systems, throughput, user_suite
+from fakebroker.bench import latency, systems, throughput, user_suite
 from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
+from fakebroker.real import launch as kafka
 
 # The bench extra's modules made missing, as in an install without the extra.
 WITHOUT_EXTRA = ("import runpy, sys; "
@@ -100,7 +101,7 @@ def test_the_table_shows_counts_whole_and_cannot_judge_without_the_peer():
 
 def test_kafka_is_unavailable_with_the_reason_without_its_jars(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKEBROKER_CLIENTS_DIR", str(tmp_path))
-    with pytest.raises(PeerUnavailable, match="install-kafka"):
+    with pytest.raises(PeerUnavailable, match="fakebroker kafka install"):
         systems.prepare("kafka")
     results = main(["--quick", "--workloads", "latency", "--systems", "fakebroker,kafka"])
     assert "not installed" in results.errors["all"]["kafka"]

@@ -293,8 +293,8 @@ def test_fakebroker_help_describes_it_in_whole_sentences_without_markup():
                             timeout=30, cwd=OUTSIDE)
     assert result.returncode == 0, result.stderr
     assert ("A fake Kafka broker for tests, speaking Kafka's wire protocol. 'serve' runs a fake "
-            "cluster until SIGINT or SIGTERM; 'ctl' controls a running one.") in " ".join(
-                result.stdout.split())
+            "cluster until SIGINT or SIGTERM; 'ctl' controls a running one; 'kafka' installs and "
+            "runs Apache Kafka itself.") in " ".join(result.stdout.split())
     assert "`" not in result.stdout
 
 

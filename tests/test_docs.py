@@ -371,6 +371,12 @@ def test_the_generated_reference_names_every_flag_setting_field_and_route():
     for setting in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values()):
         if setting.name not in ("max_request_bytes", "journal_capacity"):
             assert f"`{setting.flag} " in serve and f"`{setting.env}" in serve, setting.name
+    kafka = pages["reference/kafka.md"]()
+    for command, flags in (("install", ("--version VERSION", "--repository URL")),
+                           ("serve", ("--nodes N", "--version VERSION", "--override KEY=VALUE",
+                                      "--ready-file FILE"))):
+        section = kafka.split(f"`fakebroker kafka {command}`", 1)[1].split("\n### ", 1)[0]
+        assert all(f"| `{flag}` |" in section for flag in flags), command
     settings = pages["reference/settings.md"]()
     assert all(f"| `{name}` |" in settings for name in CLUSTER_SETTINGS)
     faults = pages["reference/faults.md"]()

@@ -1,6 +1,7 @@
 """A user's suite, in a folder of its own, takes the installed plugin's ``kafka`` fixture and
-passes unchanged on the fake (``--kafka=fake``) and on a running cluster named by
-``--kafka-bootstrap``: here the broker under test (``kafka``: a fake one, or under
+passes unchanged on the fake (``--kafka=fake``), on a local Apache Kafka the session starts
+(``--kafka=real`` alone) and on a running cluster named by ``--kafka-bootstrap``: here the
+broker under test (``kafka``: a fake one, or under
 ``--kafka=real`` the session's Apache Kafka, tests/real_kafka.py). Each test there has names
 of its own (``kafka.name``), its topics and groups deleted after it, nothing else on the
 cluster touched, also with two pytest-xdist workers at once."""
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from fakebroker.real_cluster import RealCluster
+from tests.real_kafka import require_real_kafka
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -60,13 +62,15 @@ def test_a_fault_on_the_fake(kafka):
 '''
 
 
-def run_user_suite(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_user_suite(folder: Path, *args: str, env: dict[str, str] | None = None
+                   ) -> subprocess.CompletedProcess[str]:
     """``pytest ARGS`` in the user's folder, with the installed plugin (the checkout's under
-    PYTHONPATH, as the whole suite)."""
+    PYTHONPATH, as the whole suite), ``env`` added to the environment."""
     (folder / "test_orders.py").write_text(USER_TESTS)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", *args],
-        cwd=folder, env=os.environ.copy(), capture_output=True, text=True, timeout=200)
+        cwd=folder, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+        timeout=200)
 
 
 def outcome(result: subprocess.CompletedProcess[str]) -> str:
@@ -79,11 +83,20 @@ def test_the_users_suite_passes_on_the_fake(tmp_path):
     assert outcome(result).startswith("3 passed")
 
 
-def test_kafka_real_without_a_cluster_says_how_to_name_one(tmp_path):
-    result = run_user_suite(tmp_path, "--kafka=real", "-k", "made_by")
+@pytest.mark.real_kafka
+def test_kafka_real_without_a_cluster_runs_on_a_local_kafka_the_session_starts(tmp_path):
+    require_real_kafka()
+    result = run_user_suite(tmp_path, "--kafka=real")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result).startswith("2 passed, 1 skipped")
+
+
+def test_kafka_real_without_a_cluster_or_an_install_says_how_to_install_one(tmp_path):
+    result = run_user_suite(tmp_path, "--kafka=real", "-k", "made_by",
+                            env={"FAKEBROKER_CLIENTS_DIR": str(tmp_path / "nothing")})
     assert result.returncode == 1
-    assert "--kafka=real runs on a running Kafka cluster: name it with --kafka-bootstrap " \
-        "HOST:PORT" in result.stdout
+    assert "Apache Kafka 4.4.0 is not installed" in result.stdout
+    assert "run `fakebroker kafka install`" in result.stdout
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@
 every workload against fakebroker and its peers in one run, on the same client and the same
 machine, and prints per workload each system's median figure and fakebroker's ratio to each
 peer, with the targets. Peers: tansu 0.6 (Rust, in-memory storage), librdkafka's mock
-cluster, nafka 0.1 (Python), Apache Kafka 4.4.0 (single-node KRaft, ``fakebroker.bench.kafka``:
+cluster, nafka 0.1 (Python), Apache Kafka 4.4.0 (single-node KRaft, ``fakebroker.real.launch``:
 ``kafka`` at Kafka's rebalance delay, ``kafka-nodelay`` without it) and, for latency, a bare
 trio echo server. tansu and nafka are installed on first use into a cache folder outside the
-repository (``fakebroker.bench.peers``); Kafka's jars by ``.ci/install-kafka`` (a peer whose
+repository (``fakebroker.bench.peers``); Kafka's jars by ``fakebroker kafka install`` (a peer whose
 install is missing is reported unavailable, with the reason).
 
 Workloads (one module each): ``startup`` (1), ``throughput`` (2 produce, 3 consume, 6 memory),

@@ -1,5 +1,5 @@
 """Runs nafka 0.1 inside its own venv (kafka-python 2.x): executed by path, isolated
-(``python -I``: its folder, which holds fakebroker.bench.kafka, must not shadow kafka-python),
+(``python -I``: neither its folder nor the working directory on its sys.path),
 stdlib + nafka only.
 
 ``serve --port P``: nafka's broker on 127.0.0.1:P, in memory, with nafka's own logging off

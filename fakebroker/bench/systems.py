@@ -8,13 +8,13 @@ servers and pid (for psutil's RSS and CPU figures). ``Running.stop()`` sends SIG
 
 Systems: ``fakebroker`` (``python -m fakebroker serve``), ``tansu`` (in-memory storage),
 ``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv), ``kafka``
-and ``kafka-nodelay`` (Apache Kafka 4.4.0, ``fakebroker.bench.kafka``) and ``trio-echo``
+and ``kafka-nodelay`` (Apache Kafka 4.4.0, ``fakebroker.real.launch``) and ``trio-echo``
 (``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor). ``add_baseline``
 adds ``fakebroker@REV``: the same command run from another git revision of this checkout, so
 a change is measured before and after in one run.
 
 The two Kafka systems are one single-node KRaft broker started as the project's tests start it
-(``fakebroker.bench.kafka.start_real_kafka``: a fresh log directory formatted, then the broker's
+(``fakebroker.real.launch.start_real_kafka``: a fresh log directory formatted, then the broker's
 JVM), differing in one setting: ``kafka`` has ``group.initial.rebalance.delay.ms`` at Kafka's
 default, 3000 ms, ``kafka-nodelay`` at 0, as a test suite would set it. Kafka accepts TCP
 connections well before it serves them, so its ``start_s`` runs from the format's start until
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import fakebroker
-from fakebroker.bench import kafka, peers
+from fakebroker.bench import peers
+from fakebroker.real import launch as kafka
 
 HOST = "127.0.0.1"
 BROKERS = ("fakebroker", "tansu", "librdkafka-mock", "nafka", "kafka")
@@ -77,8 +78,8 @@ def _tansu(port: int) -> list[str]:
 
 
 def _nafka(port: int) -> list[str]:
-    # Isolated (-I): the driver's folder is not on its sys.path, where fakebroker.bench.kafka
-    # would shadow kafka-python, which nafka imports.
+    # Isolated (-I): nothing but nafka's own venv on its sys.path (not the driver's folder,
+    # fakebroker/bench, nor the working directory).
     driver = Path(__file__).with_name("nafka_driver.py")
     return [str(peers.nafka_python()), "-I", str(driver), "serve", "--port", str(port)]
 

@@ -5,7 +5,7 @@ Kafka 4.4 answers for its loggers from its log4j2 context (``LoggingController``
 of its log4j2 configuration and those made through the log4j2 API, each with its level, and
 ``root``. Which loggers those are depends on how the broker logs. Kafka 4.4 as the project
 runs it (its jars from Maven Central, logging through slf4j-simple, no log4j2 configuration:
-``fakebroker.bench.kafka``) lists two, measured: ``root`` at ERROR (log4j2's default
+``fakebroker.real.launch``) lists two, measured: ``root`` at ERROR (log4j2's default
 configuration) and ``org.apache.kafka.server.logger.LoggingController`` (the logger the
 logging controller makes for itself), which has root's level; no other class of its jars logs
 through log4j2, so the list stays those two whatever the broker did. A fake broker starts with the
