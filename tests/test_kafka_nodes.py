@@ -78,3 +78,27 @@ def test_acks_all_goes_on_through_a_leader_taken_down_and_back(kafka):
     finally:
         kafka.broker_up(leader)
     assert leader in [b.id for b in kafka.brokers]
+
+
+@THREE
+def test_a_partition_whose_only_replica_is_down_has_no_leader_in_a_new_epoch(kafka):
+    """Its Metadata: LEADER_NOT_AVAILABLE, leader -1, no ISR, the replica offline, and the
+    leader epoch bumped (Kafka's controller records the leaderless partition in an epoch of
+    its own); the replica back, it leads again in the epoch after that."""
+    needs_brokers(kafka, 3)
+    lonely = kafka.name("lonely")
+    kafka.create_topic(lonely, partitions=1, replication_factor=1)
+    before = partition(kafka, lonely)
+    (replica,) = before.replica_nodes
+    kafka.broker_down(replica)
+    try:
+        down = wait_for(lambda: (p := partition(kafka, lonely)).leader_id == -1 and p,
+                        "the partition without a leader")
+        assert (down.error_code, list(down.isr_nodes), list(down.offline_replicas)) == (
+            5, [], [replica])  # LEADER_NOT_AVAILABLE
+        assert down.leader_epoch == before.leader_epoch + 1
+    finally:
+        kafka.broker_up(replica)
+    back = wait_for(lambda: (p := partition(kafka, lonely)).leader_id == replica and p,
+                    "the replica leading again")
+    assert (back.error_code, back.leader_epoch) == (0, before.leader_epoch + 2)

@@ -97,7 +97,8 @@ def broker_down(cluster: Cluster, broker_id: int) -> list[Partition]:
                 continue
             successor = next((r for r in partition.isr
                               if r != broker_id and cluster.brokers[r].up), None)
-            if successor is None:
+            if successor is None:  # leaderless in an epoch of its own, as Kafka's controller
+                partition.leader_epoch += 1  # records it (its log begins no epoch: no leader)
                 offline.append(partition)
                 continue
             partition.isr.remove(broker_id)
