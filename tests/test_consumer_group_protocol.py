@@ -46,10 +46,11 @@ class Cluster:
         return self.coordinator.groups["g"]
 
 
-def test_a_lone_member_gets_every_partition_at_epoch_1():
+def test_a_lone_member_gets_every_partition_at_epoch_2():
+    """A new group is at epoch 1; its first member's subscription bumps it (Kafka 4.4)."""
     c = Cluster(orders=4)
     member, assignment = c.beat("a", 0)
-    assert (member.epoch, assignment) == (1, {"orders": {0, 1, 2, 3}})
+    assert (member.epoch, assignment) == (2, {"orders": {0, 1, 2, 3}})
     assert c.group.state == "Stable"
 
 
@@ -58,14 +59,14 @@ def test_partitions_move_only_after_their_old_owner_revoked_them():
     c.beat("a", 0)
     b, b_assignment = c.beat("b", 0)
     assert b_assignment == {}  # a still owns everything
-    assert b.epoch == 2 and c.group.state == "Reconciling"
+    assert b.epoch == 3 and c.group.state == "Reconciling"
     a, a_assignment = c.beat("a")
     assert a_assignment == {"orders": {0, 1}}  # told to give up 2 and 3; epoch unchanged
-    assert a.epoch == 1
+    assert a.epoch == 2
     b, b_assignment = c.beat("b")
     assert b_assignment is None  # 2 and 3 are still being revoked
     a, _ = c.beat("a", owned={"orders": {0, 1}})  # a acknowledges
-    assert a.epoch == 2
+    assert a.epoch == 3
     b, b_assignment = c.beat("b")
     assert b_assignment == {"orders": {2, 3}} and c.group.state == "Stable"
 
@@ -100,12 +101,12 @@ def test_the_previous_epoch_is_accepted_only_with_owned_partitions_still_assigne
     c.beat("a", 0)
     c.beat("b", 0)
     c.beat("a", owned={"orders": {0, 1}})
-    c.beat("a", owned={"orders": {0}})  # revoked 1: a is at epoch 2, previous 1
-    assert c.epochs["a"] == 2
-    member, _ = c.beat("a", 1, owned={"orders": {0}})  # a response was lost
-    assert member.epoch == 2
-    assert c.error("a", 1, owned={"orders": {1}}) == "FENCED_MEMBER_EPOCH"
-    assert c.error("a", 1) == "FENCED_MEMBER_EPOCH"  # owned partitions not given
+    c.beat("a", owned={"orders": {0}})  # revoked 1: a is at epoch 3, previous 2
+    assert c.epochs["a"] == 3
+    member, _ = c.beat("a", 2, owned={"orders": {0}})  # a response was lost
+    assert member.epoch == 3
+    assert c.error("a", 2, owned={"orders": {1}}) == "FENCED_MEMBER_EPOCH"
+    assert c.error("a", 2) == "FENCED_MEMBER_EPOCH"  # owned partitions not given
 
 
 @pytest.mark.parametrize("fields,message", [
@@ -139,9 +140,9 @@ def test_an_unknown_assignor_is_unsupported():
 def test_commits_must_carry_the_member_epoch():
     c = Cluster(orders=4)
     c.beat("a", 0)
-    c.coordinator.validate_commit("g", "a", 1)
+    c.coordinator.validate_commit("g", "a", 2)
     with pytest.raises(ClusterError) as stale:
-        c.coordinator.validate_commit("g", "a", 0)
+        c.coordinator.validate_commit("g", "a", 1)
     assert stale.value.error == "STALE_MEMBER_EPOCH"
 
 
@@ -155,7 +156,7 @@ def test_leaving_frees_the_partitions_for_the_rest():
     left, _ = c.beat("b", -1)
     assert left.epoch == -1
     a, assignment = c.beat("a")
-    assert assignment == {"orders": {0, 1, 2, 3}} and a.epoch == 3
+    assert assignment == {"orders": {0, 1, 2, 3}} and a.epoch == 4
 
 
 def test_the_range_assignor_gives_contiguous_ranges():

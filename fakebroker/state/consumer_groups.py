@@ -6,10 +6,12 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   matched against whole topic names, as RE2J's ``matches()``), or both; it is assigned
   partitions of the existing topics that either names. An invalid regex is refused with
   INVALID_REGULAR_EXPRESSION and changes nothing.
-* Every membership or subscription change bumps the group epoch and recomputes the target
-  assignment with the group's assignor (``uniform``, the default, or ``range``). So does a
-  change of the subscribed topics themselves, seen at the next heartbeat of any member: a
-  topic created that a regex (or a name) matches, a topic deleted, partitions added.
+* A new group starts at epoch 1 with no target assignment (Kafka 4.4's ModernGroup), so its
+  first member with a subscription makes epoch 2. Every membership or subscription change
+  bumps the group epoch and recomputes the target assignment with the group's assignor
+  (``uniform``, the default, or ``range``). So does a change of the subscribed topics
+  themselves, seen at the next heartbeat of any member: a topic created that a regex (or a
+  name) matches, a topic deleted, partitions added.
 * ``uniform`` is sticky: a member keeps the partitions it has while they stay within its fair
   share, and the shares differ by at most one partition when every member subscribes to the
   same topics.
@@ -122,7 +124,9 @@ class ConsumerMember:
 class ConsumerGroup:
     group_id: str
     assignor: str = "uniform"
-    group_epoch: int = 0
+    # A new group is at epoch 1 with no target assignment yet (epoch 0), as Kafka 4.4's
+    # ModernGroup starts: its first member's subscription makes epoch 2.
+    group_epoch: int = 1
     assignment_epoch: int = 0
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
@@ -241,8 +245,9 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
-    # Whether a new group may take this id (the registry of both kinds decides; see
-    # ``fakebroker.state.groups``), and who to tell of each deadline set.
+    # Whether a new group may take this id (the registry of every kind decides, and refuses
+    # with its own ClusterError where Kafka's message differs; see ``fakebroker.state.groups``),
+    # and who to tell of each deadline set.
     claim: Callable[[str], bool] = lambda group_id: True
     new_deadline: Callable[[float], None] = lambda deadline: None
 
@@ -266,26 +271,28 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
                                          f"Consumer group {hb.group_id} not found.")
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
-                                         f"Group {hb.group_id} is not a consumer group")
+                                         f"Group {hb.group_id} is not a consumer group.")
             group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
         if len(group.members) >= max_size and hb.member_id not in group.members and (
                 hb.instance_id is None or group.static_member(hb.instance_id) is None):
             raise ClusterError("GROUP_MAX_SIZE_REACHED", "The consumer group has reached its "
                                f"maximum capacity of {max_size} members.")
         if hb.member_epoch == JOIN:
-            member, bump = self._join(group, hb)
+            member = self._join(group, hb)
         else:
-            member, bump = self._existing(group, hb), False
+            member = self._existing(group, hb)
             self._check_epoch(member, hb)
         if hb.server_assignor:
             group.assignor = hb.server_assignor
-        bump |= self._update(member, hb)
+        bump = self._update(member, hb)
         if hb.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
         partitions_of = self.partitions_of()
         self._prune(group, partitions_of)
         if bump or self._subscription(group, partitions_of) != group.subscription:
             self._bump(group, partitions_of)
+        elif group.group_epoch > group.assignment_epoch:
+            self._assign(group, partitions_of)
         member.deadline = now + self.session_timeout_ms / 1000
         self.new_deadline(member.deadline)
         if hb.owned is not None:
@@ -302,9 +309,8 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             self.new_deadline(member.revoke_deadline)
         return member, assignment
 
-    def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
-        """The member joining with epoch 0 (new, rejoining, or replacing a static member),
-        and whether that alone changes the group epoch."""
+    def _join(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
+        """The member joining with epoch 0 (new, rejoining, or replacing a static member)."""
         member_id = hb.member_id or str(uuid.uuid4())
         previous = group.static_member(hb.instance_id) if hb.instance_id is not None else None
         if previous is not None:
@@ -318,15 +324,15 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             del group.members[previous.member_id]
             group.members[member_id] = member
             group.target[member_id] = group.target.pop(previous.member_id, {})
-            return member, False
+            return member
         member = group.members.get(member_id)
         if member is not None:
             self._check_epoch(member, hb)
-            return member, False
+            return member
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)
         group.members[member_id] = member
-        return member, group.group_epoch == 0
+        return member
 
     def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
         """The member a heartbeat comes from: by instance id for a static member (then it
@@ -400,6 +406,10 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
     def _bump(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
         """A new group epoch and its target assignment."""
         group.group_epoch += 1
+        self._assign(group, partitions_of)
+
+    def _assign(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
+        """The target assignment of the group epoch."""
         group.subscription = self._subscription(group, partitions_of)
         group.target = compute_target(
             group.assignor, {m.member_id: m.topics(partitions_of)
