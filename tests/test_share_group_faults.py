@@ -13,12 +13,13 @@ import pytest
 
 from fakebroker.faults.rules import RequestView
 from fakebroker.state.views import InFlightRecord
+from tests.absent import needs
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
 from tests.test_share_groups import TOPIC, new_group, produce
 
 pytestmark = [
-    pytest.mark.skipif(not share_consumer_available(), reason="kafka-clients 4.4.0 not installed"),
+    needs(share_consumer_available(), "kafka-clients 4.4.0 (bash .ci/install-clients)"),
     pytest.mark.fake_only("inspection and faults are the fake's"),
     pytest.mark.fake_kafka(topics={TOPIC: 1}),
     pytest.mark.timeout(120),
