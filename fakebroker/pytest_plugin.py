@@ -9,9 +9,12 @@ test body on the fake and on a real Apache Kafka cluster.
   ``offsets``, ``committed``, ``group``, ``transactions``, ``topics``, ``create_topic``,
   ``bootstrap_servers``: ``fakebroker.real_cluster.RealCluster``); ``both`` runs each such
   test twice, with ids ``[fake]`` and ``[real]``. The real cluster is the one
-  ``--kafka-bootstrap HOST:PORT`` names, shared by the session: each test is isolated by a
-  name prefix of its own (``kafka.name("orders")``; its topics and groups are deleted after
-  it), created with the marker's ``topics``; the marker's ``brokers`` shapes the fake only,
+  ``--kafka-bootstrap HOST:PORT`` names (reached with the Java client properties of
+  ``--kafka-client-config FILE``: SASL, TLS; ``kafka.client_config`` gives them to the
+  tests, ``fakebroker.client_config.for_librdkafka`` as confluent-kafka's), shared by the
+  session: each test is isolated by a name prefix of its own (``kafka.name("orders")``; its
+  topics and groups are deleted after it), created with the marker's ``topics``; the
+  marker's ``brokers`` shapes the fake only,
   and any other marker option (a fakebroker setting) fails the test on the real cluster:
   mark such a test ``@pytest.mark.fake_only("why")``, which runs it on the fake only and
   skips it under ``--kafka=real``. A suite can choose other real clusters per test with the
@@ -59,8 +62,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "cluster --kafka-bootstrap names) or both (ids [fake] and [real])")
     group.addoption(
         "--kafka-bootstrap", metavar="HOST:PORT", default=None,
-        help="bootstrap servers of the running Kafka cluster --kafka=real uses (PLAINTEXT); "
-             "shared: each test has its own topic and group names, deleted after it")
+        help="bootstrap servers of the running Kafka cluster --kafka=real uses (default: "
+             "the client config's bootstrap.servers); shared: each test has its own topic "
+             "and group names, deleted after it")
+    group.addoption(
+        "--kafka-client-config", metavar="FILE", default=None,
+        help="Java client properties reaching that cluster (security.protocol, SASL, TLS: "
+             "fakebroker.client_config), for the plugin's own connections and the tests' "
+             "(kafka.client_config)")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -138,15 +147,18 @@ def fake_kafka(request: pytest.FixtureRequest,
 @pytest.fixture(scope="session")
 def real_kafka_cluster(pytestconfig: pytest.Config) -> Iterator[RealCluster]:
     """The running Kafka cluster ``--kafka-bootstrap`` names, shared by the session's tests
-    (each isolated by its prefix: ``RealCluster.isolated``); waits until it has a group
-    coordinator and producer ids."""
+    (each isolated by its prefix: ``RealCluster.isolated``), reached as
+    ``--kafka-client-config`` says; waits until it has a group coordinator and producer ids."""
+    from fakebroker.client_config import read_properties
     from fakebroker.real_cluster import RealCluster
 
-    bootstrap = pytestconfig.getoption("kafka_bootstrap")
+    config_file = pytestconfig.getoption("kafka_client_config")
+    config = read_properties(config_file) if config_file else {}
+    bootstrap = pytestconfig.getoption("kafka_bootstrap") or config.get("bootstrap.servers")
     if not bootstrap:
         pytest.fail("--kafka=real runs on a running Kafka cluster: name it with "
                     "--kafka-bootstrap HOST:PORT", pytrace=False)
-    cluster = RealCluster(bootstrap).warm_up()
+    cluster = RealCluster(bootstrap, client_config=config).warm_up()
     yield cluster
     cluster.close()
 

@@ -40,8 +40,11 @@ Every topic the inspection creates is served by its leader before it returns, as
 is from its creation.
 
 ``listeners`` and ``ssl`` are FakeKafka's: listener name -> address, and the client's PEM
-files on a broker with TLS listeners, else None. Inspection always goes through
-``bootstrap_servers`` (a PLAINTEXT listener).
+files on a broker with TLS listeners, else None. Inspection goes through
+``bootstrap_servers`` as ``client_config`` says: Kafka client properties by Java's names
+(``security.protocol``, SASL, TLS: ``fakebroker.client_config``; PLAINTEXT without any),
+with ``bootstrap.servers``, the same for the tests' own clients
+(``fakebroker.client_config.for_librdkafka`` turns them into confluent-kafka's).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
+from fakebroker.client_config import connect, for_librdkafka
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
@@ -121,7 +125,7 @@ class RealCluster:
 
     def __init__(self, bootstrap_servers: str, listeners: Mapping[str, str] | None = None,
                  ssl: Mapping[str, str] | None = None, authorizer: bool = False, *,
-                 shared: bool = True):
+                 shared: bool = True, client_config: Mapping[str, str] | None = None):
         try:
             from confluent_kafka.admin import AdminClient
         except ImportError:
@@ -132,13 +136,16 @@ class RealCluster:
         self.listeners = dict(listeners or {"PLAINTEXT": bootstrap_servers})
         self.ssl = dict(ssl) if ssl is not None else None
         self.shared = shared
+        # Kafka client properties (Java's names: fakebroker.client_config) reaching this
+        # cluster, for the tests' clients and for the inspection's own connections.
+        self.client_config = {**(client_config or {}), "bootstrap.servers": bootstrap_servers}
         self.prefix = ""  # this test's names (a shared cluster's isolated view)
         self._authorizer = authorizer
         # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
         # and (as a producer-type handle) by default with auto-creation allowed, which would
         # bring a topic back as soon as reset() deleted it. Lookups list every topic.
         self._admin: AdminClient | None = AdminClient({
-            "bootstrap.servers": bootstrap_servers, "log_level": 3,
+            **for_librdkafka(self.client_config), "log_level": 3,
             "allow.auto.create.topics": False})
 
     def __repr__(self) -> str:
@@ -163,7 +170,7 @@ class RealCluster:
         answers COORDINATOR_NOT_AVAILABLE meanwhile) and producer ids (the first
         InitProducerId waits for a block from the controller: COORDINATOR_LOAD_IN_PROGRESS)."""
         def answered(api: str, version: int, body: dict) -> bool:
-            with WireClient(self.bootstrap_servers, client_id="warm-up") as client:
+            with self._connect(self.bootstrap_servers, "warm-up") as client:
                 return client.request(api, version, body).error_code == 0
 
         wait_for(lambda: answered("FindCoordinator", 3, {"key": "warm-up", "key_type": 0}),
@@ -223,7 +230,7 @@ class RealCluster:
         start, _ = self.offsets(topic, partition)
         records: list[Record] = []
         offset = start
-        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+        with self._connect(self._leader(topic, partition), "inspect") as client:
             while True:
                 answer = client.request("Fetch", 12, {
                     "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 26,
@@ -245,7 +252,7 @@ class RealCluster:
     def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
         """(log start offset, high watermark) of a partition, with its last stable offset
         (ListOffsets at its leader: earliest, latest, latest for read_committed)."""
-        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+        with self._connect(self._leader(topic, partition), "inspect") as client:
             answers = []
             for timestamp, isolation in ((-2, 0), (-1, 0), (-1, 1)):
                 answer = client.request("ListOffsets", 7, {
@@ -275,7 +282,7 @@ class RealCluster:
         StreamsGroupDescribe (members' active tasks by subtopology id), else a classic group from
         DescribeGroups (generation and leader None: Kafka does not report them); None if
         there is no such group."""
-        with WireClient(self._coordinator(group_id), client_id="inspect") as client:
+        with self._connect(self._coordinator(group_id), "inspect") as client:
             (described,) = client.request("ConsumerGroupDescribe", 0,
                                           {"group_ids": [group_id]}).groups
             if described.error_code == 0:
@@ -318,7 +325,7 @@ class RealCluster:
         then DescribeTransactions at their coordinators): state, producer id and epoch, the
         partitions of its ongoing transaction, its start time and timeout; ``groups`` is
         ``()`` (see the module doc). On a shared cluster only this test's ids."""
-        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+        with self._connect(self.bootstrap_servers, "inspect") as client:
             listed = client.request("ListTransactions", 1, {
                 "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
         if listed.error_code != 0:
@@ -326,7 +333,7 @@ class RealCluster:
         ids = sorted(t.transactional_id for t in listed.transaction_states
                      if t.transactional_id.startswith(self.prefix))
         at: dict[str, list[str]] = {}  # coordinator -> its ids
-        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+        with self._connect(self.bootstrap_servers, "inspect") as client:
             for start in range(0, len(ids), 100):
                 found = client.request("FindCoordinator", 4, {
                     "key_type": 1, "coordinator_keys": ids[start:start + 100]}).coordinators
@@ -338,7 +345,7 @@ class RealCluster:
                         coordinator.key)
         views: dict[str, TransactionView] = {}
         for address, keys in at.items():
-            with WireClient(address, client_id="inspect") as client:
+            with self._connect(address, "inspect") as client:
                 described = client.request("DescribeTransactions", 0, {
                     "transactional_ids": keys}).transaction_states
             for txn in described:
@@ -404,13 +411,13 @@ class RealCluster:
         """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
         and delete the groups (on a shared cluster: this test's, by its prefix); fails
         naming any group Kafka would not delete."""
-        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+        with self._connect(self.bootstrap_servers, "reset") as client:
             listed = client.request("ListGroups", 5, {"states_filter": [],
                                                        "types_filter": []}).groups
         for group in listed:
             if not group.group_id.startswith(self.prefix):
                 continue
-            with WireClient(self._coordinator(group.group_id), client_id="reset") as client:
+            with self._connect(self._coordinator(group.group_id), "reset") as client:
                 if group.group_type == "consumer":
                     self._leave_consumer_group(client, group.group_id)
                 elif group.group_type == "classic":
@@ -477,7 +484,7 @@ class RealCluster:
         match_all = {"resource_type_filter": 1, "resource_name_filter": None,
                      "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
                      "operation": 1, "permission_type": 1}
-        with WireClient(self.bootstrap_servers, client_id="reset") as client:
+        with self._connect(self.bootstrap_servers, "reset") as client:
             (result,) = client.request("DeleteAcls", 3, {"filters": [match_all]}).filter_results
             if result.error_code != 0:
                 raise ClusterError(ErrorCode(result.error_code).name, "DeleteAcls")
@@ -495,7 +502,7 @@ class RealCluster:
             return False
         for p in found.partitions.values():
             leader = metadata.brokers[p.leader]
-            with WireClient(f"{leader.host}:{leader.port}", client_id="inspect") as client:
+            with self._connect(f"{leader.host}:{leader.port}", "inspect") as client:
                 answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
                     {"name": topic, "partitions": [{"partition_index": p.id, "timestamp": -1}]}]})
             if answer.topics[0].partitions[0].error_code != 0:
@@ -512,8 +519,13 @@ class RealCluster:
         leader = metadata.brokers[found.partitions[partition].leader]
         return f"{leader.host}:{leader.port}"
 
+    def _connect(self, address: str, client_id: str) -> WireClient:
+        """A wire connection to a broker of the cluster, as ``client_config`` says (TLS,
+        SASL login)."""
+        return connect(address, self.client_config, client_id)
+
     def _coordinator(self, group_id: str) -> str:
-        with WireClient(self.bootstrap_servers, client_id="inspect") as client:
+        with self._connect(self.bootstrap_servers, "inspect") as client:
             found = client.request("FindCoordinator", 3, {"key": group_id, "key_type": 0})
         if found.error_code != 0:
             raise ClusterError(ErrorCode(found.error_code).name, found.error_message or "")
