@@ -11,7 +11,12 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   bumps the group epoch and recomputes the target assignment with the group's assignor
   (``uniform``, the default, or ``range``). So does a change of the subscribed topics
   themselves, seen at the next heartbeat of any member: a topic created that a regex (or a
-  name) matches, a topic deleted, partitions added.
+  name) matches, a topic deleted, partitions added. Two differences from Kafka 4.4, which
+  does both in the background: a regex new to the group is resolved at once (Kafka answers
+  the joining heartbeat unresolved, at epoch 1 in a new group, and bumps the epoch once it
+  has resolved it), and the target assignment is computed at every bump (Kafka at most once
+  per group.consumer.assignment.interval.ms, 1 s: a member joining within a second of the
+  last assignment waits at the old assignment epoch).
 * ``uniform`` is sticky: a member keeps the partitions it has while they stay within its fair
   share, and the shares differ by at most one partition when every member subscribes to the
   same topics.
