@@ -172,8 +172,20 @@ def test_the_range_assignor_gives_contiguous_ranges():
 def test_a_regex_subscribes_to_every_topic_it_matches_as_a_whole():
     c = Cluster(**{"orders-eu": 2, "orders-us": 1, "old-orders-eu": 1, "audit": 1})
     member, assignment = c.beat("a", 0, subscribed_topic_regex="orders-.*")
-    assert assignment == {"orders-eu": {0, 1}, "orders-us": {0}}
     assert member.subscribed == [] and member.regex == "orders-.*"
+    assert (member.epoch, assignment) == (1, {})  # resolved after this answer, as Kafka's
+    assert (c.group.group_epoch, c.group.assignment_epoch) == (2, 1)
+    member, assignment = c.beat("a")
+    assert (member.epoch, assignment) == (2, {"orders-eu": {0, 1}, "orders-us": {0}})
+
+
+def test_a_regex_the_group_has_resolved_is_assigned_at_once():
+    c = Cluster(**{"orders-eu": 2})
+    c.beat("a", 0, subscribed_topic_regex="orders-.*")
+    c.beat("a")
+    b, _ = c.beat("b", 0, subscribed_topic_regex="orders-.*")
+    assert b.epoch == c.group.group_epoch == c.group.assignment_epoch == 3
+    assert c.group.target["b"] == {"orders-eu": {1}}
 
 
 def test_topics_created_and_deleted_are_re_resolved_at_the_next_heartbeat():
@@ -210,6 +222,7 @@ def test_members_may_mix_names_and_regexes():
     c = Cluster(**{"orders": 2, "audit-1": 1, "audit-2": 1})
     c.beat("names", 0, subscribed_topic_names=["orders"])
     c.beat("regex", 0, subscribed_topic_regex="audit-[0-9]+")
+    c.beat("names")  # any member's next heartbeat assigns the resolved regex's topics
     assert c.group.target == {"names": {"orders": {0, 1}},
                               "regex": {"audit-1": {0}, "audit-2": {0}}}
 
@@ -227,8 +240,10 @@ def test_an_invalid_regex_is_refused_and_changes_nothing():
 def test_changing_the_regex_rebalances():
     c = Cluster(**{"orders": 1, "audit": 1})
     c.beat("a", 0, subscribed_topic_regex="orders")
+    _, assignment = c.beat("a")
+    assert assignment == {"orders": {0}}
     _, assignment = c.beat("a", subscribed_topic_regex="audit")
-    assert assignment == {}  # orders revoked first
+    assert assignment == {}  # orders revoked first; audit resolved after this answer
     _, assignment = c.beat("a", owned={})
     assert assignment == {"audit": {0}}
 
