@@ -9,9 +9,12 @@ test body on the fake and on a real Apache Kafka cluster.
   ``offsets``, ``committed``, ``group``, ``transactions``, ``topics``, ``create_topic``,
   ``bootstrap_servers``: ``fakebroker.real_cluster.RealCluster``); ``both`` runs each such
   test twice, with ids ``[fake]`` and ``[real]``. The real cluster is the session's
-  (``real_kafka_cluster``): the running one ``--kafka-bootstrap HOST:PORT`` names, shared, each
-  test isolated by a name prefix of its own (``kafka.name("orders")``; its topics and groups
-  are deleted after it); or else a local Apache Kafka the session starts for itself
+  (``real_kafka_cluster``): the running one ``--kafka-bootstrap HOST:PORT`` names (reached
+  with the Java client properties of ``--kafka-client-config FILE``: SASL, TLS;
+  ``kafka.client_config`` gives them to the tests, ``fakebroker.client_config.for_librdkafka``
+  as confluent-kafka's; the file's ``bootstrap.servers`` stands for ``--kafka-bootstrap``),
+  shared, each test isolated by a name prefix of its own (``kafka.name("orders")``; its topics
+  and groups are deleted after it); or else a local Apache Kafka the session starts for itself
   (``local_kafka``: installed by ``fakebroker kafka install``, ``--kafka-nodes N`` nodes, 1 by
   default), made fresh before each test (no topics, no groups) with names unchanged. Either
   way the marker's ``topics`` are created; its ``brokers`` shapes the fake (the real cluster
@@ -71,8 +74,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "cluster --kafka-bootstrap names) or both (ids [fake] and [real])")
     group.addoption(
         "--kafka-bootstrap", metavar="HOST:PORT", default=None,
-        help="bootstrap servers of the running Kafka cluster --kafka=real uses (PLAINTEXT); "
-             "shared: each test has its own topic and group names, deleted after it")
+        help="bootstrap servers of the running Kafka cluster --kafka=real uses (default: "
+             "the client config's bootstrap.servers); shared: each test has its own topic "
+             "and group names, deleted after it")
+    group.addoption(
+        "--kafka-client-config", metavar="FILE", default=None,
+        help="Java client properties reaching that cluster (security.protocol, SASL, TLS: "
+             "fakebroker.client_config), for the plugin's own connections and the tests' "
+             "(kafka.client_config)")
     group.addoption(
         "--kafka-nodes", type=_node_count, default=1, metavar="N",
         help="without --kafka-bootstrap, --kafka=real starts a local Apache Kafka (`fakebroker "
@@ -185,11 +194,14 @@ def real_kafka_cluster(request: pytest.FixtureRequest) -> Iterator[RealCluster]:
     session's tests (each isolated by its prefix: ``RealCluster.isolated``), or else
     ``local_kafka``, the session's own (cleared before each test); waits until it has a group
     coordinator and producer ids."""
+    from fakebroker.client_config import read_properties
     from fakebroker.real_cluster import RealCluster
 
-    bootstrap = request.config.getoption("kafka_bootstrap")
+    config_file = request.config.getoption("kafka_client_config")
+    config = read_properties(config_file) if config_file else {}
+    bootstrap = request.config.getoption("kafka_bootstrap") or config.get("bootstrap.servers")
     if bootstrap:
-        cluster = RealCluster(bootstrap).warm_up()
+        cluster = RealCluster(bootstrap, client_config=config).warm_up()
     else:
         local: KafkaCluster = request.getfixturevalue("local_kafka")
         cluster = RealCluster(local.bootstrap_servers, shared=False, local=local).warm_up()

@@ -42,8 +42,11 @@ Every topic the inspection creates is served by its leader and known to every br
 it returns, as a fake topic is from its creation.
 
 ``listeners`` and ``ssl`` are FakeKafka's: listener name -> address, and the client's PEM
-files on a broker with TLS listeners, else None. Inspection always goes through
-``bootstrap_servers`` (a PLAINTEXT listener).
+files on a broker with TLS listeners, else None. Inspection goes through
+``bootstrap_servers`` as ``client_config`` says: Kafka client properties by Java's names
+(``security.protocol``, SASL, TLS: ``fakebroker.client_config``; PLAINTEXT without any),
+with ``bootstrap.servers``, the same for the tests' own clients
+(``fakebroker.client_config.for_librdkafka`` turns them into confluent-kafka's).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
+from fakebroker.client_config import connect, for_librdkafka
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.records import Record, decode_records
 from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
@@ -130,7 +134,8 @@ class RealCluster:
 
     def __init__(self, bootstrap_servers: str, listeners: Mapping[str, str] | None = None,
                  ssl: Mapping[str, str] | None = None, authorizer: bool = False, *,
-                 shared: bool = True, local: KafkaCluster | None = None):
+                 shared: bool = True, local: KafkaCluster | None = None,
+                 client_config: Mapping[str, str] | None = None):
         try:
             from confluent_kafka.admin import AdminClient
         except ImportError:
@@ -142,13 +147,16 @@ class RealCluster:
         self.ssl = dict(ssl) if ssl is not None else None
         self.shared = shared
         self.local = local
+        # Kafka client properties (Java's names: fakebroker.client_config) reaching this
+        # cluster, for the tests' clients and for the inspection's own connections.
+        self.client_config = {**(client_config or {}), "bootstrap.servers": bootstrap_servers}
         self.prefix = ""  # this test's names (a shared cluster's isolated view)
         self._authorizer = authorizer
         # Never auto-create: a librdkafka handle that looked up a topic keeps refreshing it,
         # and (as a producer-type handle) by default with auto-creation allowed, which would
         # bring a topic back as soon as reset() deleted it. Lookups list every topic.
         self._admin: AdminClient | None = AdminClient({
-            "bootstrap.servers": bootstrap_servers, "log_level": 3,
+            **for_librdkafka(self.client_config), "log_level": 3,
             "allow.auto.create.topics": False})
 
     def __repr__(self) -> str:
@@ -207,10 +215,10 @@ class RealCluster:
         *others, last = self.bootstrap_servers.split(",")
         for address in others:
             try:
-                return WireClient(address, client_id=client_id)
+                return self._connect(address, client_id)
             except OSError:
                 continue
-        return WireClient(last, client_id=client_id)
+        return self._connect(last, client_id)
 
     def _node(self, broker: int) -> RealKafka:
         if self.local is None:
@@ -265,7 +273,7 @@ class RealCluster:
         start, _ = self.offsets(topic, partition)
         records: list[Record] = []
         offset = start
-        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+        with self._connect(self._leader(topic, partition), "inspect") as client:
             while True:
                 answer = client.request("Fetch", 12, {
                     "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 26,
@@ -287,7 +295,7 @@ class RealCluster:
     def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
         """(log start offset, high watermark) of a partition, with its last stable offset
         (ListOffsets at its leader: earliest, latest, latest for read_committed)."""
-        with WireClient(self._leader(topic, partition), client_id="inspect") as client:
+        with self._connect(self._leader(topic, partition), "inspect") as client:
             answers = []
             for timestamp, isolation in ((-2, 0), (-1, 0), (-1, 1)):
                 answer = client.request("ListOffsets", 7, {
@@ -317,7 +325,7 @@ class RealCluster:
         StreamsGroupDescribe (members' active tasks by subtopology id), else a classic group from
         DescribeGroups (generation and leader None: Kafka does not report them); None if
         there is no such group."""
-        with WireClient(self._coordinator(group_id), client_id="inspect") as client:
+        with self._connect(self._coordinator(group_id), "inspect") as client:
             (described,) = client.request("ConsumerGroupDescribe", 0,
                                           {"group_ids": [group_id]}).groups
             if described.error_code == 0:
@@ -380,7 +388,7 @@ class RealCluster:
                         coordinator.key)
         views: dict[str, TransactionView] = {}
         for address, keys in at.items():
-            with WireClient(address, client_id="inspect") as client:
+            with self._connect(address, "inspect") as client:
                 described = client.request("DescribeTransactions", 0, {
                     "transactional_ids": keys}).transaction_states
             for txn in described:
@@ -453,8 +461,8 @@ class RealCluster:
         for transactional_id, view in self.transactions().items():
             if view.state not in OPEN_TRANSACTION_STATES:
                 continue
-            with WireClient(self._coordinator(transactional_id, TRANSACTION_KEY),
-                            client_id="reset") as client:
+            with self._connect(self._coordinator(transactional_id, TRANSACTION_KEY),
+                               "reset") as client:
                 wait_for(lambda c=client, t=transactional_id: self._fence(c, t),
                          f"transaction {transactional_id} aborted")
 
@@ -482,7 +490,7 @@ class RealCluster:
         for group in listed:
             if not group.group_id.startswith(self.prefix):
                 continue
-            with WireClient(self._coordinator(group.group_id), client_id="reset") as client:
+            with self._connect(self._coordinator(group.group_id), "reset") as client:
                 if group.group_type == "consumer":
                     self._leave_consumer_group(client, group.group_id)
                 elif group.group_type == "classic":
@@ -569,14 +577,14 @@ class RealCluster:
                 or any(p.leader < 0 for p in found.partitions.values()):
             return False
         for broker in metadata.brokers.values():
-            with WireClient(f"{broker.host}:{broker.port}", client_id="inspect") as client:
+            with self._connect(f"{broker.host}:{broker.port}", "inspect") as client:
                 answer = client.request("Metadata", 12, {"topics": [{"name": topic}],
                                                          "allow_auto_topic_creation": False})
             if answer.topics[0].error_code != 0 or len(answer.topics[0].partitions) != partitions:
                 return False
         for p in found.partitions.values():
             leader = metadata.brokers[p.leader]
-            with WireClient(f"{leader.host}:{leader.port}", client_id="inspect") as client:
+            with self._connect(f"{leader.host}:{leader.port}", "inspect") as client:
                 answer = client.request("ListOffsets", 7, {"replica_id": -1, "topics": [
                     {"name": topic, "partitions": [{"partition_index": p.id, "timestamp": -1}]}]})
             if answer.topics[0].partitions[0].error_code != 0:
@@ -592,6 +600,11 @@ class RealCluster:
                                f"{topic}-{partition} does not exist")
         leader = metadata.brokers[found.partitions[partition].leader]
         return f"{leader.host}:{leader.port}"
+
+    def _connect(self, address: str, client_id: str) -> WireClient:
+        """A wire connection to a broker of the cluster, as ``client_config`` says (TLS,
+        SASL login)."""
+        return connect(address, self.client_config, client_id)
 
     def _coordinator(self, key: str, key_type: int = GROUP_KEY) -> str:
         with self._bootstrap_client("inspect") as client:

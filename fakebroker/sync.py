@@ -241,6 +241,14 @@ class FakeKafka:
         return self.cluster.bootstrap_servers
 
     @property
+    def client_config(self) -> dict[str, str]:
+        """Kafka client properties reaching this cluster, by Java's names:
+        ``bootstrap.servers`` (PLAINTEXT), as ``RealCluster.client_config`` gives a real
+        one's (``fakebroker.client_config.for_librdkafka`` turns them into confluent-kafka's).
+        """
+        return {"bootstrap.servers": self.bootstrap_servers}
+
+    @property
     def brokers(self) -> list[BrokerAddress]:
         return self.cluster.brokers
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import fakebroker
+from tests.absent import check_needs
 from tests.clients.java import CLIENT_VERSIONS as JAVA_CLIENT_VERSIONS
 from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
 from tests.real_secure_kafka import SecureRealKafka, start_secure_real_kafka
@@ -40,6 +41,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"fakebroker was imported from the checkout ({imported}), "
                                 "not from the installed wheel: run `pytest`, not "
                                 "`python -m pytest`")
+    config.addinivalue_line("markers", "needs(available, what): a test that needs what is "
+                            "not always installed: skipped without it, failed under CI "
+                            "(tests/absent.py)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    check_needs(item)
 
 
 def start_served(tmp_path: Path, *args: str, env: dict[str, str] | None = None

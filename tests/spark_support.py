@@ -7,13 +7,13 @@ Spark's own Kafka connector, bound to 127.0.0.1), one per test module (~6-10 s t
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 
 import pytest
 from confluent_kafka import Producer
 
 from fakebroker.spark import SPARK_VERSION, ConnectorNotInstalled, connector_jars
+from tests.absent import absent
 
 SPARK_TIMEOUT = pytest.mark.timeout(300)
 """Spark tests' time limit: the module's first test also starts the session."""
@@ -23,7 +23,10 @@ def require_spark_with_connector() -> None:
     """At a Spark test module's top: skip it when PySpark (of the connector's release line)
     or the connector's jars are not installed, but fail under ``CI=true``, where
     ``.ci/install-clients`` installs both (their absence is a broken install there)."""
-    pyspark = pytest.importorskip("pyspark", reason="needs pyspark (.ci/install-clients)")
+    try:
+        import pyspark
+    except ImportError:
+        absent("needs pyspark (.ci/install-clients)")
     problem = None
     if pyspark.__version__.split(".")[:2] != SPARK_VERSION.split(".")[:2]:
         problem = (f"PySpark {pyspark.__version__} is installed; Spark's Kafka connector is "
@@ -35,9 +38,7 @@ def require_spark_with_connector() -> None:
             problem = str(exc)
     if problem is None:
         return
-    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(problem, pytrace=False)
-    pytest.skip(problem, allow_module_level=True)
+    absent(problem)
 
 
 def produce(bootstrap_servers: str, topic: str, records: Iterable[tuple[bytes, bytes]], *,

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from fakebroker import FakeKafka
+from tests.absent import needs
 from tests.admin_methods import apis_of, calls
 from tests.clients.admin import admin_available, admin_calls
 from tests.security import SECURE, java_props, login
 
 pytestmark = [
-    pytest.mark.skipif(not admin_available(), reason="kafka-clients 4.4.0 not installed "
-                       "(bash .ci/install-clients)"),
+    needs(admin_available(), "kafka-clients 4.4.0 (bash .ci/install-clients)"),
     pytest.mark.java,
     pytest.mark.fake_kafka(topics={"events": 1}),
     pytest.mark.timeout(180),

@@ -8,10 +8,10 @@ import inspect
 import re
 import subprocess
 
-import pytest
 from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 
+from tests.absent import needs
 from tests.admin_methods import (
     CLIENTS,
     CONFLUENT_ADMIN,
@@ -34,7 +34,7 @@ def test_the_page_is_made_from_the_declarations() -> None:
     assert PAGE.read_text() == page(), "run `python -m tests.admin_methods`"
 
 
-@pytest.mark.skipif(not admin_available(), reason="kafka-clients 4.4.0 not installed")
+@needs(admin_available(), "kafka-clients 4.4.0 (bash .ci/install-clients)")
 def test_every_method_of_the_java_admin_interface_is_declared() -> None:
     jar = java_dir(ADMIN_VERSION) / f"kafka-clients-{ADMIN_VERSION}.jar"
     listed = subprocess.run([_java_tool("javap"), "-cp", str(jar),

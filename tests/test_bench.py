@@ -21,6 +21,7 @@ from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
 from fakebroker.real import launch as kafka
+from tests.absent import absent
 
 # The bench extra's modules made missing, as in an install without the extra.
 WITHOUT_EXTRA = ("import runpy, sys; "
@@ -113,7 +114,7 @@ def test_kafka_is_unavailable_with_the_reason_without_its_jars(tmp_path, monkeyp
 @pytest.mark.timeout(240)
 def test_the_kafka_peer_starts_answers_and_stops_leaving_nothing():
     if not kafka.kafka_available():
-        pytest.skip(f"Apache Kafka {kafka.KAFKA_VERSION} is not installed: {kafka.INSTALL_HINT}")
+        absent(f"Apache Kafka {kafka.KAFKA_VERSION} is not installed: {kafka.INSTALL_HINT}")
     system = systems.launch("kafka-nodelay")
     folder: Path = system.folder
     try:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.absent import needs
 from tests.clients.java import java_available, run_harness, start_harness
 from tests.security import PASSWORDS, SECURE
 
@@ -175,7 +176,7 @@ def java_properties(kafka: Any) -> tuple[str, ...]:
             "ssl.truststore.type=PEM", f"ssl.truststore.location={kafka.ssl['ca_file']}")
 
 
-@pytest.mark.skipif(not java_available(), reason="Java client not installed")
+@needs(java_available(), "the Java client (bash .ci/install-clients)")
 @pytest.mark.fake_kafka(**SESSIONS)
 @pytest.mark.fake_only("connections_max_reauth_ms is not in the secure preset")
 def test_the_java_client_re_authenticates_with_scram_sha_512_while_it_consumes(

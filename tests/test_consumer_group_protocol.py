@@ -46,10 +46,11 @@ class Cluster:
         return self.coordinator.groups["g"]
 
 
-def test_a_lone_member_gets_every_partition_at_epoch_1():
+def test_a_lone_member_gets_every_partition_at_epoch_2():
+    """A new group is at epoch 1; its first member's subscription bumps it (Kafka 4.4)."""
     c = Cluster(orders=4)
     member, assignment = c.beat("a", 0)
-    assert (member.epoch, assignment) == (1, {"orders": {0, 1, 2, 3}})
+    assert (member.epoch, assignment) == (2, {"orders": {0, 1, 2, 3}})
     assert c.group.state == "Stable"
 
 
@@ -58,14 +59,14 @@ def test_partitions_move_only_after_their_old_owner_revoked_them():
     c.beat("a", 0)
     b, b_assignment = c.beat("b", 0)
     assert b_assignment == {}  # a still owns everything
-    assert b.epoch == 2 and c.group.state == "Reconciling"
+    assert b.epoch == 3 and c.group.state == "Reconciling"
     a, a_assignment = c.beat("a")
     assert a_assignment == {"orders": {0, 1}}  # told to give up 2 and 3; epoch unchanged
-    assert a.epoch == 1
+    assert a.epoch == 2
     b, b_assignment = c.beat("b")
     assert b_assignment is None  # 2 and 3 are still being revoked
     a, _ = c.beat("a", owned={"orders": {0, 1}})  # a acknowledges
-    assert a.epoch == 2
+    assert a.epoch == 3
     b, b_assignment = c.beat("b")
     assert b_assignment == {"orders": {2, 3}} and c.group.state == "Stable"
 
@@ -100,12 +101,12 @@ def test_the_previous_epoch_is_accepted_only_with_owned_partitions_still_assigne
     c.beat("a", 0)
     c.beat("b", 0)
     c.beat("a", owned={"orders": {0, 1}})
-    c.beat("a", owned={"orders": {0}})  # revoked 1: a is at epoch 2, previous 1
-    assert c.epochs["a"] == 2
-    member, _ = c.beat("a", 1, owned={"orders": {0}})  # a response was lost
-    assert member.epoch == 2
-    assert c.error("a", 1, owned={"orders": {1}}) == "FENCED_MEMBER_EPOCH"
-    assert c.error("a", 1) == "FENCED_MEMBER_EPOCH"  # owned partitions not given
+    c.beat("a", owned={"orders": {0}})  # revoked 1: a is at epoch 3, previous 2
+    assert c.epochs["a"] == 3
+    member, _ = c.beat("a", 2, owned={"orders": {0}})  # a response was lost
+    assert member.epoch == 3
+    assert c.error("a", 2, owned={"orders": {1}}) == "FENCED_MEMBER_EPOCH"
+    assert c.error("a", 2) == "FENCED_MEMBER_EPOCH"  # owned partitions not given
 
 
 @pytest.mark.parametrize("fields,message", [
@@ -139,9 +140,9 @@ def test_an_unknown_assignor_is_unsupported():
 def test_commits_must_carry_the_member_epoch():
     c = Cluster(orders=4)
     c.beat("a", 0)
-    c.coordinator.validate_commit("g", "a", 1)
+    c.coordinator.validate_commit("g", "a", 2)
     with pytest.raises(ClusterError) as stale:
-        c.coordinator.validate_commit("g", "a", 0)
+        c.coordinator.validate_commit("g", "a", 1)
     assert stale.value.error == "STALE_MEMBER_EPOCH"
 
 
@@ -155,7 +156,7 @@ def test_leaving_frees_the_partitions_for_the_rest():
     left, _ = c.beat("b", -1)
     assert left.epoch == -1
     a, assignment = c.beat("a")
-    assert assignment == {"orders": {0, 1, 2, 3}} and a.epoch == 3
+    assert assignment == {"orders": {0, 1, 2, 3}} and a.epoch == 4
 
 
 def test_the_range_assignor_gives_contiguous_ranges():
@@ -171,8 +172,20 @@ def test_the_range_assignor_gives_contiguous_ranges():
 def test_a_regex_subscribes_to_every_topic_it_matches_as_a_whole():
     c = Cluster(**{"orders-eu": 2, "orders-us": 1, "old-orders-eu": 1, "audit": 1})
     member, assignment = c.beat("a", 0, subscribed_topic_regex="orders-.*")
-    assert assignment == {"orders-eu": {0, 1}, "orders-us": {0}}
     assert member.subscribed == [] and member.regex == "orders-.*"
+    assert (member.epoch, assignment) == (1, {})  # resolved after this answer, as Kafka's
+    assert (c.group.group_epoch, c.group.assignment_epoch) == (2, 1)
+    member, assignment = c.beat("a")
+    assert (member.epoch, assignment) == (2, {"orders-eu": {0, 1}, "orders-us": {0}})
+
+
+def test_a_regex_the_group_has_resolved_is_assigned_at_once():
+    c = Cluster(**{"orders-eu": 2})
+    c.beat("a", 0, subscribed_topic_regex="orders-.*")
+    c.beat("a")
+    b, _ = c.beat("b", 0, subscribed_topic_regex="orders-.*")
+    assert b.epoch == c.group.group_epoch == c.group.assignment_epoch == 3
+    assert c.group.target["b"] == {"orders-eu": {1}}
 
 
 def test_topics_created_and_deleted_are_re_resolved_at_the_next_heartbeat():
@@ -209,6 +222,7 @@ def test_members_may_mix_names_and_regexes():
     c = Cluster(**{"orders": 2, "audit-1": 1, "audit-2": 1})
     c.beat("names", 0, subscribed_topic_names=["orders"])
     c.beat("regex", 0, subscribed_topic_regex="audit-[0-9]+")
+    c.beat("names")  # any member's next heartbeat assigns the resolved regex's topics
     assert c.group.target == {"names": {"orders": {0, 1}},
                               "regex": {"audit-1": {0}, "audit-2": {0}}}
 
@@ -226,8 +240,10 @@ def test_an_invalid_regex_is_refused_and_changes_nothing():
 def test_changing_the_regex_rebalances():
     c = Cluster(**{"orders": 1, "audit": 1})
     c.beat("a", 0, subscribed_topic_regex="orders")
+    _, assignment = c.beat("a")
+    assert assignment == {"orders": {0}}
     _, assignment = c.beat("a", subscribed_topic_regex="audit")
-    assert assignment == {}  # orders revoked first
+    assert assignment == {}  # orders revoked first; audit resolved after this answer
     _, assignment = c.beat("a", owned={})
     assert assignment == {"audit": {0}}
 

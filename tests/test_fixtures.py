@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -84,14 +83,13 @@ def test_under_pytest_xdist_each_worker_runs_its_own_clusters_on_its_own_ports(p
                 assert address != other
 
 
-def test_fake_kafka_starts_in_milliseconds_and_stops_cleanly():
-    started = time.perf_counter()
+def test_fake_kafka_answers_once_started_and_stops_cleanly():
+    """Started, it answers at once; stopped, its port is closed. How fast it starts is a
+    benchmark figure (BENCHMARKS.md), not asserted here."""
     with fakebroker.FakeKafka(topics={"orders": 1}) as kafka:
-        elapsed = time.perf_counter() - started
         address = kafka.bootstrap_servers
         with WireClient(address) as client:
             assert client.request("Metadata", 12, {"topics": None}).topics
-    assert elapsed < 2  # generous: the figure (a few ms) is a benchmark, not a test
     with pytest.raises(OSError):
         WireClient(address, timeout=1)
 

@@ -1,7 +1,8 @@
 """Groups of both kinds, classic and KIP-848: both coordinators take the clock and answer at
 once or with a ``Pending``, one timer drives both, a group id is of one kind at a time (an
 empty group gives way to the other protocol's), and one offset store keeps committed offsets by
-group id, topic and partition, whatever protocol the group runs."""
+group id, topic and partition, whatever protocol the group runs. The wire tests take the
+``kafka`` fixture: they run on Apache Kafka 4.4 too (``--kafka=both``; CI's real step)."""
 
 from __future__ import annotations
 
@@ -154,11 +155,11 @@ def fetch(client: WireClient, group: str) -> list[tuple[str, int, int, str]]:
             for t in answer.groups[0].topics for p in t.partitions]
 
 
-def test_a_kip848_group_that_never_committed_has_offsets_to_delete(fake_kafka):
+def test_a_kip848_group_that_never_committed_has_offsets_to_delete(kafka):
     """OffsetDelete asks the group, not a record of its offsets: a consumer group with no
     offset yet answers per partition (Kafka: GROUP_SUBSCRIBED_TO_TOPIC for its topics)."""
-    fake_kafka.create_topic("audit")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+    kafka.create_topic("audit")
+    with WireClient(kafka.bootstrap_servers) as client:
         consumer_join(client, "g848")
         answer = client.request("OffsetDelete", 0, {"group_id": "g848", "topics": [
             {"name": "orders", "partitions": [{"partition_index": 0}]},
@@ -168,35 +169,35 @@ def test_a_kip848_group_that_never_committed_has_offsets_to_delete(fake_kafka):
         ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, 0]
 
 
-def test_a_kip848_members_commits_are_fetched_and_go_with_the_group(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+def test_a_kip848_members_commits_are_fetched_and_go_with_the_group(kafka):
+    with WireClient(kafka.bootstrap_servers) as client:
         epoch = consumer_join(client, "g848")
         assert commit(client, "g848", 5, epoch, "m1") == 0
         assert fetch(client, "g848") == [("orders", 0, 5, "m")]
-        assert fake_kafka.committed("g848", "orders", 0) == 5
+        assert kafka.committed("g848", "orders", 0) == 5
         client.request("ConsumerGroupHeartbeat", 1, {
             "group_id": "g848", "member_id": "m1", "member_epoch": -1})
         assert client.request("DeleteGroups", 2, {"groups_names": ["g848"]}).results[
             0].error_code == 0
         assert fetch(client, "g848") == []
-    assert fake_kafka.committed("g848", "orders", 0) is None
+    assert kafka.committed("g848", "orders", 0) is None
 
 
-def test_an_empty_classic_group_gives_way_to_a_kip848_group_and_its_offsets_stay(fake_kafka):
+def test_an_empty_classic_group_gives_way_to_a_kip848_group_and_its_offsets_stay(kafka):
     """As Kafka 4.4 answers (maybeDeleteEmptyClassicGroup): a commit from outside any group
     makes an Empty classic group; a KIP-848 member joining replaces it."""
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+    with WireClient(kafka.bootstrap_servers) as client:
         assert commit(client, "g", 3) == 0
         assert listed(client) == [("g", "classic", "Empty")]
         consumer_join(client, "g")
         assert listed(client) == [("g", "consumer", "Stable")]
         assert fetch(client, "g") == [("orders", 0, 3, "m")]
-    assert fake_kafka.group("g").protocol_type == "consumer"
+    assert kafka.group("g").protocol_type == "consumer"
 
 
-def test_an_empty_kip848_group_gives_way_to_a_classic_group_and_its_offsets_stay(fake_kafka):
+def test_an_empty_kip848_group_gives_way_to_a_classic_group_and_its_offsets_stay(kafka):
     """As Kafka 4.4 answers (maybeDeleteEmptyConsumerGroup)."""
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+    with WireClient(kafka.bootstrap_servers) as client:
         epoch = consumer_join(client, "g")
         assert commit(client, "g", 4, epoch, "m1") == 0
         client.request("ConsumerGroupHeartbeat", 1, {
@@ -208,26 +209,30 @@ def test_an_empty_kip848_group_gives_way_to_a_classic_group_and_its_offsets_stay
         assert fetch(client, "g") == [("orders", 0, 4, "m")]
 
 
-def test_a_group_with_members_keeps_its_kind(fake_kafka):
-    """The fake runs no group of mixed protocols. Kafka 4.4 converts a classic group online for
-    a KIP-848 member, and lets a classic member into a consumer group; the fake answers as
-    Kafka does when its group.consumer.migration.policy forbids that (GROUP_ID_NOT_FOUND), and
-    INCONSISTENT_GROUP_PROTOCOL to the JoinGroup."""
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+@pytest.mark.fake_kafka(brokers=1, topics={"orders": 2},
+                        overrides={"group.consumer.migration.policy": "disabled"})
+def test_a_group_with_members_keeps_its_kind_when_migration_is_disabled(kafka):
+    """As Kafka 4.4 answers with group.consumer.migration.policy=disabled. The fake runs no
+    group of mixed protocols, whatever the policy: it always answers so. Kafka's default
+    (bidirectional) converts a classic group with members online for a KIP-848 member (the
+    heartbeat is answered, the group becomes a consumer group holding the classic member) and
+    lets a classic member join a consumer group: not modelled, a difference."""
+    with WireClient(kafka.bootstrap_servers) as client:
         assert classic_join(client, "classic").error_code == 0
         refused = client.request("ConsumerGroupHeartbeat", 1, {
             "group_id": "classic", "member_id": "m1", "member_epoch": 0,
             "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
             "topic_partitions": []})
         assert (refused.error_code, refused.error_message) == (
-            ErrorCode.GROUP_ID_NOT_FOUND, "Group classic is not a consumer group")
+            ErrorCode.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group classic to consumer "
+            "group because online upgrade is disabled.")
         consumer_join(client, "kip848")
         assert classic_join(client, "kip848").error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-        assert listed(client) == [("classic", "classic", "CompletingRebalance"),
-                                  ("kip848", "consumer", "Stable")]
+        assert sorted(listed(client)) == [("classic", "classic", "CompletingRebalance"),
+                                          ("kip848", "consumer", "Stable")]
 
 
-def test_offset_fetch_checks_the_member_of_a_kip848_group_only(fake_kafka):
+def test_offset_fetch_checks_the_member_of_a_kip848_group_only(kafka):
     """OffsetFetch v9+ names the member: a consumer group checks it (Kafka's
     ConsumerGroup.validateOffsetFetch); a classic group, or no group, does not (Kafka's
     ClassicGroup.validateOffsetFetch)."""
@@ -236,7 +241,7 @@ def test_offset_fetch_checks_the_member_of_a_kip848_group_only(fake_kafka):
             "group_id": group, "member_id": member_id, "member_epoch": epoch,
             "topics": None}]}).groups[0].error_code
 
-    with WireClient(fake_kafka.bootstrap_servers) as client:
+    with WireClient(kafka.bootstrap_servers) as client:
         epoch = consumer_join(client, "kip848")
         assert fetch_as(client, "kip848", "m1", epoch) == 0
         assert fetch_as(client, "kip848", "m1", epoch + 1) == ErrorCode.STALE_MEMBER_EPOCH

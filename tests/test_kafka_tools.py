@@ -23,11 +23,11 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from fakebroker import FakeKafka
 from fakebroker.real_cluster import wait_for
+from tests.absent import needs
 from tests.clients.tools import ToolResult, run_tool, tools_available
 
 pytestmark = [
-    pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed "
-                       "(bash .ci/install-kafka)"),
+    needs(tools_available(), "kafka-tools 4.4.0 (bash .ci/install-kafka)"),
     pytest.mark.fake_kafka(topics={"events": 1}),
 ]
 

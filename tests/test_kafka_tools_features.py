@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from fakebroker.real_cluster import wait_for
+from tests.absent import needs
 from tests.clients.tools import ToolResult, run_tool, tools_available
 
-pytestmark = pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed "
-                                "(bash .ci/install-kafka)")
+pytestmark = needs(tools_available(), "kafka-tools 4.4.0 (bash .ci/install-kafka)")
 
 NEW_CLUSTER = {"eligible.leader.replicas.version": "1", "group.version": "1",
                "kraft.version": "1", "metadata.version": "4.4-IV2", "share.version": "2",

@@ -194,7 +194,7 @@ def test_a_held_request_goes_on_when_released_and_ends_if_its_peer_leaves_first(
             await rule.wait(2)
             assert rule.held == 2 and outcomes == {}
             leaves.gone.set()
-            await trio.sleep(1)
+            await trio.testing.wait_all_tasks_blocked()  # all that leaving sets off is done
             assert rule.held == 1 and isinstance(outcomes[2], Close)
             assert rule.release() == 1
         assert decoded("Metadata", 12, outcomes[1])[1].topics[0].name == "orders"

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from fakebroker.wire_client import WireClient
+from tests.absent import needs
 from tests.clients.tools import run_tool, tools_available
 
 CONTROLLER = [{"name": "CONTROLLER", "host": "localhost", "port": 9999}]
@@ -113,7 +114,7 @@ def test_remove_raft_voter_cannot_empty_a_one_node_quorum(kafka) -> None:
             f"from the set of voters {VOTERS}"))
 
 
-@pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed")
+@needs(tools_available(), "kafka-tools 4.4.0 (bash .ci/install-kafka)")
 @pytest.mark.parametrize("command,error", [
     (("kafka-cluster", "unregister", "-b", "BOOTSTRAP", "--id", "2"),
      "BrokerIdNotRegisteredException: Broker ID 2 is not currently registered"),

@@ -98,7 +98,9 @@ def test_confluent_kafka_round_trip_every_record_once_at_its_offset(real_kafka):
             assert msg is not None, f"only {len(seen)} of {COUNT} records read"
             assert msg.error() is None, msg.error()
             seen.append((msg.value(), msg.partition(), msg.offset()))
-        assert consumer.poll(0.5) is None  # nothing more
+        positions = consumer.position([TopicPartition(topic, p) for p in range(PARTITIONS)])
+        assert {p.partition: p.offset for p in positions} == {  # read to the end: no more
+            p: high for p, (_, high) in ends.items()}
     finally:
         consumer.close()
     assert sorted(v for v, _, _ in seen) == sorted(values)

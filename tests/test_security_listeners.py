@@ -26,6 +26,7 @@ from fakebroker.security.certificates import generate
 from fakebroker.server import TLS_HANDSHAKE_TIMEOUT
 from fakebroker.sync import FakeKafka
 from fakebroker.wire_client import WireClient
+from tests.absent import needs
 from tests.clients.java import java_available, run_harness
 from tests.conftest import start_served, stop_served
 from tests.processes import free_port_run
@@ -165,7 +166,7 @@ def test_python_clients_produce_and_consume_over_tls(client, mtls):
         assert stored(kafka, "orders") == sorted(values(tag))
 
 
-@pytest.mark.skipif(not java_available(), reason="Java client not installed")
+@needs(java_available(), "the Java client (bash .ci/install-clients)")
 def test_the_java_client_produces_and_consumes_over_mtls(tmp_path, java_client):
     with FakeKafka(brokers=2, topics={"orders": 3}, **MTLS) as kafka:
         keystore = tmp_path / "client-keystore.pem"  # Kafka's PEM keystore: key, then chain

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from tests.absent import needs
 from tests.clients.java import run_harness
 from tests.clients.tools import run_tool, tools_available
 
 pytestmark = [
-    pytest.mark.skipif(not tools_available(), reason="kafka-tools 4.4.0 not installed "
-                       "(bash .ci/install-kafka)"),
+    needs(tools_available(), "kafka-tools 4.4.0 (bash .ci/install-kafka)"),
     pytest.mark.fake_kafka(topics={"tasks": 2}),
     pytest.mark.timeout(180),
 ]

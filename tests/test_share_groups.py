@@ -18,13 +18,14 @@ import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
+from tests.absent import needs
 from tests.bodies import batch, produce_body
 from tests.clients.java import run_harness
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
 
 pytestmark = [
-    pytest.mark.skipif(not share_consumer_available(), reason="kafka-clients 4.4.0 not installed"),
+    needs(share_consumer_available(), "kafka-clients 4.4.0 (bash .ci/install-clients)"),
     pytest.mark.timeout(180),
 ]
 TOPIC = "jobs"

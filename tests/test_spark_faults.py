@@ -210,15 +210,15 @@ def test_partitions_added_while_the_query_runs_are_read_from_their_start(
 
 @pytest.mark.fake_kafka(topics=TOPICS)
 def test_a_subscribed_topic_deleted_fails_the_query_with_kafkas_error(
-        spark_kafka, fake_kafka, tmp_path):
+        spark_kafka, kafka, tmp_path):
     """``subscribe``: the driver describes the topic (Admin.describeTopics) before every
     micro-batch; once it is deleted Kafka answers UNKNOWN_TOPIC_OR_PARTITION and the query
     fails with it, whatever failOnDataLoss says."""
-    query = start(spark_kafka, fake_kafka, tmp_path, available_now=False)
-    kafka_admin = admin(fake_kafka)
+    query = start(spark_kafka, kafka, tmp_path, available_now=False)
+    kafka_admin = admin(kafka)
     try:
         first = events(USERS, 150)
-        produce(fake_kafka.bootstrap_servers, "events", as_records(first))
+        produce(kafka.bootstrap_servers, "events", as_records(first))
         query.processAllAvailable()
         kafka_admin.delete_topics(["events"])["events"].result(30)
         with pytest.raises(Exception) as failure:
@@ -228,7 +228,7 @@ def test_a_subscribed_topic_deleted_fails_the_query_with_kafkas_error(
     assert ("terminated with exception: org.apache.kafka.common.errors."
             "UnknownTopicOrPartitionException: This server does not host this topic-partition."
             in str(failure.value))
-    assert newest(spark_kafka, fake_kafka) == expected_totals(first)
+    assert newest(spark_kafka, kafka) == expected_totals(first)
 
 
 def delete_and_recreate(kafka, query) -> tuple[list[dict], dict[int, int], dict[int, int]]:

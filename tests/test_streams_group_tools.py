@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from fakebroker.real_cluster import wait_for as eventually
+from tests.absent import needs
 from tests.clients.java import run_harness
 from tests.clients.streams import start_word_count, streams_available
 from tests.clients.tools import run_tool, tools_available
 
 pytestmark = [
-    pytest.mark.skipif(not (tools_available() and streams_available()),
-                       reason="kafka-tools or kafka-streams 4.4.0 not installed "
-                       "(bash .ci/install-kafka)"),
+    needs(tools_available() and streams_available(),
+          "kafka-tools and kafka-streams 4.4.0 (bash .ci/install-kafka)"),
     pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2}),
     pytest.mark.timeout(180),
 ]

@@ -1,10 +1,11 @@
 """A user's suite, in a folder of its own, takes the installed plugin's ``kafka`` fixture and
 passes unchanged on the fake (``--kafka=fake``), on a local Apache Kafka the session starts
 (``--kafka=real`` alone) and on a running cluster named by ``--kafka-bootstrap``: here the
-broker under test (``kafka``: a fake one, or under
-``--kafka=real`` the session's Apache Kafka, tests/real_kafka.py). Each test there has names
-of its own (``kafka.name``), its topics and groups deleted after it, nothing else on the
-cluster touched, also with two pytest-xdist workers at once."""
+broker under test (``kafka``: a fake one, or under ``--kafka=real`` the session's Apache
+Kafka, tests/real_kafka.py), also reached only over SASL_SSL with ``--kafka-client-config``
+(the secure preset's broker, tests/security.py). Each test there has names of its own
+(``kafka.name``), its topics and groups deleted after it, nothing else on the cluster
+touched, also with two pytest-xdist workers at once."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 
 from fakebroker.real_cluster import RealCluster
 from tests.real_kafka import require_real_kafka
+from tests.security import PASSWORDS, SECURE
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -25,15 +27,17 @@ USER_TESTS = '''
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from fakebroker.client_config import for_librdkafka
+
 
 @pytest.mark.fake_kafka(topics={"orders": 3})
 def test_an_order_is_read_back_by_a_new_group(kafka):
     orders, billing = kafka.name("orders"), kafka.name("billing")
     assert kafka.topics() == {orders: 3}
-    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    producer = Producer(for_librdkafka(kafka.client_config))
     producer.produce(orders, key=b"o-1", value=b"paid", partition=1)
     assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": billing,
+    consumer = Consumer({**for_librdkafka(kafka.client_config), "group.id": billing,
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([orders])
     message = None
@@ -151,3 +155,38 @@ def test_two_xdist_workers_share_a_running_cluster_each_with_its_own_names(
     assert result.returncode == 0, result.stdout + result.stderr
     assert outcome(result).startswith("2 passed, 1 skipped")
     assert_only_what_was_there_before(shared_cluster)
+
+
+# A managed cluster's client properties, as a Java client takes them (the how-to's).
+CLIENT_PROPERTIES = """\
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
+    username="admin" password="{password}";
+ssl.truststore.type=PEM
+ssl.truststore.location={ca_file}
+"""
+
+
+@pytest.mark.fake_kafka(**SECURE)
+def test_the_users_suite_passes_on_a_cluster_reached_only_over_sasl_ssl(tmp_path, kafka):
+    """The broker under test's SASL_SSL listener, its client properties in a file: the
+    plugin's inspection and the user's clients (``kafka.client_config``) log in as admin (a
+    super user there: the preset's authorizer allows nobody else without ACLs)."""
+    properties = tmp_path / "client.properties"
+    properties.write_text(CLIENT_PROPERTIES.format(password=PASSWORDS["admin"],
+                                                   ca_file=kafka.ssl["ca_file"]))
+    result = run_user_suite(tmp_path, "--kafka=real",
+                            f"--kafka-bootstrap={kafka.listeners['SASL_SSL']}",
+                            f"--kafka-client-config={properties}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result).startswith("2 passed, 1 skipped")
+
+
+def test_a_client_config_the_inspection_cannot_honour_fails_the_session_naming_it(tmp_path):
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")
+    result = run_user_suite(tmp_path, "--kafka=real", "--kafka-bootstrap=127.0.0.1:9",
+                            f"--kafka-client-config={properties}", "-k", "made_by")
+    assert result.returncode == 1
+    assert "sasl.mechanism=GSSAPI: fakebroker's inspection logs in with" in result.stdout

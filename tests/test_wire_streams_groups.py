@@ -128,7 +128,7 @@ def test_the_broker_creates_the_internal_topics_and_assigns_every_task(kafka):
     with WireClient(coordinator(kafka, app)) as client:
         member = Member(client, app)
         joined = member.join()
-        assert joined.member_epoch > 0 and joined.heartbeat_interval_ms == 5000
+        assert joined.member_epoch == 2 and joined.heartbeat_interval_ms == 5000
         assert (joined.task_offset_interval_ms, joined.acceptable_recovery_lag) == (
             60_000, 10_000)
         ((code, detail),) = member.statuses

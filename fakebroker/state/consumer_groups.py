@@ -6,10 +6,22 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   matched against whole topic names, as RE2J's ``matches()``), or both; it is assigned
   partitions of the existing topics that either names. An invalid regex is refused with
   INVALID_REGULAR_EXPRESSION and changes nothing.
-* Every membership or subscription change bumps the group epoch and recomputes the target
-  assignment with the group's assignor (``uniform``, the default, or ``range``). So does a
-  change of the subscribed topics themselves, seen at the next heartbeat of any member: a
-  topic created that a regex (or a name) matches, a topic deleted, partitions added.
+* A new group starts at epoch 1 with no target assignment (Kafka 4.4's ModernGroup), so its
+  first member with a subscription makes epoch 2. Every membership or subscription change
+  bumps the group epoch and recomputes the target assignment with the group's assignor
+  (``uniform``, the default, or ``range``). So does a change of the subscribed topics
+  themselves, seen at the next heartbeat of any member: a topic created that a regex (or a
+  name) matches, a topic deleted, partitions added.
+* A regex new to the group is resolved after the heartbeat that brought it is answered, as
+  Kafka 4.4 resolves one in the background: that heartbeat is answered without its topics
+  (at epoch 1 in a new group); the resolution moves the group epoch on if the subscribed
+  topics change, and the next heartbeat computes the target assignment. A regex another
+  member already uses is resolved at once.
+* Differences from Kafka 4.4: the target assignment is computed at every bump, where Kafka
+  computes it at most once per group.consumer.assignment.interval.ms (1 s), so a member
+  joining within a second of the last assignment waits at the old assignment epoch there;
+  and a member changing its regex gives up the old one's topics at once (the fake looks at
+  the subscribed topics at every heartbeat), where Kafka waits for the new one's resolution.
 * ``uniform`` is sticky: a member keeps the partitions it has while they stay within its fair
   share, and the shares differ by at most one partition when every member subscribes to the
   same topics.
@@ -109,10 +121,11 @@ class ConsumerMember:
     rebalance_timeout_ms: int = 300_000
     revoke_deadline: float | None = None  # it must have revoked by then
 
-    def topics(self, partitions_of: dict[str, int]) -> set[str]:
-        """The existing topics this member subscribes to, by name or by its regex."""
+    def topics(self, partitions_of: dict[str, int], resolved: set[str]) -> set[str]:
+        """The existing topics this member subscribes to, by name or by its regex once the
+        group has ``resolved`` it."""
         topics = {t for t in self.subscribed if t in partitions_of}
-        if self.regex:
+        if self.regex and self.regex in resolved:
             pattern = re.compile(self.regex)
             topics.update(t for t in partitions_of if pattern.fullmatch(t))
         return topics
@@ -122,12 +135,17 @@ class ConsumerMember:
 class ConsumerGroup:
     group_id: str
     assignor: str = "uniform"
-    group_epoch: int = 0
+    # A new group is at epoch 1 with no target assignment yet (epoch 0), as Kafka 4.4's
+    # ModernGroup starts: its first member's subscription makes epoch 2.
+    group_epoch: int = 1
     assignment_epoch: int = 0
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
     # topic -> partition count of every topic some member subscribes to, as last assigned
+    # (or as its regexes were last resolved)
     subscription: dict[str, int] = field(default_factory=dict)
+    # The members' regexes the group has resolved (a new one after the heartbeat bringing it)
+    resolved: set[str] = field(default_factory=set)
 
     @property
     def state(self) -> str:
@@ -241,8 +259,9 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
-    # Whether a new group may take this id (the registry of both kinds decides; see
-    # ``fakebroker.state.groups``), and who to tell of each deadline set.
+    # Whether a new group may take this id (the registry of every kind decides, and refuses
+    # with its own ClusterError where Kafka's message differs; see ``fakebroker.state.groups``),
+    # and who to tell of each deadline set.
     claim: Callable[[str], bool] = lambda group_id: True
     new_deadline: Callable[[float], None] = lambda deadline: None
 
@@ -266,26 +285,30 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
                                          f"Consumer group {hb.group_id} not found.")
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
-                                         f"Group {hb.group_id} is not a consumer group")
+                                         f"Group {hb.group_id} is not a consumer group.")
             group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
         if len(group.members) >= max_size and hb.member_id not in group.members and (
                 hb.instance_id is None or group.static_member(hb.instance_id) is None):
             raise ClusterError("GROUP_MAX_SIZE_REACHED", "The consumer group has reached its "
                                f"maximum capacity of {max_size} members.")
         if hb.member_epoch == JOIN:
-            member, bump = self._join(group, hb)
+            member = self._join(group, hb)
         else:
-            member, bump = self._existing(group, hb), False
+            member = self._existing(group, hb)
             self._check_epoch(member, hb)
         if hb.server_assignor:
             group.assignor = hb.server_assignor
-        bump |= self._update(member, hb)
+        names_changed, regex_changed = self._update(member, hb)
+        bump = names_changed or (regex_changed and (member.regex is None
+                                                    or member.regex in group.resolved))
         if hb.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
         partitions_of = self.partitions_of()
         self._prune(group, partitions_of)
         if bump or self._subscription(group, partitions_of) != group.subscription:
             self._bump(group, partitions_of)
+        elif group.group_epoch > group.assignment_epoch:
+            self._assign(group, partitions_of)
         member.deadline = now + self.session_timeout_ms / 1000
         self.new_deadline(member.deadline)
         if hb.owned is not None:
@@ -300,11 +323,24 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
         elif member.revoke_deadline is None:
             member.revoke_deadline = now + member.rebalance_timeout_ms / 1000
             self.new_deadline(member.revoke_deadline)
+        self._resolve(group, partitions_of)
         return member, assignment
 
-    def _join(self, group: ConsumerGroup, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
-        """The member joining with epoch 0 (new, rejoining, or replacing a static member),
-        and whether that alone changes the group epoch."""
+    def _resolve(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
+        """Resolve the regexes new to the group, after the heartbeat that brought one is
+        answered, as Kafka's background resolution does: if the subscribed topics change
+        with them, the group epoch moves on, and the next heartbeat computes its target."""
+        used = {m.regex for m in group.members.values() if m.regex}
+        if used == group.resolved:
+            return
+        group.resolved = used
+        subscription = self._subscription(group, partitions_of)
+        if subscription != group.subscription:
+            group.group_epoch += 1
+            group.subscription = subscription
+
+    def _join(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
+        """The member joining with epoch 0 (new, rejoining, or replacing a static member)."""
         member_id = hb.member_id or str(uuid.uuid4())
         previous = group.static_member(hb.instance_id) if hb.instance_id is not None else None
         if previous is not None:
@@ -318,15 +354,15 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             del group.members[previous.member_id]
             group.members[member_id] = member
             group.target[member_id] = group.target.pop(previous.member_id, {})
-            return member, False
+            return member
         member = group.members.get(member_id)
         if member is not None:
             self._check_epoch(member, hb)
-            return member, False
+            return member
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)
         group.members[member_id] = member
-        return member, group.group_epoch == 0
+        return member
 
     def _existing(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
         """The member a heartbeat comes from: by instance id for a static member (then it
@@ -357,20 +393,21 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             raise fenced("consumer", hb.member_epoch, member.epoch)
 
     @staticmethod
-    def _update(member: ConsumerMember, hb: Heartbeat) -> bool:
-        """Apply the heartbeat's member fields; True when the subscription changed."""
+    def _update(member: ConsumerMember, hb: Heartbeat) -> tuple[bool, bool]:
+        """Apply the heartbeat's member fields; whether its topic names, and its regex,
+        changed."""
         member.instance_id = hb.instance_id if hb.instance_id is not None \
             else member.instance_id
         member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
         member.client_id, member.client_host = hb.client_id, hb.client_host
-        changed = False
+        names_changed = regex_changed = False
         names = hb.subscribed_topic_names
         if names is not None and sorted(names) != sorted(member.subscribed):
-            member.subscribed, changed = list(names), True
+            member.subscribed, names_changed = list(names), True
         regex = hb.subscribed_topic_regex
         if regex is not None and regex != (member.regex or ""):
-            member.regex, changed = regex or None, True
-        return changed
+            member.regex, regex_changed = regex or None, True
+        return names_changed, regex_changed
 
     def _leave(self, hb: Heartbeat) -> ConsumerMember:
         """Epoch -1 (leave) or -2 (a static member's temporary leave)."""
@@ -388,7 +425,8 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
 
     def _subscription(self, group: ConsumerGroup, partitions_of: dict[str, int]
                       ) -> dict[str, int]:
-        topics = set().union(*(m.topics(partitions_of) for m in group.members.values()))
+        topics = set().union(*(m.topics(partitions_of, group.resolved)
+                               for m in group.members.values()))
         return {t: partitions_of[t] for t in sorted(topics)}
 
     def _prune(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
@@ -400,9 +438,13 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
     def _bump(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
         """A new group epoch and its target assignment."""
         group.group_epoch += 1
+        self._assign(group, partitions_of)
+
+    def _assign(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
+        """The target assignment of the group epoch."""
         group.subscription = self._subscription(group, partitions_of)
         group.target = compute_target(
-            group.assignor, {m.member_id: m.topics(partitions_of)
+            group.assignor, {m.member_id: m.topics(partitions_of, group.resolved)
                              for m in group.members.values()},
             partitions_of, group.target)
         group.assignment_epoch = group.group_epoch
@@ -437,6 +479,7 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
 
     def _remove(self, group: ConsumerGroup, member_id: str) -> None:
         del group.members[member_id]
+        group.resolved = {m.regex for m in group.members.values() if m.regex}
         self._bump(group, self.partitions_of())
 
     def delete(self, group_id: str) -> None:
@@ -454,7 +497,8 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
         if group is None:
             return set()
         partitions_of = self.partitions_of()
-        return set().union(*(m.topics(partitions_of) for m in group.members.values()))
+        return set().union(*(m.topics(partitions_of, group.resolved)
+                             for m in group.members.values()))
 
     def member(self, group_id: str, member_id: str) -> ConsumerMember | None:
         group = self.groups.get(group_id)

@@ -11,9 +11,11 @@ Guarantees:
   any group creates an Empty classic group, as Kafka does). An empty group gives way to the other
   protocol's, as Kafka's coordinator replaces it (``maybeDeleteEmptyClassicGroup``,
   ``maybeDeleteEmptyConsumerGroup``), and its committed offsets stay. A group with members keeps
-  its kind: the fake runs no group of mixed protocols (Kafka converts one online), so a JoinGroup
-  to it gets INCONSISTENT_GROUP_PROTOCOL and a joining ConsumerGroupHeartbeat GROUP_ID_NOT_FOUND
-  ("Group g is not a consumer group", as Kafka answers when its migration policy forbids it).
+  its kind: the fake runs no group of mixed protocols (Kafka converts one online by default), so
+  it answers as Kafka does with group.consumer.migration.policy=disabled: a JoinGroup to a
+  consumer group gets INCONSISTENT_GROUP_PROTOCOL, a joining ConsumerGroupHeartbeat to a
+  classic group GROUP_ID_NOT_FOUND ("Cannot upgrade classic group g to consumer group because
+  online upgrade is disabled.").
 * A share group (``fakebroker.state.share_groups``) takes an id no group of another kind holds,
   and keeps it while it exists (its share-partitions' start offsets are its own, not in
   ``offsets``); ShareGroupHeartbeat to an id of another kind is GROUP_ID_NOT_FOUND.
@@ -62,8 +64,7 @@ class Groups:
         self._deadline_watchers: list[Callable[[float], None]] = []
         self.classic.claim = lambda group_id: self._make_room(
             group_id, self.consumer.groups) and not self._exclusive(group_id)
-        self.consumer.claim = lambda group_id: self._make_room(
-            group_id, self.classic.groups) and not self._exclusive(group_id)
+        self.consumer.claim = self._claim_for_consumer_group
         self.share.claim = self.streams.claim = lambda group_id: self.kind(group_id) is None
         self.classic.new_deadline = self.consumer.new_deadline = self._new_deadline
         self.share.new_deadline = self.streams.new_deadline = self._new_deadline
@@ -104,6 +105,17 @@ class Groups:
         yield from self.consumer.groups
         yield from self.share.groups
         yield from self.streams.groups
+
+    def _claim_for_consumer_group(self, group_id: str) -> bool:
+        """Whether a new consumer group may take ``group_id``: False while a share or streams
+        group holds it; a classic group with members refuses it as Kafka does when its
+        group.consumer.migration.policy disables online upgrades (GROUP_ID_NOT_FOUND)."""
+        if self._exclusive(group_id):
+            return False
+        if not self._make_room(group_id, self.classic.groups):
+            raise ClusterError("GROUP_ID_NOT_FOUND", f"Cannot upgrade classic group {group_id} "
+                               "to consumer group because online upgrade is disabled.")
+        return True
 
     @staticmethod
     def _make_room(group_id: str,
