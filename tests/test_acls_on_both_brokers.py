@@ -144,11 +144,14 @@ def test_confluent_admin_creates_describes_and_deletes_acls(broker):
         assert future.result(timeout=DEADLINE) is None
     mine = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH, None, None,
                             AclOperation.ANY, AclPermissionType.ANY)
-    described = admin.describe_acls(mine).result(timeout=DEADLINE)
-    assert sorted(described, key=str) == sorted(bindings, key=str)
+    # Kafka's broker answers DescribeAcls from its authorizer, which learns a change the
+    # controller committed from the metadata log a moment later: described once it has.
+    until(lambda: sorted(admin.describe_acls(mine).result(timeout=DEADLINE), key=str)
+          == sorted(bindings, key=str), "the two bindings described")
     deleted = admin.delete_acls([mine])[mine].result(timeout=DEADLINE)
     assert sorted(deleted, key=str) == sorted(bindings, key=str)
-    assert admin.describe_acls(mine).result(timeout=DEADLINE) == []
+    until(lambda: admin.describe_acls(mine).result(timeout=DEADLINE) == [],
+          "the bindings gone from DescribeAcls")
 
 
 def test_kafka_python_admin_creates_describes_and_deletes_acls(broker):
