@@ -112,8 +112,9 @@ def clients_dir() -> Path:
     return Path(os.environ.get("FAKEBROKER_CLIENTS_DIR") or default)
 
 
-def kafka_dir() -> Path:
-    return clients_dir() / f"kafka-{KAFKA_VERSION}"
+def kafka_dir(version: str = KAFKA_VERSION) -> Path:
+    """Where ``.ci/install-kafka`` puts the broker of ``version`` (4.4.0, or 3.9.1)."""
+    return clients_dir() / f"kafka-{version}"
 
 
 def _java() -> str:
@@ -126,28 +127,28 @@ def _java() -> str:
     return found
 
 
-def kafka_jars() -> list[Path]:
+def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
     """The broker's jars (sorted: a CDS archive needs the same class path every time)."""
-    d = kafka_dir()
+    d = kafka_dir(version)
     jars = sorted(d.glob("*.jar"))
     if not (d / ".stamp").is_file() or not any(
-        j.name == f"kafka_2.13-{KAFKA_VERSION}.jar" for j in jars
+        j.name == f"kafka_2.13-{version}.jar" for j in jars
     ):
-        raise RealKafkaMissing(f"Apache Kafka {KAFKA_VERSION} is not installed in {d}: "
+        raise RealKafkaMissing(f"Apache Kafka {version} is not installed in {d}: "
                                f"{INSTALL_HINT}")
     return jars
 
 
-def check_installed() -> None:
+def check_installed(version: str = KAFKA_VERSION) -> None:
     """Raise RealKafkaMissing, saying what is missing, unless the broker's jars and a JDK are
     there."""
-    kafka_jars()
+    kafka_jars(version)
     _java()
 
 
-def kafka_available() -> bool:
+def kafka_available(version: str = KAFKA_VERSION) -> bool:
     try:
-        check_installed()
+        check_installed(version)
     except RealKafkaMissing:
         return False
     return True
@@ -251,7 +252,7 @@ class _Cds:
             h.update(f"{j}:{st.st_size}:{st.st_mtime_ns}\0".encode())
         real_java = Path(java).resolve()
         h.update(f"{real_java}:{real_java.stat().st_mtime_ns}".encode())
-        base = kafka_dir() / "cds"
+        base = jars[0].parent / "cds"  # beside the jars: one archive folder per release
         self.archive = base / f"broker-{h.hexdigest()[:16]}.jsa"
         if self.archive.is_file():
             self.flags = [f"-XX:SharedArchiveFile={self.archive}"]
@@ -315,6 +316,7 @@ def start_real_kafka(
     attempts: int = 3,
     listeners: Sequence[str] = (),
     format_args: Sequence[str] = (),
+    version: str = KAFKA_VERSION,
 ) -> RealKafka:
     """Format and start a single-node KRaft broker in ``tmp_dir``; returns once it answers
     an ApiVersions request and lists itself in a Metadata response (confluent-kafka's
@@ -325,13 +327,14 @@ def start_real_kafka(
     inter-broker listener), each named as its security protocol (SSL, SASL_PLAINTEXT,
     SASL_SSL), on its own free port, advertised; ``RealKafka.listeners`` maps every listener
     to its address (their TLS and SASL settings come in ``overrides``). ``format_args``: extra
-    ``StorageTool format`` arguments, e.g. ``--add-scram`` for SCRAM users.
+    ``StorageTool format`` arguments, e.g. ``--add-scram`` for SCRAM users. ``version``: the
+    release to run, 4.4.0 or 3.9.1 (``.ci/install-kafka`` installs both).
 
     JVM_FLAGS won on the 2-core test machine (``python -m tests.real_kafka`` measures): the
     serial collector with C1 only used the least CPU to start (~1.5-2 s of CPU with the CDS
     archive) and started fastest next to busy CPUs; G1 and full tiered compilation cost more.
     """
-    jars = kafka_jars()
+    jars = kafka_jars(version)
     java = _java()
     classpath = os.pathsep.join(map(str, jars))
     extra = os.environ.get("FAKEBROKER_KAFKA_JVM_OPTS", "").split()
