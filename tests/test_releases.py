@@ -1,0 +1,59 @@
+"""The release table (``protocol_specs/releases.json``): what each Kafka release's broker lists
+in ApiVersions, imported from that release's own jar, and equal to what the real brokers this
+suite runs (Apache Kafka 3.9.1 and 4.4.0) list."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from fakebroker.protocol.importer import render
+from fakebroker.protocol.releases import listed_apis, release_line, release_lines
+from fakebroker.protocol.releases_importer import build_table
+from fakebroker.protocol.specs import specs_root
+from fakebroker.wire_client import WireClient
+
+
+def listed_by(bootstrap: str) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max), in the order a broker's ApiVersions v4 answer lists them."""
+    with WireClient(bootstrap.split(",")[0]) as client:
+        answer = client.request("ApiVersions", 4, {"client_software_name": "wire",
+                                                   "client_software_version": "1.0"})
+    assert answer.error_code == 0
+    return {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+
+
+@pytest.mark.timeout(900)
+def test_the_table_is_what_the_importer_reads_from_each_releases_jar():
+    # The importer fetches the jars it lacks with Maven and runs Java: CI has both.
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        message = f"the release importer needs {' and '.join(missing)}"
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    stored = (specs_root() / "releases.json").read_text()
+    assert stored == render(build_table()) + "\n", "protocol_specs/releases.json is stale"
+
+
+def test_the_table_holds_every_release_line_from_0_10_0_to_4_4():
+    lines = release_lines()
+    assert lines[0] == "0.10.0" and lines[-1] == "4.4" and len(lines) == 30
+    assert release_line("3.9.1") == "3.9" and release_line("0.10.2.2") == "0.10.2"
+    assert listed_apis("0.10.0")[18] == (0, 0)  # ApiVersions itself came in 0.10.0
+    assert listed_apis("3.9")[0] == (0, 11) and listed_apis("4.4")[0] == (0, 13)
+    assert listed_apis("4.4")[1] == (4, 18)  # KIP-896: 4.0 dropped Fetch v0-3
+
+
+@pytest.mark.real_kafka
+def test_apache_kafka_4_4_0_lists_exactly_the_4_4_row(real_kafka):
+    assert list(listed_by(real_kafka.bootstrap_servers).items()) \
+        == list(listed_apis("4.4").items())
+
+
+@pytest.mark.real_kafka
+def test_apache_kafka_3_9_1_lists_exactly_the_3_9_row(real_kafka_3_9):
+    assert list(listed_by(real_kafka_3_9.bootstrap_servers).items()) \
+        == list(listed_apis("3.9").items())
