@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from fakebroker.api import CACHEABLE, HANDLERS, REFUSED_ANSWERS, ByApiKey, served_versions
+from fakebroker.api import CACHEABLE, HANDLERS, REFUSED_ANSWERS, ByApiKey, versions_as
 from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
@@ -334,7 +334,7 @@ class Pipeline:
             api_key, version, correlation_id = peek_header(frame)
         except DecodeError as exc:
             raise ConnectionClosed(f"malformed request ({len(frame)} bytes): {exc}") from None
-        versions = served_versions(api_key)
+        versions = versions_as(api_key, self.cluster.settings.kafka_version)
         if versions is None:
             raise ConnectionClosed(f"unsupported API key {api_key}")
         if version not in versions:

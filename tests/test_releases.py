@@ -9,8 +9,10 @@ import shutil
 
 import pytest
 
+from fakebroker import FakeKafka
+from fakebroker.options import ClusterSettings, OptionError
 from fakebroker.protocol.importer import render
-from fakebroker.protocol.releases import listed_apis, release_line, release_lines
+from fakebroker.protocol.releases import listed_apis, release_line, release_lines, release_table
 from fakebroker.protocol.releases_importer import build_table
 from fakebroker.protocol.specs import specs_root
 from fakebroker.wire_client import WireClient
@@ -57,3 +59,58 @@ def test_apache_kafka_4_4_0_lists_exactly_the_4_4_row(real_kafka):
 def test_apache_kafka_3_9_1_lists_exactly_the_3_9_row(real_kafka_3_9):
     assert list(listed_by(real_kafka_3_9.bootstrap_servers).items()) \
         == list(listed_apis("3.9").items())
+
+
+# -- the fake answering as a release (--kafka-version) ---------------------------------------
+
+
+@pytest.mark.fake_kafka(kafka_version="4.4")
+def test_at_kafka_version_4_4_the_broker_lists_exactly_the_4_4_row(kafka):
+    assert list(listed_by(kafka.bootstrap_servers).items()) == list(listed_apis("4.4").items())
+
+
+@pytest.mark.real_kafka
+def test_the_fake_at_kafka_version_3_9_lists_what_apache_kafka_3_9_1_lists(real_kafka_3_9):
+    with FakeKafka(kafka_version="3.9") as fake:
+        assert list(listed_by(fake.bootstrap_servers).items()) \
+            == list(listed_by(real_kafka_3_9.bootstrap_servers).items())
+
+
+def refused(bootstrap: str, api: str, version: int, body: dict) -> bool:
+    """Whether the broker closes the connection on this request (how Kafka refuses a version
+    or an API it does not serve)."""
+    with WireClient(bootstrap.split(",")[0]) as client:
+        try:
+            client.request(api, version, body)
+        except ConnectionError:
+            return True
+    return False
+
+
+@pytest.mark.fake_kafka(kafka_version="4.4")
+def test_at_kafka_version_4_4_describe_configs_v0_is_refused_as_kafka_4_4_refuses_it(kafka):
+    # What the Java 0.11 client's admin round meets on Kafka 4.x ("The broker is too new to
+    # support DESCRIBE_CONFIGS version 0"): KIP-896 dropped v0, the connection is closed.
+    assert refused(kafka.bootstrap_servers, "DescribeConfigs", 0, {"resources": []})
+    assert not refused(kafka.bootstrap_servers, "DescribeConfigs", 1, {"resources": []})
+
+
+SHARE_HEARTBEAT = {"group_id": "g", "member_id": "m", "member_epoch": 0,
+                   "subscribed_topic_names": ["orders"]}
+
+
+@pytest.mark.real_kafka
+def test_an_api_the_release_lacks_closes_the_connection_on_the_fake_as_on_kafka_3_9_1(
+        real_kafka_3_9):
+    # Kafka 3.9 has no share groups (KIP-932 came in 4.x): an unknown API key.
+    assert "ShareGroupHeartbeat" not in {n for _, n, *_ in release_table()["3.9"]["apis"]}
+    with FakeKafka(kafka_version="3.9") as fake:
+        assert refused(fake.bootstrap_servers, "ShareGroupHeartbeat", 1, SHARE_HEARTBEAT)
+    assert refused(real_kafka_3_9.bootstrap_servers, "ShareGroupHeartbeat", 1, SHARE_HEARTBEAT)
+
+
+def test_a_release_line_or_one_of_its_releases_is_taken_and_another_refused():
+    assert ClusterSettings.from_kwargs({"kafka_version": "3.9.1"}).kafka_version == "3.9"
+    assert ClusterSettings.from_kwargs({}).kafka_version is None
+    with pytest.raises(OptionError, match="kafka_version: Kafka release '0.9' is not emulated"):
+        ClusterSettings.from_kwargs({"kafka_version": "0.9"})

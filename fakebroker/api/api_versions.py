@@ -3,7 +3,9 @@
 Versions: 0-4 (3.9), 5 (4.x). Flexible from v3; the response header is always v0 (KIP-511).
 
 Behavior:
-* Lists every served API with its min and max version (the newest stable one).
+* Lists every served API with its min and max version (the newest stable one); a cluster
+  answering as a Kafka release (the ``kafka_version`` setting) lists exactly what that
+  release's broker lists (``protocol_specs/releases.json``), in key order.
 * A request above the served range never reaches this handler: the server answers it at v0
   with UNSUPPORTED_VERSION and ApiVersions' own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
@@ -47,11 +49,17 @@ SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 @functools.cache
-def api_keys() -> FrozenArray:
-    """Every served API with its min and max version, by key: the answer's ``api_keys``
-    (computed once, encoded once per version, never changed)."""
+def api_keys(release: str | None = None) -> FrozenArray:
+    """The answer's ``api_keys``, by key (computed once, encoded once per version, never
+    changed): every served API with its min and max version, or with a ``release`` (line),
+    every API that release's broker lists, as it lists it."""
     from fakebroker.api import HANDLERS, served_versions
 
+    if release is not None:
+        from fakebroker.protocol.releases import listed_apis
+
+        return FrozenArray([{"api_key": key, "min_version": low, "max_version": high}
+                            for key, (low, high) in listed_apis(release).items()])
     entries = []
     for key in sorted(HANDLERS):
         versions = served_versions(key)
@@ -71,7 +79,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
             or request.node_id not in (-1, ctx.broker.id):
         error = error_code("REBOOTSTRAP_REQUIRED")
-    answer = {"error_code": error, "api_keys": [] if error else api_keys(),
+    answer = {"error_code": error,
+              "api_keys": [] if error else api_keys(ctx.cluster.settings.kafka_version),
               "throttle_time_ms": 0}
     if not error:
         answer.update(supported_features=supported_features(ctx.version),
