@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from fakebroker.real_cluster import RealCluster
 from fakebroker.protocol.releases import release_line
+from fakebroker.real_cluster import RealCluster
 from tests.real_kafka import KAFKA_VERSION, RealKafka, require_real_kafka, start_real_kafka
 from tests.real_secure_kafka import SecureRealKafka
 from tests.security import SECURE
