@@ -114,3 +114,12 @@ def test_a_release_line_or_one_of_its_releases_is_taken_and_another_refused():
     assert ClusterSettings.from_kwargs({}).kafka_version is None
     with pytest.raises(OptionError, match="kafka_version: Kafka release '0.9' is not emulated"):
         ClusterSettings.from_kwargs({"kafka_version": "0.9"})
+
+
+@pytest.mark.fake_kafka(kafka_version="4.4", topics={"orders": 1})
+def test_at_kafka_version_4_4_produce_v0_to_v2_are_listed_and_refused(kafka):
+    # KAFKA-18659: Kafka 4 lists Produce from v0 for librdkafka, yet refuses v0-2 (KIP-896).
+    assert listed_by(kafka.bootstrap_servers)[0] == (0, 13)
+    body = {"acks": 1, "timeout_ms": 1000, "topic_data": []}
+    assert refused(kafka.bootstrap_servers, "Produce", 2, body)
+    assert not refused(kafka.bootstrap_servers, "Produce", 3, body)

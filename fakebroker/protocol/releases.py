@@ -12,7 +12,8 @@ from fakebroker.protocol.specs import specs_root
 
 @functools.cache
 def release_table() -> dict[str, Any]:
-    """Release line (``"0.10.0"`` ... ``"4.4"``) -> ``{"artifact", "apis"}``, oldest first."""
+    """Release line (``"0.10.0"`` ... ``"4.4"``) -> ``{"artifact", "apis", "refused"}``, oldest
+    first."""
     return json.loads((specs_root() / "releases.json").read_text())
 
 
@@ -36,3 +37,10 @@ def listed_apis(line: str) -> dict[int, tuple[int, int]]:
     """API key -> (min, max) version, as a broker of release ``line`` lists them, in key
     order."""
     return {key: (low, high) for key, _, low, high in release_table()[line]["apis"]}
+
+
+@functools.cache
+def refused_versions(line: str) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max) of the versions a broker of release ``line`` lists but refuses
+    (4.x: Produce v0-2, KAFKA-18659)."""
+    return {key: (low, high) for key, _, low, high in release_table()[line]["refused"]}

@@ -25,10 +25,12 @@ Central. Where the listed range comes from, era by era, as Kafka's broker builds
   receiver plugin is configured, which a broker has not by default: not listed. From 4.0 on
   a broker lists Produce from version 0 although its schema starts at 3 and the broker
   refuses v0-2 (``ApiKeys.toApiVersionForApiResponse``, KAFKA-18659: librdkafka would not
-  produce compressed batches to a broker listing no v0-2).
+  produce compressed batches to a broker listing no v0-2): the table's ``refused`` rows name
+  such versions, listed and yet refused (the connection closed).
 
-Guarantee: ``releases.json`` holds, per release line, the artifact version read and every
-listed API as ``[key, name, min, max]`` in key order, nothing else; the table test
+Guarantee: ``releases.json`` holds, per release line, the artifact version read, every
+listed API as ``[key, name, min, max]`` in key order, and the versions listed but refused as
+``[key, name, min, max]`` rows (``refused``), nothing else; the table test
 (tests/test_releases.py) re-imports it and compares.
 """
 
@@ -124,10 +126,11 @@ def advertised_range(schema: dict[str, Any]) -> tuple[int, int] | None:
     return (low, high) if high >= low else None
 
 
-def schema_answer(release: str, jar: Path) -> list[Row]:
-    """What a 2.8+ broker lists, from the request schemas (rules: the module's docstring)."""
+def schema_answer(release: str, jar: Path) -> tuple[list[Row], list[Row]]:
+    """What a 2.8+ broker lists, and the versions it lists but refuses, from the request
+    schemas (rules: the module's docstring)."""
     listener = "broker" if line_of(release) >= KRAFT_FROM else "zkBroker"
-    rows = []
+    rows, refused = [], []
     for schema in request_schemas(jar):
         name = schema["name"].removesuffix("Request")
         if listener not in schema.get("listeners", ()):
@@ -136,10 +139,12 @@ def schema_answer(release: str, jar: Path) -> list[Row]:
             continue
         listed = advertised_range(schema)
         if listed is not None and name == "Produce" and line_of(release) >= PRODUCE_FROM_0:
+            if listed[0] > 0:
+                refused.append([schema["apiKey"], name, 0, listed[0] - 1])
             listed = (0, listed[1])
         if listed is not None:
             rows.append([schema["apiKey"], name, *listed])
-    return sorted(rows)
+    return sorted(rows), refused
 
 
 def check_against_schemas(release: str, rows: list[Row], jar: Path) -> None:
@@ -155,13 +160,15 @@ def check_against_schemas(release: str, rows: list[Row], jar: Path) -> None:
 def release_row(release: str) -> dict[str, Any]:
     """One release's entry of the table."""
     jar = clients_jar(release)
+    refused: list[Row] = []
     if line_of(release) >= LISTENERS_FROM:
-        rows = schema_answer(release, jar)
+        rows, refused = schema_answer(release, jar)
     else:
         rows = default_answer(jar)
         if line_of(release) >= SCHEMAS_FROM:
             check_against_schemas(release, rows, jar)
-    return {"artifact": f"org.apache.kafka:kafka-clients:{RELEASES[release]}", "apis": rows}
+    return {"artifact": f"org.apache.kafka:kafka-clients:{RELEASES[release]}", "apis": rows,
+            "refused": refused}
 
 
 def build_table() -> dict[str, Any]:
