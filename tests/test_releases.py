@@ -4,8 +4,11 @@ suite runs (Apache Kafka 3.9.1 and 4.4.0) list."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +19,7 @@ from fakebroker.protocol.releases import listed_apis, release_line, release_line
 from fakebroker.protocol.releases_importer import build_table
 from fakebroker.protocol.specs import specs_root
 from fakebroker.wire_client import WireClient
+from tests.clients.java import INSTALL_HINT, clients_dir, compile_java
 
 
 def listed_by(bootstrap: str) -> dict[int, tuple[int, int]]:
@@ -123,3 +127,52 @@ def test_at_kafka_version_4_4_produce_v0_to_v2_are_listed_and_refused(kafka):
     body = {"acks": 1, "timeout_ms": 1000, "topic_data": []}
     assert refused(kafka.bootstrap_servers, "Produce", 2, body)
     assert not refused(kafka.bootstrap_servers, "Produce", 3, body)
+
+
+# -- a client generation a release refuses: the Java client 0.11.0.3 --------------------------
+
+OLD_CLIENT = "0.11.0.3"
+OLD_ADMIN = Path(__file__).resolve().parent / "java" / "OldAdmin.java"
+
+
+def old_admin_round(bootstrap: str, topic: str) -> list[dict]:
+    """tests/java/OldAdmin.java's lines: the Java client 0.11.0.3's admin round (skipped when
+    that client is not installed, failed under CI, which installs it)."""
+    folder = clients_dir() / f"java-{OLD_CLIENT}"
+    jars = sorted(folder.glob("*.jar"))
+    if not (folder / ".stamp").is_file() or shutil.which("javac") is None:
+        message = f"the Java client {OLD_CLIENT} is not installed in {folder}: {INSTALL_HINT}"
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    compiled = compile_java(OLD_ADMIN, jars, folder / "old-admin")
+    classpath = os.pathsep.join(map(str, [compiled, *jars]))
+    run = subprocess.run(["java", "-cp", classpath, "OldAdmin", bootstrap.split(",")[0], topic],
+                         capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
+TOO_NEW = ("UnsupportedVersionException: The broker is too new to support DESCRIBE_CONFIGS "
+           "version 0")
+
+
+@pytest.mark.fake_kafka(kafka_version="4.4")
+def test_at_kafka_version_4_4_the_java_0_11_client_cannot_describe_configs(kafka):
+    assert old_admin_round(kafka.bootstrap_servers, "old-client") == [
+        {"step": "create_topic", "ok": True},
+        {"step": "describe_cluster", "ok": True},
+        {"step": "describe_configs", "error": TOO_NEW},
+    ]
+
+
+@pytest.mark.real_kafka
+def test_at_kafka_version_3_9_the_java_0_11_client_runs_its_admin_round_as_on_3_9_1(
+        real_kafka_3_9):
+    with FakeKafka(kafka_version="3.9") as fake:
+        on_fake = old_admin_round(fake.bootstrap_servers, "old-client")
+    assert on_fake == old_admin_round(real_kafka_3_9.bootstrap_servers, "old-client") == [
+        {"step": "create_topic", "ok": True},
+        {"step": "describe_cluster", "ok": True},
+        {"step": "describe_configs", "ok": True},
+    ]
