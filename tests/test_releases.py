@@ -15,20 +15,44 @@ import pytest
 from fakebroker import FakeKafka
 from fakebroker.options import ClusterSettings, OptionError
 from fakebroker.protocol.importer import render
-from fakebroker.protocol.releases import listed_apis, release_line, release_lines, release_table
+from fakebroker.protocol.releases import (
+    listed_apis,
+    new_cluster_levels,
+    release_line,
+    release_lines,
+    release_table,
+    supported_features,
+)
 from fakebroker.protocol.releases_importer import build_table
 from fakebroker.protocol.specs import specs_root
 from fakebroker.wire_client import WireClient
 from tests.clients.java import INSTALL_HINT, clients_dir, compile_java
 
 
-def listed_by(bootstrap: str) -> dict[int, tuple[int, int]]:
-    """API key -> (min, max), in the order a broker's ApiVersions v4 answer lists them."""
+def api_versions(bootstrap: str):
+    """A broker's ApiVersions v4 answer."""
     with WireClient(bootstrap.split(",")[0]) as client:
         answer = client.request("ApiVersions", 4, {"client_software_name": "wire",
                                                    "client_software_version": "1.0"})
     assert answer.error_code == 0
-    return {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+    return answer
+
+
+def listed_by(bootstrap: str) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max), in the order a broker's ApiVersions v4 answer lists them."""
+    return {k.api_key: (k.min_version, k.max_version) for k in api_versions(bootstrap).api_keys}
+
+
+def features_of(bootstrap: str) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
+    """The supported features (name, min, max) in the order a broker lists them, and the
+    finalized levels by name (the listed order: see the tests)."""
+    answer = api_versions(bootstrap)
+    return ([(f.name, f.min_version, f.max_version) for f in answer.supported_features],
+            {f.name: f.max_version_level for f in answer.finalized_features})
+
+
+def release_features(line: str) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
+    return list(supported_features(line)), new_cluster_levels(line)
 
 
 @pytest.mark.timeout(900)
@@ -57,12 +81,19 @@ def test_the_table_holds_every_release_line_from_0_10_0_to_4_4():
 def test_apache_kafka_4_4_0_lists_exactly_the_4_4_row(real_kafka):
     assert list(listed_by(real_kafka.bootstrap_servers).items()) \
         == list(listed_apis("4.4").items())
+    # Finalized levels compared by name: tests that take a level out and put it back change
+    # the order a session's broker lists them in (Kafka's HashMap keeps insertion order
+    # within a bucket).
+    assert features_of(real_kafka.bootstrap_servers) == release_features("4.4")
 
 
 @pytest.mark.real_kafka
 def test_apache_kafka_3_9_1_lists_exactly_the_3_9_row(real_kafka_3_9):
     assert list(listed_by(real_kafka_3_9.bootstrap_servers).items()) \
         == list(listed_apis("3.9").items())
+    assert features_of(real_kafka_3_9.bootstrap_servers) == release_features("3.9")
+    assert [f.name for f in api_versions(real_kafka_3_9.bootstrap_servers).finalized_features] \
+        == list(new_cluster_levels("3.9"))
 
 
 # -- the fake answering as a release (--kafka-version) ---------------------------------------
@@ -71,6 +102,13 @@ def test_apache_kafka_3_9_1_lists_exactly_the_3_9_row(real_kafka_3_9):
 @pytest.mark.fake_kafka(kafka_version="4.4")
 def test_at_kafka_version_4_4_the_broker_lists_exactly_the_4_4_row(kafka):
     assert list(listed_by(kafka.bootstrap_servers).items()) == list(listed_apis("4.4").items())
+    assert features_of(kafka.bootstrap_servers) == release_features("4.4")
+
+
+def test_at_kafka_version_4_4_the_fake_lists_the_finalized_features_in_kafkas_order():
+    with FakeKafka(kafka_version="4.4") as fake:
+        answer = api_versions(fake.bootstrap_servers)
+    assert [f.name for f in answer.finalized_features] == list(new_cluster_levels("4.4"))
 
 
 @pytest.mark.real_kafka
@@ -78,6 +116,12 @@ def test_the_fake_at_kafka_version_3_9_lists_what_apache_kafka_3_9_1_lists(real_
     with FakeKafka(kafka_version="3.9") as fake:
         assert list(listed_by(fake.bootstrap_servers).items()) \
             == list(listed_by(real_kafka_3_9.bootstrap_servers).items())
+        on_fake = api_versions(fake.bootstrap_servers)
+    on_real = api_versions(real_kafka_3_9.bootstrap_servers)
+    assert [(f.name, f.min_version, f.max_version) for f in on_fake.supported_features] \
+        == [(f.name, f.min_version, f.max_version) for f in on_real.supported_features]
+    assert [(f.name, f.max_version_level) for f in on_fake.finalized_features] \
+        == [(f.name, f.max_version_level) for f in on_real.finalized_features]
 
 
 def refused(bootstrap: str, api: str, version: int, body: dict) -> bool:

@@ -12,7 +12,8 @@ Behavior:
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 * v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
   another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
-* v3+ lists the features a combined-mode Kafka 4.4.0 node lists, measured: supported (from
+* v3+ lists the features a combined-mode Kafka 4.4.0 node lists (a cluster answering as a
+  release: those of that release, ``protocol_specs/releases.json``), measured: supported (from
   v4; v3 answers leave out supported features whose minimum is 0, which v3 clients cannot
   read: KAFKA-17011) group.version 0-1, kraft.version 0-1, metadata.version 7-33,
   share.version 0-2, streams.version 0-1, transaction.version 0-2,
@@ -83,7 +84,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
               "api_keys": [] if error else api_keys(ctx.cluster.settings.kafka_version),
               "throttle_time_ms": 0}
     if not error:
-        answer.update(supported_features=supported_features(ctx.version),
+        answer.update(supported_features=supported_features(
+                          ctx.version, ctx.cluster.settings.kafka_version),
                       finalized_features_epoch=ctx.cluster.features.epoch,
                       finalized_features=finalized_features(
                           tuple(ctx.cluster.features.finalized())))
@@ -91,10 +93,17 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 @functools.cache
-def supported_features(version: int) -> FrozenArray:
-    """The supported features an answer at ``version`` lists (v3: none of minimum 0)."""
+def supported_features(version: int, release: str | None = None) -> FrozenArray:
+    """The supported features an answer at ``version`` lists (v3: none of minimum 0): Kafka
+    4.4.0's, or those of ``release`` (a release line)."""
+    if release is None:
+        features = SUPPORTED_FEATURES
+    else:
+        from fakebroker.protocol.releases import supported_features as of_release
+
+        features = of_release(release)
     return FrozenArray([{"name": name, "min_version": low, "max_version": high}
-            for name, low, high in SUPPORTED_FEATURES
+            for name, low, high in features
             if low > 0 or version >= SUPPORTED_FROM_MIN_0])
 
 

@@ -12,8 +12,8 @@ from fakebroker.protocol.specs import specs_root
 
 @functools.cache
 def release_table() -> dict[str, Any]:
-    """Release line (``"0.10.0"`` ... ``"4.4"``) -> ``{"artifact", "apis", "refused"}``, oldest
-    first."""
+    """Release line (``"0.10.0"`` ... ``"4.4"``) -> ``{"artifact", "apis", "refused",
+    "features"}``, oldest first."""
     return json.loads((specs_root() / "releases.json").read_text())
 
 
@@ -44,3 +44,16 @@ def refused_versions(line: str) -> dict[int, tuple[int, int]]:
     """API key -> (min, max) of the versions a broker of release ``line`` lists but refuses
     (4.x: Produce v0-2, KAFKA-18659)."""
     return {key: (low, high) for key, _, low, high in release_table()[line]["refused"]}
+
+
+def supported_features(line: str) -> tuple[tuple[str, int, int], ...]:
+    """(name, min, max) of every feature a broker of release ``line`` supports, in the order
+    it lists them (none before 3.3)."""
+    return tuple((name, low, high)
+                 for name, low, high in release_table()[line]["features"]["supported"])
+
+
+def new_cluster_levels(line: str) -> dict[str, int]:
+    """The feature levels a freshly formatted node of release ``line`` finalizes, in the
+    order it lists them (none before 3.3)."""
+    return {name: level for name, level in release_table()[line]["features"]["finalized"]}

@@ -28,9 +28,16 @@ Central. Where the listed range comes from, era by era, as Kafka's broker builds
   produce compressed batches to a broker listing no v0-2): the table's ``refused`` rows name
   such versions, listed and yet refused (the connection closed).
 
+Features (ApiVersions v3+, from 2.7): a ZooKeeper broker (2.7 to 3.2) supports none
+(``BrokerFeatures.createDefault``) and a new cluster finalizes none; a KRaft broker (3.3 on)
+lists what ``ReleaseFeatures.java``, beside this module, reads from the release's
+``kafka-server-common`` jar (the rules: that program's comment), in the broker's order.
+
 Guarantee: ``releases.json`` holds, per release line, the artifact version read, every
-listed API as ``[key, name, min, max]`` in key order, and the versions listed but refused as
-``[key, name, min, max]`` rows (``refused``), nothing else; the table test
+listed API as ``[key, name, min, max]`` in key order, the versions listed but refused as
+``[key, name, min, max]`` rows (``refused``), and the features: ``supported`` as
+``[name, min, max]`` and ``finalized`` (a freshly formatted node's) as ``[name, level]``, each
+in the order the broker lists them; nothing else. The table test
 (tests/test_releases.py) re-imports it and compares.
 """
 
@@ -56,6 +63,7 @@ RELEASES: dict[str, str] = {
 }
 SLF4J_API = "org.slf4j:slf4j-api:1.7.36"  # what the old clients' static initializers log with
 JAVA_PROGRAM = Path(__file__).with_name("ReleaseApiVersions.java")
+FEATURES_PROGRAM = Path(__file__).with_name("ReleaseFeatures.java")
 SCHEMAS_FROM = (2, 2)  # the first release whose jar holds the message schemas
 LISTENERS_FROM = (2, 8)  # the first release whose schemas name their listeners
 KRAFT_FROM = (3, 3)  # the first release line read as a KRaft broker
@@ -95,13 +103,18 @@ def clients_jar(release: str) -> Path:
     return fetch(f"org.apache.kafka:kafka-clients:{RELEASES[release]}")
 
 
-def default_answer(jar: Path) -> list[Row]:
-    """The release's default ApiVersions answer, built by its own jar (0.10.0 to 2.7)."""
-    classpath = f"{jar}:{fetch(SLF4J_API)}"
-    out = subprocess.run(["java", "-cp", classpath, str(JAVA_PROGRAM)], check=True,
+def run_java(program: Path, *jars: Path) -> list[list[str]]:
+    """The tab-separated lines ``program`` (a one-file Java source) prints, run on ``jars``."""
+    classpath = ":".join(map(str, [*jars, fetch(SLF4J_API)]))
+    out = subprocess.run(["java", "-cp", classpath, str(program)], check=True,
                          capture_output=True, text=True, stdin=subprocess.DEVNULL,
                          timeout=120).stdout
-    rows = [line.split("\t") for line in out.splitlines()]
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def default_answer(jar: Path) -> list[Row]:
+    """The release's default ApiVersions answer, built by its own jar (0.10.0 to 2.7)."""
+    rows = run_java(JAVA_PROGRAM, jar)
     return sorted([int(key), name, int(low), int(high)] for key, name, low, high in rows)
 
 
@@ -157,6 +170,20 @@ def check_against_schemas(release: str, rows: list[Row], jar: Path) -> None:
                              f"{schemas[key]['validVersions']}")
 
 
+def features(release: str, jar: Path) -> dict[str, list[Any]]:
+    """What the release's broker lists as supported and finalized features (none before
+    3.3, the ZooKeeper brokers)."""
+    if line_of(release) < KRAFT_FROM:
+        return {"supported": [], "finalized": []}
+    common = fetch(f"org.apache.kafka:kafka-server-common:{RELEASES[release]}")
+    lines = run_java(FEATURES_PROGRAM, common, jar)
+    return {"supported": [[name, int(low), int(high)]
+                          for kind, name, low, high in (row for row in lines if len(row) == 4)
+                          if kind == "supported"],
+            "finalized": [[name, int(level)] for kind, name, level in
+                          (row for row in lines if len(row) == 3) if kind == "finalized"]}
+
+
 def release_row(release: str) -> dict[str, Any]:
     """One release's entry of the table."""
     jar = clients_jar(release)
@@ -168,7 +195,7 @@ def release_row(release: str) -> dict[str, Any]:
         if line_of(release) >= SCHEMAS_FROM:
             check_against_schemas(release, rows, jar)
     return {"artifact": f"org.apache.kafka:kafka-clients:{RELEASES[release]}", "apis": rows,
-            "refused": refused}
+            "refused": refused, "features": features(release, jar)}
 
 
 def build_table() -> dict[str, Any]:
