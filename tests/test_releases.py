@@ -14,6 +14,7 @@ import pytest
 
 from fakebroker import FakeKafka
 from fakebroker.options import ClusterSettings, OptionError
+from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.importer import render
 from fakebroker.protocol.releases import (
     listed_apis,
@@ -220,3 +221,27 @@ def test_at_kafka_version_3_9_the_java_0_11_client_runs_its_admin_round_as_on_3_
         {"step": "describe_cluster", "ok": True},
         {"step": "describe_configs", "ok": True},
     ]
+
+
+# -- behaviour tied to a release ---------------------------------------------------------------
+
+CONSUMER_HEARTBEAT = {"group_id": "g", "member_id": "", "member_epoch": 0,
+                      "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["orders"],
+                      "topic_partitions": []}
+
+
+def consumer_heartbeat_error(bootstrap: str) -> tuple[int, str | None]:
+    with WireClient(bootstrap.split(",")[0]) as client:
+        answer = client.request("ConsumerGroupHeartbeat", 0, CONSUMER_HEARTBEAT)
+    return answer.error_code, answer.error_message
+
+
+@pytest.mark.real_kafka
+def test_at_kafka_version_3_9_the_consumer_group_protocol_is_refused_as_on_3_9_1(
+        real_kafka_3_9):
+    # Kafka 3.9 lists ConsumerGroupHeartbeat v0 but finalizes no group.version (KIP-848 groups
+    # came with 4.0): the heartbeat gets UNSUPPORTED_VERSION, on the fake as on 3.9.1.
+    with FakeKafka(kafka_version="3.9", topics={"orders": 1}) as fake:
+        assert consumer_heartbeat_error(fake.bootstrap_servers) \
+            == consumer_heartbeat_error(real_kafka_3_9.bootstrap_servers) \
+            == (error_code("UNSUPPORTED_VERSION"), None)
