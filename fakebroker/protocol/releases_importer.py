@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -85,18 +86,51 @@ def jar_dir() -> Path:
     return clients_dir() / "kafka-clients-releases"
 
 
+def jar_path(coordinates: str) -> Path:
+    """Where the jar of ``group:artifact:version`` is kept: ``jar_dir()``."""
+    _, artifact, version = coordinates.split(":")
+    return jar_dir() / f"{artifact}-{version}.jar"
+
+
+def fetch_all(coordinates: list[str]) -> None:
+    """Every jar of ``coordinates`` (``group:artifact:version``) not yet in ``jar_dir()``,
+    fetched by one Maven run (checksums checked: ``-C``)."""
+    missing = [c for c in coordinates if not jar_path(c).exists()]
+    if not missing:
+        return
+    jar_dir().mkdir(parents=True, exist_ok=True)
+    items = "".join(
+        "<artifactItem><groupId>{}</groupId><artifactId>{}</artifactId><version>{}</version>"
+        "</artifactItem>".format(*c.split(":")) for c in missing)
+    pom = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion><groupId>fakebroker.releases</groupId>
+  <artifactId>jars</artifactId><version>0</version><packaging>pom</packaging>
+  <build><plugins><plugin><groupId>org.apache.maven.plugins</groupId>
+    <artifactId>maven-dependency-plugin</artifactId><version>3.6.1</version>
+    <configuration><outputDirectory>{jar_dir()}</outputDirectory>
+      <artifactItems>{items}</artifactItems></configuration>
+  </plugin></plugins></build>
+</project>"""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "pom.xml").write_text(pom)
+        subprocess.run(["mvn", "-q", "-B", "-C", "-f", str(Path(tmp) / "pom.xml"),
+                        "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy"],
+                       check=True, stdin=subprocess.DEVNULL, timeout=900)
+
+
 def fetch(coordinates: str) -> Path:
     """The jar of ``group:artifact:version`` in ``jar_dir()``, fetched by Maven if absent."""
-    _, artifact, version = coordinates.split(":")
-    path = jar_dir() / f"{artifact}-{version}.jar"
-    if not path.exists():
-        jar_dir().mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["mvn", "-q", "-B", "-C",
-             "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
-             f"-Dartifact={coordinates}", f"-DoutputDirectory={jar_dir()}"],
-            check=True, stdin=subprocess.DEVNULL, timeout=300)
-    return path
+    fetch_all([coordinates])
+    return jar_path(coordinates)
+
+
+def every_jar() -> list[str]:
+    """The coordinates of every jar the import reads: each release's kafka-clients, the KRaft
+    releases' kafka-server-common, and slf4j-api."""
+    return [SLF4J_API,
+            *(f"org.apache.kafka:kafka-clients:{v}" for v in RELEASES.values()),
+            *(f"org.apache.kafka:kafka-server-common:{v}" for r, v in RELEASES.items()
+              if line_of(r) >= KRAFT_FROM)]
 
 
 def clients_jar(release: str) -> Path:
@@ -200,6 +234,7 @@ def release_row(release: str) -> dict[str, Any]:
 
 def build_table() -> dict[str, Any]:
     """The whole table, release lines in order."""
+    fetch_all(every_jar())
     return {release: release_row(release) for release in RELEASES}
 
 
