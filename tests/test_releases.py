@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fakebroker import FakeKafka
+from fakebroker.control.ctl import call
 from fakebroker.options import ClusterSettings, OptionError
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.importer import render
@@ -28,20 +29,22 @@ from fakebroker.protocol.releases_importer import build_table
 from fakebroker.protocol.specs import specs_root
 from fakebroker.wire_client import WireClient
 from tests.clients.java import INSTALL_HINT, clients_dir, compile_java
+from tests.conftest import start_served, stop_served
 
 
-def api_versions(bootstrap: str):
-    """A broker's ApiVersions v4 answer."""
+def api_versions(bootstrap: str, version: int = 4):
+    """A broker's ApiVersions answer (v4; v0 for releases before 2.4, which know no v3)."""
+    body = {"client_software_name": "wire", "client_software_version": "1.0"}
     with WireClient(bootstrap.split(",")[0]) as client:
-        answer = client.request("ApiVersions", 4, {"client_software_name": "wire",
-                                                   "client_software_version": "1.0"})
+        answer = client.request("ApiVersions", version, body if version >= 3 else {})
     assert answer.error_code == 0
     return answer
 
 
-def listed_by(bootstrap: str) -> dict[int, tuple[int, int]]:
-    """API key -> (min, max), in the order a broker's ApiVersions v4 answer lists them."""
-    return {k.api_key: (k.min_version, k.max_version) for k in api_versions(bootstrap).api_keys}
+def listed_by(bootstrap: str, version: int = 4) -> dict[int, tuple[int, int]]:
+    """API key -> (min, max), in the order a broker's ApiVersions answer lists them."""
+    return {k.api_key: (k.min_version, k.max_version)
+            for k in api_versions(bootstrap, version).api_keys}
 
 
 def features_of(bootstrap: str) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
@@ -245,3 +248,27 @@ def test_at_kafka_version_3_9_the_consumer_group_protocol_is_refused_as_on_3_9_1
         assert consumer_heartbeat_error(fake.bootstrap_servers) \
             == consumer_heartbeat_error(real_kafka_3_9.bootstrap_servers) \
             == (error_code("UNSUPPORTED_VERSION"), None)
+
+
+# -- how a release is chosen: flag, variable, scenario file, and the cluster view --------------
+
+
+def test_serve_takes_fakebroker_kafka_version_and_the_cluster_view_names_the_release(tmp_path):
+    process, details = start_served(tmp_path, "--control-port", "0",
+                                    env={"FAKEBROKER_KAFKA_VERSION": "3.9.1"})
+    try:
+        assert call(details["control_url"], "GET", "/cluster")["kafka_version"] == "3.9"
+        assert listed_by(details["bootstrap_servers"]) == listed_apis("3.9")
+    finally:
+        assert stop_served(process) == 0
+
+
+def test_a_scenario_file_names_the_release_in_its_cluster_table(tmp_path):
+    scenario = tmp_path / "old.toml"
+    scenario.write_text('[cluster]\nkafka_version = "0.10.2"\n')
+    process, details = start_served(tmp_path, "--scenario", str(scenario))
+    try:
+        assert listed_by(details["bootstrap_servers"].split(",")[0], version=0) \
+            == listed_apis("0.10.2")
+    finally:
+        assert stop_served(process) == 0
