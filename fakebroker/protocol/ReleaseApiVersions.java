@@ -1,6 +1,7 @@
 // What a Kafka broker of release 0.10.0 to 2.7 lists in its ApiVersions answer, read from that
-// release's own kafka-clients jar: run by fakebroker/protocol/releases_importer.py as
-//   java -cp kafka-clients-X.jar ReleaseApiVersions.java
+// release's own kafka-clients jar: compiled (javac, no class path) and run by
+// fakebroker/protocol/releases_importer.py as
+//   java -cp <compiled>:kafka-clients-X.jar:slf4j-api.jar ReleaseApiVersions
 // It prints one line per listed API, "key<TAB>name<TAB>min<TAB>max", in the order listed.
 //
 // Those brokers answer ApiVersions with the clients jar's default answer, built from

@@ -1,6 +1,7 @@
 // The features a KRaft broker of release 3.3 to 4.4 lists in ApiVersions (v3+), read from that
-// release's own kafka-server-common jar: run by fakebroker/protocol/releases_importer.py as
-//   java -cp kafka-server-common-X.jar:kafka-clients-X.jar ReleaseFeatures.java
+// release's own kafka-server-common jar: compiled (javac, no class path) and run by
+// fakebroker/protocol/releases_importer.py as
+//   java -cp <compiled>:kafka-server-common-X.jar:kafka-clients-X.jar:slf4j-api.jar ReleaseFeatures
 // It prints "supported<TAB>name<TAB>min<TAB>max" lines, then "finalized<TAB>name<TAB>level"
 // lines, each in the order the broker lists them (the iteration order of a java.util.HashMap
 // filled as the broker fills it).

@@ -43,6 +43,8 @@ in the order the broker lists them; nothing else. The table test
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import subprocess
 import sys
 import tempfile
@@ -137,10 +139,23 @@ def clients_jar(release: str) -> Path:
     return fetch(f"org.apache.kafka:kafka-clients:{RELEASES[release]}")
 
 
+@functools.cache
+def compiled(program: Path) -> Path:
+    """The folder of ``program`` (a one-file Java source reading Kafka's classes by reflection
+    only, so compiled without them) compiled, once per source text, in ``jar_dir()``."""
+    digest = hashlib.sha256(program.read_bytes()).hexdigest()[:16]
+    folder = jar_dir() / "programs" / f"{program.stem}-{digest}"
+    if not (folder / f"{program.stem}.class").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["javac", "-d", str(folder), str(program)], check=True,
+                       stdin=subprocess.DEVNULL, timeout=120)
+    return folder
+
+
 def run_java(program: Path, *jars: Path) -> list[list[str]]:
     """The tab-separated lines ``program`` (a one-file Java source) prints, run on ``jars``."""
-    classpath = ":".join(map(str, [*jars, fetch(SLF4J_API)]))
-    out = subprocess.run(["java", "-cp", classpath, str(program)], check=True,
+    classpath = ":".join(map(str, [compiled(program), *jars, fetch(SLF4J_API)]))
+    out = subprocess.run(["java", "-cp", classpath, program.stem], check=True,
                          capture_output=True, text=True, stdin=subprocess.DEVNULL,
                          timeout=120).stdout
     return [line.split("\t") for line in out.splitlines()]
