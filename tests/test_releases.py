@@ -273,3 +273,16 @@ def test_a_scenario_file_names_the_release_in_its_cluster_table(tmp_path):
             == listed_apis("0.10.2")
     finally:
         assert stop_served(process) == 0
+
+
+@pytest.mark.parametrize("release,listed", [("2.3", []), ("2.4", [(18, 0, 3)])])
+def test_a_too_new_api_versions_request_lists_its_range_from_2_4_on(release, listed):
+    # KIP-511 (2.4): the UNSUPPORTED_VERSION answer names ApiVersions' own versions; before,
+    # it listed nothing (ApiVersionsRequest.getErrorResponse of each release).
+    with FakeKafka(kafka_version=release) as fake, \
+            WireClient(fake.bootstrap_servers) as client:
+        client.send("ApiVersions", 4, {"client_software_name": "wire",
+                                       "client_software_version": "1.0"})
+        _, answer = client.receive("ApiVersions", 0)  # answered at v0, as Kafka answers it
+    assert answer.error_code == error_code("UNSUPPORTED_VERSION")
+    assert [(k.api_key, k.min_version, k.max_version) for k in answer.api_keys] == listed

@@ -32,6 +32,12 @@ def release_line(version: str) -> str:
                      f"{', '.join(release_table())}")
 
 
+def before(line: str, other: str) -> bool:
+    """Whether release line ``line`` is older than release line ``other`` (``"0.10.2"`` is
+    before ``"1.0"``)."""
+    return tuple(map(int, line.split("."))) < tuple(map(int, other.split(".")))
+
+
 @functools.cache
 def listed_apis(line: str) -> dict[int, tuple[int, int]]:
     """API key -> (min, max) version, as a broker of release ``line`` lists them, in key
