@@ -171,6 +171,16 @@ def _text(value: Any) -> str | None:
     return None if isinstance(value, str) and value else "expected a non-empty string"
 
 
+def _release(value: Any) -> str | None:
+    """A Kafka release (``"3.9"``, ``"3.9.1"``, ``"0.10.2"``) as its line in the release table
+    (``protocol_specs/releases.json``); ``ValueError`` naming the lines for another."""
+    if value is None:
+        return None
+    from fakebroker.protocol.releases import release_line
+
+    return release_line(str(value))
+
+
 def _flag(value: Any) -> str | None:
     return None if isinstance(value, bool) else "expected true or false"
 
@@ -551,6 +561,7 @@ class ClusterSettings:
     group_min_session_timeout_ms: int = 6000
     transaction_max_timeout_ms: int = 900_000
     transaction_version: int = 2
+    kafka_version: str | None = None  # a release line of protocol_specs/releases.json
     seed: int | None = None
     journal_capacity: int = 10_000
     listeners: tuple[str, ...] = ()
@@ -677,6 +688,13 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "protocol",
             lambda v: None if v in (0, 1, 2) and not isinstance(v, bool)
             else "expected 0, 1 or 2", metavar="LEVEL"),
+    Setting("kafka_version", str,
+            "the Kafka release to answer as, 0.10.0 to 4.4 (or one of its releases: 3.9.1): "
+            "ApiVersions lists exactly what that release's broker lists, and an API it lacks "
+            "is refused as it refused one (the connection closed). Unset: every API at every "
+            "version from Kafka 3.9's oldest to 4.4's newest, which accepts every client "
+            "generation but is no release",
+            convert=_release, metavar="X.Y"),
     Setting("seed", parse_int, "seed of probabilistic faults (reproducible chaos)",
             _optional(lambda v: None if isinstance(v, int) else "expected a whole number"),
             metavar="N"),

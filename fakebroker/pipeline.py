@@ -35,7 +35,8 @@ Guarantees:
 * Every request decoded is recorded in the journal exactly once, when it ends, by one helper
   (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
   cancelled because its connection closed). A frame that cannot be decoded is not.
-* An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 (KIP-511).
+* An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 with
+  ApiVersions' range (KIP-511; answering as a release before 2.4: with no API listed).
 * With an authorizer, what the principal may not do is refused before any fault rule and
   any handler sees the request: a whole-request refusal is answered without either, refused
   entries are taken out of the request (nothing is applied for them) and their errors put
@@ -72,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from fakebroker.api import CACHEABLE, HANDLERS, REFUSED_ANSWERS, ByApiKey, served_versions
+from fakebroker.api import CACHEABLE, HANDLERS, REFUSED_ANSWERS, ByApiKey, versions_as
 from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
@@ -102,6 +103,7 @@ MAX_KEPT_ANSWERS = 1024  # per broker; all dropped when full (clients repeat few
 _API_KEY = struct.Struct(">h")
 _CORRELATION = struct.Struct(">i")
 _HEADER_PEEK = 8  # api key, api version, correlation id: the least a request can be
+KIP_511 = "2.4"  # the release whose too-new ApiVersions answer lists ApiVersions' range
 # API key -> whether its handler is a plain function (answers without waiting).
 _PLAIN_HANDLERS = ByApiKey(lambda module: not inspect.iscoroutinefunction(module.handle))
 
@@ -334,12 +336,13 @@ class Pipeline:
             api_key, version, correlation_id = peek_header(frame)
         except DecodeError as exc:
             raise ConnectionClosed(f"malformed request ({len(frame)} bytes): {exc}") from None
-        versions = served_versions(api_key)
+        versions = versions_as(api_key, self.cluster.settings.kafka_version)
         if versions is None:
             raise ConnectionClosed(f"unsupported API key {api_key}")
         if version not in versions:
             if api_key == API_VERSIONS_KEY and version > versions.stop - 1:
-                return unsupported_api_versions(correlation_id, versions)
+                return unsupported_api_versions(correlation_id, versions,
+                                                self.cluster.settings.kafka_version)
             raise ConnectionClosed(f"unsupported version {version} of API key {api_key}")
         try:
             return decode_request(frame)
@@ -491,13 +494,15 @@ def _target_text(target: Target) -> str:
     return f"{target.topic}/{target.partition}"
 
 
-def unsupported_api_versions(correlation_id: int, versions: range) -> bytearray:
-    """ApiVersions v0 answer for a request above the served range (KIP-511)."""
-    body = {
-        "error_code": error_code("UNSUPPORTED_VERSION"),
-        "api_keys": [
-            {"api_key": API_VERSIONS_KEY, "min_version": versions.start,
-             "max_version": versions.stop - 1}
-        ],
-    }
+def unsupported_api_versions(correlation_id: int, versions: range,
+                             release: str | None = None) -> bytearray:
+    """ApiVersions v0 answer for a request above the served range: with ApiVersions' own
+    range (KIP-511, Kafka 2.4 on), or no API at all for a ``release`` before 2.4 (its
+    ``ApiVersionsRequest.getErrorResponse``)."""
+    from fakebroker.protocol.releases import before
+
+    listed = [] if release is not None and before(release, KIP_511) else [
+        {"api_key": API_VERSIONS_KEY, "min_version": versions.start,
+         "max_version": versions.stop - 1}]
+    body = {"error_code": error_code("UNSUPPORTED_VERSION"), "api_keys": listed}
     return encode_response(API_VERSIONS_KEY, 0, correlation_id, body)

@@ -103,6 +103,16 @@ def real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
 
 
 @pytest.fixture(scope="session")
+def real_kafka_3_9(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
+    """A real Apache Kafka 3.9.1 broker (single-node KRaft, as ``real_kafka``) for the session:
+    the older release the release table is checked against. Skips when not installed, but
+    fails under CI=true."""
+    require_real_kafka("3.9.1")
+    with start_real_kafka(tmp_path_factory.mktemp("real-kafka-3.9"), version="3.9.1") as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
 def secure_real_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureRealKafka]:
     """Apache Kafka 4.4.0 as the secure preset (tests/real_secure_kafka.py) for the session,
     started by the first test that needs it. Skips when not installed, but fails under

@@ -9,8 +9,9 @@ unchanged. It has one node: a marker's ``brokers`` is served with that count onl
 session runs ``--kafka-nodes N`` and the marker asks for N (N > 1): the test then runs on the
 plugin's local Kafka of N nodes (``real_kafka_cluster``, exclusive too); other counts run on
 the one node. The marker's ``overrides`` (broker configs) start a real broker of their own
-with them in its server.properties (one per distinct set, for the session); any other option
-is a fakebroker setting, refused, but for the secure preset: a marker carrying
+with them in its server.properties (one per distinct set, for the session); its
+``kafka_version``, when it names the real broker's release (4.4), is what that broker is
+already; any other option is a fakebroker setting, refused, but for the secure preset: a marker carrying
 ``tests.security.SECURE``'s options, all of them with its values, gets the session's secure
 Apache Kafka instead (tests/real_secure_kafka.py: started only when such a test runs; its ACLs
 deleted too before each test).
@@ -27,8 +28,9 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.releases import release_line
 from fakebroker.real_cluster import RealCluster
-from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
+from tests.real_kafka import KAFKA_VERSION, RealKafka, require_real_kafka, start_real_kafka
 from tests.real_secure_kafka import SecureRealKafka
 from tests.security import SECURE
 
@@ -97,6 +99,9 @@ def pytest_fakebroker_real_cluster(request: pytest.FixtureRequest,
                                    options: dict[str, Any]) -> RealCluster:
     """The real broker for a test's marker options (see the module doc)."""
     secure = _is_secure_preset(options)
+    if release_line(str(options.get("kafka_version", KAFKA_VERSION))) \
+            == release_line(KAFKA_VERSION):  # the fake answers as the real broker's release
+        options = {k: v for k, v in options.items() if k != "kafka_version"}
     refused = sorted(set(options) - REAL_MARKER_OPTIONS - (set(SECURE) if secure else set()))
     if refused:
         pytest.fail(f"fake_kafka marker options {refused} set up the fake broker only: mark "

@@ -40,13 +40,15 @@ __all__ = [  # what tests import from here
 ]
 
 
-def require_real_kafka() -> None:
-    """For fixtures: skip the test when Kafka is not installed, but fail it under ``CI=true``
-    (CI installs it: its absence there is a broken install, not a reason to skip)."""
+def require_real_kafka(version: str = KAFKA_VERSION) -> None:
+    """For fixtures: skip the test when Kafka (``version``: 4.4.0, or 3.9.1) is not installed,
+    but fail it under ``CI=true`` (CI installs it: its absence there is a broken install, not
+    a reason to skip)."""
     from tests.absent import absent
 
-    if not kafka_available():
-        absent(f"Apache Kafka {KAFKA_VERSION} is not installed in {kafka_dir()}: {INSTALL_HINT}")
+    if not kafka_available(version):
+        absent(f"Apache Kafka {version} is not installed in {kafka_dir(version)}: "
+               f"{INSTALL_HINT}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

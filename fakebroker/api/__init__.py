@@ -139,6 +139,27 @@ def served_versions(api_key: int) -> range | None:
     return range(spec.min_version, spec.max_stable_version + 1)
 
 
+@functools.cache
+def versions_as(api_key: int, release: str | None) -> range | None:
+    """The versions of ``api_key`` a cluster answering as Kafka ``release`` (a release line,
+    ``None``: no release) serves: those the release lists that this broker serves; None when
+    the release lists none of them or this broker serves none. Versions a release lists but
+    refuses (4.x: Produce v0-2) are refused too: they start at the listed minimum (the
+    importer's ``refused`` rows)."""
+    versions = served_versions(api_key)
+    if release is None or versions is None:
+        return versions
+    from fakebroker.protocol.releases import listed_apis, refused_versions
+
+    listed = listed_apis(release).get(api_key)
+    if listed is None:
+        return None
+    refused = refused_versions(release).get(api_key)
+    low = listed[0] if refused is None else refused[1] + 1
+    low, high = max(low, versions.start), min(listed[1], versions.stop - 1)
+    return range(low, high + 1) if low <= high else None
+
+
 class ByApiKey(MutableMapping[int, T], Generic[T]):
     """Every served API key -> a value read from its module (``read(module)``), the module
     imported the first time its key is looked up. Keys, ``in`` and ``len`` import nothing;

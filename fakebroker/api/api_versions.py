@@ -3,14 +3,17 @@
 Versions: 0-4 (3.9), 5 (4.x). Flexible from v3; the response header is always v0 (KIP-511).
 
 Behavior:
-* Lists every served API with its min and max version (the newest stable one).
+* Lists every served API with its min and max version (the newest stable one); a cluster
+  answering as a Kafka release (the ``kafka_version`` setting) lists exactly what that
+  release's broker lists (``protocol_specs/releases.json``), in key order.
 * A request above the served range never reaches this handler: the server answers it at v0
   with UNSUPPORTED_VERSION and ApiVersions' own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 * v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
   another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
-* v3+ lists the features a combined-mode Kafka 4.4.0 node lists, measured: supported (from
+* v3+ lists the features a combined-mode Kafka 4.4.0 node lists (a cluster answering as a
+  release: those of that release, ``protocol_specs/releases.json``), measured: supported (from
   v4; v3 answers leave out supported features whose minimum is 0, which v3 clients cannot
   read: KAFKA-17011) group.version 0-1, kraft.version 0-1, metadata.version 7-33,
   share.version 0-2, streams.version 0-1, transaction.version 0-2,
@@ -47,11 +50,17 @@ SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 @functools.cache
-def api_keys() -> FrozenArray:
-    """Every served API with its min and max version, by key: the answer's ``api_keys``
-    (computed once, encoded once per version, never changed)."""
+def api_keys(release: str | None = None) -> FrozenArray:
+    """The answer's ``api_keys``, by key (computed once, encoded once per version, never
+    changed): every served API with its min and max version, or with a ``release`` (line),
+    every API that release's broker lists, as it lists it."""
     from fakebroker.api import HANDLERS, served_versions
 
+    if release is not None:
+        from fakebroker.protocol.releases import listed_apis
+
+        return FrozenArray([{"api_key": key, "min_version": low, "max_version": high}
+                            for key, (low, high) in listed_apis(release).items()])
     entries = []
     for key in sorted(HANDLERS):
         versions = served_versions(key)
@@ -71,10 +80,12 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
             or request.node_id not in (-1, ctx.broker.id):
         error = error_code("REBOOTSTRAP_REQUIRED")
-    answer = {"error_code": error, "api_keys": [] if error else api_keys(),
+    answer = {"error_code": error,
+              "api_keys": [] if error else api_keys(ctx.cluster.settings.kafka_version),
               "throttle_time_ms": 0}
     if not error:
-        answer.update(supported_features=supported_features(ctx.version),
+        answer.update(supported_features=supported_features(
+                          ctx.version, ctx.cluster.settings.kafka_version),
                       finalized_features_epoch=ctx.cluster.features.epoch,
                       finalized_features=finalized_features(
                           tuple(ctx.cluster.features.finalized())))
@@ -82,10 +93,17 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 @functools.cache
-def supported_features(version: int) -> FrozenArray:
-    """The supported features an answer at ``version`` lists (v3: none of minimum 0)."""
+def supported_features(version: int, release: str | None = None) -> FrozenArray:
+    """The supported features an answer at ``version`` lists (v3: none of minimum 0): Kafka
+    4.4.0's, or those of ``release`` (a release line)."""
+    if release is None:
+        features = SUPPORTED_FEATURES
+    else:
+        from fakebroker.protocol.releases import supported_features as of_release
+
+        features = of_release(release)
     return FrozenArray([{"name": name, "min_version": low, "max_version": high}
-            for name, low, high in SUPPORTED_FEATURES
+            for name, low, high in features
             if low > 0 or version >= SUPPORTED_FROM_MIN_0])
 
 

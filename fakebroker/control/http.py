@@ -77,6 +77,7 @@ def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
     groups = {group_id: cluster.group(group_id) for group_id in sorted(state.groups.ids())}
     return {
         "cluster_id": state.cluster_id,
+        "kafka_version": cluster.settings.kafka_version,
         "bootstrap_servers": cluster.bootstrap_servers,
         "brokers": [{"id": b.id, "host": b.host, "port": b.port, "up": b.up,
                      "latency_ms": b.latency_ms} for b in state.brokers.values()],

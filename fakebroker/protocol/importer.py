@@ -78,7 +78,13 @@ def format_versions(versions: VersionSet) -> str:
 
 def load_schema(path: Path) -> dict[str, Any]:
     """Read a Kafka schema file: JSON with ``//`` comments outside strings."""
-    text = path.read_text()
+    return parse_schema(path.read_text())
+
+
+def parse_schema(text: str) -> dict[str, Any]:
+    """A schema's text as Kafka's generator reads it: ``//`` comments outside strings skipped,
+    the first JSON value taken and anything after it ignored (Kafka 2.8's
+    DescribeProducersRequest.json ends with a stray ``]}``)."""
     out: list[str] = []
     in_string = False
     i = 0
@@ -101,7 +107,8 @@ def load_schema(path: Path) -> dict[str, Any]:
         else:
             out.append(c)
         i += 1
-    return json.loads("".join(out))
+    schema, _ = json.JSONDecoder().raw_decode("".join(out).strip())
+    return schema
 
 
 @dataclass
@@ -346,7 +353,8 @@ def render(content: Any, indent: str = "") -> str:
     if isinstance(content, list) and content and isinstance(content[0], list):
         rows = ",\n".join(inner + render(row, inner) for row in content)
         return "[\n" + rows + "\n" + indent + "]"
-    if isinstance(content, list) and len(content) == 4 and "fields" in content[3]:
+    if (isinstance(content, list) and len(content) == 4 and isinstance(content[3], dict)
+            and "fields" in content[3]):
         extras = {k: v for k, v in content[3].items() if k != "fields"}
         head = json.dumps(content[:3] + [extras])[:-2] + (", " if extras else "")
         return head + '"fields": ' + render(content[3]["fields"], indent) + "}]"

@@ -88,10 +88,16 @@ class ClassicGroup:
     static: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     rebalance_deadline: float | None = None
     delay_until: float | None = None  # initial rebalance delay of a group that was empty
+    # This rebalance began from Empty: it completes once its delay ends, whatever ids are
+    # pending (Kafka's tryCompleteInitialRebalanceElseSchedule, which does not look at them).
+    initial: bool = False
     syncing: dict[str, Pending[bytes]] = field(default_factory=dict)  # followers' SyncGroups
 
     def all_rejoined(self) -> bool:
-        return all(m.joining is not None for m in self.members.values())
+        """Every member waits at the join barrier and no member id handed out with
+        MEMBER_ID_REQUIRED is still to join (Kafka's hasAllMembersJoined: a pending member
+        holds the barrier until it joins or its session times out)."""
+        return all(m.joining is not None for m in self.members.values()) and not self.pending
 
 
 @dataclass
@@ -264,6 +270,7 @@ class ClassicGroupCoordinator:
             syncing.fail(ClusterError("REBALANCE_IN_PROGRESS"))
         group.syncing.clear()
         group.state = GroupState.PREPARING_REBALANCE
+        group.initial = was_empty
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         group.rebalance_deadline = now + timeout / 1000
         group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
@@ -274,7 +281,7 @@ class ClassicGroupCoordinator:
     def _maybe_complete_join(self, group: ClassicGroup, now: float) -> None:
         if group.state is not GroupState.PREPARING_REBALANCE or group.delay_until is not None:
             return
-        if group.all_rejoined():
+        if group.initial or group.all_rejoined():
             self._complete_join(group, now)
 
     def _complete_join(self, group: ClassicGroup, now: float) -> None:
@@ -282,6 +289,7 @@ class ClassicGroupCoordinator:
         for member_id in [m for m, member in group.members.items() if member.joining is None]:
             self._remove(group, member_id)
         group.rebalance_deadline = group.delay_until = None
+        group.initial = False
         group.generation_id += 1
         if not group.members:
             group.state = GroupState.EMPTY
@@ -391,8 +399,9 @@ class ClassicGroupCoordinator:
             if member_id and member_id != known:
                 raise ClusterError("FENCED_INSTANCE_ID")
             member_id = known
-        if member_id in group.pending:
+        if member_id in group.pending:  # the barrier may have waited for it alone
             del group.pending[member_id]
+            self._maybe_complete_join(group, now)
             return
         if member_id not in group.members:
             raise ClusterError("UNKNOWN_MEMBER_ID")
@@ -493,9 +502,11 @@ class ClassicGroupCoordinator:
     def expire(self, now: float) -> None:
         """Apply every timeout due at ``now``."""
         for group in list(self.groups.values()):
-            for member_id, expiry in list(group.pending.items()):
-                if expiry <= now:
-                    del group.pending[member_id]
+            expired = [m for m, expiry in group.pending.items() if expiry <= now]
+            for member_id in expired:
+                del group.pending[member_id]
+            if expired:
+                self._maybe_complete_join(group, now)
             if group.delay_until is not None and group.delay_until <= now:
                 group.delay_until = None
                 self._maybe_complete_join(group, now)

@@ -315,12 +315,13 @@ class Cluster:
     @property
     def features(self) -> Features:
         """The finalized feature levels (ApiVersions, UpdateFeatures), made on first use:
-        a new Kafka 4.4 cluster's, transaction.version at the ``transaction_version``
-        setting."""
+        a new Kafka 4.4 cluster's (or the ``kafka_version`` release's), transaction.version
+        at the ``transaction_version`` setting."""
         if self._features is None:
             from fakebroker.state.features import Features
 
-            self._features = Features.new_cluster(self.settings.transaction_version)
+            self._features = Features.new_cluster(self.settings.transaction_version,
+                                                  self.settings.kafka_version)
         return self._features
 
     @property

@@ -65,8 +65,17 @@ class Features:
     epoch: int = NEW_CLUSTER_EPOCH
 
     @classmethod
-    def new_cluster(cls, transaction_version: int) -> Features:
-        levels = dict(NEW_CLUSTER_LEVELS, **{TRANSACTION_VERSION: transaction_version})
+    def new_cluster(cls, transaction_version: int, release: str | None = None) -> Features:
+        """A freshly formatted node's levels: Kafka 4.4.0's, or those of ``release`` (a
+        release line: ``protocol_specs/releases.json``); transaction.version at
+        ``transaction_version`` where the release has that feature."""
+        levels = NEW_CLUSTER_LEVELS
+        if release is not None:
+            from fakebroker.protocol.releases import new_cluster_levels
+
+            levels = new_cluster_levels(release)
+        if TRANSACTION_VERSION in levels or release is None:
+            levels = dict(levels, **{TRANSACTION_VERSION: transaction_version})
         return cls({name: level for name, level in levels.items() if level})
 
     def level(self, name: str) -> int:
