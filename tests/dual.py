@@ -11,10 +11,10 @@ plugin's local Kafka of N nodes (``real_kafka_cluster``, exclusive too); other c
 the one node. The marker's ``overrides`` (broker configs) start a real broker of their own
 with them in its server.properties (one per distinct set, for the session); its
 ``kafka_version``, when it names the real broker's release (4.4), is what that broker is
-already; any other option is a fakebroker setting, refused, but for the secure preset: a marker carrying
-``tests.security.SECURE``'s options, all of them with its values, gets the session's secure
-Apache Kafka instead (tests/real_secure_kafka.py: started only when such a test runs; its ACLs
-deleted too before each test).
+already; any other option is a fakebroker setting, refused, but for the secure preset: a
+marker carrying ``tests.security.SECURE``'s options, all of them with its values, gets the
+session's secure Apache Kafka instead (tests/real_secure_kafka.py: started only when such a
+test runs; its ACLs deleted too before each test).
 
 A user's suite gets the plugin's own choice instead: the running cluster
 ``--kafka-bootstrap`` names, shared, each test isolated by a name prefix.
