@@ -181,7 +181,8 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a classic, KIP-848 consumer or streams group (state, generation,
-        members, assignments: a streams member's active tasks by subtopology id)."""
+        members, assignments; member epochs in KIP-848 and streams groups; a streams member's
+        active, standby and warm-up tasks by subtopology id and its process id)."""
         from fakebroker.state.views import consumer_group_view, group_view, streams_group_view
 
         groups = self.state.groups

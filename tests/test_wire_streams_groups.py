@@ -72,6 +72,7 @@ class Member:
         self.member_id = str(uuid.uuid4())
         self.epoch = 0
         self.active: Tasks = {}
+        self.standby: Tasks = {}
         self.statuses: list[tuple[int, str]] = []
 
     def send(self, epoch: int | None = None, **fields):
@@ -88,6 +89,7 @@ class Member:
         self.statuses = [(s.status_code, s.status_detail) for s in answer.status]
         if answer.active_tasks is not None:
             self.active = tasks_of(answer.active_tasks)
+            self.standby = tasks_of(answer.standby_tasks)
         return answer
 
     def join(self):
@@ -154,6 +156,36 @@ def test_the_broker_creates_the_internal_topics_and_assigns_every_task(kafka):
     view = kafka.group(app)
     assert (view.state, view.protocol_type) == ("Stable", "streams")
     assert {s: set(ps) for s, ps in view.members[0].assignment.items()} == EVERY_TASK
+
+
+def listed(tasks: Tasks) -> dict[str, list[int]]:
+    """Tasks as a group view lists them."""
+    return {s: sorted(ps) for s, ps in sorted(tasks.items())}
+
+
+def test_the_group_view_shows_each_members_tasks_standbys_and_epoch(kafka):
+    app = new_app(kafka, **{"streams.num.standby.replicas": "1"})
+    with WireClient(coordinator(kafka, app)) as client:
+        a, b = Member(client, app), Member(client, app)
+        a.join()
+        b.join()
+        deadline = time.monotonic() + 30
+        while described(client, app).group_state != "Stable" or not (a.active and b.active):
+            assert time.monotonic() < deadline, (a.active, b.active)
+            time.sleep(0.1)
+            a.acknowledge()
+            b.acknowledge()
+        view = kafka.group(app)
+    assert (view.state, view.generation_id) == ("Stable", a.epoch)
+    members = {m.member_id: m for m in view.members}
+    for member, other in ((a, b), (b, a)):
+        seen = members[member.member_id]
+        assert (seen.member_epoch, seen.process_id) == (member.epoch, member.member_id)
+        assert (seen.assignment, seen.standby, seen.warmup) == (
+            listed(member.active), listed(member.standby), {})
+        # one standby of every stateful task (subtopology 1 counts into a store; 0 keeps
+        # none), on the other process: the other member's active tasks of subtopology 1
+        assert seen.standby == listed({"1": other.active["1"]})
 
 
 def test_a_missing_source_topic_is_a_status_and_no_task(kafka):
