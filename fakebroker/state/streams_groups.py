@@ -42,7 +42,10 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
   given up its tasks within its rebalance timeout. A member asking to shut the application
   down makes every member's answer carry SHUTDOWN_APPLICATION.
 * Request checks and their texts are Kafka's (``validate``); UNKNOWN_MEMBER_ID,
-  GROUP_ID_NOT_FOUND ("Streams group g not found.") as Kafka's.
+  GROUP_ID_NOT_FOUND ("Streams group g not found.") as Kafka's. A group holding
+  ``group.streams.max.size`` members refuses a join of any other member with
+  GROUP_MAX_SIZE_REACHED ("The streams group has reached its maximum capacity of N
+  members."); its own members may join again.
 
 Not modelled: static members (an instance id is taken as a dynamic member's), interactive
 query endpoints (the endpoint epoch stays 0), warm-up tasks and task lags (none are given),
@@ -100,6 +103,7 @@ class StreamsSettings:
     max_standby_replicas: int = 2
     initial_rebalance_delay_ms: int = 3_000
     assignment_interval_ms: int = 1_000
+    max_size: int = 2_147_483_647
 
     @classmethod
     def from_broker_config(cls, config: Callable[[str], str | None]) -> StreamsSettings:
@@ -486,6 +490,8 @@ class StreamsGroupCoordinator(EpochCommitChecks):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a streams group.")
             group = self.groups[hb.group_id] = StreamsGroup(hb.group_id, created=now)
+        if hb.member_epoch == JOIN:
+            self._check_room(group, hb.member_id)
         member = group.members.get(hb.member_id)
         bump = False
         if member is None:
@@ -529,6 +535,14 @@ class StreamsGroupCoordinator(EpochCommitChecks):
                 "encountered a fatal error and requested a shutdown for the entire "
                 "application."))
         return answer
+
+    def _check_room(self, group: StreamsGroup, member_id: str) -> None:
+        """GROUP_MAX_SIZE_REACHED for a join to a group holding ``group.streams.max.size``
+        members, unless the member is one of them (Kafka 4.4's throwIfStreamsGroupIsFull,
+        measured: a member joining again is let in)."""
+        if len(group.members) >= self.settings.max_size and member_id not in group.members:
+            raise ClusterError("GROUP_MAX_SIZE_REACHED", "The streams group has reached its "
+                               f"maximum capacity of {self.settings.max_size} members.")
 
     @staticmethod
     def _existing(group: StreamsGroup, member_id: str) -> StreamsMember:
