@@ -52,7 +52,7 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.protocol.records import Record, decode_records
@@ -90,7 +90,7 @@ def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) ->
         time.sleep(0.02)
 
 
-def by_subtopology(task_ids) -> dict[str, list[int]]:
+def by_subtopology(task_ids: Any) -> dict[str, list[int]]:
     """StreamsGroupDescribe's TaskIds entries as a view holds tasks."""
     return sorted_tasks({t.subtopology_id: t.partitions for t in task_ids})
 
@@ -278,10 +278,9 @@ class RealCluster:
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a group: a KIP-848 group from ConsumerGroupDescribe (generation is
         the group epoch, protocol the server assignor), a streams group from
-        StreamsGroupDescribe (members' active, standby and warm-up tasks by subtopology id, their
-        epochs and process ids), else a classic group from
-        DescribeGroups (generation and leader None: Kafka does not report them); None if
-        there is no such group."""
+        StreamsGroupDescribe (members' active, standby and warm-up tasks by subtopology id,
+        their epochs and process ids), else a classic group from DescribeGroups (generation
+        and leader None: Kafka does not report them); None if there is no such group."""
         with WireClient(self._coordinator(group_id), client_id="inspect") as client:
             (described,) = client.request("ConsumerGroupDescribe", 0,
                                           {"group_ids": [group_id]}).groups

@@ -11,6 +11,7 @@ rules); bytes that do not parse read as no topics / no partitions.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from fakebroker.protocol.codec import DecodeError, data_codec
@@ -64,7 +65,7 @@ class MemberView:
     warmup: Tasks = field(default_factory=dict)
 
 
-def sorted_tasks(tasks) -> Tasks:
+def sorted_tasks(tasks: Mapping[str, Iterable[int]]) -> Tasks:
     """Tasks (subtopology id -> task ids, any iterables) as a view holds them: sorted, no
     subtopology without tasks."""
     return {s: sorted(ps) for s, ps in sorted(tasks.items()) if ps}
