@@ -449,6 +449,11 @@ HONOURED: dict[str, str] = {
     "group.consumer.session.timeout.ms": "session of a consumer group (KIP-848) member",
     "group.consumer.heartbeat.interval.ms": "heartbeat interval a consumer group member is "
                                             "given",
+    "group.max.size": "members a classic group holds (GROUP_MAX_SIZE_REACHED)",
+    "group.consumer.max.size": "members a consumer group (KIP-848) holds "
+                               "(GROUP_MAX_SIZE_REACHED)",
+    "group.streams.max.size": "members a streams group (KIP-1071) holds "
+                              "(GROUP_MAX_SIZE_REACHED)",
 }
 
 # Kafka's cross-checks of the group coordinator's configs (GroupCoordinatorConfig,

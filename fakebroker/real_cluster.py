@@ -57,7 +57,7 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fakebroker.client_config import connect, for_librdkafka
 from fakebroker.protocol.errors import ClusterError, ErrorCode
@@ -69,6 +69,7 @@ from fakebroker.state.views import (
     PartitionOffsets,
     TransactionView,
     assigned_partitions,
+    sorted_tasks,
 )
 from fakebroker.wire_client import WireClient
 
@@ -100,6 +101,11 @@ def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) ->
         if time.monotonic() > deadline:
             raise TimeoutError(f"real Kafka: timed out waiting for {what}")
         time.sleep(0.02)
+
+
+def by_subtopology(task_ids: Any) -> dict[str, list[int]]:
+    """StreamsGroupDescribe's TaskIds entries as a view holds tasks."""
+    return sorted_tasks({t.subtopology_id: t.partitions for t in task_ids})
 
 
 def with_outcomes(records: list[Record], markers: bool) -> list[Record]:
@@ -322,9 +328,9 @@ class RealCluster:
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a group: a KIP-848 group from ConsumerGroupDescribe (generation is
         the group epoch, protocol the server assignor), a streams group from
-        StreamsGroupDescribe (members' active tasks by subtopology id), else a classic group from
-        DescribeGroups (generation and leader None: Kafka does not report them); None if
-        there is no such group."""
+        StreamsGroupDescribe (members' active, standby and warm-up tasks by subtopology id,
+        their epochs and process ids), else a classic group from DescribeGroups (generation
+        and leader None: Kafka does not report them); None if there is no such group."""
         with self._connect(self._coordinator(group_id), "inspect") as client:
             (described,) = client.request("ConsumerGroupDescribe", 0,
                                           {"group_ids": [group_id]}).groups
@@ -335,7 +341,7 @@ class RealCluster:
                         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
                                    {t.topic_name: sorted(t.partitions)
                                     for t in m.assignment.topic_partitions},
-                                   m.subscribed_topic_regex)
+                                   m.subscribed_topic_regex, m.member_epoch)
                         for m in described.members))
             if described.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
                 raise ClusterError(ErrorCode(described.error_code).name,
@@ -347,8 +353,10 @@ class RealCluster:
                     group_id, streams.group_state, streams.group_epoch, "streams", "sticky",
                     None, tuple(
                         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
-                                   {t.subtopology_id: sorted(t.partitions)
-                                    for t in m.assignment.active_tasks})
+                                   by_subtopology(m.assignment.active_tasks),
+                                   member_epoch=m.member_epoch, process_id=m.process_id,
+                                   standby=by_subtopology(m.assignment.standby_tasks),
+                                   warmup=by_subtopology(m.assignment.warmup_tasks))
                         for m in streams.members))
             (classic,) = client.request("DescribeGroups", 5, {"groups": [group_id]}).groups
         if classic.error_code != 0:

@@ -181,7 +181,8 @@ class FakeCluster:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a classic, KIP-848 consumer or streams group (state, generation,
-        members, assignments: a streams member's active tasks by subtopology id)."""
+        members, assignments; member epochs in KIP-848 and streams groups; a streams member's
+        active, standby and warm-up tasks by subtopology id and its process id)."""
         from fakebroker.state.views import consumer_group_view, group_view, streams_group_view
 
         groups = self.state.groups
@@ -279,10 +280,11 @@ class FakeCluster:
 
     @operation()
     def kick_member(self, group: str, member_id: str) -> None:
-        """Expire a member's session now (classic, KIP-848 or share group): the group
-        rebalances without it and the member learns it (UNKNOWN_MEMBER_ID) and joins again;
-        a share group member's acquired records are released (another member may take
-        them)."""
+        """Expire a member's session now (classic, KIP-848, share or streams group): the
+        group rebalances without it and the member learns it (UNKNOWN_MEMBER_ID, as Kafka
+        answers a member whose session ran out) and joins again; a share group member's
+        acquired records are released (another member may take them), a streams group
+        member's tasks go to the other members."""
         try:
             self.state.groups.expire_member(group, member_id, trio.current_time())
         except ClusterError as exc:

@@ -300,8 +300,10 @@ class FakeKafka:
 
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of a classic, KIP-848 or streams group: state, generation, protocol,
-        leader, members with their decoded assignments (a streams member's: its active tasks
-        by subtopology id); None if the group does not exist."""
+        leader, members with their decoded assignments and, in KIP-848 and streams groups,
+        their member epochs (a streams member's assignment: its active tasks by subtopology
+        id, beside its standby and warm-up tasks and process id); None if the group does not
+        exist."""
         return self.call(self.cluster.group, group_id)
 
     def share_group(self, group_id: str) -> ShareGroupView | None:

@@ -3,7 +3,8 @@ client's transactional producer, a consume-transform-produce loop that crashes a
 restarted, a zombie fenced by its successor, read_committed consumers (3.9.1, transactions
 v1, and 4.4.0, transactions v2 where the broker finalizes ``transaction.version`` 2: the
 ``java_client`` fixture), and a Kafka Streams 4.4.0 word count with
-``processing.guarantee=exactly_once_v2`` killed in the middle of its input.
+``processing.guarantee=exactly_once_v2`` killed in the middle of its input, or, in a streams
+group, stalled there past its session (on the fake also fenced at once by ``kick_member``).
 
 Every test takes the ``kafka`` fixture: ``--kafka=real`` runs them on Apache Kafka 4.4.0 (the
 oracle they were written against), ``--kafka=fake`` on fakebroker (one only there: the 4.4.0
@@ -16,9 +17,13 @@ named error a fenced producer gets.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -496,3 +501,71 @@ def test_streams_group_takes_a_killed_instances_tasks_over_exactly_once(kafka, t
         b.stop()
     assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
                                                  for w, n in want.items()}
+
+
+def fenced_word_count(kafka: Kafka, tmp_path: Path, fence: Callable[[GroupMember], None]
+                      ) -> None:
+    """Two instances of the word count in one streams group (client ids a and b); ``fence(a)``
+    fences instance a's member while both are in the middle of the input. Its next heartbeat is
+    UNKNOWN_MEMBER_ID and its tasks go to the other; what it had not committed cannot be (its
+    member epoch is gone), Kafka Streams closes its tasks as lost and joins again, and the
+    group ends with tasks for both. Read read_committed, each word's counts are exactly 1,
+    2, ..., n: nothing lost, nothing counted twice."""
+    batches = [lines_of_words(0, 60), lines_of_words(60, 200), lines_of_words(260, 30)]
+    props = ("group.protocol=streams", "max.poll.records=10", "commit.interval.ms=500",
+             "linger.ms=0")
+    produce_lines(kafka, "lines", batches[0], tmp_path)
+    with start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines", output="counts",
+                          state_dir=tmp_path / "a", delay_ms=40,
+                          props=(*props, "client.id=a")) as a, \
+            start_word_count(kafka.bootstrap_servers, app_id="wc", input="lines",
+                             output="counts", state_dir=tmp_path / "b", delay_ms=40,
+                             props=(*props, "client.id=b")) as b:
+        eventually(lambda: (g := kafka.group("wc")) and len(g.members) == 2
+                   and all(m.assignment for m in g.members), "both have tasks")
+        wait_for_counts(kafka, a, "counts", true_counts(batches[0]), timeout=60)
+        read_before = len(a.lines())
+        produce_lines(kafka, "lines", batches[1], tmp_path)
+        a.wait_for(lambda line: "seen" in line, start=read_before, timeout=30)  # under way
+        fence(a)
+        produce_lines(kafka, "lines", batches[2], tmp_path)
+        want = true_counts([line for batch in batches for line in batch])
+        wait_for_counts(kafka, b, "counts", want, timeout=90)
+        eventually(lambda: len(kafka.group("wc").members) == 2 and all(
+            m.assignment for m in kafka.group("wc").members), "the fenced one has tasks again",
+            timeout=60)
+        assert a.running() and b.running(), (a.lines()[-3:], b.lines()[-3:])
+        a.stop()
+        b.stop()
+    assert committed_counts(kafka, "counts") == {w: list(range(1, n + 1))
+                                                 for w, n in want.items()}
+
+
+@contextmanager
+def stalled(app: GroupMember) -> Iterator[None]:
+    """The application stopped (SIGSTOP) for the block, as in a long GC pause."""
+    os.kill(app.proc.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(app.proc.pid, signal.SIGCONT)
+
+
+@pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2}, overrides=QUICK_STREAMS_SESSIONS)
+def test_a_streams_member_stalled_past_its_session_rejoins_and_counts_once(kafka, tmp_path):
+    def past_its_session(app: GroupMember) -> None:
+        with stalled(app):
+            time.sleep(8)  # its session: 6 s
+
+    fenced_word_count(kafka, tmp_path, past_its_session)
+
+
+@pytest.mark.fake_only("kick_member is the fake's")
+@pytest.mark.fake_kafka(topics={"lines": 2, "counts": 2}, overrides=QUICK_STREAMS_SESSIONS)
+def test_a_fenced_streams_member_rejoins_and_every_line_is_counted_once(kafka, tmp_path):
+    def kicked(app: GroupMember) -> None:  # its session ended now, not 6 s later
+        (member,) = (m for m in kafka.group("wc").members if m.client_id.startswith("a-"))
+        with stalled(app):
+            kafka.kick_member("wc", member.member_id)
+
+    fenced_word_count(kafka, tmp_path, kicked)

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.parse
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import psutil
@@ -21,6 +22,8 @@ from fakebroker.control.ctl import ControlCallError, call
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
 from tests.conftest import OUTSIDE, start_served, stop_served
+from tests.test_wire_groups import coordinator
+from tests.test_wire_streams_groups import Member, new_app
 from tests.test_wire_versions import batch, produce_body
 
 
@@ -124,6 +127,35 @@ def test_actions_change_the_cluster(served):
     call(url, "POST", "/actions/broker-up", {"broker": 2})
     call(url, "POST", "/actions/set-latency", {"broker": 1, "ms": 5})
     assert call(url, "GET", "/cluster")["brokers"][0]["latency_ms"] == 5
+
+
+def test_a_streams_member_is_shown_and_kicked_over_http_and_ctl(served):
+    cluster = SimpleNamespace(bootstrap_servers=served["bootstrap_servers"])
+    app = new_app(cluster)
+    with WireClient(coordinator(cluster, app)) as client:
+        member = Member(client, app, source="orders")
+        member.join()
+        member.until(lambda m: m.active == {"0": {0, 1}, "1": {0, 1}}, "every task")
+        [shown] = call(served["control_url"], "GET", "/cluster")["groups"][app]["members"]
+        assert shown == {"member_id": member.member_id, "instance_id": None,
+                         "client_id": "wire", "member_epoch": member.epoch,
+                         "assignment": {"0": [0, 1], "1": [0, 1]}, "standby": {},
+                         "warmup": {}, "process_id": member.member_id}
+        kicked = ctl(served, "action", "kick-member", "--group", app,
+                     "--member-id", member.member_id)
+        assert kicked.returncode == 0, kicked.stderr
+        assert member.send().error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert call(served["control_url"], "GET", "/cluster")["groups"][app]["members"] == []
+
+
+def test_ctl_adds_a_rule_that_ignores_a_share_fetchs_acknowledgements(served):
+    added = ctl(served, "fault", "add", "--api", "ShareFetch", "--group", "jobs",
+                "--ignore", "acknowledgement_batches")
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["ignore"] == ["acknowledgement_batches"]
+    refused = ctl(served, "fault", "add", "--api", "ShareFetch", "--ignore", "acks")
+    assert refused.returncode == 1 and "ShareFetch requests have no array 'acks'" in \
+        refused.stderr
 
 
 def test_ctl_wraps_each_call_for_shell_scripts(served):

@@ -17,9 +17,15 @@ from fakebroker.api import (
     join_group,
     served_versions,
 )
-from fakebroker.api.placement import ErrorLayout, inject_errors, top_level_answer
+from fakebroker.api.placement import (
+    ErrorLayout,
+    inject_errors,
+    top_level_answer,
+    without_arrays,
+)
 from fakebroker.api.shapes import Level
 from fakebroker.api.targets import (
+    Target,
     entries_of,
     has_top_level_error,
     request_targets,
@@ -547,11 +553,53 @@ def test_a_fault_handle_waits_for_hits(fake_kafka):
     ({"api": "Metadata", "respond": {}, "error": 6}, "respond and error cannot be combined"),
     ({"listener": "INTERNAL", "error": 6}, "listener: 'INTERNAL' is not a listener name"),
     ({"principal": "alice", "error": 6}, "principal: 'alice' is not a principal"),
+    ({"ignore": "topics"}, "ignore: needs api"),
+    ({"api": "ShareFetch", "ignore": "acknowledgements"},
+     "ignore: ShareFetch requests have no array 'acknowledgements'; they have "
+     "acknowledge_types, acknowledgement_batches, forgotten_topics_data, partitions, topics"),
+    ({"api": "ShareFetch", "ignore": "topics", "hang": True}, "ignore needs a request that"),
+    ({"api": "ShareFetch", "ignore": [1]}, "ignore: .* is not a request field name"),
 ])
 def test_a_bad_rule_is_refused_naming_the_field(fake_kafka, fields, message):
     with pytest.raises(FaultError, match=message):
         fake_kafka.faults.add(**fields)
     assert fake_kafka.faults.list() == []
+
+
+def share_fetch_acknowledging(*partitions: int) -> Container:
+    """A decoded ShareFetch acknowledging offset 0 of each of ``partitions`` of 'orders'."""
+    codec = request_codec(78, 2)
+    return codec.parse(codec.build({
+        "group_id": "g", "member_id": "m", "share_session_epoch": 1, "max_wait_ms": 0,
+        "min_bytes": 1, "max_bytes": 1, "max_records": 1, "batch_size": 1,
+        "topics": [{"topic_id": uuid.UUID(int=7), "partitions": [
+            {"partition_index": p, "acknowledgement_batches": [
+                {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}
+            for p in partitions]}],
+        "forgotten_topics_data": []}))
+
+
+def test_ignore_empties_the_named_arrays_in_the_entries_a_rule_covers():
+    request = share_fetch_acknowledging(0, 1)
+
+    def acknowledged(emptied) -> dict[int, int]:
+        return {p.partition_index: len(p.acknowledgement_batches)
+                for t in emptied.topics for p in t.partitions}
+
+    assert acknowledged(without_arrays(78, 2, request, [(("acknowledgement_batches",), [])],
+                                       lambda _: "orders")) == {0: 0, 1: 0}
+    only_1 = without_arrays(78, 2, request, [(("acknowledgement_batches",),
+                                              [Target("orders", uuid.UUID(int=7), 1)])],
+                            lambda _: "orders")
+    assert acknowledged(only_1) == {0: 1, 1: 0}
+    assert acknowledged(request) == {0: 1, 1: 1}  # the request itself is left as it was
+
+
+def test_an_ignoring_rule_from_data_describes_itself(fake_kafka):
+    rule = fake_kafka.call(fake_kafka.cluster.faults.add_data, {
+        "api": "ShareFetch", "ignore": ["acknowledgement_batches"]})
+    assert rule.describe()["ignore"] == ["acknowledgement_batches"]
+    assert rule.action_name() == "ignore=acknowledgement_batches"
 
 
 def test_a_refused_rule_takes_no_id(fake_kafka):

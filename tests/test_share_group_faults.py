@@ -3,7 +3,8 @@ assignments, in-flight records with their state and delivery count) and two faul
 demand, through the same operation everywhere (Python, HTTP, ctl, scenarios): every
 acquisition lock of a group runs out now (``expire_share_locks``), a member is fenced
 (``kick_member``). And the fault rules every API has, on share groups: an acknowledgement
-lost (answered, not handled) or refused, a ShareFetch answer lost after it acquired records
+lost (answered, not handled; or carried by a ShareFetch that is answered without it:
+``ignore``) or refused, a ShareFetch answer lost after it acquired records
 (``apply_then`` + ``drop``), again and again (a redelivery storm). Kafka 4.4's
 ``KafkaShareConsumer`` is the client."""
 
@@ -132,6 +133,31 @@ def test_acknowledgements_lost_with_their_share_fetch_redeliver_the_records(kafk
         member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
         got = deliveries(kafka, group, member)
     assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+
+
+def test_acknowledgements_ignored_in_an_answered_share_fetch_redeliver_after_their_lock(
+        kafka) -> None:
+    group = new_group(kafka)
+    produce(kafka, ["a", "b"])
+    # implicit mode: the next poll's ShareFetch carries the acknowledgements; the broker
+    # handles and answers the fetch as if it carried none
+    ignored = kafka.faults.add(api="ShareFetch", group=group, ignore="acknowledgement_batches",
+                               when=carries_acknowledgements)
+    with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group) as member:
+        ignored.wait(1, timeout=60)
+        wait_until(lambda: kafka.journal(api="ShareFetch", faulted=True), timeout=20,
+                   what="the fetch carrying them answered")
+        [holder] = kafka.share_group(group).members
+        assert in_flight(kafka, group) == (  # still the member's, until the lock runs out
+            InFlightRecord(0, "Acquired", 1, holder.member_id),
+            InFlightRecord(1, "Acquired", 1, holder.member_id))
+        kafka.expire_share_locks(group)
+        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
+        got = deliveries(kafka, group, member)
+    assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    # the share session went on: no epoch refused, nothing released at once
+    assert kafka.journal(api="ShareFetch", error="INVALID_SHARE_SESSION_EPOCH") == []
+
 
 def test_a_refused_acknowledgement_redelivers_the_records_after_their_lock(kafka) -> None:
     group = new_group(kafka)

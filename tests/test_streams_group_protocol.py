@@ -73,13 +73,20 @@ def test_the_sticky_assignor_balances_every_subtopology_and_keeps_what_it_can() 
 
 
 def test_standby_tasks_go_to_other_processes_only() -> None:
-    target = assign({"0": 2}, {"a": "p1", "b": "p2", "c": "p1"}, {}, 1)
+    target = assign({"0": 2}, {"a": "p1", "b": "p2", "c": "p1"}, {}, 1, stateful={"0"})
     for member, process in (("a", "p1"), ("b", "p2"), ("c", "p1")):
         others = [m for m, p in (("a", "p1"), ("b", "p2"), ("c", "p1")) if p != process]
         for p in target[member].standby.get("0", ()):
             assert any(p in target[o].active.get("0", ()) for o in others)
     standbys = sorted(p for t in target.values() for p in t.standby.get("0", ()))
     assert standbys == [0, 1]
+
+
+def test_a_stateless_task_has_no_standby() -> None:
+    # the word count's subtopology 0 keeps no store; 1 counts into one (measured on Kafka 4.4)
+    target = assign({"0": 2, "1": 2}, {"a": "pa", "b": "pb"}, {}, 1, stateful={"1"})
+    assert [t.standby for t in target.values()] == [{"1": {1}}, {"1": {0}}]
+    assert configure(WORD_COUNT, {"lines": 3}).stateful == {"1"}
 
 
 def join(coordinator: StreamsGroupCoordinator, member: str, now: float = 0.0,

@@ -128,6 +128,9 @@ def test_a_lone_member_gets_every_partition(kafka):
         group = described(client)
         assert (group.group_state, group.group_epoch) == ("Stable", member.epoch)
         assert [m.member_id for m in group.members] == [member.member_id]
+    [seen] = kafka.group("g").members
+    assert (seen.member_id, seen.member_epoch, seen.assignment) == (
+        member.member_id, member.epoch, {"orders": [0, 1, 2, 3]})
 
 
 def test_partitions_move_only_after_their_old_owner_revoked_them(kafka):

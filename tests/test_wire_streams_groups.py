@@ -72,6 +72,7 @@ class Member:
         self.member_id = str(uuid.uuid4())
         self.epoch = 0
         self.active: Tasks = {}
+        self.standby: Tasks = {}
         self.statuses: list[tuple[int, str]] = []
 
     def send(self, epoch: int | None = None, **fields):
@@ -88,12 +89,17 @@ class Member:
         self.statuses = [(s.status_code, s.status_detail) for s in answer.status]
         if answer.active_tasks is not None:
             self.active = tasks_of(answer.active_tasks)
+            self.standby = tasks_of(answer.standby_tasks)
         return answer
 
+    def joining(self) -> dict:
+        """The fields of a join (epoch 0), as Kafka Streams sends them."""
+        return {"member_epoch": 0, "rebalance_timeout_ms": 300_000,
+                "topology": word_count(self.app, self.source), "active_tasks": [],
+                "standby_tasks": [], "warmup_tasks": [], "client_tags": []}
+
     def join(self):
-        return self.heartbeat(0, rebalance_timeout_ms=300_000,
-                              topology=word_count(self.app, self.source), active_tasks=[],
-                              standby_tasks=[], warmup_tasks=[], client_tags=[])
+        return self.heartbeat(**self.joining())
 
     def acknowledge(self):
         """Report owning exactly the active tasks last given (revoked ones given up)."""
@@ -154,6 +160,43 @@ def test_the_broker_creates_the_internal_topics_and_assigns_every_task(kafka):
     view = kafka.group(app)
     assert (view.state, view.protocol_type) == ("Stable", "streams")
     assert {s: set(ps) for s, ps in view.members[0].assignment.items()} == EVERY_TASK
+
+
+def listed(tasks: Tasks) -> dict[str, list[int]]:
+    """Tasks as a group view lists them."""
+    return {s: sorted(ps) for s, ps in sorted(tasks.items())}
+
+
+def settled_pair(client: WireClient, app: str) -> tuple[Member, Member]:
+    """Two members of ``app`` that joined and heartbeat until the group is Stable with tasks
+    for both."""
+    a, b = Member(client, app), Member(client, app)
+    a.join()
+    b.join()
+    deadline = time.monotonic() + 30
+    while described(client, app).group_state != "Stable" or not (a.active and b.active):
+        assert time.monotonic() < deadline, (a.active, b.active)
+        time.sleep(0.1)
+        a.acknowledge()
+        b.acknowledge()
+    return a, b
+
+
+def test_the_group_view_shows_each_members_tasks_standbys_and_epoch(kafka):
+    app = new_app(kafka, **{"streams.num.standby.replicas": "1"})
+    with WireClient(coordinator(kafka, app)) as client:
+        a, b = settled_pair(client, app)
+        view = kafka.group(app)
+    assert (view.state, view.generation_id) == ("Stable", a.epoch)
+    members = {m.member_id: m for m in view.members}
+    for member, other in ((a, b), (b, a)):
+        seen = members[member.member_id]
+        assert (seen.member_epoch, seen.process_id) == (member.epoch, member.member_id)
+        assert (seen.assignment, seen.standby, seen.warmup) == (
+            listed(member.active), listed(member.standby), {})
+        # one standby of every stateful task (subtopology 1 counts into a store; 0 keeps
+        # none), on the other process: the other member's active tasks of subtopology 1
+        assert seen.standby == listed({"1": other.active["1"]})
 
 
 def test_a_missing_source_topic_is_a_status_and_no_task(kafka):
@@ -304,3 +347,65 @@ def test_a_topology_description_is_refused_without_a_description_plugin(kafka):
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.UNSUPPORTED_VERSION,
         "The broker has no streams group topology description plugin configured.")
+
+
+# Streams groups of two members at most, whose members' sessions last 3 s (Kafka's defaults:
+# no bound, 45 s at least): on the real side a broker of its own, started with these
+SMALL_GROUPS = {"group.streams.max.size": "2", "group.streams.min.session.timeout.ms": "3000",
+                "group.streams.session.timeout.ms": "3000",
+                "group.streams.min.heartbeat.interval.ms": "1000",
+                "group.streams.heartbeat.interval.ms": "1000"}
+small_groups = pytest.mark.fake_kafka(topics={"lines": 3}, overrides=SMALL_GROUPS)
+FULL = "The streams group has reached its maximum capacity of 2 members."
+
+
+@small_groups
+def test_a_full_streams_group_refuses_a_join_with_kafkas_message(kafka):
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        a, b = settled_pair(client, app)
+        newcomer = Member(client, app)
+        refused = newcomer.send(**newcomer.joining())
+        assert (refused.error_code, refused.error_message, refused.member_id,
+                refused.member_epoch) == (ErrorCode.GROUP_MAX_SIZE_REACHED, FULL, "", 0)
+        assert a.send(**a.joining()).error_code == 0  # one of its members, joining again
+        assert b.acknowledge().error_code == 0  # the members go on
+        b.heartbeat(-1)
+        newcomer.join()  # b's place is free
+        assert {m.member_id for m in kafka.group(app).members} == {a.member_id,
+                                                                   newcomer.member_id}
+
+
+def fenced_member(kafka, fence: Callable[[Member, Member], None]) -> None:
+    """Two members share the tasks; ``fence(a, b)`` fences a while b heartbeats. Then a is
+    unknown to the group (its heartbeat is UNKNOWN_MEMBER_ID with Kafka's text), b takes
+    every task over, and a may join again as a new member."""
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        a, b = settled_pair(client, app)
+        fence(a, b)
+        b.until(owns(EVERY_TASK), "b takes a's tasks over")
+        unknown = a.send(active_tasks=[{"subtopology_id": s, "partitions": sorted(ps)}
+                                       for s, ps in sorted(a.active.items())],
+                         standby_tasks=[], warmup_tasks=[])
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.UNKNOWN_MEMBER_ID, f"Member {a.member_id} is not a member of group {app}.")
+        a.join()
+        assert a.epoch > 0 and len(kafka.group(app).members) == 2
+
+
+@small_groups
+def test_a_member_silent_past_its_session_is_fenced_and_its_tasks_reassigned(kafka):
+    def silent(a: Member, b: Member) -> None:
+        deadline = time.monotonic() + 3.5  # a's session: 3 s; b heartbeats meanwhile
+        while time.monotonic() < deadline:
+            b.acknowledge()
+            time.sleep(0.5)
+
+    fenced_member(kafka, silent)
+
+
+@small_groups
+@pytest.mark.fake_only("kick_member is the fake's")
+def test_a_kicked_member_is_fenced_as_one_whose_session_ran_out(kafka):
+    fenced_member(kafka, lambda a, b: kafka.kick_member(a.app, a.member_id))

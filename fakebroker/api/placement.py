@@ -16,7 +16,8 @@ place their errors here; what a request names comes from ``fakebroker.api.target
 ``filter_request`` takes the entries that get an error out of the request before the handler
 sees it (so nothing is appended, stored, created or deleted for them) and ``inject_errors``
 adds their error entries to the answer; or the whole request is handled and the errors then
-overwrite the answer's entries. Answer entries keep the request's order.
+overwrite the answer's entries. Answer entries keep the request's order. ``without_arrays``
+empties the arrays a fault rule ignores (``ignore``) in the entries it covers.
 """
 
 from __future__ import annotations
@@ -108,6 +109,53 @@ def _filtered(level: Level, container: Any, errors: dict[Target, int],
             kept.append(inner)
     if container.get(level.request_list) is not None:
         copy[level.request_list] = kept
+    return copy
+
+
+def without_arrays(api_key: int, version: int, request: Any,
+                   ignored: list[tuple[tuple[str, ...], list[Target]]],
+                   topic_name: TopicResolver) -> Any:
+    """A copy of ``request`` with arrays emptied: for each (field names, targets) of
+    ``ignored``, every array of those names within the entries of the targets, or anywhere
+    in the request when the targets are []. A null array stays null."""
+    level = entries_of(api_key, version)
+    for names, targets in ignored:
+        if not targets:
+            request = _emptied(request, names)
+        elif level is not None:
+            request = _emptied_in(level, request, names, set(targets), topic_name, Target())
+    return request
+
+
+def _emptied(value: Any, names: tuple[str, ...]) -> Any:
+    from construct import Container, ListContainer  # as parsed requests are (codec)
+
+    if isinstance(value, dict):
+        return Container({key: ListContainer() if key in names and item is not None
+                          else _emptied(item, names) for key, item in value.items()})
+    if isinstance(value, list):
+        return ListContainer(_emptied(item, names) for item in value)
+    return value
+
+
+def _emptied_in(level: Level, container: Any, names: tuple[str, ...], targets: set[Target],
+                topic_name: TopicResolver, parent: Target) -> Any:
+    from construct import Container, ListContainer
+
+    entries = container.get(level.request_list)
+    if entries is None:
+        return container
+    kept = ListContainer()
+    for entry in entries:
+        target = target_of(level, entry, topic_name, parent)
+        if target in targets:
+            kept.append(_emptied(entry, names))
+        elif level.child is not None and isinstance(entry, dict):
+            kept.append(_emptied_in(level.child, entry, names, targets, topic_name, target))
+        else:
+            kept.append(entry)
+    copy = Container(container)
+    copy[level.request_list] = kept
     return copy
 
 

@@ -9,7 +9,8 @@ Behavior (fakebroker/state/streams_groups.py has the details):
   one with tasks it still owns), else FENCED_MEMBER_EPOCH. UNKNOWN_MEMBER_ID for an unknown
   member, GROUP_ID_NOT_FOUND for an unknown group or an id a group of another kind holds,
   INVALID_REQUEST / STREAMS_INVALID_TOPOLOGY for the request shapes Kafka refuses, with its
-  messages; NOT_COORDINATOR on another broker.
+  messages; NOT_COORDINATOR on another broker; GROUP_MAX_SIZE_REACHED for a join of a new
+  member once the group has group.streams.max.size members.
 * The broker configures the topology: the internal topics missing (repartition, changelog)
   are created with the partition counts it decides, after the answer names them in a
   MISSING_INTERNAL_TOPICS status; missing source topics are a MISSING_SOURCE_TOPICS status.

@@ -50,6 +50,7 @@ from fakebroker.faults.rules import FaultError
 from fakebroker.journal import FILTERS
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.runtime import FakeCluster
+from fakebroker.state.views import MemberView
 
 log = logging.getLogger("fakebroker.control")
 MAX_BODY = 1 << 20
@@ -62,6 +63,20 @@ class HttpError(Exception):
         self.status = status
         self.error = error
         self.headers = headers  # added to the answer's
+
+
+def member_data(member: MemberView, streams: bool) -> dict[str, Any]:
+    """A group member in the cluster view: its epoch when it has one (KIP-848, streams); a
+    streams member's assignment (its active tasks) with its standby and warm-up tasks and
+    its process id."""
+    data: dict[str, Any] = {"member_id": member.member_id, "instance_id": member.instance_id,
+                            "client_id": member.client_id, "assignment": member.assignment}
+    if member.member_epoch is not None:
+        data["member_epoch"] = member.member_epoch
+    if streams:
+        data.update(standby=member.standby, warmup=member.warmup,
+                    process_id=member.process_id)
+    return data
 
 
 def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
@@ -83,8 +98,7 @@ def cluster_view(cluster: FakeCluster) -> dict[str, Any]:
                      "latency_ms": b.latency_ms} for b in state.brokers.values()],
         "topics": topics,
         "groups": {g: {"state": v.state, "generation": v.generation_id,
-                       "members": [{"member_id": m.member_id, "instance_id": m.instance_id,
-                                    "client_id": m.client_id, "assignment": m.assignment}
+                       "members": [member_data(m, streams=v.protocol_type == "streams")
                                    for m in v.members]}
                    for g, v in groups.items() if v is not None},
         "transactions": {t: {"state": v.state, "producer_id": v.producer_id,

@@ -29,7 +29,11 @@ Actions:
   (``throttle_time_ms`` in the answer, and the connection's next answers wait that long, as a
   Kafka broker mutes a throttled channel); ``apply_then`` (with ``error``, ``respond`` or
   ``drop``: the request is applied first — records appended, offsets stored — and then
-  answered with the error or the given answer, or dropped: the lost acknowledgement).
+  answered with the error or the given answer, or dropped: the lost acknowledgement);
+  ``ignore`` (request arrays, by field name, the handler sees empty: in the entries the rule
+  covers, or anywhere in the request when it names no topic, partition or group; the rest of
+  the request is handled and answered as usual: ShareFetch's ``acknowledgement_batches``, the
+  acknowledgements a fetch carries lost while the fetch goes on).
   Without ``apply_then`` a faulted request changes nothing: a faulted Produce appends
   nothing, a faulted OffsetCommit stores nothing.
 
@@ -126,6 +130,7 @@ class FaultRule:
     respond: Mapping[str, Any] | Callable[[RequestView], Mapping[str, Any]] | None = None
     throttle_ms: int = 0
     apply_then: bool = False
+    ignore: tuple[str, ...] = ()
     hits: int = 0
     seen: int = 0
     removed: bool = False
@@ -199,9 +204,14 @@ class FaultRule:
             raise FaultError("apply_then needs error, respond or drop, not hang")
         if self.apply_then and not exclusive:
             raise FaultError("apply_then needs error, respond or drop")
-        if not exclusive and not self.delay_ms and not self.throttle_ms and not self.hold:
+        if self.ignore and (self.hang or self.respond is not None
+                            or (self.drop and not self.apply_then)):
+            raise FaultError("ignore needs a request that is handled: not with hang, respond "
+                             "or drop without apply_then")
+        if not exclusive and not self.delay_ms and not self.throttle_ms and not self.hold \
+                and not self.ignore:
             raise FaultError("a fault needs an action: error, respond, delay_ms, drop, hang, "
-                             "hold or throttle_ms")
+                             "hold, throttle_ms or ignore")
 
     # -- what it is -----------------------------------------------------------------------
 
@@ -239,6 +249,8 @@ class FaultRule:
             parts.append(f"delay_ms={self.delay_ms}")
         if self.throttle_ms:
             parts.append(f"throttle_ms={self.throttle_ms}")
+        if self.ignore:
+            parts.append(f"ignore={','.join(self.ignore)}")
         return "+".join(parts)
 
     # -- matching -------------------------------------------------------------------------
@@ -370,6 +382,9 @@ class FaultPlan:
     # Errors: for the whole request (``None`` key) or per target.
     whole_error: int | None = None
     target_errors: dict[Target, int] = field(default_factory=dict)
+    # Request arrays the handler sees empty: (field names, the targets they are emptied in;
+    # [] for the whole request), one per rule with ``ignore``.
+    ignored: list[tuple[tuple[str, ...], list[Target]]] = field(default_factory=list)
 
     @property
     def errors(self) -> bool:
@@ -452,6 +467,8 @@ class FaultRegistry:
                 plan.holds.append(rule._hold())
             if plan.respond is None:
                 plan.respond = rule.respond
+            if rule.ignore:
+                plan.ignored.append((rule.ignore, covered))
             if rule.error is not None:
                 if covered:
                     for target in covered:
@@ -538,6 +555,40 @@ def _error(_rule: FaultRule, name: str, value: Any) -> int:
     return code
 
 
+def _ignored(rule: FaultRule, name: str, value: Any) -> tuple[str, ...]:
+    """Field names (one, or a list) of arrays in the rule's API's request."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not names \
+            or not all(isinstance(n, str) for n in names):
+        raise FaultError(f"{name}: {value!r} is not a request field name or a list of them")
+    if rule.api is None:
+        raise FaultError(f"{name}: needs api (the fields are of one API's requests)")
+    arrays = request_arrays(rule.api)
+    for field_name in names:
+        if field_name not in arrays:
+            raise FaultError(f"{name}: {api_spec(rule.api).name} requests have no array "
+                             f"{field_name!r}; they have {', '.join(sorted(arrays))}")
+    return tuple(names)
+
+
+def request_arrays(api_key: int) -> set[str]:
+    """The names (as decoded requests have them: snake case) of every array field of the
+    API's request, at any depth and version."""
+    from fakebroker.protocol.codec import snake
+
+    found: set[str] = set()
+
+    def walk(fields: list[Any]) -> None:
+        for field_name, kind, _versions, *extra in fields:
+            if kind.startswith("[]"):
+                found.add(snake(field_name))
+            if extra and "fields" in extra[0]:
+                walk(extra[0]["fields"])
+
+    walk(api_spec(api_key).request["fields"])
+    return found
+
+
 def _shown_respond(respond: Any) -> Any:
     return getattr(respond, "__name__", "answer") if callable(respond) else respond
 
@@ -588,6 +639,8 @@ FIELDS: dict[str, FaultField] = {f.name: f for f in (
                "connection that long", option=int),
     FaultField("apply_then", "action", _flag, "apply the request, then error, respond or drop",
                option=bool),
+    FaultField("ignore", "action", _ignored, "request arrays (field names) the broker handles "
+               "as sent empty", list),
 )}
 _DEFAULTS = {f.name: f.default for f in dataclass_fields(FaultRule) if f.name in FIELDS}
 assert list(_DEFAULTS) == list(FIELDS), "FaultRule declares the fields in FIELDS' order"

@@ -9,7 +9,8 @@ after the rules that match the request did what they do, in this order:
 2. ``delay_ms``: wait that long;
 3. ``hang``: wait until the peer leaves, never answering; or ``drop`` (without
    ``apply_then``): close the connection;
-4. the answer: the rule's ``respond`` body; or the handler's answer with the rules' errors
+4. ``ignore``: the arrays the rules name emptied in the request (in the entries they cover);
+   then the answer: the rule's ``respond`` body; or the handler's answer with the rules' errors
    placed where Kafka puts them (``placement``: faulted entries taken out of the request
    first, so nothing is applied for them; the handler not run at all for an error at top
    level); with ``apply_then`` the whole request is handled first;
@@ -28,7 +29,13 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from fakebroker.api.context import ConnectionClosed
-from fakebroker.api.placement import filter_request, inject_errors, layout_errors, top_level_answer
+from fakebroker.api.placement import (
+    filter_request,
+    inject_errors,
+    layout_errors,
+    top_level_answer,
+    without_arrays,
+)
 from fakebroker.api.targets import (
     Target,
     TopicResolver,
@@ -90,6 +97,9 @@ class Seam:
         if plan.drop and not plan.apply_then:
             self.outcome = "dropped"
             raise ConnectionClosed(f"fault {self.fault}: connection dropped")
+        if plan.ignored:
+            view.request = without_arrays(api_key, version, request, plan.ignored,
+                                          self.topic_name)
         response = await self._answer(plan, view, targets, handle)
         if plan.drop:
             self.outcome = "dropped"

@@ -28,7 +28,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 * The assignor is ``sticky``: subtopology by subtopology, each member keeps the active tasks
   it had within a fair share of that subtopology's tasks (the larger shares going to the
   least loaded members), the rest go to the least loaded members; ``streams.num.standby.replicas``
-  standby tasks per active task go to members of other processes, the least loaded first.
+  standby tasks per active task of a stateful subtopology (one with a changelog topic; a
+  stateless task gets none, as on Kafka) go to members of other processes, the least loaded
+  first.
 * Reconciliation as for KIP-848 consumers: a member is first told its active tasks without
   those it must give up (keeping its epoch), reaches the new epoch once it has none to give
   up, and gets a task only once no other member owns it. A heartbeat must carry the member's
@@ -40,7 +42,10 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
   given up its tasks within its rebalance timeout. A member asking to shut the application
   down makes every member's answer carry SHUTDOWN_APPLICATION.
 * Request checks and their texts are Kafka's (``validate``); UNKNOWN_MEMBER_ID,
-  GROUP_ID_NOT_FOUND ("Streams group g not found.") as Kafka's.
+  GROUP_ID_NOT_FOUND ("Streams group g not found.") as Kafka's. A group holding
+  ``group.streams.max.size`` members refuses a join of any other member with
+  GROUP_MAX_SIZE_REACHED ("The streams group has reached its maximum capacity of N
+  members."); its own members may join again.
 
 Not modelled: static members (an instance id is taken as a dynamic member's), interactive
 query endpoints (the endpoint epoch stays 0), warm-up tasks and task lags (none are given),
@@ -52,7 +57,7 @@ session or revocation timeout), ``expire(now)``; ``new_deadline`` is told each d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, fields
 
 from fakebroker.protocol.errors import ClusterError
@@ -98,6 +103,7 @@ class StreamsSettings:
     max_standby_replicas: int = 2
     initial_rebalance_delay_ms: int = 3_000
     assignment_interval_ms: int = 1_000
+    max_size: int = 2_147_483_647
 
     @classmethod
     def from_broker_config(cls, config: Callable[[str], str | None]) -> StreamsSettings:
@@ -230,6 +236,7 @@ class ConfiguredTopology:
     status that keeps it from being ready, if any."""
 
     tasks: dict[str, int] = field(default_factory=dict)
+    stateful: frozenset[str] = frozenset()  # subtopologies with a store (a changelog topic)
     to_create: dict[str, tuple[int, int, dict[str, str]]] = field(default_factory=dict)
     problem: Status | None = None
 
@@ -377,13 +384,17 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
                 f"{partitions}, found {partitions_of[name]}"))
     problem = Status(MISSING_INTERNAL_TOPICS, "Internal topics are missing: "
                      + ", ".join(to_create)) if to_create else None
-    return ConfiguredTopology(tasks, to_create, problem)
+    stateful = frozenset(s.subtopology_id for s in topology.subtopologies
+                         if s.state_changelog_topics)
+    return ConfiguredTopology(tasks, stateful, to_create, problem)
 
 
 def assign(tasks: dict[str, int], members: dict[str, str], previous: dict[str, Target],
-           standby_replicas: int) -> dict[str, Target]:
+           standby_replicas: int, stateful: Collection[str] = ()) -> dict[str, Target]:
     """The sticky assignor's target: every task active on one member (``members``: member id
-    -> process id), ``standby_replicas`` standbys of it on members of other processes."""
+    -> process id), and each task of a ``stateful`` subtopology (one with a store to keep
+    warm: Kafka gives a stateless task no standby) ``standby_replicas`` times standby on
+    members of other processes."""
     active: dict[str, Tasks] = {m: {} for m in members}
     load = dict.fromkeys(members, 0)
     order = sorted(members)
@@ -408,7 +419,7 @@ def assign(tasks: dict[str, int], members: dict[str, str], previous: dict[str, T
             room[owner] -= 1
             load[owner] += 1
     standby: dict[str, Tasks] = {m: {} for m in members}
-    for sub in sorted(tasks):
+    for sub in sorted(set(tasks) & set(stateful)):
         for p in range(tasks[sub]):
             owner = next((m for m in order if p in active[m].get(sub, ())), None)
             if owner is None:
@@ -479,6 +490,8 @@ class StreamsGroupCoordinator(EpochCommitChecks):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a streams group.")
             group = self.groups[hb.group_id] = StreamsGroup(hb.group_id, created=now)
+        if hb.member_epoch == JOIN:
+            self._check_room(group, hb.member_id)
         member = group.members.get(hb.member_id)
         bump = False
         if member is None:
@@ -522,6 +535,14 @@ class StreamsGroupCoordinator(EpochCommitChecks):
                 "encountered a fatal error and requested a shutdown for the entire "
                 "application."))
         return answer
+
+    def _check_room(self, group: StreamsGroup, member_id: str) -> None:
+        """GROUP_MAX_SIZE_REACHED for a join to a group holding ``group.streams.max.size``
+        members, unless the member is one of them (Kafka 4.4's throwIfStreamsGroupIsFull,
+        measured: a member joining again is let in)."""
+        if len(group.members) >= self.settings.max_size and member_id not in group.members:
+            raise ClusterError("GROUP_MAX_SIZE_REACHED", "The streams group has reached its "
+                               f"maximum capacity of {self.settings.max_size} members.")
 
     @staticmethod
     def _existing(group: StreamsGroup, member_id: str) -> StreamsMember:
@@ -596,10 +617,12 @@ class StreamsGroupCoordinator(EpochCommitChecks):
                            "assignment interval.")]
         group.first_assignment_pending = False  # the first real one waits for no interval
         configured = group.configured
+        ready = configured is not None and configured.ready
         group.target = assign(
-            configured.tasks if configured is not None and configured.ready else {},
+            configured.tasks if ready else {},
             {m.member_id: m.process_id or m.member_id for m in group.members.values()},
-            group.target, self.config(group.group_id, "streams.num.standby.replicas"))
+            group.target, self.config(group.group_id, "streams.num.standby.replicas"),
+            configured.stateful if ready else ())
         group.assignment_epoch, group.last_assignment = group.group_epoch, now
         return []
 

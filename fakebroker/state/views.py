@@ -11,7 +11,8 @@ rules); bytes that do not parse read as no topics / no partitions.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from fakebroker.protocol.codec import DecodeError, data_codec
 from fakebroker.protocol.specs import data_spec, parse_range
@@ -42,6 +43,9 @@ def assigned_partitions(assignment: bytes) -> dict[str, list[int]]:
     return {t.topic: sorted(t.partitions) for t in parsed.assigned_partitions}
 
 
+Tasks = dict[str, list[int]]  # subtopology id -> partitions (task ids), sorted
+
+
 @dataclass(frozen=True, slots=True)
 class MemberView:
     """One group member as a test sees it."""
@@ -54,6 +58,17 @@ class MemberView:
     # subtopology id
     assignment: dict[str, list[int]]
     subscribed_regex: str | None = None  # a KIP-848 member's subscription regex
+    member_epoch: int | None = None  # a KIP-848 or streams member's; None in a classic group
+    # a streams member's: its Kafka Streams process, its standby and warm-up tasks
+    process_id: str | None = None
+    standby: Tasks = field(default_factory=dict)
+    warmup: Tasks = field(default_factory=dict)
+
+
+def sorted_tasks(tasks: Mapping[str, Iterable[int]]) -> Tasks:
+    """Tasks (subtopology id -> task ids, any iterables) as a view holds them: sorted, no
+    subtopology without tasks."""
+    return {s: sorted(ps) for s, ps in sorted(tasks.items()) if ps}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +90,7 @@ def consumer_group_view(group) -> GroupView:
     Stable)."""
     members = tuple(
         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
-                   {t: sorted(ps) for t, ps in m.assigned.items()}, m.regex)
+                   {t: sorted(ps) for t, ps in m.assigned.items()}, m.regex, m.epoch)
         for m in group.members.values()
     )
     return GroupView(group.group_id, group.state, group.group_epoch, "consumer",
@@ -85,11 +100,13 @@ def consumer_group_view(group) -> GroupView:
 def streams_group_view(group) -> GroupView:
     """Snapshot of a KIP-1071 ``StreamsGroup``: generation is the group epoch, protocol type
     "streams", the protocol name the assignor ("sticky"), states as Kafka names them (Empty,
-    NotReady, Assigning, Reconciling, Stable), each member's assignment its active tasks by
-    subtopology id."""
+    NotReady, Assigning, Reconciling, Stable); each member's assignment is the active tasks
+    it owns by subtopology id, beside its standby and warm-up tasks, its member epoch and its
+    process id (what StreamsGroupDescribe reports as the member's current assignment)."""
     members = tuple(
         MemberView(m.member_id, m.instance_id, m.client_id, m.client_host,
-                   {s: sorted(ps) for s, ps in sorted(m.active.items())})
+                   sorted_tasks(m.active), member_epoch=m.epoch, process_id=m.process_id,
+                   standby=sorted_tasks(m.standby), warmup=sorted_tasks(m.warmup))
         for m in group.members.values()
     )
     return GroupView(group.group_id, group.state, group.group_epoch, "streams", "sticky", None,
