@@ -30,8 +30,9 @@ from fakebroker.bench.report import Results, table
 WORKLOADS = ("start", "throughput", "latency", "first-record", "idle", "user-suite")
 # The names for parts of the throughput workload.
 ALIASES = {"produce": "throughput", "consume": "throughput", "memory": "throughput"}
-# kafka-nodelay differs from kafka in its rebalance delay only: it is measured where that counts.
-ALL_SYSTEMS = (*systems.BROKERS, "kafka-nodelay", "trio-echo")
+# kafka-nodelay differs from kafka in its rebalance delay only: it is measured where that counts;
+# kafka-3nodes is kafka-nodelay as a 3-node cluster, measured in the user's suite only.
+ALL_SYSTEMS = (*systems.BROKERS, "kafka-nodelay", "kafka-3nodes", "trio-echo")
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ MEASURES: dict[str, tuple[str, ...]] = {
     "idle": systems.BROKERS,
     # Through the plugin's real side, which inspects with Kafka's own admin APIs: brokers
     # serving all of them only.
-    "user-suite": ("fakebroker", "kafka", "kafka-nodelay"),
+    "user-suite": ("fakebroker", "kafka", "kafka-nodelay", "kafka-3nodes"),
 }
 
 

@@ -48,7 +48,10 @@ KAFKA_START_TIMEOUT_S = 120.0  # a JVM broker next to busy CPUs
 KAFKA_SYSTEMS: dict[str, dict[str, str]] = {
     "kafka": {"group.initial.rebalance.delay.ms": "3000"},  # Kafka's default
     "kafka-nodelay": {"group.initial.rebalance.delay.ms": "0"},
+    "kafka-3nodes": {"group.initial.rebalance.delay.ms": "0"},
 }
+# Kafka systems of more than one node (a KRaft cluster, replication factor N: launch.py).
+KAFKA_NODES: dict[str, int] = {"kafka-3nodes": 3}
 
 
 def free_port() -> int:
@@ -188,7 +191,7 @@ def child_env(name: str) -> dict[str, str]:
 class RunningKafka(Running):
     """A started Kafka system: its broker and the folder holding its log directory."""
 
-    broker: kafka.RealKafka
+    broker: kafka.RealKafka | kafka.KafkaCluster
     folder: Path
     format_s: float  # of start_s: formatting the log directory (a JVM of its own)
 
@@ -203,17 +206,24 @@ class RunningKafka(Running):
 
 
 def launch_kafka(name: str) -> RunningKafka:
-    """Format and start the Kafka system ``name``; returns once Metadata lists the broker."""
+    """Format and start the Kafka system ``name``; returns once Metadata lists its brokers."""
     folder = Path(tempfile.mkdtemp(prefix=f"fakebroker-bench-{name}-"))
+    nodes = KAFKA_NODES.get(name, 1)
     try:
-        broker = kafka.start_real_kafka(folder, timeout=KAFKA_START_TIMEOUT_S,
-                                        overrides=KAFKA_SYSTEMS[name])
+        if nodes == 1:
+            broker: kafka.RealKafka | kafka.KafkaCluster = kafka.start_real_kafka(
+                folder, timeout=KAFKA_START_TIMEOUT_S, overrides=KAFKA_SYSTEMS[name])
+            first, started = broker, broker.format_seconds + broker.startup_seconds
+        else:
+            broker = kafka.start_kafka_cluster(folder, nodes=nodes, timeout=KAFKA_START_TIMEOUT_S,
+                                               overrides=KAFKA_SYSTEMS[name])
+            first = broker.nodes[0]
+            started = first.format_seconds + broker.startup_seconds
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return RunningKafka(name, broker.bootstrap_servers, broker.process,
-                        broker.format_seconds + broker.startup_seconds, broker, folder,
-                        broker.format_seconds)
+    return RunningKafka(name, broker.bootstrap_servers, first.process, started, broker, folder,
+                        first.format_seconds)
 
 
 def launch(name: str) -> Running:
