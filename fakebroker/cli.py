@@ -52,6 +52,7 @@ from fakebroker.options import (
     parse_topics,
     topic_counts,
 )
+from fakebroker.ready_file import READY_FILE, check_ready_file, write_details
 from fakebroker.version import __version__
 
 if sys.version_info < (3, 11):
@@ -112,11 +113,10 @@ SERVE_OPTIONS: dict[str, Setting] = {o.name: o for o in (
     Setting("journal", Path, "append every request to FILE as a JSON line", metavar="FILE"),
     Setting("scenario", Path, "brokers, topics, faults and a timeline of actions",
                 metavar="FILE.toml"),
-    Setting("ready_file", Path, "write connection details here as JSON", metavar="FILE"),
+    READY_FILE,
     Setting("log_level", _log_level, "Python logging level (default WARNING)", metavar="LEVEL"),
 )}
 TOPICS_ENV = ENV_PREFIX + "TOPICS"
-READY_FILE_FLAG = SERVE_OPTIONS["ready_file"].flag
 
 
 class _Parser(argparse.ArgumentParser):
@@ -281,37 +281,6 @@ def write_ready_file(path: Path, cluster: FakeCluster, control_url: str | None,
     if control_token is not None:
         details["control_token"] = control_token
     write_details(path, details, private=control_token is not None)
-
-
-def write_details(path: Path, details: Mapping[str, Any], private: bool = False) -> None:
-    """Write ``details`` as JSON to ``path`` through a temporary file beside it, renamed over
-    it (a reader never sees half); ``private``: readable by its owner alone (mode 0600). On
-    failure, an ``OSError`` naming the ready file's flag, and no temporary file left
-    behind."""
-    import json  # only a run with a ready file needs it
-
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # beside it: one rename
-    mode = 0o600 if private else 0o666
-    try:
-        temporary.unlink(missing_ok=True)  # created afresh, so with the mode asked for below
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        with open(descriptor, "w", encoding="utf-8") as out:
-            out.write(json.dumps(details, indent=2) + "\n")
-        temporary.replace(path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise OSError(exc.errno, f"{READY_FILE_FLAG}: cannot write {path}: {exc.strerror}"
-                      ) from None
-
-
-def check_ready_file(path: Path) -> None:
-    """``OptionError`` (naming the flag) for a ready file that surely cannot be written: a
-    directory, or in a directory that does not exist."""
-    if path.is_dir():
-        raise OptionError(f"{READY_FILE_FLAG}: {path} is a directory")
-    if not path.parent.is_dir():
-        raise OptionError(f"{READY_FILE_FLAG}: cannot write {path}: no directory "
-                          f"{path.parent}")
 
 
 async def serve(args: argparse.Namespace, scenario: Scenario | None) -> None:

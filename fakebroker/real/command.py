@@ -112,8 +112,8 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from fakebroker.cli import check_ready_file, write_details
     from fakebroker.options import OptionError
+    from fakebroker.ready_file import check_ready_file, write_details
     from fakebroker.real.launch import RealKafkaError, RealKafkaMissing, start_kafka_cluster
 
     if args.ready_file:
