@@ -88,9 +88,11 @@ def test_the_users_suite_passes_on_the_fake(tmp_path):
 
 
 @pytest.mark.real_kafka
-def test_kafka_real_without_a_cluster_runs_on_a_local_kafka_the_session_starts(tmp_path):
+@pytest.mark.parametrize("nodes", [1, 3])
+def test_kafka_real_without_a_cluster_runs_on_a_local_kafka_the_session_starts(tmp_path, nodes):
+    """Of one node (the default) or a KRaft cluster of three (``--kafka-nodes 3``)."""
     require_real_kafka()
-    result = run_user_suite(tmp_path, "--kafka=real")
+    result = run_user_suite(tmp_path, "--kafka=real", f"--kafka-nodes={nodes}")
     assert result.returncode == 0, result.stdout + result.stderr
     assert outcome(result).startswith("2 passed, 1 skipped")
 
