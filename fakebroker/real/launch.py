@@ -37,7 +37,7 @@ import socket
 import struct
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -562,31 +562,34 @@ def _wait_ready(cluster: KafkaCluster, deadline: float,
     nodes = cluster.nodes if nodes is None else nodes
     for node in nodes:
         host, port = node.bootstrap_servers.rsplit(":", 1)
-        while not api_versions_answered(host, int(port)):
-            if node.process.poll() is not None:
-                raise _exited(node)
-            if time.monotonic() > deadline:
-                raise RealKafkaError(
-                    f"Kafka node {node.node_id} did not answer ApiVersions on "
-                    f"{node.bootstrap_servers} in time; last lines of {node.log_file}:\n"
-                    f"{node.log_tail()}")
-            time.sleep(0.05)
+        _until(node, deadline, lambda h=host, p=int(port): api_versions_answered(h, p),
+               f"Kafka node {node.node_id} did not answer ApiVersions on "
+               f"{node.bootstrap_servers} in time")
     # Answering ApiVersions is not yet being in the cluster's metadata (unfenced).
     for node in nodes:
-        while True:
-            found = _metadata_brokers(node)
-            if found is not None and found[0] != cluster.cluster_id:  # it lost its port
-                raise _PortTaken(
-                    f"{node.bootstrap_servers} answers with cluster id {found[0]}, not "
-                    f"{cluster.cluster_id}: another server has the port; last lines of "
-                    f"{node.log_file}:\n{node.log_tail()}")
-            if found is not None and found[1] == len(cluster.nodes):
-                break
-            if node.process.poll() is not None:
-                raise _exited(node)
-            if time.monotonic() > deadline:
-                raise RealKafkaError(
-                    f"Kafka node {node.node_id} answered ApiVersions but its Metadata did "
-                    f"not list {len(cluster.nodes)} broker(s) in time; last lines of "
-                    f"{node.log_file}:\n{node.log_tail()}")
-            time.sleep(0.05)
+        _until(node, deadline, lambda n=node: _lists_every_broker(cluster, n),
+               f"Kafka node {node.node_id} answered ApiVersions but its Metadata did not "
+               f"list {len(cluster.nodes)} broker(s) in time")
+
+
+def _lists_every_broker(cluster: KafkaCluster, node: RealKafka) -> bool:
+    """Whether ``node``'s Metadata lists every broker of ``cluster``; ``_PortTaken`` when
+    another cluster's server answers on its port."""
+    found = _metadata_brokers(node)
+    if found is not None and found[0] != cluster.cluster_id:  # it lost its port
+        raise _PortTaken(
+            f"{node.bootstrap_servers} answers with cluster id {found[0]}, not "
+            f"{cluster.cluster_id}: another server has the port; last lines of "
+            f"{node.log_file}:\n{node.log_tail()}")
+    return found is not None and found[1] == len(cluster.nodes)
+
+
+def _until(node: RealKafka, deadline: float, done: Callable[[], bool], late: str) -> None:
+    """Poll ``done`` every 50 ms until it is true; ``RealKafkaError`` (``late`` and the node's
+    last log lines) past ``deadline``, or the node's own exit error if its JVM ended."""
+    while not done():
+        if node.process.poll() is not None:
+            raise _exited(node)
+        if time.monotonic() > deadline:
+            raise RealKafkaError(f"{late}; last lines of {node.log_file}:\n{node.log_tail()}")
+        time.sleep(0.05)
