@@ -39,6 +39,18 @@ def deliveries(kafka, group: str, member) -> list[tuple[str, int]]:
     return [(r["value"], r["deliveryCount"]) for r in member.stop() if "offset" in r]
 
 
+def held_until_the_lock_runs_out(kafka, group: str, member) -> list[tuple[str, int]]:
+    """Records a and b, unacknowledged, stay Acquired by the one member until their locks run
+    out (expired now); then they come again with delivery count 2: every delivery so far."""
+    [holder] = kafka.share_group(group).members
+    assert in_flight(kafka, group) == (
+        InFlightRecord(0, "Acquired", 1, holder.member_id),
+        InFlightRecord(1, "Acquired", 1, holder.member_id))
+    kafka.expire_share_locks(group)
+    member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
+    return deliveries(kafka, group, member)
+
+
 def test_the_share_group_view_shows_members_and_records_in_flight(kafka) -> None:
     group = new_group(kafka)
     produce(kafka, ["a", "b"])
@@ -147,14 +159,8 @@ def test_acknowledgements_ignored_in_an_answered_share_fetch_redeliver_after_the
         ignored.wait(1, timeout=60)
         wait_until(lambda: kafka.journal(api="ShareFetch", faulted=True), timeout=20,
                    what="the fetch carrying them answered")
-        [holder] = kafka.share_group(group).members
-        assert in_flight(kafka, group) == (  # still the member's, until the lock runs out
-            InFlightRecord(0, "Acquired", 1, holder.member_id),
-            InFlightRecord(1, "Acquired", 1, holder.member_id))
-        kafka.expire_share_locks(group)
-        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
-        got = deliveries(kafka, group, member)
-    assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+        redelivered = held_until_the_lock_runs_out(kafka, group, member)
+    assert redelivered == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
     # the share session went on: no epoch refused, nothing released at once
     assert kafka.journal(api="ShareFetch", error="INVALID_SHARE_SESSION_EPOCH") == []
 
@@ -168,14 +174,8 @@ def test_a_refused_acknowledgement_redelivers_the_records_after_their_lock(kafka
     with start_share_consumer(kafka.bootstrap_servers, topic=TOPIC, group=group,
                               mode="explicit") as member:
         refused.wait(1, timeout=60)
-        [holder] = kafka.share_group(group).members
-        assert in_flight(kafka, group) == (  # still theirs, until the lock runs out
-            InFlightRecord(0, "Acquired", 1, holder.member_id),
-            InFlightRecord(1, "Acquired", 1, holder.member_id))
-        kafka.expire_share_locks(group)
-        member.wait_for({"value": "b", "deliveryCount": 2}, timeout=30)
-        got = deliveries(kafka, group, member)
-    assert got == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+        redelivered = held_until_the_lock_runs_out(kafka, group, member)
+    assert redelivered == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
 
 
 def test_a_share_fetch_answer_lost_after_acquiring_redelivers(kafka) -> None:
