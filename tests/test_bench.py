@@ -155,7 +155,7 @@ def test_a_baseline_runs_another_revision_of_the_checkout(tmp_path, monkeypatch)
     source = systems.SOURCES[name]
     assert (source / "fakebroker" / "__init__.py").read_text() == "BEFORE = True\n"
     assert list((source / "fakebroker" / "__pycache__").glob("__init__.*.pyc"))
-    assert systems._child_env(name)["PYTHONPATH"].split(os.pathsep)[0] == str(source)
+    assert systems.child_env(name)["PYTHONPATH"].split(os.pathsep)[0] == str(source)
     with pytest.raises(ValueError, match="not a revision"):
         systems.add_baseline("no-such-revision", root=tmp_path)
 
