@@ -3,8 +3,8 @@
 replication factor 3, ``acks=all``, a partition's leader taken down and brought back.
 
 With fewer real nodes (``--kafka-nodes`` left at 1) the real side cannot have the marker's
-three brokers, and these tests skip there saying so; CI's real step runs this file with
-``--kafka-nodes 3``.
+three brokers, and these tests skip there saying so (tests/dual.py); CI's 3-node step runs
+them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from confluent_kafka import Producer
 
 from fakebroker.real_cluster import wait_for
 from fakebroker.wire_client import WireClient
-from tests.dual import needs_brokers
 
 THREE = pytest.mark.fake_kafka(brokers=3)
 
@@ -55,7 +54,6 @@ def produce_all(kafka, topic: str, value: bytes) -> None:
 
 @THREE
 def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
-    needs_brokers(kafka, 3)
     assert [b.id for b in kafka.brokers] == [1, 2, 3]
     orders = partition(kafka, three_replicas(kafka, "orders"))
     assert sorted(orders.replica_nodes) == [1, 2, 3]
@@ -64,7 +62,6 @@ def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
 
 @THREE
 def test_acks_all_goes_on_through_a_leader_taken_down_and_back(kafka):
-    needs_brokers(kafka, 3)
     orders = three_replicas(kafka, "orders")
     produce_all(kafka, orders, b"before")
     leader = partition(kafka, orders).leader_id
@@ -85,7 +82,6 @@ def test_a_partition_whose_only_replica_is_down_has_no_leader_in_a_new_epoch(kaf
     """Its Metadata: LEADER_NOT_AVAILABLE, leader -1, no ISR, the replica offline, and the
     leader epoch bumped (Kafka's controller records the leaderless partition in an epoch of
     its own); the replica back, it leads again in the epoch after that."""
-    needs_brokers(kafka, 3)
     lonely = kafka.name("lonely")
     kafka.create_topic(lonely, partitions=1, replication_factor=1)
     before = partition(kafka, lonely)
