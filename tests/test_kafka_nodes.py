@@ -1,6 +1,8 @@
 """Three brokers, one test body: the fake's ``brokers=3`` and, with ``--kafka=real
 --kafka-nodes 3``, a real KRaft cluster of three nodes the plugin starts (``local_kafka``):
-replication factor 3, ``acks=all``, a partition's leader taken down and brought back.
+replication factor 3, ``acks=all``, a partition's leader taken down and brought back, a
+partition left without a leader and what DescribeTopicPartitions says of it (KIP-966's
+eligible leader replicas).
 
 With fewer real nodes (``--kafka-nodes`` left at 1) the real side cannot have the marker's
 three brokers, and these tests skip there saying so (tests/dual.py); CI's 3-node step runs
@@ -35,6 +37,23 @@ def partition(kafka, topic: str):
             return found.partitions[0] if found.error_code == 0 and found.partitions else None
         raise AssertionError(f"no broker of {kafka.bootstrap_servers} takes a connection")
     return wait_for(described, f"a broker's metadata of {topic}")
+
+
+def described(kafka, topic: str):
+    """Partition 0 of ``topic`` as DescribeTopicPartitions (v0) describes it, asked of the
+    first broker up."""
+    for address in kafka.bootstrap_servers.split(","):
+        try:
+            client = WireClient(address)
+        except ConnectionRefusedError:
+            continue  # the broker taken down
+        with client:
+            answer = client.request("DescribeTopicPartitions", 0, {
+                "topics": [{"name": topic}], "response_partition_limit": 10, "cursor": None})
+        (found,) = answer.topics
+        assert found.error_code == 0, found
+        return found.partitions[0]
+    raise AssertionError(f"no broker of {kafka.bootstrap_servers} takes a connection")
 
 
 def three_replicas(kafka, base: str) -> str:
@@ -98,3 +117,27 @@ def test_a_partition_whose_only_replica_is_down_has_no_leader_in_a_new_epoch(kaf
     back = wait_for(lambda: (p := partition(kafka, lonely)).leader_id == replica and p,
                     "the replica leading again")
     assert (back.error_code, back.leader_epoch) == (0, before.leader_epoch + 2)
+
+
+@THREE
+def test_a_leaderless_partition_keeps_its_last_leader_as_eligible_leader_replica(kafka):
+    """KIP-966, on by default in Kafka 4.4 (eligible.leader.replicas.version 1): the only
+    in-sync replica shut down cleanly is the partition's eligible leader replica and last
+    known ELR, so it may lead again when it returns; once it does, both are empty."""
+    lonely = kafka.name("lonely")
+    kafka.create_topic(lonely, partitions=1, replication_factor=1)
+    (replica,) = partition(kafka, lonely).replica_nodes
+    assert (list(described(kafka, lonely).eligible_leader_replicas),
+            list(described(kafka, lonely).last_known_elr)) == ([], [])
+    kafka.broker_down(replica)
+    try:
+        down = wait_for(lambda: (p := described(kafka, lonely)).leader_id == -1 and p,
+                        "the partition without a leader")
+        assert (list(down.isr_nodes), list(down.eligible_leader_replicas),
+                list(down.last_known_elr)) == ([], [replica], [replica])
+    finally:
+        kafka.broker_up(replica)
+    back = wait_for(lambda: (p := described(kafka, lonely)).leader_id == replica and p,
+                    "the replica leading again")
+    assert (list(back.isr_nodes), list(back.eligible_leader_replicas),
+            list(back.last_known_elr)) == ([replica], [], [])
