@@ -20,4 +20,5 @@ def pytest_fakebroker_real_cluster(request: pytest.FixtureRequest,
     cluster (fixture ``real_kafka_cluster``) and fails a test whose options shape the fake
     only (anything but ``topics`` and ``brokers``). A suite that starts brokers of its own
     answers here, e.g. a broker per set of broker configs; a test's ``kafka`` is then
-    ``cluster.isolated(prefix, options.get("topics"))``."""
+    ``cluster.isolated(prefix, options.get("topics"))``, skipped when the cluster has fewer
+    brokers than ``options["brokers"]``."""

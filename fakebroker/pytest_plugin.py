@@ -57,8 +57,8 @@ if TYPE_CHECKING:
     from fakebroker.real_cluster import RealCluster
 
 MODES = {"fake": ("fake",), "real": ("real",), "both": ("fake", "real")}
-# Marker options a real cluster honours: its topics are made; brokers shapes the fake (the real
-# cluster has the brokers it has).
+# Marker options a real cluster honours: its topics are made; brokers is the fewest brokers the
+# test runs on (the real cluster has the brokers it has: a test marked for more is skipped).
 REAL_MARKER_OPTIONS = frozenset({"topics", "brokers"})
 # This process's part of every real-cluster test's name prefix (random: sessions sharing a
 # cluster never meet), and the tests' numbers after it.
@@ -239,6 +239,10 @@ def kafka(request: pytest.FixtureRequest) -> Iterator[FakeKafka | RealCluster]:
     options = dict(marker.kwargs) if marker else {}
     cluster: RealCluster = request.node.ihook.pytest_fakebroker_real_cluster(
         request=request, options=options)
+    wanted = options.get("brokers", 1)
+    if wanted > 1 and len(found := cluster.brokers) < wanted:
+        pytest.skip(f"the fake_kafka marker asks for {wanted} brokers; the real cluster has "
+                    f"{len(found)} (a local Kafka of {wanted} nodes: --kafka-nodes {wanted})")
     with cluster.isolated(name_prefix(), options.get("topics")) as isolated:
         yield isolated
 

@@ -185,16 +185,19 @@ class RealCluster:
         """Wait until a fresh broker has what a fake cluster has from its start: a group
         coordinator (Kafka creates ``__consumer_offsets`` on the first FindCoordinator and
         answers COORDINATOR_NOT_AVAILABLE meanwhile) and producer ids (the first
-        InitProducerId waits for a block from the controller: COORDINATOR_LOAD_IN_PROGRESS)."""
-        def answered(api: str, version: int, body: dict) -> bool:
-            with self._bootstrap_client("warm-up") as client:
+        InitProducerId waits for a block from the controller: COORDINATOR_LOAD_IN_PROGRESS),
+        at every broker (each asks the controller for a block of its own)."""
+        def answered(address: str, api: str, version: int, body: dict) -> bool:
+            with self._connect(address, "warm-up") as client:
                 return client.request(api, version, body).error_code == 0
 
-        wait_for(lambda: answered("FindCoordinator", 3, {"key": "warm-up", "key_type": 0}),
-                 "a group coordinator")
-        wait_for(lambda: answered("InitProducerId", 4, {
-            "transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1,
-            "producer_epoch": -1}), "producer ids")
+        first = self.bootstrap_servers.split(",")[0]
+        wait_for(lambda: answered(first, "FindCoordinator", 3,
+                                  {"key": "warm-up", "key_type": 0}), "a group coordinator")
+        for address in self._broker_addresses():
+            wait_for(lambda a=address: answered(a, "InitProducerId", 4, {
+                "transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1,
+                "producer_epoch": -1}), f"producer ids at {address}")
         return self
 
     def close(self) -> None:
@@ -372,17 +375,21 @@ class RealCluster:
                 for m in classic.members))
 
     def transactions(self) -> dict[str, TransactionView]:
-        """Every transactional id the broker knows, by id (ListTransactions in any state,
-        then DescribeTransactions at their coordinators): state, producer id and epoch, the
-        partitions of its ongoing transaction, its start time and timeout; ``groups`` is
-        ``()`` (see the module doc). On a shared cluster only this test's ids."""
-        with self._bootstrap_client("inspect") as client:
-            listed = client.request("ListTransactions", 1, {
-                "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
-        if listed.error_code != 0:
-            raise ClusterError(ErrorCode(listed.error_code).name, "ListTransactions")
-        ids = sorted(t.transactional_id for t in listed.transaction_states
-                     if t.transactional_id.startswith(self.prefix))
+        """Every transactional id the cluster knows, by id (ListTransactions in any state at
+        every broker, then DescribeTransactions at their coordinators): state, producer id
+        and epoch, the partitions of its ongoing transaction, its start time and timeout;
+        ``groups`` is ``()`` (see the module doc). On a shared cluster only this test's
+        ids."""
+        ids = []
+        for address in self._broker_addresses():
+            with self._connect(address, "inspect") as client:
+                listed = client.request("ListTransactions", 1, {
+                    "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+            if listed.error_code != 0:
+                raise ClusterError(ErrorCode(listed.error_code).name, "ListTransactions")
+            ids += [t.transactional_id for t in listed.transaction_states
+                    if t.transactional_id.startswith(self.prefix)]
+        ids.sort()
         at: dict[str, list[str]] = {}  # coordinator -> its ids
         with self._bootstrap_client("inspect") as client:
             for start in range(0, len(ids), 100):
@@ -490,11 +497,13 @@ class RealCluster:
 
     def _remove_groups(self) -> None:
         """Remove every group's members (LeaveGroup or a leaving ConsumerGroupHeartbeat)
-        and delete the groups (on a shared cluster: this test's, by its prefix); fails
-        naming any group Kafka would not delete."""
-        with self._bootstrap_client("reset") as client:
-            listed = client.request("ListGroups", 5, {"states_filter": [],
-                                                       "types_filter": []}).groups
+        and delete the groups every broker lists (on a shared cluster: this test's, by its
+        prefix); fails naming any group Kafka would not delete."""
+        listed = []
+        for address in self._broker_addresses():
+            with self._connect(address, "reset") as client:
+                listed += client.request("ListGroups", 5, {"states_filter": [],
+                                                            "types_filter": []}).groups
         for group in listed:
             if not group.group_id.startswith(self.prefix):
                 continue
@@ -598,6 +607,13 @@ class RealCluster:
             if answer.topics[0].partitions[0].error_code != 0:
                 return False
         return True
+
+    def _broker_addresses(self) -> list[str]:
+        """host:port of every broker in the cluster's metadata. ListGroups and
+        ListTransactions go to each: a Kafka broker answers them only for the groups and
+        transactional ids it coordinates."""
+        metadata = self.admin.list_topics(timeout=TIMEOUT)
+        return [f"{b.host}:{b.port}" for b in sorted(metadata.brokers.values(), key=lambda b: b.id)]
 
     def _leader(self, topic: str, partition: int) -> str:
         """host:port of a partition's leader; ``ClusterError`` if there is no such partition."""

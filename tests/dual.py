@@ -5,11 +5,14 @@ tests/conftest.py.
 Under ``--kafka=real`` a test runs on the session's Apache Kafka 4.4.0 broker
 (tests/real_kafka.py), the session's own, so it is *exclusive*: made fresh before each test
 (no groups, no topics but the marker's: ``RealCluster.reset``) and tests keep their names
-unchanged. It has one node: a marker's ``brokers`` is served with that count only when the
-session runs ``--kafka-nodes N`` and the marker asks for N (N > 1): the test then runs on the
-plugin's local Kafka of N nodes (``real_kafka_cluster``, exclusive too); other counts run on
-the one node. The marker's ``overrides`` (broker configs) start a real broker of their own
-with them in its server.properties (one per distinct set, for the session); its
+unchanged. It has one node: a test whose marker asks for several brokers (``brokers=2`` or
+3) runs on the plugin's local Kafka of ``--kafka-nodes N`` nodes (``real_kafka_cluster``,
+exclusive too) when N is at least that many; with fewer nodes (the default 1) it is skipped
+saying so, or fails under CI (tests/absent.py): never run on fewer brokers than it asks for.
+CI's 1-node step deselects those tests and its 3-node step runs them all
+(``-m "real_kafka and (fake_kafka(brokers=2) or fake_kafka(brokers=3))"``). The marker's
+``overrides`` (broker configs) start a real broker of their own with them in its
+server.properties (one per distinct set, for the session); its
 ``kafka_version``, when it names the real broker's release (4.4), is what that broker is
 already; any other option is a fakebroker setting, refused, but for the secure preset: a
 marker carrying ``tests.security.SECURE``'s options, all of them with its values, gets the
@@ -30,12 +33,13 @@ import pytest
 
 from fakebroker.protocol.releases import release_line
 from fakebroker.real_cluster import RealCluster
+from tests.absent import absent
 from tests.real_kafka import KAFKA_VERSION, RealKafka, require_real_kafka, start_real_kafka
 from tests.real_secure_kafka import SecureRealKafka
 from tests.security import SECURE
 
 # Marker options our real brokers honour: topics; overrides (a broker of their own); brokers
-# (the --kafka-nodes cluster when they match, else one node).
+# (above 1: the --kafka-nodes cluster, when it has that many).
 REAL_MARKER_OPTIONS = frozenset({"topics", "brokers", "overrides"})
 
 
@@ -78,15 +82,6 @@ def overridden_real_clusters(tmp_path_factory: pytest.TempPathFactory
         yield cluster
 
 
-def needs_brokers(kafka: Any, count: int) -> None:
-    """For a test marked ``brokers=count`` that needs that many on either side: skip it on a
-    real cluster of another size (the session's one node, unless ``--kafka-nodes count``)."""
-    found = len(kafka.brokers)
-    if found != count:
-        pytest.skip(f"the marker asks for {count} brokers, this real cluster has {found}: run "
-                    f"it with --kafka-nodes {count}")
-
-
 def _is_secure_preset(options: dict[str, Any]) -> bool:
     """The marker carries every option of SECURE, each with SECURE's value."""
     def same(a: Any, b: Any) -> bool:
@@ -111,7 +106,10 @@ def pytest_fakebroker_real_cluster(request: pytest.FixtureRequest,
         return request.getfixturevalue("overridden_real_clusters")(options["overrides"])
     if secure:
         return request.getfixturevalue("secure_real_cluster")
-    nodes = request.config.getoption("kafka_nodes")
-    if nodes > 1 and options.get("brokers", 1) == nodes:
-        return request.getfixturevalue("real_kafka_cluster")  # the plugin's local Kafka
-    return request.getfixturevalue("real_cluster")
+    wanted, nodes = options.get("brokers", 1), request.config.getoption("kafka_nodes")
+    if wanted == 1:
+        return request.getfixturevalue("real_cluster")
+    if nodes < wanted:
+        absent(f"the fake_kafka marker asks for {wanted} brokers; the session's real Kafka "
+               f"has {nodes} node(s): run it with --kafka-nodes {wanted} (CI's 3-node step)")
+    return request.getfixturevalue("real_kafka_cluster")  # the plugin's local Kafka

@@ -226,11 +226,13 @@ def logged_in(kafka: Any, user: str) -> WireClient:
 
 
 def allow(kafka: Any, resource_type: int, name: str, operation: int,
-          principal: str = "User:alice", pattern: int = 3, permission: int = 3) -> None:
+          principal: str = "User:alice", pattern: int = 3, permission: int = 3,
+          host: str = "*") -> None:
     """Create an ACL (Kafka's codes: ``pattern`` 3 LITERAL, 4 PREFIXED; ``permission`` 3
-    ALLOW, 2 DENY); returns once the broker's authorizer holds it."""
+    ALLOW, 2 DENY) for clients from ``host``; returns once the broker's authorizer holds
+    it."""
     binding = {"resource_type": resource_type, "resource_name": name,
-               "resource_pattern_type": pattern, "principal": principal, "host": "*",
+               "resource_pattern_type": pattern, "principal": principal, "host": host,
                "operation": operation, "permission_type": permission}
     describe = {"resource_type_filter": resource_type, "resource_name_filter": name,
                 "pattern_type_filter": pattern, "principal_filter": principal,

@@ -1,23 +1,34 @@
 """ACLs as Kafka's StandardAuthorizer: the three ACL APIs, and every API refusing what the
 ACLs do not allow, with the error where Kafka puts it.
 
-On a PLAINTEXT listener every client is ``User:ANONYMOUS``: these tests give ANONYMOUS ACLs
-(``kafka.create_acl``) on a fake whose super user is someone else, so real requests meet the
-authorizer. The answers compared are those of Kafka 4.4's KafkaApis / AclApis /
-StandardAuthorizerData (see each API module's docstring). What alice meets over SASL on the
-secure preset runs on both brokers in tests/test_acls_secure.py.
+Those on both brokers (``kafka``, ``--kafka=both``) take the secure preset
+(tests/security.py: on Kafka the session's secure broker, tests/real_secure_kafka.py): alice
+logs in over SASL_PLAINTEXT and is no super user, so her requests meet the authorizer; her
+ACLs and the groups and transactional ids she is to see are made over the PLAINTEXT listener,
+where ANONYMOUS is a super user. The others run on a fake whose super user is someone else
+(``super_users``, ``kafka.create_acl``): every PLAINTEXT client, ``User:ANONYMOUS``, meets
+the authorizer there. The answers compared are those of Kafka 4.4's KafkaApis / AclApis /
+StandardAuthorizerData (see each API module's docstring). More of what alice meets runs on
+both brokers in tests/test_acls_secure.py.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, produce_body
+from tests.security import SECURE, allow, logged_in
+from tests.test_wire_transactions import coordinator, init
 
 SECURED = pytest.mark.fake_kafka(authorizer=True, super_users=("User:admin",),
                                  topics={"orders": 2, "secret": 1})
+# The secure preset on both brokers: alice (SASL) is no super user, ANONYMOUS (PLAINTEXT) is.
+AS_ALICE = [pytest.mark.security,
+            pytest.mark.fake_kafka(**SECURE, topics={"orders": 2, "secret": 1})]
 TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = 2, 3, 4, 5
 ANY, LITERAL, PREFIXED = 1, 3, 4
 READ, WRITE, DESCRIBE, ALL = 3, 4, 8, 2
@@ -31,6 +42,18 @@ def creation(resource_type: int = TOPIC, name: str = "orders", pattern: int = LI
     return {"resource_type": resource_type, "resource_name": name,
             "resource_pattern_type": pattern, "principal": principal, "host": "*",
             "operation": operation, "permission_type": permission}
+
+
+def as_alice(test):
+    for mark in AS_ALICE:
+        test = mark(test)
+    return test
+
+
+@pytest.fixture
+def alice(kafka) -> Iterator[WireClient]:
+    with logged_in(kafka, "alice") as client:
+        yield client
 
 
 def match_any(**narrowing: object) -> dict:
@@ -119,34 +142,42 @@ def test_an_unknown_code_in_an_acl_request_closes_the_connection(fake_kafka):
         assert client.is_closed_by_peer()
 
 
-@SECURED
-def test_acl_apis_need_the_cluster_permission(fake_kafka):
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        created = client.request("CreateAcls", 3, {"creations": [creation(), creation()]})
-        described = client.request("DescribeAcls", 3, match_any())
-        deleted = client.request("DeleteAcls", 3, {"filters": [match_any()]})
+@as_alice
+def test_acl_apis_need_the_cluster_permission(kafka, alice):
+    created = alice.request("CreateAcls", 3, {"creations": [creation(), creation()]})
+    described = alice.request("DescribeAcls", 3, match_any())
+    deleted = alice.request("DeleteAcls", 3, {"filters": [match_any()]})
     assert [r.error_code for r in created.results] == [ErrorCode.CLUSTER_AUTHORIZATION_FAILED] * 2
     assert described.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     assert [r.error_code for r in deleted.filter_results] == [
         ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
-    assert fake_kafka.acls() == []
+    with WireClient(kafka.bootstrap_servers) as anonymous:  # a super user
+        assert anonymous.request("DescribeAcls", 3, match_any()).resources == []
 
 
 # -- enforcement --------------------------------------------------------------------------------
 
-@SECURED
-def test_list_groups_lists_only_the_groups_the_principal_may_describe(fake_kafka):
-    for group in ("visible", "hidden"):
-        fake_kafka.call(lambda g=group: fake_kafka.cluster.state.groups.offsets.commit(g, {}))
-    fake_kafka.create_acl("GROUP", "visible", ANONYMOUS, "DESCRIBE")
-    fake_kafka.create_acl("GROUP", "hidden", "User:alice", "DESCRIBE")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        committed = client.request("OffsetCommit", 9, {
-            "group_id": "hidden", "generation_id_or_member_epoch": -1, "member_id": "",
-            "group_instance_id": None, "retention_time_ms": -1, "topics": []})
-        listed = client.request("ListGroups", 5, {"states_filter": [], "types_filter": []})
-    assert committed.topics == []
-    assert "hidden" not in [g.group_id for g in listed.groups]
+def commit(client: WireClient, group: str, topics: list[str]) -> list[list[int]]:
+    """An admin's OffsetCommit (generation -1) of offset 1 for partition 0 of each topic: the
+    error codes per topic."""
+    answer = client.request("OffsetCommit", 9, {
+        "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+        "group_instance_id": None, "retention_time_ms": -1, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1}]}
+            for topic in topics]})
+    return [[p.error_code for p in t.partitions] for t in answer.topics]
+
+
+@as_alice
+def test_list_groups_lists_only_the_groups_the_principal_may_describe(kafka, alice):
+    with WireClient(kafka.bootstrap_servers) as anonymous:  # a super user
+        for group in ("visible", "hidden"):
+            assert commit(anonymous, group, ["orders"]) == [[0]]
+    allow(kafka, GROUP, "visible", DESCRIBE)
+    listed = alice.request("ListGroups", 5, {"states_filter": [], "types_filter": []})
+    assert [g.group_id for g in listed.groups] == ["visible"]
+    # A commit of no partition to a group she may not read: nothing to refuse, no error.
+    assert commit(alice, "hidden", []) == []
 
 
 @pytest.mark.fake_kafka(authorizer=True, allow_everyone_if_no_acl_found=True,
@@ -160,13 +191,12 @@ def test_allow_everyone_if_no_acl_found_allows_only_resources_without_acls(fake_
     assert secret.responses[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
-@SECURED
-def test_a_host_acl_matches_only_clients_from_that_address(fake_kafka):
-    fake_kafka.create_acl("TOPIC", "orders", ANONYMOUS, "READ", host="10.9.9.9")
-    fake_kafka.create_acl("TOPIC", "secret", ANONYMOUS, "READ", host="127.0.0.1")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        orders = client.request("Fetch", 12, fetch_body("orders", 0, 0))
-        secret = client.request("Fetch", 12, fetch_body("secret", 0, 0))
+@as_alice
+def test_a_host_acl_matches_only_clients_from_that_address(kafka, alice):
+    allow(kafka, TOPIC, "orders", READ, host="10.9.9.9")
+    allow(kafka, TOPIC, "secret", READ, host="127.0.0.1")  # where alice connects from
+    orders = alice.request("Fetch", 12, fetch_body("orders", 0, 0))
+    secret = alice.request("Fetch", 12, fetch_body("secret", 0, 0))
     assert orders.responses[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     assert secret.responses[0].partitions[0].error_code == 0
 
@@ -210,18 +240,18 @@ def test_without_an_authorizer_the_security_package_is_never_imported(tmp_path):
     assert result.stdout.strip() == "[]"
 
 
-@SECURED
-def test_transactions_are_listed_and_described_only_where_allowed(fake_kafka):
-    fake_kafka.create_acl("TRANSACTIONAL_ID", "tx-", ANONYMOUS, "ALL", pattern_type="PREFIXED")
-    fake_kafka.create_acl("TRANSACTIONAL_ID", "other", "User:admin", "ALL")
-    with WireClient(fake_kafka.bootstrap_servers) as client:
-        for txn in ("tx-1", "other"):
-            fake_kafka.call(lambda t=txn: fake_kafka.cluster.state.transactions.init_producer(
-                t, 60000, -1, -1))
-        listed = client.request("ListTransactions", 1, {
-            "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
-        described = client.request("DescribeTransactions", 0, {
-            "transactional_ids": ["tx-1", "other"]})
-    assert [t.transactional_id for t in listed.transaction_states] == ["tx-1"]
+@as_alice
+def test_transactions_are_listed_and_described_only_where_allowed(kafka, alice):
+    """Names of this test's own: the real broker keeps transactional ids across tests."""
+    for txn in ("acl-tx-1", "acl-other"):  # by ANONYMOUS, a super user, as a producer does
+        with coordinator(kafka, txn) as anonymous:
+            assert init(anonymous, txn).error_code == 0
+    allow(kafka, TRANSACTIONAL_ID, "acl-tx-", ALL, pattern=PREFIXED)
+    allow(kafka, TRANSACTIONAL_ID, "acl-other", ALL, principal="User:admin")
+    listed = alice.request("ListTransactions", 1, {
+        "state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+    described = alice.request("DescribeTransactions", 0, {
+        "transactional_ids": ["acl-tx-1", "acl-other"]})
+    assert [t.transactional_id for t in listed.transaction_states] == ["acl-tx-1"]
     assert [(t.transactional_id, t.error_code) for t in described.transaction_states] == [
-        ("tx-1", 0), ("other", ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)]
+        ("acl-tx-1", 0), ("acl-other", ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)]

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.dual import needs_brokers
-
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 COUNT = 60
 
@@ -206,7 +204,6 @@ def test_aiokafka_produces_and_reads_back_everything(kafka, codec):
 def test_leaders_spread_over_brokers_and_clients_follow_them(kafka):
     from confluent_kafka.admin import AdminClient
 
-    needs_brokers(kafka, 3)
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     for tag, round_trip in (("none", kafka_python_round_trip), ("gzip", confluent_round_trip)):
         spread = kafka.name(f"spread-{tag}")

@@ -1,10 +1,12 @@
 """Three brokers, one test body: the fake's ``brokers=3`` and, with ``--kafka=real
 --kafka-nodes 3``, a real KRaft cluster of three nodes the plugin starts (``local_kafka``):
-replication factor 3, ``acks=all``, a partition's leader taken down and brought back.
+replication factor 3, ``acks=all``, a partition's leader taken down and brought back, a
+partition left without a leader and what DescribeTopicPartitions says of it (KIP-966's
+eligible leader replicas).
 
 With fewer real nodes (``--kafka-nodes`` left at 1) the real side cannot have the marker's
-three brokers, and these tests skip there saying so; CI's real step runs this file with
-``--kafka-nodes 3``.
+three brokers, and these tests skip there saying so (tests/dual.py); CI's 3-node step runs
+them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from confluent_kafka import Producer
 
 from fakebroker.real_cluster import wait_for
 from fakebroker.wire_client import WireClient
-from tests.dual import needs_brokers
 
 THREE = pytest.mark.fake_kafka(brokers=3)
 
@@ -38,6 +39,23 @@ def partition(kafka, topic: str):
     return wait_for(described, f"a broker's metadata of {topic}")
 
 
+def described(kafka, topic: str):
+    """Partition 0 of ``topic`` as DescribeTopicPartitions (v0) describes it, asked of the
+    first broker up."""
+    for address in kafka.bootstrap_servers.split(","):
+        try:
+            client = WireClient(address)
+        except ConnectionRefusedError:
+            continue  # the broker taken down
+        with client:
+            answer = client.request("DescribeTopicPartitions", 0, {
+                "topics": [{"name": topic}], "response_partition_limit": 10, "cursor": None})
+        (found,) = answer.topics
+        assert found.error_code == 0, found
+        return found.partitions[0]
+    raise AssertionError(f"no broker of {kafka.bootstrap_servers} takes a connection")
+
+
 def three_replicas(kafka, base: str) -> str:
     """A new one-partition topic on all three brokers (made once the test knows there are
     three: the marker's topics are made before it starts); its name."""
@@ -55,7 +73,6 @@ def produce_all(kafka, topic: str, value: bytes) -> None:
 
 @THREE
 def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
-    needs_brokers(kafka, 3)
     assert [b.id for b in kafka.brokers] == [1, 2, 3]
     orders = partition(kafka, three_replicas(kafka, "orders"))
     assert sorted(orders.replica_nodes) == [1, 2, 3]
@@ -64,7 +81,6 @@ def test_the_cluster_has_three_brokers_and_a_topic_on_all_three_in_sync(kafka):
 
 @THREE
 def test_acks_all_goes_on_through_a_leader_taken_down_and_back(kafka):
-    needs_brokers(kafka, 3)
     orders = three_replicas(kafka, "orders")
     produce_all(kafka, orders, b"before")
     leader = partition(kafka, orders).leader_id
@@ -85,7 +101,6 @@ def test_a_partition_whose_only_replica_is_down_has_no_leader_in_a_new_epoch(kaf
     """Its Metadata: LEADER_NOT_AVAILABLE, leader -1, no ISR, the replica offline, and the
     leader epoch bumped (Kafka's controller records the leaderless partition in an epoch of
     its own); the replica back, it leads again in the epoch after that."""
-    needs_brokers(kafka, 3)
     lonely = kafka.name("lonely")
     kafka.create_topic(lonely, partitions=1, replication_factor=1)
     before = partition(kafka, lonely)
@@ -102,3 +117,27 @@ def test_a_partition_whose_only_replica_is_down_has_no_leader_in_a_new_epoch(kaf
     back = wait_for(lambda: (p := partition(kafka, lonely)).leader_id == replica and p,
                     "the replica leading again")
     assert (back.error_code, back.leader_epoch) == (0, before.leader_epoch + 2)
+
+
+@THREE
+def test_a_leaderless_partition_keeps_its_last_leader_as_eligible_leader_replica(kafka):
+    """KIP-966, on by default in Kafka 4.4 (eligible.leader.replicas.version 1): the only
+    in-sync replica shut down cleanly is the partition's eligible leader replica and last
+    known ELR, so it may lead again when it returns; once it does, both are empty."""
+    lonely = kafka.name("lonely")
+    kafka.create_topic(lonely, partitions=1, replication_factor=1)
+    (replica,) = partition(kafka, lonely).replica_nodes
+    assert (list(described(kafka, lonely).eligible_leader_replicas),
+            list(described(kafka, lonely).last_known_elr)) == ([], [])
+    kafka.broker_down(replica)
+    try:
+        down = wait_for(lambda: (p := described(kafka, lonely)).leader_id == -1 and p,
+                        "the partition without a leader")
+        assert (list(down.isr_nodes), list(down.eligible_leader_replicas),
+                list(down.last_known_elr)) == ([], [replica], [replica])
+    finally:
+        kafka.broker_up(replica)
+    back = wait_for(lambda: (p := described(kafka, lonely)).leader_id == replica and p,
+                    "the replica leading again")
+    assert (list(back.isr_nodes), list(back.eligible_leader_replicas),
+            list(back.last_known_elr)) == ([replica], [], [])

@@ -63,7 +63,20 @@ def test_a_topic_made_by_the_test_is_its_own(kafka):
 def test_a_fault_on_the_fake(kafka):
     rule = kafka.faults.add(api="Produce", delay_ms=10)
     assert rule.hits == 0
+
+
+@pytest.mark.fake_kafka(brokers=3)
+def test_a_topic_replicated_on_three_brokers(kafka):
+    from confluent_kafka.admin import AdminClient
+
+    topic = kafka.name("replicated")
+    kafka.create_topic(topic, partitions=1, replication_factor=3)
+    admin = AdminClient(for_librdkafka(kafka.client_config))
+    (partition,) = admin.list_topics(topic, timeout=30).topics[topic].partitions.values()
+    assert len(partition.replicas) == 3
 '''
+# What -rs says of the last test on a real cluster of fewer than three brokers.
+TOO_FEW = "the fake_kafka marker asks for 3 brokers; the real cluster has 1"
 
 
 def run_user_suite(folder: Path, *args: str, env: dict[str, str] | None = None
@@ -84,17 +97,22 @@ def outcome(result: subprocess.CompletedProcess[str]) -> str:
 def test_the_users_suite_passes_on_the_fake(tmp_path):
     result = run_user_suite(tmp_path, "--kafka=fake")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result).startswith("3 passed")
+    assert outcome(result).startswith("4 passed")
 
 
 @pytest.mark.real_kafka
 @pytest.mark.parametrize("nodes", [1, 3])
 def test_kafka_real_without_a_cluster_runs_on_a_local_kafka_the_session_starts(tmp_path, nodes):
-    """Of one node (the default) or a KRaft cluster of three (``--kafka-nodes 3``)."""
+    """Of one node (the default) or a KRaft cluster of three (``--kafka-nodes 3``); the test
+    marked for three brokers is skipped on one node, saying why, and runs on three."""
     require_real_kafka()
     result = run_user_suite(tmp_path, "--kafka=real", f"--kafka-nodes={nodes}")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result).startswith("2 passed, 1 skipped")
+    if nodes == 1:
+        assert outcome(result).startswith("2 passed, 2 skipped")
+        assert TOO_FEW in result.stdout
+    else:
+        assert outcome(result).startswith("3 passed, 1 skipped")
 
 
 def test_kafka_real_without_a_cluster_or_an_install_says_how_to_install_one(tmp_path):
@@ -146,7 +164,10 @@ def test_the_users_suite_passes_on_a_running_cluster_and_leaves_it_as_it_was(
         assert f"PASSED test_orders.py::{test}[fake]" in result.stdout
         assert f"PASSED test_orders.py::{test}[real]" in result.stdout
     assert "PASSED test_orders.py::test_a_fault_on_the_fake[fake]" in result.stdout
-    assert outcome(result).startswith("5 passed")
+    assert "PASSED test_orders.py::test_a_topic_replicated_on_three_brokers[fake]" in \
+        result.stdout
+    assert outcome(result).startswith("6 passed, 1 skipped")
+    assert TOO_FEW in result.stdout
     assert_only_what_was_there_before(shared_cluster)
 
 
@@ -155,7 +176,7 @@ def test_two_xdist_workers_share_a_running_cluster_each_with_its_own_names(
     result = run_user_suite(tmp_path, "--kafka=real", "-n", "2",
                             f"--kafka-bootstrap={shared_cluster.bootstrap_servers}")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result).startswith("2 passed, 1 skipped")
+    assert outcome(result).startswith("2 passed, 2 skipped")
     assert_only_what_was_there_before(shared_cluster)
 
 
@@ -182,7 +203,7 @@ def test_the_users_suite_passes_on_a_cluster_reached_only_over_sasl_ssl(tmp_path
                             f"--kafka-bootstrap={kafka.listeners['SASL_SSL']}",
                             f"--kafka-client-config={properties}")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result).startswith("2 passed, 1 skipped")
+    assert outcome(result).startswith("2 passed, 2 skipped")
 
 
 def test_a_client_config_the_inspection_cannot_honour_fails_the_session_naming_it(tmp_path):

@@ -126,6 +126,7 @@ def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(
         init = client.request("InitProducerId", 4, {"transactional_id": None,
                                                     "transaction_timeout_ms": 1000,
                                                     "producer_id": -1, "producer_epoch": -1})
+        assert init.error_code == 0
         pid = init.producer_id
         first = client.request("Produce", 9, produce_body(
             "orders", 0, idempotent([b"a", b"b"], 0, pid=pid)))
@@ -231,7 +232,7 @@ def test_answers_keep_request_order_on_a_pipelined_connection(kafka):
     ({"name": "bad/name", "num_partitions": 1, "replication_factor": 1},
      "INVALID_TOPIC_EXCEPTION"),
     ({"name": "zero", "num_partitions": 0, "replication_factor": 1}, "INVALID_PARTITIONS"),
-    ({"name": "wide", "num_partitions": 1, "replication_factor": 3},
+    ({"name": "wide", "num_partitions": 1, "replication_factor": 4},  # more than the brokers
      "INVALID_REPLICATION_FACTOR"),
     ({"name": "conf", "num_partitions": 1, "replication_factor": 1,
       "configs": [{"name": "no.such.config", "value": "1"}]}, "INVALID_CONFIG"),

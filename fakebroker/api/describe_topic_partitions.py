@@ -15,8 +15,17 @@ Behavior, as Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCach
 * A named topic that does not exist gets UNKNOWN_TOPIC_OR_PARTITION (an illegal name:
   INVALID_TOPIC_EXCEPTION), with no partitions; it takes no room on the page.
 * Partitions: the leader (-1 when it is down; no error, unlike Metadata), its epoch, every
-  replica, the ISR and offline replicas as the fake's Metadata gives them, and empty eligible
-  leader replicas and last known ELR (never null: Java clients crash on null, as on kfake's).
+  replica, the ISR and offline replicas as the fake's Metadata gives them, and the eligible
+  leader replicas and last known ELR (KIP-966; never null: Java clients crash on null, as on
+  kfake's). With eligible.leader.replicas.version 1 (a new Kafka 4.4 cluster's level), a
+  partition whose every in-sync replica is down (a controlled shutdown: ``broker_down``) has
+  its last leader as both: Kafka's controller moves an in-sync replica shut down cleanly
+  into the ELR while the ISR is below min.insync.replicas (an empty ISR always is), and
+  records the last leader as last known ELR when the ISR empties (PartitionChangeBuilder;
+  measured on a 3-node Kafka 4.4, RF 1, its broker stopped). Once it leads again both are
+  empty. Otherwise both are empty: the fake keeps no replica that left the ISR while the
+  partition still had a leader (Kafka's ELR would hold such a replica while the ISR stays
+  below min.insync.replicas).
 * Every topic listed carries its authorized operations (all topic operations with no
   authorizer). With an authorizer, topics the principal may not DESCRIBE are left out of an
   all-topics answer, and a named one gets TOPIC_AUTHORIZATION_FAILED with a zero id, after
@@ -33,6 +42,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.cluster import Topic, check_topic_name
+from fakebroker.state.features import ELIGIBLE_LEADER_REPLICAS_VERSION
 
 API_KEY = 75
 # Kafka's max.request.partition.size.limit default: the most partitions one page holds.
@@ -80,6 +90,7 @@ def page(ctx: RequestContext, names: list[str], cursor_topic: str, cursor_partit
     """The answer for ``names`` (sorted), at most ``room`` partitions, as Kafka's
     ``getTopicMetadataForDescribeTopicResponse`` pages them."""
     live = {b.id for b in ctx.cluster.brokers.values() if b.up}
+    elr = ctx.cluster.features.at_least(ELIGIBLE_LEADER_REPLICAS_VERSION, 1)
     topics: list[dict[str, Any]] = []
     answer: dict[str, Any] = {"throttle_time_ms": 0, "topics": topics, "next_cursor": None}
     for name in names:
@@ -93,7 +104,7 @@ def page(ctx: RequestContext, names: list[str], cursor_topic: str, cursor_partit
             continue
         start = cursor_partition if name == cursor_topic else 0
         end = min(len(topic.partitions), start + room)
-        partitions = [describe(topic, index, live) for index in range(start, end)]
+        partitions = [describe(topic, index, live, elr) for index in range(start, end)]
         topics.append({"error_code": 0, "name": name, "topic_id": topic.id,
                        "is_internal": topic.internal, "partitions": partitions})
         if end < len(topic.partitions):
@@ -120,10 +131,13 @@ def missing(name: str) -> dict[str, Any]:
     return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)
 
 
-def describe(topic: Topic, index: int, live: set[int]) -> dict[str, Any]:
-    """One partition's entry, as the ``live`` brokers make it."""
+def describe(topic: Topic, index: int, live: set[int], elr: bool) -> dict[str, Any]:
+    """One partition's entry, as the ``live`` brokers make it; ``elr``: eligible leader
+    replicas are on (see the module doc)."""
     p = topic.partitions[index]
     replicas_up = live.issuperset(p.replicas)
+    # Leaderless: its last leader, down, kept its place (no live in-sync replica took it).
+    last_leader = [p.leader] if elr and p.leader not in live else []
     return {
         "error_code": 0,
         "partition_index": p.index,
@@ -131,7 +145,7 @@ def describe(topic: Topic, index: int, live: set[int]) -> dict[str, Any]:
         "leader_epoch": p.leader_epoch,
         "replica_nodes": p.replicas,
         "isr_nodes": p.isr if replicas_up else [r for r in p.isr if r in live],
-        "eligible_leader_replicas": (),
-        "last_known_elr": (),
+        "eligible_leader_replicas": last_leader,
+        "last_known_elr": last_leader,
         "offline_replicas": () if replicas_up else [r for r in p.replicas if r not in live],
     }
