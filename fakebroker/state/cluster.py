@@ -326,13 +326,17 @@ class Cluster:
 
     @property
     def transactions(self) -> TransactionCoordinator:
-        """The transaction coordinator, made on first use from the settings, over the
-        producers and the groups' offset store; ``on_coordinator`` observers are told then."""
+        """The transaction coordinator, made on first use from the settings (its verdict on a
+        partition not added: the ``kafka_version`` release's), over the producers and the
+        groups' offset store; ``on_coordinator`` observers are told then."""
         if self._transactions is None:
-            from fakebroker.state.transactions import TransactionCoordinator
+            from fakebroker.protocol.releases import since
+            from fakebroker.state.transactions import ABORTABLE_FROM, TransactionCoordinator
 
             self._transactions = TransactionCoordinator(
-                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms)
+                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
+                not_added="TRANSACTION_ABORTABLE"
+                if since(self.settings.kafka_version, ABORTABLE_FROM) else "INVALID_TXN_STATE")
             self._transactions.write_markers = self.write_markers
             self._made(self._transactions)
         return self._transactions
