@@ -32,7 +32,7 @@ from fakebroker.protocol.releases import (
 )
 from fakebroker.protocol.releases_importer import build_table
 from fakebroker.protocol.specs import specs_root
-from fakebroker.real_cluster import RealCluster, wait_for
+from fakebroker.real_cluster import GROUP_KEY, TRANSACTION_KEY, RealCluster, wait_for
 from fakebroker.wire_client import WireClient
 from tests.bodies import produce_body
 from tests.clients.java import INSTALL_HINT, clients_dir, compile_java
@@ -62,6 +62,11 @@ def features_of(bootstrap: str) -> tuple[list[tuple[str, int, int]], dict[str, i
             {f.name: f.max_version_level for f in answer.finalized_features})
 
 
+def supported_features_of(line: str) -> list[tuple[str, tuple[int, int]]]:
+    """(name, (min, max)) of every feature release ``line`` supports."""
+    return [(name, (low, high)) for name, low, high in supported_features(line)]
+
+
 def release_features(line: str) -> tuple[list[tuple[str, int, int]], dict[str, int]]:
     return list(supported_features(line)), new_cluster_levels(line)
 
@@ -87,6 +92,17 @@ def test_the_table_holds_every_release_line_from_0_10_0_to_4_4():
     assert listed_apis("0.10.0")[18] == (0, 0)  # ApiVersions itself came in 0.10.0
     assert listed_apis("3.9")[0] == (0, 11) and listed_apis("4.4")[0] == (0, 13)
     assert listed_apis("4.4")[1] == (4, 18)  # KIP-896: 4.0 dropped Fetch v0-3
+
+
+def test_a_new_clusters_levels_are_its_releases_defaults_not_its_newest_levels():
+    # kafka-storage format finalizes each feature's default level for the release's metadata
+    # version, which can lag the newest level the release supports: Kafka 4.0 leaves eligible
+    # leader replicas off, 4.1 share groups (KIP-932's preview there).
+    assert dict(supported_features_of("4.0"))["eligible.leader.replicas.version"] == (0, 1)
+    assert "eligible.leader.replicas.version" not in new_cluster_levels("4.0")
+    assert dict(supported_features_of("4.1"))["share.version"] == (0, 1)
+    assert "share.version" not in new_cluster_levels("4.1")
+    assert new_cluster_levels("4.2")["share.version"] == 1
 
 
 @pytest.mark.real_kafka
@@ -358,16 +374,33 @@ RETRIABLE = {error_code(e) for e in ("COORDINATOR_LOAD_IN_PROGRESS", "COORDINATO
                                      "NOT_COORDINATOR", "CONCURRENT_TRANSACTIONS")}
 
 
+def real_topic(broker: Any, base: str) -> str:
+    """A new one-partition topic on a real broker, served by its leader: its name."""
+    real = RealCluster(broker.bootstrap_servers)
+    try:
+        topic = real.name(base)
+        real.create_topic(topic)
+    finally:
+        real.close()
+    return topic
+
+
+def coordinator_of(bootstrap: str, key: str, key_type: int) -> WireClient:
+    """A connection to the coordinator of a group or transactional id, found as clients find
+    it (retried while a real broker's coordinator is not yet available)."""
+    with WireClient(bootstrap.split(",")[0]) as client:
+        found = wait_for(lambda: (found := client.request("FindCoordinator", 4, {
+            "key_type": key_type, "coordinator_keys": [key]}).coordinators[0]
+        ).error_code == 0 and found, "a coordinator")
+    return WireClient(f"{found.host}:{found.port}")
+
+
 @contextmanager
 def transactional_producer(bootstrap: str) -> Iterator[tuple[WireClient, str, int, int]]:
     """A new transactional id's coordinator connection, the id, and the producer id and epoch
     InitProducerId gave it (retried while a real coordinator is still loading)."""
     txn_id = f"txn-{uuid.uuid4().hex[:8]}"
-    with WireClient(bootstrap.split(",")[0]) as client:
-        found = wait_for(lambda: (found := client.request("FindCoordinator", 4, {
-            "key_type": 1, "coordinator_keys": [txn_id]}).coordinators[0]
-        ).error_code == 0 and found, "a transaction coordinator")
-    with WireClient(f"{found.host}:{found.port}") as coordinator:
+    with coordinator_of(bootstrap, txn_id, TRANSACTION_KEY) as coordinator:
         ids = wait_for(lambda: (ids := coordinator.request("InitProducerId", 3, {
             "transactional_id": txn_id, "transaction_timeout_ms": 60000, "producer_id": -1,
             "producer_epoch": -1})).error_code not in RETRIABLE and ids, "a producer id")
@@ -402,9 +435,7 @@ def not_added(bootstrap: str, topic: str, produce_versions: tuple[int, ...]) -> 
 
 @pytest.mark.real_kafka
 def test_at_kafka_version_3_9_a_partition_not_added_is_refused_as_on_3_9_1(real_kafka_3_9):
-    real = RealCluster(real_kafka_3_9.bootstrap_servers)
-    topic = real.name("not-added")
-    real.create_topic(topic)
+    topic = real_topic(real_kafka_3_9, "not-added")
     with FakeKafka(kafka_version="3.9", topics={topic: 1}) as fake:
         on_fake = not_added(fake.bootstrap_servers, topic, (10, 11))
     assert on_fake == not_added(real_kafka_3_9.bootstrap_servers, topic, (10, 11)) == {
@@ -457,3 +488,75 @@ def test_before_kafka_3_6_a_batch_for_a_partition_not_added_is_appended_and_hang
             "committed": True}).error_code == 0
         assert last_stable_offset(broker, "orders", 1) == 2  # its batch and the commit marker
         assert last_stable_offset(broker, "orders", 0) == 0  # hung at the unverified batch
+
+
+# -- what else a release's clients see --------------------------------------------------------
+
+
+@pytest.mark.real_kafka
+def test_at_kafka_version_3_9_a_groups_operations_are_those_of_3_9_1(real_kafka_3_9):
+    # Groups got configs (DESCRIBE_CONFIGS, ALTER_CONFIGS) in 4.0: a 3.9 broker lists READ,
+    # DELETE and DESCRIBE as every operation on a group.
+    def operations(bootstrap: str) -> int:
+        """The authorized operations of a group made by an admin's offset commit."""
+        commit = {"group_id": "admin", "generation_id_or_member_epoch": -1, "member_id": "",
+                  "retention_time_ms": -1, "topics": [{"name": topic, "partitions": [
+                      {"partition_index": 0, "committed_offset": 0}]}]}
+        with coordinator_of(bootstrap, "admin", GROUP_KEY) as client:
+            # A real coordinator answers NOT_COORDINATOR until its offsets partition is loaded.
+            assert wait_for(lambda: (error := client.request("OffsetCommit", 2, commit).topics[0]
+                                     .partitions[0].error_code) not in RETRIABLE and [error],
+                            "the group coordinator") == [0]
+            return client.request("DescribeGroups", 5, {
+                "groups": ["admin"], "include_authorized_operations": True}
+            ).groups[0].authorized_operations
+
+    topic = real_topic(real_kafka_3_9, "group-ops")
+    with FakeKafka(kafka_version="3.9", topics={topic: 1}) as fake:
+        assert operations(fake.bootstrap_servers) \
+            == operations(real_kafka_3_9.bootstrap_servers) == (1 << 3) + (1 << 6) + (1 << 8)
+    with FakeKafka(kafka_version="4.0", topics={topic: 1}) as fake:
+        assert operations(fake.bootstrap_servers) == 3400  # and DESCRIBE_/ALTER_CONFIGS
+
+
+def cluster_defaults(bootstrap: str) -> dict[str, str]:
+    """The cluster's dynamic default broker configs (DescribeConfigs of broker resource "")."""
+    with WireClient(bootstrap.split(",")[0]) as client:
+        answer = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 4, "resource_name": "", "configuration_keys": None}]})
+    return {c.name: c.value for c in answer.results[0].configs}
+
+
+@pytest.mark.real_kafka
+def test_min_insync_replicas_is_a_cluster_default_only_where_eligible_leader_replicas_are_on(
+        real_kafka_3_9):
+    # KIP-966: a cluster formatted with eligible leader replicas (on by default from 4.1) has
+    # min.insync.replicas as a dynamic cluster default, and refuses to remove it; 3.9 and 4.0
+    # format none.
+    with FakeKafka(kafka_version="3.9") as fake:
+        assert cluster_defaults(fake.bootstrap_servers) \
+            == cluster_defaults(real_kafka_3_9.bootstrap_servers) == {}
+    for release, defaults in (("4.0", {}), ("4.1", {"min.insync.replicas": "1"})):
+        with FakeKafka(kafka_version=release) as fake:
+            assert cluster_defaults(fake.bootstrap_servers) == defaults
+
+
+def share_heartbeat_error(bootstrap: str) -> str:
+    with WireClient(bootstrap.split(",")[0]) as client:
+        return error_name(client.request("ShareGroupHeartbeat", 1, SHARE_HEARTBEAT).error_code)
+
+
+def test_at_kafka_version_4_1_share_groups_are_off_until_share_version_is_finalized():
+    # Kafka 4.1 serves the share group APIs but formats share.version at 0 (KIP-932's preview):
+    # a share group heartbeat is refused until an operator finalizes share.version 1.
+    with FakeKafka(kafka_version="4.1", topics={"orders": 1}) as fake:
+        assert share_heartbeat_error(fake.bootstrap_servers) == "UNSUPPORTED_VERSION"
+        assert feature_updates(fake.bootstrap_servers, [("share.version", 1)])[0] == 0
+        with WireClient(fake.bootstrap_servers) as client:
+            assert client.request("UpdateFeatures", 1, {
+                "timeout_ms": 60000, "validate_only": False, "feature_updates": [
+                    {"feature": "share.version", "max_version_level": 1,
+                     "upgrade_type": UPGRADE}]}).error_code == 0
+        assert share_heartbeat_error(fake.bootstrap_servers) == "NONE"
+    with FakeKafka(kafka_version="4.2", topics={"orders": 1}) as fake:
+        assert share_heartbeat_error(fake.bootstrap_servers) == "NONE"

@@ -199,10 +199,16 @@ class Cluster:
     generation: int = 0
 
     def __post_init__(self) -> None:
-        """The static configs from the settings; a cluster formatted with a static
-        min.insync.replicas has it as its dynamic default (Kafka's format writes it)."""
+        """The static configs from the settings; a cluster formatted with eligible leader
+        replicas (KIP-966: a new 4.1+ cluster) has min.insync.replicas as its dynamic
+        default (Kafka's format writes it: the static one, else 1), one formatted without
+        (an emulated release before 4.1) none."""
+        from fakebroker.state.features import ELIGIBLE_LEADER_REPLICAS_VERSION
+
         self.static_broker_configs.update(self.settings.kafka_configs())
-        if "min.insync.replicas" in self.static_broker_configs:
+        if not self.features.at_least(ELIGIBLE_LEADER_REPLICAS_VERSION, 1):
+            self.default_broker_configs.pop("min.insync.replicas", None)
+        elif "min.insync.replicas" in self.static_broker_configs:
             self.default_broker_configs["min.insync.replicas"] = \
                 self.static_broker_configs["min.insync.replicas"]
         self.default_replication_factor = int(
