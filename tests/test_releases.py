@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from fakebroker import FakeKafka
+from fakebroker.api import served_versions
 from fakebroker.control.ctl import call
 from fakebroker.options import ClusterSettings, OptionError
 from fakebroker.protocol.errors import error_code, error_name
@@ -183,6 +184,28 @@ def test_an_api_the_release_lacks_closes_the_connection_on_the_fake_as_on_kafka_
     with FakeKafka(kafka_version="3.9") as fake:
         assert refused(fake.bootstrap_servers, "ShareGroupHeartbeat", 1, SHARE_HEARTBEAT)
     assert refused(real_kafka_3_9.bootstrap_servers, "ShareGroupHeartbeat", 1, SHARE_HEARTBEAT)
+
+
+ZOOKEEPER_ERA = {"LeaderAndIsr", "StopReplica", "UpdateMetadata", "ControlledShutdown"}
+SHARE_STATE = {"InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState",
+               "DeleteShareGroupState", "ReadShareGroupStateSummary"}
+
+
+def test_the_apis_a_release_lists_and_the_fake_does_not_serve_are_inter_broker_ones():
+    # Brokers list their inter-broker APIs to clients too: the ZooKeeper-era controller's (to
+    # 3.2) and the share coordinator's state (4.1 on). No client sends them; the fake closes
+    # the connection on one, as on an API the release lacks (Kafka would answer: 4.4 gives
+    # NOT_COORDINATOR for a share group's state this broker does not keep).
+    names = {line: {name for key, name, *_ in release_table()[line]["apis"]
+                    if served_versions(key) is None} for line in release_lines()}
+    assert names["0.10.0"] == names["2.6"] == ZOOKEEPER_ERA
+    assert names["2.7"] == ZOOKEEPER_ERA | {"AlterIsr"}
+    assert names["3.2"] == ZOOKEEPER_ERA | {"AlterPartition", "AllocateProducerIds"}
+    assert names["3.3"] == names["4.0"] == set()
+    assert names["4.1"] == names["4.4"] == SHARE_STATE
+    with FakeKafka(kafka_version="4.4") as fake:
+        assert refused(fake.bootstrap_servers, "ReadShareGroupState", 0,
+                       {"group_id": "g", "topics": []})
 
 
 def test_a_release_line_or_one_of_its_releases_is_taken_and_another_refused():
