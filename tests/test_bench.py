@@ -3,7 +3,8 @@
 They run the quick start-up and latency workloads against fakebroker and the trio echo server,
 the throughput workload's steps on a few thousand records, the report's table and the Kafka
 peer (unavailable without its jars; started and stopped once where they are installed), so the
-suite cannot rot without a test failing. tansu and nafka are never downloaded here.
+suite cannot rot without a test failing. tansu and nafka are never downloaded here, and kfake
+is never built (a Go build of minutes): its peer is run where a benchmark run has built it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fakebroker.bench import latency, systems, throughput, user_suite
+from fakebroker.bench import latency, peers, systems, throughput, user_suite
 from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
@@ -164,3 +165,25 @@ def test_the_user_suite_workload_runs_a_users_tests_on_fakes_of_their_own():
     figures = user_suite.run(3, None)
     assert len(figures.per_test_s) == 3 and 0 < figures.p50_s <= figures.p95_s
     assert figures.wall_s > sum(figures.per_test_s)
+
+
+def test_kfake_is_unavailable_with_the_reason_without_the_go_toolchain(monkeypatch, tmp_path,
+                                                                      capsys):
+    monkeypatch.setenv("FAKEBROKER_CLIENTS_DIR", str(tmp_path))  # nothing built there
+    monkeypatch.setattr(peers, "GO_COMMANDS", ())
+    results = main(["--quick", "--workloads", "latency", "--systems", "fakebroker,kfake"])
+    assert "needs the Go toolchain" in results.errors["all"]["kfake"]
+    assert "kfake" not in results.medians("api_versions_p50_us")
+    assert "- all: kfake failed: kfake needs the Go toolchain" in capsys.readouterr().out
+
+
+@pytest.mark.timeout(120)
+def test_the_kfake_peer_answers_and_runs_a_users_suite_where_it_is_built():
+    if not peers.kfake_path().is_file():
+        pytest.skip("kfake is built by a benchmark run: python -m fakebroker.bench --systems kfake")
+    with systems.launch("kfake") as system:
+        figures = latency.run(system, 20, warmup=5)  # ApiVersions v3 and Metadata v8 served
+        assert figures.metadata[0] > 0
+        suite = user_suite.run(2, system)  # through the plugin's real side, as on Kafka
+        assert len(suite.per_test_s) == 2 and suite.wall_s > max(suite.per_test_s)
+    assert system.process.poll() is not None

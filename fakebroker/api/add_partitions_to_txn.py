@@ -15,7 +15,8 @@ Behavior:
   transactional id INVALID_REQUEST; the partitions join the transaction, which begins
   (Ongoing) if none was.
 * v4+ ``verify_only`` (KIP-890 part 1): nothing joins; per partition NONE when it is in the
-  ongoing transaction, TRANSACTION_ABORTABLE when it is not; the coordinator's errors as above.
+  ongoing transaction, TRANSACTION_ABORTABLE when it is not (INVALID_TXN_STATE at an
+  emulated 3.6 or 3.7, as their coordinators answered); the coordinator's errors as above.
   The top-level error code is 0 (with no authorizer the cluster action is allowed).
 """
 

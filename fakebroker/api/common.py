@@ -61,6 +61,14 @@ def fenced_error(error: str, version: int, since: int) -> str:
     return "INVALID_PRODUCER_EPOCH" if error == "PRODUCER_FENCED" and version < since else error
 
 
+def group_operations(release: str | None) -> int:
+    """Every operation on a group, as a cluster answering as ``release`` (None: today's Kafka)
+    lists them."""
+    from fakebroker.protocol.releases import since
+
+    return GROUP_OPERATIONS if since(release, GROUP_CONFIGS_FROM) else operations(3, 6, 8)
+
+
 def operations(*acl_operations: int) -> int:
     """The bit field of AclOperation codes an answer's ``*_authorized_operations`` carries."""
     return sum(1 << op for op in acl_operations)
@@ -71,4 +79,7 @@ def operations(*acl_operations: int) -> int:
 # DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
 TOPIC_OPERATIONS = operations(3, 4, 5, 6, 7, 8, 10, 11)
 GROUP_OPERATIONS = operations(3, 6, 8, 10, 11)
+# The release that gave groups their configs (DESCRIBE_CONFIGS and ALTER_CONFIGS on a group,
+# KAFKA-14510); a group's operations before it: READ, DELETE, DESCRIBE.
+GROUP_CONFIGS_FROM = "4.0"
 CLUSTER_OPERATIONS = operations(5, 7, 8, 9, 10, 11, 12)

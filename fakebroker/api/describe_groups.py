@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import groups, in_handler
-from fakebroker.api.common import GROUP_OPERATIONS
+from fakebroker.api.common import group_operations
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
@@ -66,5 +66,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         for group in groups:
             if not group["error_code"]:
                 group["authorized_operations"] = ctx.authorized_operations(
-                    "GROUP", group["group_id"], GROUP_OPERATIONS)
+                    "GROUP", group["group_id"],
+                    group_operations(ctx.cluster.settings.kafka_version))
     return {"throttle_time_ms": 0, "groups": groups}

@@ -29,7 +29,10 @@ Behavior:
   clients do when ``transaction.version`` is finalized at 2; Kafka 4.4 adds at any finalized
   level, measured); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
-  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended.
+  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended. A cluster
+  answering as a release before 3.6 verifies nothing (KIP-890 part 1 came in 3.6): the batch
+  is appended, and a partition never added to the transaction holds its last stable offset
+  there (a hanging transaction), as those releases did.
 * With an authorizer: WRITE on the transactional id, if the request has one (else
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), then WRITE on each topic
   (TOPIC_AUTHORIZATION_FAILED on its partitions, nothing appended). As in Kafka 4, an
@@ -57,6 +60,7 @@ from fakebroker.protocol.records import (
     decode_records,
     read_batch_headers,
 )
+from fakebroker.protocol.releases import since
 from fakebroker.state.cluster import Partition, Topic
 from fakebroker.state.producers import AppendedBatch
 
@@ -67,6 +71,10 @@ ZSTD = 4
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
                 "record_errors": ()}
 NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
+# KIP-890 part 1: the first release whose leaders verify a transactional batch's partition
+# with the coordinator (transaction.partition.verification.enable, true from 3.6.0); before,
+# the batch was appended, and a partition never added hung its transaction.
+VERIFIED_FROM = "3.6"
 INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
@@ -134,7 +142,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     headers = validate(ctx, topic, records or b"")
     log = partition.log
     first = headers[0]
-    if first.is_transactional and transactional_id is not None:
+    if first.is_transactional and transactional_id is not None \
+            and since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
         verify_transaction(ctx, transactional_id, first, (partition.topic, partition.index))
     if first.producer_id >= 0:
         duplicate = check_sequence(ctx, partition, first)
@@ -234,7 +243,7 @@ def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchH
         verdict = exc.error
     if verdict == "PRODUCER_FENCED":
         raise ClusterError("INVALID_PRODUCER_EPOCH")
-    if verdict == "TRANSACTION_ABORTABLE":
+    if verdict in ("TRANSACTION_ABORTABLE", "INVALID_TXN_STATE"):
         raise ClusterError("INVALID_TXN_STATE" if ctx.version <= 10 else verdict,
                            NOT_ADDED)
     if verdict != "NONE":

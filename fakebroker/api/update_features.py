@@ -24,6 +24,11 @@ measured; the levels are ``fakebroker.state.features``':
   transaction.version below 2 turns transactions v2 off (Produce v12+ and TxnOffsetCommit v5+
   no longer add to a transaction implicitly, and Java clients 4.x run v1); ApiVersions lists
   the new levels at once.
+* A cluster answering as a release before 4.0 (the ``kafka_version`` setting) answers as
+  Kafka 3.9.1 does (measured; 3.3-3.9's ``FeatureControlManager``): each update is checked
+  against that release's supported features alone, the refused ones are left and the others
+  applied, and the answer is NONE at the top level (message "") with one result per
+  feature, in name order, each INVALID_UPDATE_VERSION with the reason or NONE (null message).
 * ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 """
 
@@ -35,11 +40,15 @@ from fakebroker.api.access import cluster
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.releases import since
 from fakebroker.state.features import UPGRADE, FeatureUpdate
 
 API_KEY = 57
 ERROR_PLACEMENT = TOP_LEVEL
 AUTHORIZES = (cluster("ALTER"),)
+# The first release whose controller refuses the whole request for one refused update
+# (KAFKA-16308); before, each update was answered alone.
+ALL_OR_NONE_FROM = "4.0"
 FAILED = "The update failed for all features since the following feature had an error: "
 
 
@@ -47,12 +56,25 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     updates = [FeatureUpdate(u.feature, u.max_version_level,
                              u.upgrade_type if ctx.version >= 1 else UPGRADE)
                for u in request.feature_updates]
-    refusal = ctx.cluster.features.update(updates, ctx.version >= 1 and request.validate_only,
-                                          ctx.cluster.controller_id)
+    validate_only = ctx.version >= 1 and request.validate_only
+    if not since(ctx.cluster.settings.kafka_version, ALL_OR_NONE_FROM):
+        return each_answered(ctx, updates, validate_only)
+    refusal = ctx.cluster.features.update(updates, validate_only, ctx.cluster.controller_id)
     if refusal is not None:
         return {"throttle_time_ms": 0, "error_code": error_code("INVALID_UPDATE_VERSION"),
                 "error_message": FAILED + refusal, "results": []}
-    if updates and not (ctx.version >= 1 and request.validate_only):
+    if updates and not validate_only:
         ctx.cluster.changed()  # ApiVersions answers kept for the old levels are dropped
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": [
         {"feature": u.name, "error_code": 0, "error_message": "NONE"} for u in updates]}
+
+
+def each_answered(ctx: RequestContext, updates: list[FeatureUpdate], validate_only: bool
+                  ) -> dict[str, Any]:
+    """A release before 4.0's answer: every update checked and applied alone, a result each."""
+    results = ctx.cluster.features.update_each(updates, validate_only, ctx.cluster.controller_id)
+    if not validate_only and None in results.values():
+        ctx.cluster.changed()
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "results": [
+        {"feature": name, "error_code": error_code("INVALID_UPDATE_VERSION") if refusal else 0,
+         "error_message": refusal} for name, refusal in results.items()]}

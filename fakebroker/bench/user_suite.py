@@ -7,9 +7,9 @@ plugin's ``kafka`` fixture:
 
 * on ``fakebroker`` (or a baseline), ``--kafka=fake``: each test its own in-process fake
   cluster, started and stopped by the fixture, as a user's suite gets it;
-* on a Kafka system, ``--kafka=real --kafka-bootstrap`` to the broker started for the run: one
-  broker for the whole suite, each test isolated by its name prefix (its topic made before it,
-  its group and topic deleted after it).
+* on a Kafka system or kfake, ``--kafka=real --kafka-bootstrap`` to the broker started for
+  the run: one broker for the whole suite, each test isolated by its name prefix (its topic
+  made before it, its group and topic deleted after it).
 
 Figures: each test's time as pytest's JUnit report gives it (setup, call and teardown), its
 median and 95th percentile, and the whole suite: pytest's wall time from the command to its

@@ -11,9 +11,11 @@
 // (LATEST_PRODUCTION; 3.3-3.6: latest()), then every production feature (Features, 3.8 on;
 // Feature, 4.x)
 // from its minimumProduction() to its latestProduction(), when that is above 0.
-// Finalized (a node freshly formatted with that release's defaults, --standalone from 3.9):
-// every production feature at its latestProduction() level when above 0, then metadata.version
-// at the newest production level.
+// Finalized (a node freshly formatted with that release's defaults, --standalone from 3.9): every
+// production feature at its default level for the newest production metadata version (what
+// kafka-storage format writes: defaultLevel, 4.x; defaultValue, 3.8-3.9) when above 0, then
+// metadata.version at the newest production level. A feature's default can be below its
+// latestProduction(): 4.0 leaves eligible.leader.replicas.version at 0, 4.1 share.version.
 import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.List;
@@ -42,10 +44,9 @@ public class ReleaseFeatures {
             String name = (String) type.getMethod("featureName").invoke(feature);
             short latest = (Short) type.getMethod("latestProduction").invoke(feature);
             short minimum = (Short) type.getMethod("minimumProduction").invoke(feature);
-            if (latest > 0) {
-                supported.put(name, new short[] {minimum, latest});
-                finalized.put(name, latest);
-            }
+            short initial = (Short) defaultLevel(type, versions).invoke(feature, newest);
+            if (latest > 0) supported.put(name, new short[] {minimum, latest});
+            if (initial > 0) finalized.put(name, initial);
         }
         finalized.put("metadata.version", newestLevel);
         for (Map.Entry<String, short[]> entry : supported.entrySet()) {
@@ -54,6 +55,14 @@ public class ReleaseFeatures {
         }
         for (Map.Entry<String, Short> entry : finalized.entrySet()) {
             System.out.println("finalized\t" + entry.getKey() + "\t" + entry.getValue());
+        }
+    }
+
+    private static Method defaultLevel(Class<?> feature, Class<?> versions) throws Exception {
+        try {
+            return feature.getMethod("defaultLevel", versions);  // 4.x
+        } catch (NoSuchMethodException absent) {
+            return feature.getMethod("defaultValue", versions);  // 3.8-3.9
         }
     }
 

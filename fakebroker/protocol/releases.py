@@ -38,6 +38,12 @@ def before(line: str, other: str) -> bool:
     return tuple(map(int, line.split("."))) < tuple(map(int, other.split(".")))
 
 
+def since(release: str | None, line: str) -> bool:
+    """Whether a cluster answering as release line ``release`` (None: no release, today's
+    Kafka) has what release line ``line`` brought."""
+    return release is None or not before(release, line)
+
+
 @functools.cache
 def listed_apis(line: str) -> dict[int, tuple[int, int]]:
     """API key -> (min, max) version, as a broker of release ``line`` lists them, in key

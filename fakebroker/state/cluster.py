@@ -199,10 +199,16 @@ class Cluster:
     generation: int = 0
 
     def __post_init__(self) -> None:
-        """The static configs from the settings; a cluster formatted with a static
-        min.insync.replicas has it as its dynamic default (Kafka's format writes it)."""
+        """The static configs from the settings; a cluster formatted with eligible leader
+        replicas (KIP-966: a new 4.1+ cluster) has min.insync.replicas as its dynamic
+        default (Kafka's format writes it: the static one, else 1), one formatted without
+        (an emulated release before 4.1) none."""
+        from fakebroker.state.features import ELIGIBLE_LEADER_REPLICAS_VERSION
+
         self.static_broker_configs.update(self.settings.kafka_configs())
-        if "min.insync.replicas" in self.static_broker_configs:
+        if not self.features.at_least(ELIGIBLE_LEADER_REPLICAS_VERSION, 1):
+            self.default_broker_configs.pop("min.insync.replicas", None)
+        elif "min.insync.replicas" in self.static_broker_configs:
             self.default_broker_configs["min.insync.replicas"] = \
                 self.static_broker_configs["min.insync.replicas"]
         self.default_replication_factor = int(
@@ -326,13 +332,17 @@ class Cluster:
 
     @property
     def transactions(self) -> TransactionCoordinator:
-        """The transaction coordinator, made on first use from the settings, over the
-        producers and the groups' offset store; ``on_coordinator`` observers are told then."""
+        """The transaction coordinator, made on first use from the settings (its verdict on a
+        partition not added: the ``kafka_version`` release's), over the producers and the
+        groups' offset store; ``on_coordinator`` observers are told then."""
         if self._transactions is None:
-            from fakebroker.state.transactions import TransactionCoordinator
+            from fakebroker.protocol.releases import since
+            from fakebroker.state.transactions import ABORTABLE_FROM, TransactionCoordinator
 
             self._transactions = TransactionCoordinator(
-                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms)
+                self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
+                not_added="TRANSACTION_ABORTABLE"
+                if since(self.settings.kafka_version, ABORTABLE_FROM) else "INVALID_TXN_STATE")
             self._transactions.write_markers = self.write_markers
             self._made(self._transactions)
         return self._transactions

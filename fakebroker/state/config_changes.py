@@ -40,6 +40,7 @@ from fakebroker.state.configs import (
     InvalidConfigError,
     validate_topic_config,
 )
+from fakebroker.state.features import ELIGIBLE_LEADER_REPLICAS_VERSION
 from fakebroker.state.loggers import LoggerChangeError, node_id
 
 if TYPE_CHECKING:
@@ -97,7 +98,8 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
         _check_broker_change({op.name: op.value for op in ops if op.value is not None}
                              if replace else {k: v for k, v in updated.items()
                                               if k in names})
-        if name == "" and MIN_ISR in current and MIN_ISR not in updated:
+        if name == "" and MIN_ISR in current and MIN_ISR not in updated \
+                and cluster.features.at_least(ELIGIBLE_LEADER_REPLICAS_VERSION, 1):
             raise ConfigChangeError("INVALID_CONFIG", "Cluster-level min.insync.replicas "
                                                       "cannot be removed while ELR is enabled.")
     elif resource_type == TOPIC:

@@ -10,8 +10,10 @@ Guarantees:
   setting (Kafka's default 2), at epoch 17; a feature at level 0 is not finalized (not
   listed), as Kafka's.
 * ``update`` checks every update as Kafka's ``FeatureControlManager.updateFeatures`` does, in
-  its order (by the names' Java hashes), and applies all of them or none: it returns Kafka's
-  message for the first refused one. Each applied request bumps the epoch by one (Kafka's
+  its order (by the names' Java hashes), against the features the cluster's release supports
+  (Kafka 4.4.0's, or an emulated release's: a feature it lacks "does not support this
+  feature", as Kafka 3.9.1 answers group.version), and applies all of them or none: it returns
+  Kafka's message for the first refused one. Each applied request bumps the epoch by one (Kafka's
   epoch is its metadata log's offset, which other metadata changes move too).
 * ``at_least(name, level)`` is the one question the behaviour a feature gates asks.
 """
@@ -59,24 +61,28 @@ class FeatureUpdate:
 
 @dataclass
 class Features:
-    """The finalized levels, by name (a feature at 0 is absent), and their epoch."""
+    """The finalized levels, by name (a feature at 0 is absent), their epoch, and the (min,
+    max) level of every feature the release supports, by name."""
 
     levels: dict[str, int] = field(default_factory=dict)
     epoch: int = NEW_CLUSTER_EPOCH
+    supported: dict[str, tuple[int, int]] = field(default_factory=lambda: dict(SUPPORTED))
 
     @classmethod
     def new_cluster(cls, transaction_version: int, release: str | None = None) -> Features:
         """A freshly formatted node's levels: Kafka 4.4.0's, or those of ``release`` (a
         release line: ``protocol_specs/releases.json``); transaction.version at
         ``transaction_version`` where the release has that feature."""
-        levels = NEW_CLUSTER_LEVELS
+        levels, supported = NEW_CLUSTER_LEVELS, SUPPORTED
         if release is not None:
-            from fakebroker.protocol.releases import new_cluster_levels
+            from fakebroker.protocol.releases import new_cluster_levels, supported_features
 
             levels = new_cluster_levels(release)
+            supported = {name: (low, high) for name, low, high in supported_features(release)}
         if TRANSACTION_VERSION in levels or release is None:
             levels = dict(levels, **{TRANSACTION_VERSION: transaction_version})
-        return cls({name: level for name, level in levels.items() if level})
+        return cls({name: level for name, level in levels.items() if level},
+                   supported=dict(supported))
 
     def level(self, name: str) -> int:
         """The finalized level of feature ``name`` (0: not finalized)."""
@@ -118,6 +124,24 @@ class Features:
         self.epoch += 1
         return None
 
+    def update_each(self, updates: Iterable[FeatureUpdate], validate_only: bool,
+                    controller_id: int) -> dict[str, str | None]:
+        """Kafka 3.3-3.9's UpdateFeatures (4.0 made it all or none, KAFKA-16308): each update
+        checked alone (a name given twice: its last update) and applied unless refused (none
+        with ``validate_only``); feature name -> None or Kafka's message for its refusal, in
+        name order (its ``TreeMap``)."""
+        by_name = {update.name: update for update in updates}
+        results = {name: self._refusal(by_name[name], controller_id) for name in sorted(by_name)}
+        applied = [by_name[name] for name, refusal in results.items() if refusal is None]
+        if applied and not validate_only:
+            for update in applied:
+                if update.level:
+                    self.levels[update.name] = update.level
+                else:
+                    self.levels.pop(update.name, None)
+            self.epoch += 1
+        return results
+
     def _refusal(self, update: FeatureUpdate, controller_id: int) -> str | None:
         name, level, kind = update.name, update.level, update.upgrade_type
         invalid = f"Invalid update version {level} for feature {name}. "
@@ -125,7 +149,7 @@ class Features:
             return invalid + "The controller does not support the given upgrade type."
         if level < 0:
             return invalid + "A feature version cannot be less than 0."
-        supported = SUPPORTED.get(name)
+        supported = self.supported.get(name)
         if supported is None:
             return invalid + f"Local controller {controller_id} does not support this feature."
         if not supported[0] <= level <= supported[1]:

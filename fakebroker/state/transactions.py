@@ -21,6 +21,9 @@ Guarantees:
   the client bumps the epoch and answers it, and a later end naming the epoch one below is
   taken for a retry of the last one (also after a timeout's abort fenced that epoch: an abort
   is then answered as done, a commit INVALID_TXN_STATE), as Kafka's coordinator does.
+* A partition asked about by ``verify_partitions`` and not in the ongoing transaction is
+  ``not_added`` (TRANSACTION_ABORTABLE, Kafka 3.8 on; INVALID_TXN_STATE in 3.6 and 3.7, whose
+  coordinator answered that).
 * Time comes in as ``now`` (trio's clock, seconds): ``next_deadline`` is the earliest
   transaction timeout and ``expire(now)`` aborts every transaction past it, fencing its
   epoch first, as Kafka's timed-out transaction abort does. Wall-clock milliseconds (start
@@ -38,6 +41,10 @@ from dataclasses import dataclass, field
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.offsets import CommittedOffset, OffsetStore, TopicPartition
 from fakebroker.state.producers import ProducerRegistry
+
+# The release whose coordinator first answered TRANSACTION_ABORTABLE for a partition not in
+# the transaction (KIP-890; 3.6 and 3.7 answered INVALID_TXN_STATE).
+ABORTABLE_FROM = "3.8"
 
 MAX_EPOCH = 32767  # Short.MaxValue: an epoch that cannot be bumped again
 COORDINATOR_EPOCH = 0  # the fake's coordinators never change epoch (markers carry it)
@@ -88,10 +95,12 @@ class TransactionCoordinator:
 
     def __init__(self, producers: ProducerRegistry, offsets: OffsetStore,
                  max_timeout_ms: int = 900_000,
-                 wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
+                 wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+                 not_added: str = "TRANSACTION_ABORTABLE") -> None:
         self.producers = producers
         self.offsets = offsets
         self.max_timeout_ms = max_timeout_ms
+        self.not_added = not_added
         self.wall_ms = wall_ms
         self.transactions: dict[str, Transaction] = {}
         # Writes the markers to the partition logs; set by the cluster.
@@ -172,11 +181,11 @@ class TransactionCoordinator:
     def verify_partitions(self, transactional_id: str, producer_id: int, epoch: int,
                           partitions: Iterable[TopicPartition]) -> dict[TopicPartition, str]:
         """AddPartitionsToTxn's verifyOnly (a partition leader asking before it appends a
-        transactional batch): per partition NONE or TRANSACTION_ABORTABLE (not in the
-        transaction). Raises ``ClusterError`` as ``_current``."""
+        transactional batch): per partition NONE or ``not_added`` (not in the transaction).
+        Raises ``ClusterError`` as ``_current``."""
         txn = self._current(transactional_id, producer_id, epoch)
         return {tp: ("NONE" if txn.state is TxnState.ONGOING and tp in txn.partitions
-                     else "TRANSACTION_ABORTABLE") for tp in partitions}
+                     else self.not_added) for tp in partitions}
 
     def add_group(self, transactional_id: str, producer_id: int, epoch: int, group_id: str,
                   now: float, version: int = 0) -> None:
