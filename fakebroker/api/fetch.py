@@ -49,8 +49,9 @@ from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.api.throttling import fetch_window_bytes, from_follower
+from fakebroker.protocol.conversion import UnsupportedCompressionError, down_converted
 from fakebroker.protocol.errors import error_code
-from fakebroker.protocol.records import down_convert
+from fakebroker.state.message_format import log_magic
 from fakebroker.state.quotas import INT_MAX
 
 API_KEY = 1
@@ -173,6 +174,9 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
                                         "leader_epoch": partition.leader_epoch}
         return result
     assert partition is not None
+    if ctx.version < 10 and topic.config("compression.type", ctx.broker.id) == "zstd":
+        result["error_code"] = error_code("UNSUPPORTED_COMPRESSION_TYPE")
+        return result
     log = partition.log
     offset = wanted.fetch_offset
     if not log.log_start_offset <= offset <= log.log_end_offset:
@@ -185,12 +189,18 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     limit = min(wanted.partition_max_bytes, budget)
     end = stable if committed else None
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3, end=end)
-    if ctx.version <= 3 and chunks:
-        converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
-        result.update(error_code=0, records=converted, size=len(converted))
+    chunks += partial_tail(log, offset, chunks, limit, end)
+    size = sum(map(len, chunks))
+    magic = fetcher_magic(ctx, topic)
+    if magic is not None and chunks:
+        try:
+            converted = down_converted(b"".join(chunks), magic, offset)
+        except UnsupportedCompressionError:
+            return dict(NO_RECORDS, partition_index=wanted.partition, size=0,
+                        error_code=error_code("UNSUPPORTED_COMPRESSION_TYPE"))
+        result.update(error_code=0, records=converted, size=size)
     else:  # a list of stored batches: written in a row by the codec, never joined
-        chunks += partial_tail(log, offset, chunks, limit, end)
-        result.update(error_code=0, records=chunks, size=sum(map(len, chunks)))
+        result.update(error_code=0, records=chunks, size=size)
     if committed:
         upper = offset if offset >= stable else log.upper_bound(
             log.position_of(offset) + sum(map(len, chunks)))
@@ -198,6 +208,18 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
             for t in log.aborted_between(offset, upper)]
     return result
+
+
+def fetcher_magic(ctx: RequestContext, topic: Any) -> int | None:
+    """The magic a fetch of this version reads, when older than the one the topic's log is
+    configured to store (Kafka decides by the configured format, not by the batches read):
+    0 for v0-1, 1 for v2-3; None when the stored batches go as they are."""
+    stored = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
+    if stored > 0 and ctx.version <= 1:
+        return 0
+    if stored > 1 and ctx.version <= 3:
+        return 1
+    return None
 
 
 def partial_tail(log: Any, offset: int, chunks: list[bytes], limit: int, end: int | None

@@ -48,6 +48,8 @@ from fakebroker.api.access import topics, transactional_ids
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
+from fakebroker.protocol.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from fakebroker.protocol.conversion import rebuilt
 from fakebroker.protocol.errors import ClusterError, error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,
@@ -58,11 +60,11 @@ from fakebroker.protocol.records import (
     read_batch_headers,
 )
 from fakebroker.state.cluster import Partition, Topic
+from fakebroker.state.message_format import log_magic
 from fakebroker.state.producers import AppendedBatch
 
 API_KEY = 0
 ADMIN_CLIENT_ID = "__admin_client"  # the one client id that may write internal topics
-ZSTD = 4
 # Beside a partition's error: nothing was appended.
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
                 "record_errors": ()}
@@ -71,6 +73,8 @@ INVALID_TIMESTAMP = "One or more records have been rejected due to invalid times
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 AUTHORIZES = (transactional_ids("WRITE"), topics("WRITE"))
+# compression.type's codecs (but "producer": the one the records came with).
+CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
@@ -131,7 +135,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     if acks == -1 and len(partition.isr) < min(
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
-    headers = validate(ctx, topic, records or b"")
+    magic = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
+    headers = validate(ctx, topic, records or b"", magic)
     log = partition.log
     first = headers[0]
     if first.is_transactional and transactional_id is not None:
@@ -145,7 +150,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     append_time = ctx.now_ms() \
         if topic.config("message.timestamp.type", ctx.broker.id) == "LogAppendTime" else None
     base = log.log_end_offset
-    stored = assign_offsets(records or b"", base, partition.leader_epoch, append_time)
+    data = in_log_format(ctx, topic, records or b"", headers, magic, append_time)
+    stored = assign_offsets(data, base, partition.leader_epoch, append_time)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)
@@ -159,7 +165,10 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             "log_append_time_ms": -1 if append_time is None else append_time}
 
 
-def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHeader]:
+def validate(ctx: RequestContext, topic: Topic, records: bytes, magic: int
+             ) -> list[BatchHeader]:
+    """Kafka's checks of a partition's records before they are appended to a log that stores
+    ``magic`` (ProduceRequest.validateRecords, the log's analysis, LogValidator's)."""
     try:
         headers = read_batch_headers(records)
     except CorruptRecordError:
@@ -175,9 +184,39 @@ def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHea
     limit = int(topic.config("max.message.bytes", ctx.broker.id))
     if any(h.length > limit for h in headers):
         raise ClusterError("MESSAGE_TOO_LARGE")
+    first = headers[0]
+    if len(headers) > 1 and (first.magic == 2 or any(h.compression != NONE for h in headers)):
+        raise ClusterError("INVALID_RECORD")  # "Compressed outer record has more than one batch"
+    if any(h.magic != first.magic for h in headers):
+        raise ClusterError("INVALID_RECORD")  # the first batch's magic, for every batch
+    if magic < 2 and (first.is_transactional or first.producer_id >= 0):
+        raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
     if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":
         check_timestamps(ctx, topic, records, headers)
     return headers
+
+
+def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
+                  headers: list[BatchHeader], magic: int, append_time: int | None) -> bytes:
+    """``records`` as the log is to store them, before offsets (LogValidator): as sent when
+    every entry has the log's ``magic`` and is uncompressed with no codec asked for, or is
+    the one entry, compressed as the topic's ``compression.type`` asks (``producer``: as
+    sent) and not magic 0; else rebuilt in that magic and codec
+    (``fakebroker.protocol.conversion.rebuilt``). Headers for a legacy log fail as Kafka's
+    builder fails them: UNKNOWN_SERVER_ERROR."""
+    source = next((h.compression for h in reversed(headers) if h.compression != NONE), NONE)
+    wanted = topic.config("compression.type", ctx.broker.id)
+    target = source if wanted == "producer" else CODEC_IDS[wanted]
+    if source == target == NONE:
+        in_place = all(h.magic == magic for h in headers)
+    else:
+        in_place = source == target and headers[0].magic == magic and magic != 0
+    if in_place:
+        return records
+    try:
+        return rebuilt(records, magic, target, append_time)
+    except ValueError:
+        raise ClusterError("UNKNOWN_SERVER_ERROR") from None
 
 
 def check_timestamps(ctx: RequestContext, topic: Topic, records: bytes,
