@@ -16,11 +16,17 @@ Behavior:
 * Records are the stored batches from the one holding fetch_offset, within the partition's
   and the response's max_bytes, except that the first batch of the response is always
   returned whole (KIP-74); from v4 the bytes fill the limit as Kafka's byte range of its log
-  does, the last batch cut short (clients drop it and fetch it again), v0-3 get whole
-  batches. The response's max_bytes is Kafka's: the least of the request's (v3+), the
+  does, the last batch cut short (clients drop it and fetch it again). The response's
+  max_bytes is Kafka's: the least of the request's (v3+), the
   broker's ``fetch.max.bytes`` and, for a consumer, what its ``consumer_byte_rate`` quota
-  allows in 10 s (``fakebroker.api.throttling``); min_bytes is bounded by it. Fetch v0-3
-  clients get stored batches down-converted to magic 0 (v0-1) or magic 1 (v2-3).
+  allows in 10 s (``fakebroker.api.throttling``); min_bytes is bounded by it.
+* Old fetchers: where the topic's log is configured for a newer format than the version reads
+  (``fakebroker.state.message_format``: magic 2 from release 0.11, magic 1 in 0.10.x or
+  for a topic's ``message.format.version``), v0-1 read magic 0 and v2-3 magic 1, the read
+  down-converted as Kafka sends it (``fakebroker.protocol.conversion.down_converted``: its
+  length the stored read's, control batches dropped, codec kept); a zstd batch first in the
+  read is UNSUPPORTED_COMPRESSION_TYPE. Emulating a release before 4.0, v0-9 on a topic
+  whose ``compression.type`` is zstd get UNSUPPORTED_COMPRESSION_TYPE (Kafka 4 serves them).
 * Each partition is answered once, in one topic entry per run of a topic's partitions, in
   Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
@@ -51,6 +57,7 @@ from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.api.throttling import fetch_window_bytes, from_follower
 from fakebroker.protocol.conversion import UnsupportedCompressionError, down_converted
 from fakebroker.protocol.errors import error_code
+from fakebroker.protocol.releases import before
 from fakebroker.state.message_format import log_magic
 from fakebroker.state.quotas import INT_MAX
 
@@ -174,7 +181,8 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
                                         "leader_epoch": partition.leader_epoch}
         return result
     assert partition is not None
-    if ctx.version < 10 and topic.config("compression.type", ctx.broker.id) == "zstd":
+    if ctx.version < 10 and refuses_zstd(ctx) \
+            and topic.config("compression.type", ctx.broker.id) == "zstd":
         result["error_code"] = error_code("UNSUPPORTED_COMPRESSION_TYPE")
         return result
     log = partition.log
@@ -208,6 +216,13 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
             for t in log.aborted_between(offset, upper)]
     return result
+
+
+def refuses_zstd(ctx: RequestContext) -> bool:
+    """Whether the emulated release refuses Fetch v0-9 on a topic configured for zstd, as
+    Kafka did before 4.0 (``KafkaApis.maybeConvertFetchedData``; 4.4.0 serves them, measured)."""
+    release = ctx.cluster.settings.kafka_version
+    return release is not None and before(release, "4.0")
 
 
 def fetcher_magic(ctx: RequestContext, topic: Any) -> int | None:

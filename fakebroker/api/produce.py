@@ -1,7 +1,8 @@
 """Produce (key 0): append record batches to partition logs.
 
 Versions: 0-11 (3.9), 12-13 (4.x; v13 names topics by id). Flexible from v9. Kafka 4 still
-advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets.
+advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets
+(refused as 4.x refuses them when it emulates 4.x).
 
 Behavior:
 * acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
@@ -36,6 +37,15 @@ Behavior:
   idempotent batch needs no IDEMPOTENT_WRITE here: InitProducerId checked it.
 * The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
   with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
+  Records in another format than the log's (``fakebroker.state.message_format``: magic 2
+  from release 0.11; 0.10.x, or a topic's ``message.format.version`` before 3.0, keep magic
+  1 or 0), or compressed otherwise than the topic's ``compression.type`` asks, are rebuilt
+  as Kafka's LogValidator rebuilds them (``fakebroker.protocol.conversion.rebuilt``): one
+  batch or wrapper for the request, offsets, keys, values and timestamps kept (magic 0 has
+  none: -1). Before that, as Kafka's validator checks: INVALID_RECORD for several entries
+  of which one is compressed or magic 2, or of mixed magic; UNSUPPORTED_FOR_MESSAGE_FORMAT
+  for idempotent or transactional records to a legacy log; UNKNOWN_SERVER_ERROR for headers
+  to one (Kafka's record builder throws).
 """
 
 from __future__ import annotations
