@@ -210,6 +210,62 @@ def test_a_transaction_marker_first_in_a_down_converted_read_as_on_3_9_1(real_ka
     assert records == [(2, b"a"), (3, b"b")] * 2
 
 
+def old_client_round(cluster: Any, api_version: tuple[int, ...]) -> list[tuple[Any, ...]]:
+    """kafka-python speaking as a client of ``api_version`` (0.9: Produce v1 and Fetch v1,
+    magic 0; 0.10.1: Produce v2 and Fetch v3, magic 1): four records sent plain, four gzip,
+    then all eight read back (offset, key, value, timestamp, timestamp type)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    topic = new_topic(cluster)
+    for codec in (None, "gzip"):
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers,
+                                 api_version=api_version, compression_type=codec,
+                                 linger_ms=50)
+        sent = [producer.send(topic, key=b"k%d" % i, value=b"v%d" % i, partition=0,
+                              timestamp_ms=T0 + i if api_version >= (0, 10) else None)
+                for i in range(4)]
+        producer.flush(30)
+        assert [future.get(30).partition for future in sent] == [0] * 4
+        producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
+                             api_version=api_version, auto_offset_reset="earliest",
+                             enable_auto_commit=False)
+    consumer.assign([TopicPartition(topic, 0)])
+    read: list[tuple[Any, ...]] = []
+
+    def all_read() -> bool:
+        for batch in consumer.poll(timeout_ms=500).values():
+            read.extend((m.offset, m.key, m.value, m.timestamp, m.timestamp_type) for m in batch)
+        return len(read) >= 8
+
+    eventually(all_read, "eight records")
+    consumer.close()
+    return read
+
+
+@pytest.mark.real_kafka
+@pytest.mark.parametrize("api_version", [(0, 9), (0, 10, 1)], ids=["0.9", "0.10.1"])
+def test_an_old_client_produces_and_consumes_as_on_3_9_1(real_kafka_3_9, api_version):
+    read = on_fake_and_kafka_3_9_1(real_kafka_3_9,
+                                   lambda cluster: old_client_round(cluster, api_version))
+
+    timestamps = [(None, None)] * 4 if api_version < (0, 10) \
+        else [(T0 + i, 0) for i in range(4)]
+    assert read == [(o, b"k%d" % (o % 4), b"v%d" % (o % 4), *timestamps[o % 4])
+                    for o in range(8)]
+
+
+def test_an_old_client_gets_the_same_from_a_log_of_magic_1():
+    """No broker here runs 0.10.2 (a log of magic 1): the answer Kafka's source gives
+    (``LogValidator`` and ``KafkaApis.maybeConvertFetchedData``, 2.8.2) is that a client
+    reads what it would from 3.x."""
+    for api_version in ((0, 9), (0, 10, 1)):
+        with FakeKafka(kafka_version="0.10.2") as fake:
+            on_0_10 = old_client_round(fake, api_version)
+        with FakeKafka(kafka_version="3.9") as fake:
+            assert old_client_round(fake, api_version) == on_0_10
+
+
 # -- message.format.version and compression.type ----------------------------------------------
 
 

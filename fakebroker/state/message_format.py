@@ -6,10 +6,11 @@ and the topic config that chose it before 3.0, ``message.format.version``.
   3.x still takes and describes it (measured on 3.9.1: default ``3.0-IV1``, a value set is
   listed as set and changes nothing), 4.x knows no such config (INVALID_CONFIG "Unknown topic
   config name: message.format.version", measured on 4.4.0).
-* 0.10.0 to 2.8: the topic's version, unless newer than the release (Kafka 2.8's
-  ``ConfigHandler.excludedConfigs`` ignores it then), else the release's own: magic 1 in
-  0.10.x, magic 2 from 0.11. 0.8.x and 0.9.0 store magic 0, 0.10.x magic 1, later ones
-  magic 2 (``ApiVersion.recordVersion``).
+* 0.10.0 to 2.8: the topic's version, else the release's own: magic 1 in 0.10.x, magic 2
+  from 0.11. 0.8.x and 0.9.0 store magic 0, 0.10.x magic 1, later ones magic 2
+  (``ApiVersion.recordVersion``). (A version newer than the cluster's inter-broker protocol,
+  which Kafka 2.8's ``ConfigHandler.excludedConfigs`` ignores, cannot be set here: the
+  emulated cluster's protocol is its release, and newer versions are unknown to it.)
 * A version is one of the release's inter-broker protocol versions (``PROTOCOL_VERSIONS``,
   from Kafka 3.9's ``MetadataVersion``; a release knows those up to its own), in full
   (``2.8-IV1``) or short (``2.8``, ``0.10.2``; a longer one is cut to 2 parts, 3 from "0.":
@@ -67,9 +68,7 @@ def log_magic(line: str | None, configs: dict[str, str]) -> int:
     """The magic a topic with ``configs`` stores its records in, at release ``line``."""
     if line is None or not before(line, "3.0"):
         return 2
-    version = _short(configs[CONFIG]) if CONFIG in configs else None
-    if version is None or before(line, version):
-        version = line
+    version = _short(configs.get(CONFIG, "")) or line  # set values are valid ones
     if before(version, "0.10.0"):
         return 0
     return 1 if before(version, "0.11.0") else 2
