@@ -298,6 +298,34 @@ def test_on_3_9_message_format_version_is_taken_described_and_ignored_as_on_3_9_
 
 
 @pytest.mark.real_kafka
+def test_on_3_9_a_topic_without_down_conversion_refuses_old_fetchers_as_3_9_1_does(
+        real_kafka_3_9):
+    def body(cluster: Any) -> list[Any]:
+        topic = new_topic(cluster, {"message.downconversion.enable": "false"})
+        with pytest.raises(ClusterError) as refused:
+            new_topic(cluster, {"message.downconversion.enable": "maybe"})
+        produce(cluster, topic, 3, encode_batch(RECORDS))
+        with WireClient(cluster.bootstrap_servers.split(",")[0]) as client:
+            described = client.request("DescribeConfigs", 4, {"resources": [
+                {"resource_type": 2, "resource_name": topic,
+                 "configuration_keys": ["message.downconversion.enable"]}],
+                "include_synonyms": True, "include_documentation": False})
+        [config] = described.results[0].configs
+        return [[fetch(cluster, topic, version, offset)[0]
+                 for version, offset in ((1, 0), (3, 0), (3, 5), (4, 0))],
+                (config.value, config.config_type,
+                 [(s.name, s.value, s.source) for s in config.synonyms]),
+                refused.value.message]
+
+    assert on_fake_and_kafka_3_9_1(real_kafka_3_9, body) == [
+        [error_code("UNSUPPORTED_VERSION")] * 3 + [0],  # before OFFSET_OUT_OF_RANGE too
+        ("false", 1, [("message.downconversion.enable", "false", 1),
+                      ("log.message.downconversion.enable", "true", 5)]),
+        "Invalid value maybe for configuration message.downconversion.enable: Expected value "
+        "to be either true or false"]
+
+
+@pytest.mark.real_kafka
 def test_on_3_9_a_zstd_topic_refuses_fetch_below_v10_as_3_9_1_does(real_kafka_3_9):
     def body(cluster: Any) -> list[int]:
         topic = new_topic(cluster, {"compression.type": "zstd"})

@@ -25,8 +25,11 @@ Behavior:
   for a topic's ``message.format.version``), v0-1 read magic 0 and v2-3 magic 1, the read
   down-converted as Kafka sends it (``fakebroker.protocol.conversion.down_converted``: its
   length the stored read's, control batches dropped, codec kept); a zstd batch first in the
-  read is UNSUPPORTED_COMPRESSION_TYPE. Emulating a release before 4.0, v0-9 on a topic
-  whose ``compression.type`` is zstd get UNSUPPORTED_COMPRESSION_TYPE (Kafka 4 serves them).
+  read is UNSUPPORTED_COMPRESSION_TYPE; a topic's ``message.downconversion.enable=false``
+  (2.0 to 3.9) refuses such a consumer's read: UNSUPPORTED_VERSION. Emulating a release
+  before 4.0, v0-9 on a topic whose ``compression.type`` is zstd get
+  UNSUPPORTED_COMPRESSION_TYPE (Kafka 4 serves them). These answers replace any other of
+  the partition's but NOT_LEADER_OR_FOLLOWER and a leader epoch's, as Kafka's do.
 * Each partition is answered once, in one topic entry per run of a topic's partitions, in
   Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
@@ -58,7 +61,7 @@ from fakebroker.api.throttling import fetch_window_bytes, from_follower
 from fakebroker.protocol.conversion import UnsupportedCompressionError, down_converted
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.releases import before
-from fakebroker.state.message_format import log_magic
+from fakebroker.state.message_format import DOWN_CONVERSION_CONFIG, log_magic
 from fakebroker.state.quotas import INT_MAX
 
 API_KEY = 1
@@ -185,6 +188,11 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
             and topic.config("compression.type", ctx.broker.id) == "zstd":
         result["error_code"] = error_code("UNSUPPORTED_COMPRESSION_TYPE")
         return result
+    magic = fetcher_magic(ctx, topic)
+    if magic is not None and not from_follower(request, ctx.version) \
+            and topic.configs.get(DOWN_CONVERSION_CONFIG, "").lower() == "false":
+        result["error_code"] = error_code("UNSUPPORTED_VERSION")
+        return result
     log = partition.log
     offset = wanted.fetch_offset
     if not log.log_start_offset <= offset <= log.log_end_offset:
@@ -199,7 +207,6 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3, end=end)
     chunks += partial_tail(log, offset, chunks, limit, end)
     size = sum(map(len, chunks))
-    magic = fetcher_magic(ctx, topic)
     if magic is not None and chunks:
         try:
             converted = down_converted(b"".join(chunks), magic, offset)

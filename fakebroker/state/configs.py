@@ -99,14 +99,18 @@ TOPIC_DEFAULTS: dict[str, ConfigDef] = {
 @functools.cache
 def topic_config_defs(release: str | None = None) -> dict[str, ConfigDef]:
     """The topic configs a broker of release line ``release`` lists, in name order: Kafka
-    4.4's (``TOPIC_DEFAULTS``; also for no release), and before 4.0 ``message.format.version``
-    with that release's default (``fakebroker.state.message_format``)."""
+    4.4's (``TOPIC_DEFAULTS``; also for no release), and those of legacy formats the release
+    has (``fakebroker.state.message_format``): ``message.format.version`` before 4.0, with
+    that release's default, ``message.downconversion.enable`` from 2.0 to 3.9."""
     if not message_format.has_config(release):
         return TOPIC_DEFAULTS
     assert release is not None
-    extra = ConfigDef(message_format.CONFIG, message_format.default(release), STRING,
-                      synonym=message_format.BROKER_CONFIG)
-    return dict(sorted({**TOPIC_DEFAULTS, extra.name: extra}.items()))
+    extra = [ConfigDef(message_format.CONFIG, message_format.default(release), STRING,
+                       synonym=message_format.BROKER_CONFIG)]
+    if message_format.has_down_conversion_config(release):
+        extra.append(ConfigDef(message_format.DOWN_CONVERSION_CONFIG, "true", BOOLEAN,
+                               synonym=message_format.DOWN_CONVERSION_BROKER_CONFIG))
+    return dict(sorted({**TOPIC_DEFAULTS, **{d.name: d for d in extra}}.items()))
 
 
 # Broker configs DescribeConfigs reports, with Kafka's defaults: every one the fake knows

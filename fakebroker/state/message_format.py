@@ -1,5 +1,6 @@
 """The record format (magic) a topic's log stores, as the emulated Kafka release decides it,
-and the topic config that chose it before 3.0, ``message.format.version``.
+and the topic configs of legacy formats: ``message.format.version``, which chose it before
+3.0, and ``message.downconversion.enable``.
 
 * No release emulated (the fake's union of 3.9 and 4.4), or 3.0 and later: magic 2. From 3.0
   an inter-broker protocol of 3.0 or later (every KRaft cluster) ignores the config (KIP-724);
@@ -17,6 +18,8 @@ and the topic config that chose it before 3.0, ``message.format.version``.
   ``3.9.1`` is ``3.9``). The default is the release's newest (``ApiVersion.latestVersion``),
   ``3.0-IV1`` from 3.0. An unknown one is INVALID_CONFIG with Kafka's message, whose
   quoting changed in 3.3 (``MetadataVersion.fromVersionString``).
+* ``message.downconversion.enable`` (KIP-283, 2.0 to 3.9; default true): false refuses a
+  consumer's fetch that needs down-converted records (``fakebroker.api.fetch``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from fakebroker.protocol.releases import before
 CONFIG = "message.format.version"
 BROKER_CONFIG = "log.message.format.version"  # its broker synonym
 FROM_3_0 = "3.0-IV1"  # the value every release from 3.0 describes by default
+DOWN_CONVERSION_CONFIG = "message.downconversion.enable"
+DOWN_CONVERSION_BROKER_CONFIG = "log.message.downconversion.enable"
 
 # Each release line's inter-broker protocol versions, oldest first (Kafka 3.9's
 # MetadataVersion; "" for the releases before 0.10, which had none).
@@ -45,6 +50,12 @@ PROTOCOL_VERSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def has_config(line: str | None) -> bool:
     """Whether a broker of release ``line`` knows ``message.format.version`` (before 4.0)."""
     return line is not None and before(line, "4.0")
+
+
+def has_down_conversion_config(line: str | None) -> bool:
+    """Whether a broker of release ``line`` knows ``message.downconversion.enable`` (2.0 to
+    3.9)."""
+    return has_config(line) and not before(line or "", "2.0")
 
 
 def default(line: str) -> str:
