@@ -399,7 +399,8 @@ def test_before_3_0_a_topics_message_format_version_chooses_its_logs_magic():
     0.10.x, refusing idempotent or transactional records (``validateBatch``:
     UNSUPPORTED_FOR_MESSAGE_FORMAT) and, through ``MemoryRecordsBuilder``, headers
     (IllegalArgumentException: UNKNOWN_SERVER_ERROR); a fetch of a newer version reads the
-    stored magic 1, and a log of 0.9.0 stores magic 0, which no fetch up-converts."""
+    stored magic 1, and a log of 0.9.0 stores magic 0, which no fetch up-converts and
+    ``Log.fetchOffsetByTimestamp`` cannot search by time (UNSUPPORTED_FOR_MESSAGE_FORMAT)."""
     with FakeKafka(kafka_version="2.8") as fake:
         old = new_topic(fake, {"message.format.version": "0.10.2"})
         oldest = new_topic(fake, {"message.format.version": "0.9.0"})
@@ -415,6 +416,10 @@ def test_before_3_0_a_topics_message_format_version_chooses_its_logs_magic():
         _, from_oldest = fetch(fake, oldest, 4)
         _, from_current = fetch(fake, current, 4)
         with WireClient(fake.bootstrap_servers) as client:
+            by_time = [client.request("ListOffsets", 1, {"replica_id": -1, "topics": [
+                {"name": name, "partitions": [{"partition_index": 0, "timestamp": T0}]}]}
+            ).topics[0].partitions[0].error_code for name in (oldest, old)]
+        with WireClient(fake.bootstrap_servers) as client:
             described = client.request("DescribeConfigs", 1, {"resources": [
                 {"resource_type": 2, "resource_name": current,
                  "configuration_keys": ["message.format.version"]}],
@@ -424,6 +429,7 @@ def test_before_3_0_a_topics_message_format_version_chooses_its_logs_magic():
                        error_code("UNKNOWN_SERVER_ERROR"), 0]
     assert shapes(from_old) == [(1, NONE, [0]), (1, NONE, [1]), (1, NONE, [2])]
     assert shapes(from_oldest) == [(0, GZIP, [0, 1, 2])]
+    assert by_time == [error_code("UNSUPPORTED_FOR_MESSAGE_FORMAT"), 0]  # magic 0: no times
     assert {r.timestamp for r in decode_records(from_oldest)} == {-1}
     assert from_current == b""
     assert [c.value for c in described.results[0].configs] == ["2.8-IV1"]
