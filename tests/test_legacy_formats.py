@@ -49,10 +49,14 @@ def produce(cluster: Any, topic: str, version: int, records: bytes) -> tuple[int
     return partition.error_code, partition.base_offset, partition.log_append_time_ms
 
 
-def fetch(cluster: Any, topic: str, version: int, offset: int = 0) -> tuple[int, bytes]:
-    """(error code, records bytes) of one Fetch at ``version`` from ``offset``."""
+def fetch(cluster: Any, topic: str, version: int, offset: int = 0, max_bytes: int = 1 << 20
+          ) -> tuple[int, bytes]:
+    """(error code, records bytes) of one Fetch at ``version`` from ``offset``, reading at
+    most ``max_bytes`` of the partition."""
+    body = fetch_body(topic, 0, offset)
+    body["topics"][0]["partitions"][0]["partition_max_bytes"] = max_bytes
     with WireClient(cluster.bootstrap_servers.split(",")[0]) as client:
-        answer = client.request("Fetch", version, fetch_body(topic, 0, offset))
+        answer = client.request("Fetch", version, body)
     partition = answer.responses[0].partitions[0]
     records = partition.records
     return partition.error_code, b"".join(records) if isinstance(records, list) \
@@ -159,6 +163,33 @@ def test_a_zstd_batch_is_not_down_converted_as_on_3_9_1(real_kafka_3_9):
     assert after_one == 0 and shapes(first) == [(1, NONE, [0]), (1, NONE, [1]),
                                                 (1, NONE, [2])]
     assert (refused, nothing) == (UNSUPPORTED_COMPRESSION_TYPE, b"")
+
+
+@pytest.mark.real_kafka
+def test_a_zstd_batch_costs_the_rest_of_its_128_kib_chunk_as_on_3_9_1(real_kafka_3_9):
+    # After the first batch Kafka converts the read in chunks of up to 128 KiB of stored
+    # batches (LazyDownConversionRecordsSend); a zstd batch fails its whole chunk, whose
+    # place an overflow entry fills, and when more than one such entry is needed the send
+    # fails: the broker closes the connection.
+    big = [(b"big", bytes(range(256)) * 400, [], T0)]  # 100 KiB, stored uncompressed
+    batches = [encode_batch(records, compression=codec) for records, codec in (
+        (RECORDS, NONE), (big, NONE), (RECORDS, ZSTD), (RECORDS, NONE), (big * 2, NONE),
+        (RECORDS, ZSTD))]
+
+    def body(cluster: Any) -> list[Any]:
+        topic = new_topic(cluster)
+        for batch in batches:
+            assert produce(cluster, topic, 7, batch)[0] == 0
+        offsets = [[offset for *_, found in shapes(fetch(cluster, topic, 3, start, limit)[1])
+                    for offset in found]
+                   for start, limit in ((0, sum(map(len, batches[:3]))), (7, 1 << 20))]
+        with pytest.raises(ConnectionError):
+            fetch(cluster, topic, 3, 0)
+        return offsets
+
+    # From 0: offset 3 went in the failed chunk [3, 4-6]; from 7: [10, 11], over 128 KiB
+    # alone, is a chunk of its own, and the zstd batch after it the overflow entry.
+    assert on_fake_and_kafka_3_9_1(real_kafka_3_9, body) == [[0, 1, 2], [7, 8, 9, 10, 11]]
 
 
 @pytest.mark.real_kafka

@@ -17,19 +17,21 @@ Behavior:
   and the response's max_bytes, except that the first batch of the response is always
   returned whole (KIP-74); from v4 the bytes fill the limit as Kafka's byte range of its log
   does, the last batch cut short (clients drop it and fetch it again). The response's
-  max_bytes is Kafka's: the least of the request's (v3+), the
-  broker's ``fetch.max.bytes`` and, for a consumer, what its ``consumer_byte_rate`` quota
-  allows in 10 s (``fakebroker.api.throttling``); min_bytes is bounded by it.
+  max_bytes is Kafka's: the least of the request's (v3+), the broker's ``fetch.max.bytes``
+  and, for a consumer, what its ``consumer_byte_rate`` quota allows in 10 s
+  (``fakebroker.api.throttling``); min_bytes is bounded by it.
 * Old fetchers: where the topic's log is configured for a newer format than the version reads
   (``fakebroker.state.message_format``: magic 2 from release 0.11, magic 1 in 0.10.x or
   for a topic's ``message.format.version``), v0-1 read magic 0 and v2-3 magic 1, the read
   down-converted as Kafka sends it (``fakebroker.protocol.conversion.down_converted``: its
   length the stored read's, control batches dropped, codec kept); a zstd batch first in the
-  read is UNSUPPORTED_COMPRESSION_TYPE; a topic's ``message.downconversion.enable=false``
-  (2.0 to 3.9) refuses such a consumer's read: UNSUPPORTED_VERSION. Emulating a release
-  before 4.0, v0-9 on a topic whose ``compression.type`` is zstd get
-  UNSUPPORTED_COMPRESSION_TYPE (Kafka 4 serves them). These answers replace any other of
-  the partition's but NOT_LEADER_OR_FOLLOWER and a leader epoch's, as Kafka's do.
+  read is UNSUPPORTED_COMPRESSION_TYPE (later, more than 128 KiB before the answer's end,
+  the connection is closed, as Kafka's failed send closes it). Two refusals replace any
+  other answer of the partition but the leader's and its epoch's, as Kafka's do: a topic's
+  ``message.downconversion.enable=false`` (2.0 to 3.9) refuses a consumer's read that needs
+  down-conversion (UNSUPPORTED_VERSION), and emulating a release before 4.0, v0-9 on a
+  topic whose ``compression.type`` is zstd get UNSUPPORTED_COMPRESSION_TYPE (Kafka 4 serves
+  them).
 * Each partition is answered once, in one topic entry per run of a topic's partitions, in
   Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
@@ -55,10 +57,14 @@ import trio
 
 from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
-from fakebroker.api.context import RequestContext
+from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.api.throttling import fetch_window_bytes, from_follower
-from fakebroker.protocol.conversion import UnsupportedCompressionError, down_converted
+from fakebroker.protocol.conversion import (
+    SendFailed,
+    UnsupportedCompressionError,
+    down_converted,
+)
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.releases import before
 from fakebroker.state.message_format import DOWN_CONVERSION_CONFIG, log_magic
@@ -210,6 +216,8 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     if magic is not None and chunks:
         try:
             converted = down_converted(b"".join(chunks), magic, offset)
+        except SendFailed as exc:
+            raise ConnectionClosed(f"Fetch v{ctx.version}: {exc}") from None
         except UnsupportedCompressionError:
             return dict(NO_RECORDS, partition_index=wanted.partition, size=0,
                         error_code=error_code("UNSUPPORTED_COMPRESSION_TYPE"))

@@ -20,7 +20,10 @@ Guarantees (each from the Kafka source named):
   short there, a shorter one filled with an overflow entry (offset -1, a size past the end)
   that clients skip. A zstd batch cannot be down-converted: ``UnsupportedCompressionError``
   when it comes before any batch that converts to something (Kafka's
-  UNSUPPORTED_COMPRESSION_TYPE for the partition), an overflow entry in its place after one.
+  UNSUPPORTED_COMPRESSION_TYPE for the partition); after one, its whole chunk (the batches
+  converted together: up to 128 KiB of them) becomes an overflow entry, and when one entry
+  cannot fill the rest (more than 128 KiB) Kafka's send fails and the broker closes the
+  connection: ``SendFailed``.
   Kafka's send re-reads from the read's second batch after the first converted one: when
   the first batch converts to nothing (a transaction marker), the batch that did convert is
   sent twice, and so here.
@@ -49,6 +52,11 @@ BATCH_OVERHEAD = 61
 
 class UnsupportedCompressionError(ValueError):
     """Stored records whose codec (zstd) an older format cannot carry."""
+
+
+class SendFailed(ValueError):
+    """Kafka's send of a down-converted answer fails part-way (its converter, failed once,
+    is asked for more): the broker closes the connection."""
 
 
 def rebuilt(data: bytes, magic: int, codec: int, log_append_time: int | None) -> bytes:
@@ -89,6 +97,8 @@ def down_converted(data: bytes, magic: int, fetch_offset: int) -> bytes:
         try:
             sent += _convert(data, chunk, magic, fetch_offset)
         except UnsupportedCompressionError:
+            if size - len(sent) > MAX_READ_SIZE:  # the one overflow entry cannot fill it
+                raise SendFailed("down-conversion failed part-way through the answer") from None
             break  # Kafka sends the overflow entry in its place
     while len(sent) < size:
         sent += _overflow(size - len(sent))
