@@ -15,7 +15,11 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from fakebroker.protocol import compression
-from fakebroker.protocol.conversion import UnsupportedCompressionError, down_converted
+from fakebroker.protocol.conversion import (
+    SendFailed,
+    UnsupportedCompressionError,
+    down_converted,
+)
 from fakebroker.protocol.records import (
     BatchHeader,
     CorruptRecordError,
@@ -406,7 +410,7 @@ def test_damaged_input_raises_only_record_errors(
         lambda d: down_converted(d, 1, 0),
     ):
         with contextlib.suppress(CorruptRecordError, InvalidRecordError,
-                                 UnsupportedCompressionError):
+                                 UnsupportedCompressionError, SendFailed):
             read(data)
 
 
