@@ -15,6 +15,11 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from fakebroker.protocol import compression
+from fakebroker.protocol.conversion import (
+    SendFailed,
+    UnsupportedCompressionError,
+    down_converted,
+)
 from fakebroker.protocol.records import (
     BatchHeader,
     CorruptRecordError,
@@ -23,7 +28,6 @@ from fakebroker.protocol.records import (
     RecordInput,
     assign_offsets,
     decode_records,
-    down_convert,
     encode_batch,
     read_batch_headers,
 )
@@ -403,9 +407,10 @@ def test_damaged_input_raises_only_record_errors(
         read_batch_headers,
         decode_records,
         lambda d: assign_offsets(d, 0, 0, T0),
-        lambda d: down_convert(d, 1),
+        lambda d: down_converted(d, 1, 0),
     ):
-        with contextlib.suppress(CorruptRecordError, InvalidRecordError):
+        with contextlib.suppress(CorruptRecordError, InvalidRecordError,
+                                 UnsupportedCompressionError, SendFailed):
             read(data)
 
 
@@ -517,50 +522,6 @@ def test_log_append_time_does_not_apply_to_v0_messages() -> None:
     stored = assign_offsets(data, base_offset=0, leader_epoch=0, log_append_time_ms=T0)
 
     assert {(r.timestamp, r.timestamp_type) for r in decode_records(stored)} == {(-1, 0)}
-
-
-# --- down_convert ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("magic", [0, 1])
-def test_down_convert_keeps_offsets_keys_values_and_v1_timestamps(magic: int) -> None:
-    marker = encode_batch(
-        [(struct.pack(">hh", 0, 0), struct.pack(">hi", 0, 0), [], T0)],
-        producer_id=1,
-        producer_epoch=0,
-        transactional=True,
-        control=True,
-    )
-    data = b"".join(
-        [
-            encode_batch(RECORDS[:2], compression=ZSTD),
-            marker,
-            encode_batch(RECORDS[2:], compression=SNAPPY),
-        ]
-    )
-    stored = assign_offsets(data, base_offset=10, leader_epoch=1, log_append_time_ms=None)
-
-    legacy = down_convert(stored, magic)
-
-    assert {h.magic for h in read_batch_headers(legacy)} == {magic}
-    records = decode_records(legacy)
-    assert [r.offset for r in records] == [10, 11, 13, 14, 15]  # 12 was the control record
-    assert [(r.key, r.value) for r in records] == [(k, v) for k, v, _, _ in RECORDS]
-    assert [r.timestamp for r in records] == [expected_timestamp(magic, r[3]) for r in RECORDS]
-    assert all(r.headers == () for r in records)
-
-
-def test_down_convert_keeps_log_append_time_for_v1() -> None:
-    stored = assign_offsets(encode_batch(RECORDS[:2]), 0, 0, log_append_time_ms=T0 + 1)
-
-    records = decode_records(down_convert(stored, 1))
-
-    assert {(r.timestamp, r.timestamp_type) for r in records} == {(T0 + 1, 1)}
-
-
-def test_down_convert_only_targets_legacy_formats() -> None:
-    with pytest.raises(ValueError):
-        down_convert(encode_batch(RECORDS), 2)
 
 
 # --- compression framing ----------------------------------------------------------------------
@@ -701,7 +662,9 @@ def test_kafka_python_reads_log_append_time_batches() -> None:
 def test_kafka_python_reads_down_converted_data(magic: int) -> None:
     stored = assign_offsets(encode_batch(RECORDS, compression=LZ4), 30, 0, None)
 
-    assert [(o, k, v) for o, _, k, v, _ in read_with_kafka_python(down_convert(stored, magic))] == [
+    legacy = down_converted(stored, magic, 30)
+
+    assert [(o, k, v) for o, _, k, v, _ in read_with_kafka_python(legacy)] == [
         (30 + i, k, v) for i, (k, v, _, _) in enumerate(RECORDS)
     ]
 

@@ -86,7 +86,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                       num_partitions=count, replication_factor=factor, configs=[
                           {"name": e["name"], "value": e["value"], "read_only": False,
                            "config_source": e["config_source"], "is_sensitive": False}
-                          for e in topic_config_entries(topic, None)])
+                          for e in topic_config_entries(
+                              topic, None, release=ctx.cluster.settings.kafka_version)])
         if not ctx.allowed("DESCRIBE_CONFIGS", "TOPIC", topic.name):
             result.update(NOT_CREATED, topic_config_error_code=error_code(
                 "TOPIC_AUTHORIZATION_FAILED"))

@@ -62,11 +62,11 @@ from fakebroker.state.configs import (
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     FIXED,
     STATIC_BROKER_CONFIG,
-    TOPIC_DEFAULTS,
     UNKNOWN,
     ConfigDef,
     synonym_chain,
     topic_config,
+    topic_config_defs,
 )
 from fakebroker.state.loggers import Loggers, node_id
 
@@ -93,16 +93,18 @@ def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
 
 
 def topic_config_entries(topic: Topic, names: list[str] | None, synonyms: bool = False,
-                         broker: int | None = None) -> list[dict[str, Any]]:
+                         broker: int | None = None, release: str | None = None
+                         ) -> list[dict[str, Any]]:
     """Config entries of ``topic`` on ``broker``, filtered by ``names``: set on the topic,
     else from its broker synonym (that broker's dynamic configs, the cluster's dynamic
-    defaults, the static configs), else Kafka's default."""
+    defaults, the static configs), else Kafka's default; those of release line ``release``
+    (``message.format.version`` before 4.0)."""
     layers = topic.config_layers(broker)
     entries = []
-    for name, d in TOPIC_DEFAULTS.items():
+    for name, d in topic_config_defs(release).items():
         if names is not None and name not in names:
             continue
-        value, source, chain = topic_config(name, topic.configs, layers)
+        value, source, chain = topic_config(name, topic.configs, layers, release)
         entries.append(_entry(d, value, source, False, chain if synonyms else []))
     return entries
 
@@ -218,7 +220,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 result["error_code"] = error_code("UNKNOWN_TOPIC_OR_PARTITION")
             else:
                 result["configs"] = topic_config_entries(
-                    topic, names, request.include_synonyms, ctx.broker.id)
+                    topic, names, request.include_synonyms, ctx.broker.id,
+                    ctx.cluster.settings.kafka_version)
         elif resource.resource_type == BROKER:
             if resource.resource_name == "":
                 result["configs"] = cluster_default_entries(

@@ -16,11 +16,22 @@ Behavior:
 * Records are the stored batches from the one holding fetch_offset, within the partition's
   and the response's max_bytes, except that the first batch of the response is always
   returned whole (KIP-74); from v4 the bytes fill the limit as Kafka's byte range of its log
-  does, the last batch cut short (clients drop it and fetch it again), v0-3 get whole
-  batches. The response's max_bytes is Kafka's: the least of the request's (v3+), the
-  broker's ``fetch.max.bytes`` and, for a consumer, what its ``consumer_byte_rate`` quota
-  allows in 10 s (``fakebroker.api.throttling``); min_bytes is bounded by it. Fetch v0-3
-  clients get stored batches down-converted to magic 0 (v0-1) or magic 1 (v2-3).
+  does, the last batch cut short (clients drop it and fetch it again). The response's
+  max_bytes is Kafka's: the least of the request's (v3+), the broker's ``fetch.max.bytes``
+  and, for a consumer, what its ``consumer_byte_rate`` quota allows in 10 s
+  (``fakebroker.api.throttling``); min_bytes is bounded by it.
+* Old fetchers: where the topic's log is configured for a newer format than the version reads
+  (``fakebroker.state.message_format``: magic 2 from release 0.11, magic 1 in 0.10.x or
+  for a topic's ``message.format.version``), v0-1 read magic 0 and v2-3 magic 1, the read
+  down-converted as Kafka sends it (``fakebroker.protocol.conversion.down_converted``: its
+  length the stored read's, control batches dropped, codec kept); a zstd batch first in the
+  read is UNSUPPORTED_COMPRESSION_TYPE (later, more than 128 KiB before the answer's end,
+  the connection is closed, as Kafka's failed send closes it). Two refusals replace any
+  other answer of the partition but the leader's and its epoch's, as Kafka's do: a topic's
+  ``message.downconversion.enable=false`` (2.0 to 3.9) refuses a consumer's read that needs
+  down-conversion (UNSUPPORTED_VERSION), and emulating a release before 4.0, v0-9 on a
+  topic whose ``compression.type`` is zstd get UNSUPPORTED_COMPRESSION_TYPE (Kafka 4 serves
+  them).
 * Each partition is answered once, in one topic entry per run of a topic's partitions, in
   Kafka's order (``KafkaApis.handleFetchRequest``): the partitions read first, then those of
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
@@ -46,11 +57,17 @@ import trio
 
 from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
-from fakebroker.api.context import RequestContext
+from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.api.throttling import fetch_window_bytes, from_follower
+from fakebroker.protocol.conversion import (
+    SendFailed,
+    UnsupportedCompressionError,
+    down_converted,
+)
 from fakebroker.protocol.errors import error_code
-from fakebroker.protocol.records import down_convert
+from fakebroker.protocol.releases import before
+from fakebroker.state.message_format import DOWN_CONVERSION_CONFIG, log_magic
 from fakebroker.state.quotas import INT_MAX
 
 API_KEY = 1
@@ -173,6 +190,15 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
                                         "leader_epoch": partition.leader_epoch}
         return result
     assert partition is not None
+    if ctx.version < 10 and refuses_zstd(ctx) \
+            and topic.config("compression.type", ctx.broker.id) == "zstd":
+        result["error_code"] = error_code("UNSUPPORTED_COMPRESSION_TYPE")
+        return result
+    magic = fetcher_magic(ctx, topic)
+    if magic is not None and not from_follower(request, ctx.version) \
+            and topic.configs.get(DOWN_CONVERSION_CONFIG, "").lower() == "false":
+        result["error_code"] = error_code("UNSUPPORTED_VERSION")
+        return result
     log = partition.log
     offset = wanted.fetch_offset
     if not log.log_start_offset <= offset <= log.log_end_offset:
@@ -185,12 +211,19 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     limit = min(wanted.partition_max_bytes, budget)
     end = stable if committed else None
     chunks = log.read(offset, max(limit, 0), at_least_one=first or ctx.version < 3, end=end)
-    if ctx.version <= 3 and chunks:
-        converted = down_convert(b"".join(chunks), 0 if ctx.version <= 1 else 1)
-        result.update(error_code=0, records=converted, size=len(converted))
+    chunks += partial_tail(log, offset, chunks, limit, end)
+    size = sum(map(len, chunks))
+    if magic is not None and chunks:
+        try:
+            converted = down_converted(b"".join(chunks), magic, offset)
+        except SendFailed as exc:
+            raise ConnectionClosed(f"Fetch v{ctx.version}: {exc}") from None
+        except UnsupportedCompressionError:
+            return dict(NO_RECORDS, partition_index=wanted.partition, size=0,
+                        error_code=error_code("UNSUPPORTED_COMPRESSION_TYPE"))
+        result.update(error_code=0, records=converted, size=size)
     else:  # a list of stored batches: written in a row by the codec, never joined
-        chunks += partial_tail(log, offset, chunks, limit, end)
-        result.update(error_code=0, records=chunks, size=sum(map(len, chunks)))
+        result.update(error_code=0, records=chunks, size=size)
     if committed:
         upper = offset if offset >= stable else log.upper_bound(
             log.position_of(offset) + sum(map(len, chunks)))
@@ -198,6 +231,25 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
             for t in log.aborted_between(offset, upper)]
     return result
+
+
+def refuses_zstd(ctx: RequestContext) -> bool:
+    """Whether the emulated release refuses Fetch v0-9 on a topic configured for zstd, as
+    Kafka did before 4.0 (``KafkaApis.maybeConvertFetchedData``; 4.4.0 serves them, measured)."""
+    release = ctx.cluster.settings.kafka_version
+    return release is not None and before(release, "4.0")
+
+
+def fetcher_magic(ctx: RequestContext, topic: Any) -> int | None:
+    """The magic a fetch of this version reads, when older than the one the topic's log is
+    configured to store (Kafka decides by the configured format, not by the batches read):
+    0 for v0-1, 1 for v2-3; None when the stored batches go as they are."""
+    stored = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
+    if stored > 0 and ctx.version <= 1:
+        return 0
+    if stored > 1 and ctx.version <= 3:
+        return 1
+    return None
 
 
 def partial_tail(log: Any, offset: int, chunks: list[bytes], limit: int, end: int | None

@@ -9,6 +9,9 @@ Behavior:
   (v8+, the log start), -5 latest tiered (v9+, -1: nothing is tiered); any other value: the
   first record whose timestamp is >= it, or offset -1 and timestamp -1 when there is none.
 * v0 answers in ``old_style_offsets`` (at most ``max_num_offsets`` of them).
+* A log of magic 0 (a topic's ``message.format.version`` before 0.10, emulating a release
+  before 3.0: ``fakebroker.state.message_format``) has no timestamps: v1+ asking for a
+  timestamp get UNSUPPORTED_FOR_MESSAGE_FORMAT (Kafka 2.8's ``Log.fetchOffsetByTimestamp``).
 * v4+ answers the leader epoch of the offset's record (the current epoch for the log end).
 * Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
   for a stale or future current_leader_epoch; UNKNOWN_TOPIC_OR_PARTITION for unknown ones.
@@ -21,6 +24,8 @@ from typing import Any
 from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
+from fakebroker.protocol.errors import error_code
+from fakebroker.state.message_format import log_magic
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
@@ -54,6 +59,10 @@ def lookup(ctx: RequestContext, topic: Any, wanted: Any, committed: bool) -> dic
         result["error_code"] = error
         return result
     assert partition is not None
+    if ctx.version >= 1 and wanted.timestamp not in (LATEST, EARLIEST) \
+            and log_magic(ctx.cluster.settings.kafka_version, topic.configs) == 0:
+        result["error_code"] = error_code("UNSUPPORTED_FOR_MESSAGE_FORMAT")
+        return result
     log = partition.log
     found = offset_for(log, wanted.timestamp, committed)
     if found is not None:

@@ -1,7 +1,8 @@
 """Produce (key 0): append record batches to partition logs.
 
 Versions: 0-11 (3.9), 12-13 (4.x; v13 names topics by id). Flexible from v9. Kafka 4 still
-advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets.
+advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets
+(refused as 4.x refuses them when it emulates 4.x).
 
 Behavior:
 * acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
@@ -39,6 +40,15 @@ Behavior:
   idempotent batch needs no IDEMPOTENT_WRITE here: InitProducerId checked it.
 * The stored bytes are the client's bytes with baseOffset and partitionLeaderEpoch rewritten;
   with message.timestamp.type=LogAppendTime the batch is stamped and its CRC recomputed.
+  Records in another format than the log's (``fakebroker.state.message_format``: magic 2
+  from release 0.11; 0.10.x, or a topic's ``message.format.version`` before 3.0, keep magic
+  1 or 0), or compressed otherwise than the topic's ``compression.type`` asks, are rebuilt
+  as Kafka's LogValidator rebuilds them (``fakebroker.protocol.conversion.rebuilt``): one
+  batch or wrapper for the request, offsets, keys, values and timestamps kept (magic 0 has
+  none: -1). Before that, as Kafka's validator checks: INVALID_RECORD for several entries
+  of which one is compressed or magic 2, or of mixed magic; UNSUPPORTED_FOR_MESSAGE_FORMAT
+  for idempotent or transactional records to a legacy log; UNKNOWN_SERVER_ERROR for headers
+  to one (Kafka's record builder throws).
 """
 
 from __future__ import annotations
@@ -51,6 +61,8 @@ from fakebroker.api.access import topics, transactional_ids
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
+from fakebroker.protocol.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from fakebroker.protocol.conversion import rebuilt
 from fakebroker.protocol.errors import ClusterError, error_code, error_name
 from fakebroker.protocol.records import (
     BatchHeader,
@@ -62,11 +74,11 @@ from fakebroker.protocol.records import (
 )
 from fakebroker.protocol.releases import since
 from fakebroker.state.cluster import Partition, Topic
+from fakebroker.state.message_format import log_magic
 from fakebroker.state.producers import AppendedBatch
 
 API_KEY = 0
 ADMIN_CLIENT_ID = "__admin_client"  # the one client id that may write internal topics
-ZSTD = 4
 # Beside a partition's error: nothing was appended.
 NOT_APPENDED = {"base_offset": -1, "log_append_time_ms": -1, "log_start_offset": -1,
                 "record_errors": ()}
@@ -79,6 +91,8 @@ INVALID_TIMESTAMP = "One or more records have been rejected due to invalid times
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 AUTHORIZES = (transactional_ids("WRITE"), topics("WRITE"))
+# compression.type's codecs (but "producer": the one the records came with).
+CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
@@ -139,7 +153,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     if acks == -1 and len(partition.isr) < min(
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
-    headers = validate(ctx, topic, records or b"")
+    magic = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
+    headers = validate(ctx, topic, records or b"", magic)
     log = partition.log
     first = headers[0]
     if first.is_transactional and transactional_id is not None \
@@ -154,7 +169,8 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     append_time = ctx.now_ms() \
         if topic.config("message.timestamp.type", ctx.broker.id) == "LogAppendTime" else None
     base = log.log_end_offset
-    stored = assign_offsets(records or b"", base, partition.leader_epoch, append_time)
+    data = in_log_format(ctx, topic, records or b"", headers, magic, append_time)
+    stored = assign_offsets(data, base, partition.leader_epoch, append_time)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)
@@ -168,7 +184,10 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             "log_append_time_ms": -1 if append_time is None else append_time}
 
 
-def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHeader]:
+def validate(ctx: RequestContext, topic: Topic, records: bytes, magic: int
+             ) -> list[BatchHeader]:
+    """Kafka's checks of a partition's records before they are appended to a log that stores
+    ``magic`` (ProduceRequest.validateRecords, the log's analysis, LogValidator's)."""
     try:
         headers = read_batch_headers(records)
     except CorruptRecordError:
@@ -184,9 +203,39 @@ def validate(ctx: RequestContext, topic: Topic, records: bytes) -> list[BatchHea
     limit = int(topic.config("max.message.bytes", ctx.broker.id))
     if any(h.length > limit for h in headers):
         raise ClusterError("MESSAGE_TOO_LARGE")
+    first = headers[0]
+    if len(headers) > 1 and (first.magic == 2 or any(h.compression != NONE for h in headers)):
+        raise ClusterError("INVALID_RECORD")  # "Compressed outer record has more than one batch"
+    if any(h.magic != first.magic for h in headers):
+        raise ClusterError("INVALID_RECORD")  # the first batch's magic, for every batch
+    if magic < 2 and (first.is_transactional or first.producer_id >= 0):
+        raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
     if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":
         check_timestamps(ctx, topic, records, headers)
     return headers
+
+
+def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
+                  headers: list[BatchHeader], magic: int, append_time: int | None) -> bytes:
+    """``records`` as the log is to store them, before offsets (LogValidator): as sent when
+    every entry has the log's ``magic`` and is uncompressed with no codec asked for, or is
+    the one entry, compressed as the topic's ``compression.type`` asks (``producer``: as
+    sent) and not magic 0; else rebuilt in that magic and codec
+    (``fakebroker.protocol.conversion.rebuilt``). Headers for a legacy log fail as Kafka's
+    builder fails them: UNKNOWN_SERVER_ERROR."""
+    source = next((h.compression for h in reversed(headers) if h.compression != NONE), NONE)
+    wanted = topic.config("compression.type", ctx.broker.id)
+    target = source if wanted == "producer" else CODEC_IDS[wanted]
+    if source == target == NONE:
+        in_place = all(h.magic == magic for h in headers)
+    else:
+        in_place = source == target and headers[0].magic == magic and magic != 0
+    if in_place:
+        return records
+    try:
+        return rebuilt(records, magic, target, append_time)
+    except ValueError:
+        raise ClusterError("UNKNOWN_SERVER_ERROR") from None
 
 
 def check_timestamps(ctx: RequestContext, topic: Topic, records: bytes,

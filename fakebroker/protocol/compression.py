@@ -9,13 +9,16 @@ Guarantees:
   xerial-framed (Java, librdkafka, kafka-python) and raw, lz4 frames with or without block
   and content checksums and with either a correct or Kafka's old, wrong header checksum,
   and zstd frames with or without a content size.
-* ``compress`` writes what the Java client writes: xerial-framed snappy in 32 KiB blocks and
+* ``compress`` writes what the Java client writes: gzip as ``java.util.zip.GZIPOutputStream``
+  (zlib's default level, a header without time or name: byte for byte what Kafka's broker
+  writes when it converts records), xerial-framed snappy in 32 KiB blocks and
   lz4 frames of independent 64 KiB blocks without checksums; ``legacy_lz4=True`` gives the
   wrong header checksum that readers of magic-0 messages expect.
 * Malformed input raises ``DecompressionError``; an unknown codec id raises ``ValueError``.
 """
 
 import struct
+import zlib
 
 import cramjam
 
@@ -31,6 +34,9 @@ class DecompressionError(ValueError):
     """Compressed bytes that the codec cannot read."""
 
 
+# GZIPOutputStream's header: deflate, no flags, no time, no extra flags, OS unknown (255).
+_JAVA_GZIP_HEADER = bytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF])
+_MASK32 = 0xFFFFFFFF
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)  # version 1, compatible with 1
 _XERIAL_BLOCK = 32 * 1024
@@ -52,7 +58,9 @@ def compress(codec: int, data: bytes, *, legacy_lz4: bool = False) -> bytes:
     if codec == NONE:
         return data
     if codec == GZIP:
-        return bytes(cramjam.gzip.compress(data))
+        deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS)
+        body = deflater.compress(data) + deflater.flush()
+        return _JAVA_GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & _MASK32)
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:

@@ -19,7 +19,7 @@ inner messages of the same magic. Guarantees:
 
 import struct
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from fakebroker.protocol.compression import CODECS, NONE, ZSTD, compress
@@ -133,38 +133,42 @@ def encode(records: Sequence[RecordInput], magic: int, base_offset: int, codec: 
         raise ValueError(f"unknown magic {magic}")
     if any(headers for _, _, headers, _ in records):
         raise ValueError("legacy messages carry no headers")
+    return build([(base_offset + i, ts, key, value)
+                  for i, (key, value, _, ts) in enumerate(records)], magic, codec)
+
+
+LegacyInput = tuple[int, int, bytes | None, bytes | None]
+"""What ``build`` takes per message: offset, timestamp in ms, key, value."""
+
+
+def build(messages: Sequence[LegacyInput], magic: int, codec: int,
+          log_append_time: int | None = None) -> bytes:
+    """Messages as Kafka's ``MemoryRecordsBuilder`` writes them at magic 0 or 1: plain messages
+    at their offsets (``codec`` NONE), or one wrapper compressed with ``codec`` that carries the
+    last offset, its inner offsets absolute (magic 0) or relative to the first (magic 1). Magic 1
+    keeps each timestamp and the wrapper the latest; with ``log_append_time`` every message and
+    the wrapper carry that time and the LogAppendTime bit instead. Magic 0 has no timestamp.
+    ``ValueError`` for zstd, which needs magic 2."""
     if codec == ZSTD:
         raise ValueError("zstd needs magic 2")
-    messages = [
-        _Message(base_offset + i, magic, 0, ts if magic == 1 else -1, key, value)
-        for i, (key, value, _, ts) in enumerate(records)
+    attributes = LOG_APPEND_TIME if magic == 1 and log_append_time is not None else 0
+    plain = [
+        _Message(offset, magic, attributes,
+                 -1 if magic == 0 else ts if log_append_time is None else log_append_time,
+                 key, value)
+        for offset, ts, key, value in messages
     ]
     if codec == NONE:
-        return b"".join(_encode_message(m) for m in messages)
-    latest = max(m.timestamp for m in messages)
-    return _wrap(_Message(0, magic, codec, latest, None, None), messages, base_offset)
-
-
-def down_converted(records: Iterable[Record], magic: int) -> bytes:
-    """``records`` as an uncompressed magic 0 or 1 message set for old fetchers: offsets, keys
-    and values kept, timestamps (and their type) kept for magic 1, headers and control records
-    dropped."""
-    if magic not in MAGICS:
-        raise ValueError(f"cannot down-convert to magic {magic}")
-    return b"".join(
-        _encode_message(
-            _Message(
-                offset=record.offset,
-                magic=magic,
-                attributes=LOG_APPEND_TIME if magic == 1 and record.timestamp_type else 0,
-                timestamp=record.timestamp if magic == 1 else -1,
-                key=record.key,
-                value=record.value,
-            )
-        )
-        for record in records
-        if not record.is_control
+        return b"".join(_encode_message(m) for m in plain)
+    first = plain[0].offset
+    inner = b"".join(
+        _encode_message(replace(m, offset=m.offset - first if magic == 1 else m.offset))
+        for m in plain
     )
+    wrapper = _Message(plain[-1].offset, magic, codec | attributes,
+                       max(m.timestamp for m in plain), None,
+                       compress(codec, inner, legacy_lz4=magic == 0))
+    return _encode_message(wrapper)
 
 
 # --- reading ---------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ hands legacy magic 0/1 entries to ``legacy_records``. Records stay bytes. Guaran
   unsupported or inconsistent (unknown magic or codec, bad record count, undecompressable
   payload). Nothing else escapes: no ``struct.error`` or ``IndexError``.
 * ``decode_records`` reads every format and codec and ignores a partial trailing batch, as fetch
-  responses may carry one; ``encode_batch`` builds batches as Kafka clients do; ``down_convert``
-  turns stored batches into uncompressed magic 0/1 message sets for Fetch v0-v3.
+  responses may carry one; ``encode_batch`` builds batches as Kafka clients do. Conversions
+  between formats (produce into a log's format, fetch for an old fetcher) live in
+  ``conversion``.
 """
 
 import struct
@@ -51,7 +52,6 @@ __all__ = [
     "RecordInput",
     "assign_offsets",
     "decode_records",
-    "down_convert",
     "encode_batch",
     "encode_marker",
     "read_batch_headers",
@@ -175,13 +175,6 @@ def encode_marker(producer_id: int, producer_epoch: int, commit: bool, coordinat
     value = _MARKER_VALUE.pack(0, coordinator_epoch)
     return encode_batch([(key, value, (), timestamp_ms)], producer_id=producer_id,
                         producer_epoch=producer_epoch, transactional=True, control=True)
-
-
-def down_convert(data: bytes, magic: int) -> bytes:
-    """Rewrite stored batches as an uncompressed magic 0 or 1 message set for old fetchers:
-    offsets, keys and values kept, timestamps kept for magic 1, headers and control records
-    dropped."""
-    return legacy_records.down_converted(decode_records(data), magic)
 
 
 # --- magic 2 ---------------------------------------------------------------------------------

@@ -444,7 +444,7 @@ class Cluster:
             from fakebroker.state.configs import InvalidConfigError, validate_topic_config
         for key, value in (configs or {}).items():
             try:
-                validate_topic_config(key, value)
+                validate_topic_config(key, value, self.settings.kafka_version)
             except InvalidConfigError as exc:
                 raise ClusterError("INVALID_CONFIG", str(exc)) from None
         count = self.settings.default_partitions if partitions in (None, -1) else partitions

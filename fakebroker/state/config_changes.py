@@ -110,7 +110,7 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
         updated = _updated(current, ops, replace, _topic_is_list)
         for key, value in updated.items():
             try:
-                validate_topic_config(key, value)
+                validate_topic_config(key, value, cluster.settings.kafka_version)
             except InvalidConfigError as exc:
                 raise ConfigChangeError("INVALID_CONFIG", str(exc)) from None
         if topic is None:

@@ -11,9 +11,11 @@ which starts with them: ``fakebroker.state.cluster.NEW_CLUSTER_DEFAULTS``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fakebroker.options import BROKER_CONFIGS
+from fakebroker.state import message_format
 
 # DescribeConfigs ConfigType values.
 UNKNOWN = 0
@@ -93,6 +95,24 @@ TOPIC_DEFAULTS: dict[str, ConfigDef] = {
     )
 }
 
+
+@functools.cache
+def topic_config_defs(release: str | None = None) -> dict[str, ConfigDef]:
+    """The topic configs a broker of release line ``release`` lists, in name order: Kafka
+    4.4's (``TOPIC_DEFAULTS``; also for no release), and those of legacy formats the release
+    has (``fakebroker.state.message_format``): ``message.format.version`` before 4.0, with
+    that release's default, ``message.downconversion.enable`` from 2.0 to 3.9."""
+    if not message_format.has_config(release):
+        return TOPIC_DEFAULTS
+    assert release is not None
+    extra = [ConfigDef(message_format.CONFIG, message_format.default(release), STRING,
+                       synonym=message_format.BROKER_CONFIG)]
+    if message_format.has_down_conversion_config(release):
+        extra.append(ConfigDef(message_format.DOWN_CONVERSION_CONFIG, "true", BOOLEAN,
+                               synonym=message_format.DOWN_CONVERSION_BROKER_CONFIG))
+    return dict(sorted({**TOPIC_DEFAULTS, **{d.name: d for d in extra}}.items()))
+
+
 # Broker configs DescribeConfigs reports, with Kafka's defaults: every one the fake knows
 # (``fakebroker.options.BROKER_CONFIGS``, declared there once), read-only unless Kafka can
 # change it on a running broker. The running cluster's settings (``ClusterSettings.
@@ -152,16 +172,20 @@ def synonym_chain(name: str, layers: list[tuple[dict[str, str], int]]
     return chain
 
 
-def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str, str], int]]
+def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str, str], int]],
+                 release: str | None = None
                  ) -> tuple[str | None, int, list[tuple[str, str | None, int]]]:
     """Topic config ``name``'s value, source and synonyms (ConfigHelper.
     createTopicConfigEntry): set on the topic (``configs``), else from its broker synonym in
     the broker's ``layers`` (dynamic, cluster default, static: values and source, highest
-    first), else Kafka's default; a synonym with several names (``log.retention.ms``,
-    ``.minutes``, ``.hours``) gives its value in milliseconds."""
-    d = TOPIC_DEFAULTS[name]
+    first), else Kafka's default (release line ``release``'s); a synonym with several names
+    (``log.retention.ms``, ``.minutes``, ``.hours``) gives its value in milliseconds, one the
+    fake runs no broker config for (``log.message.format.version``) its default."""
+    d = topic_config_defs(release)[name]
     synonym = TOPIC_SYNONYM_GROUPS.get(name, d.synonym)
     chain = synonym_chain(synonym, layers) if synonym is not None else []
+    if synonym is not None and synonym not in BROKER_DEFAULTS:
+        chain.append((synonym, d.default, DEFAULT_CONFIG))
     if name in configs:
         chain.insert(0, (name, configs[name], TOPIC_CONFIG))
     if chain:
@@ -200,15 +224,18 @@ ONE_OF: dict[str, tuple[str, ...]] = {
 BITS = {INT: 32, SHORT: 16, LONG: 64}
 
 
-def validate_topic_config(name: str, value: str | None) -> None:
-    """Raise ``InvalidConfigError`` unless ``name=value`` is a valid topic config (Kafka's
-    messages for an unknown name, a value of the wrong type, out of range or not allowed)."""
-    definition = TOPIC_DEFAULTS.get(name)
+def validate_topic_config(name: str, value: str | None, release: str | None = None) -> None:
+    """Raise ``InvalidConfigError`` unless ``name=value`` is a valid topic config of a broker
+    of release line ``release`` (Kafka's messages for an unknown name, a value of the wrong
+    type, out of range or not allowed)."""
+    definition = topic_config_defs(release).get(name)
     if definition is None:
         raise InvalidConfigError(f"Unknown topic config name: {name}")
     if value is None:
         return
-    complaint = _complaint(name, definition.type, value)
+    complaint = message_format.complaint(release, value) \
+        if name == message_format.CONFIG and release is not None \
+        else _complaint(name, definition.type, value)
     if complaint is not None:
         shown = _java_double(value) if definition.type == DOUBLE and "Value" in complaint \
             else value
