@@ -561,6 +561,7 @@ class Cluster:
         WriteTxnMarkers); wakes waiting fetches. Answers per partition NONE, or
         UNKNOWN_TOPIC_OR_PARTITION for one that no longer exists."""
         from fakebroker.protocol.records import assign_offsets, encode_marker  # transactions'
+        from fakebroker.state.retention import roll_for
 
         now_ms = time.time_ns() // 1_000_000
         results = {}
@@ -576,7 +577,8 @@ class Cluster:
                 partition.log.log_end_offset, partition.leader_epoch,
                 now_ms if log_append else None)
             partition.log.append_marker(stored, now_ms, partition.leader_epoch, producer_id,
-                                        commit, coordinator_epoch)
+                                        commit, coordinator_epoch,
+                                        roll_for(self.topics[topic], partition, now_ms))
             results[(topic, index)] = "NONE"
         self.notify_append()
         return results

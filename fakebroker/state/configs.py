@@ -102,7 +102,8 @@ _TYPES = {"BOOLEAN": BOOLEAN, "STRING": STRING, "INT": INT, "SHORT": SHORT, "LON
           "DOUBLE": DOUBLE, "LIST": LIST, "CLASS": CLASS, "PASSWORD": PASSWORD}
 BROKER_DEFAULTS: dict[str, ConfigDef] = {
     **{c.name: ConfigDef(c.name, c.default, _TYPES[c.type], sensitive=c.type == "PASSWORD",
-                         read_only=not c.dynamic) for c in BROKER_CONFIGS.values()},
+                         read_only=not c.dynamic) for c in BROKER_CONFIGS.values()
+       if not c.internal},
     **{d.name: d for d in (
         ConfigDef("offsets.topic.replication.factor", "3", SHORT, read_only=True),
         ConfigDef("transaction.state.log.replication.factor", "3", SHORT, read_only=True),
