@@ -118,6 +118,7 @@ class PartitionLog:
     coordinator_epochs: dict[int, int] = field(default_factory=dict)
     # oldest first; the last is the active segment (never none)
     segments: list[Segment] = field(default_factory=list)
+    cleaned_to: int = 0  # the compaction cleaner's first dirty offset (its checkpoint)
 
     def __post_init__(self) -> None:
         if not self.segments:
@@ -343,6 +344,39 @@ class PartitionLog:
         keep = bisect.bisect_right([b.last_offset for b in self.batches], offset - 1)
         self._drop_head(keep)
         self.aborted = [t for t in self.aborted if t.last_offset >= self.log_start_offset]
+
+    def replace_batches(self, batches: list[StoredBatch], groups: list[list[Segment]]) -> None:
+        """Put a cleaning's ``batches`` (the same offsets, fewer or smaller) in place of the
+        log's, each of ``groups`` (consecutive segments from the oldest) merged into one
+        segment; positions and the offset index are laid out anew, as Kafka's cleaned
+        segments write theirs."""
+        merged = [Segment(g[0].base_offset, g[0].position, g[0].created_ms,
+                          g[0].first_timestamp, max(s.max_timestamp for s in g),
+                          g[-1].modified_ms) for g in groups]
+        self.segments = merged + self.segments[sum(map(len, groups)):]
+        self.batches = batches
+        self.base_offsets = [b.base_offset for b in batches]
+        self.positions = []
+        self.index = []
+        position = self.segments[0].position
+        starts = iter(self.segments)
+        current = next(starts)
+        upcoming = next(starts, None)
+        since = 0
+        for batch in batches:
+            while upcoming is not None and batch.base_offset >= upcoming.base_offset:
+                current, upcoming = upcoming, next(starts, None)
+                current.position, since = position, 0
+            if since > INDEX_INTERVAL_BYTES:
+                self.index.append((batch.last_offset, position))
+                since = 0
+            self.positions.append(position)
+            position += len(batch.data)
+            since += len(batch.data)
+        while upcoming is not None:
+            current, upcoming = upcoming, next(starts, None)
+            current.position, since = position, 0
+        self.size, self.since_index = position, since
 
     def truncate_to(self, offset: int) -> None:
         """Remove every record at or after ``offset``; the log end becomes ``offset``."""

@@ -14,7 +14,8 @@ Guarantees, each as Kafka 4.4's broker behaves:
   has expired: a new empty segment is rolled at the log end, so the log start becomes the
   log end and offsets keep their numbers.
 * ``check``: every partition's log, as the retention task runs it every
-  ``log.retention.check.interval.ms`` (``fakebroker.log_tasks``).
+  ``log.retention.check.interval.ms`` for topics not compacted, and the cleaner after each
+  of its runs for compacted ones (``fakebroker.log_tasks``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,10 @@ def delete_old_segments(log: PartitionLog, topic: Topic, leader: int, now_ms: in
     return deleted
 
 
-def check(cluster: Cluster, now_ms: int) -> int:
-    """A retention check of every partition's log; how many segments went."""
+def check(cluster: Cluster, now_ms: int, compacted: bool) -> int:
+    """A retention check of the logs of topics compacted (``cleanup.policy`` with
+    ``compact``: the cleaner's) or not (the retention task's); how many segments went."""
     return sum(delete_old_segments(partition.log, topic, partition.leader, now_ms)
-               for topic in list(cluster.topics.values()) for partition in topic.partitions)
+               for topic in list(cluster.topics.values())
+               if ("compact" in topic.config("cleanup.policy").split(",")) == compacted
+               for partition in topic.partitions)
