@@ -54,6 +54,7 @@ __all__ = [
     "down_convert",
     "encode_batch",
     "encode_marker",
+    "next_offset",
     "read_batch_headers",
 ]
 
@@ -175,6 +176,20 @@ def encode_marker(producer_id: int, producer_epoch: int, commit: bool, coordinat
     value = _MARKER_VALUE.pack(0, coordinator_epoch)
     return encode_batch([(key, value, (), timestamp_ms)], producer_id=producer_id,
                         producer_epoch=producer_epoch, transactional=True, control=True)
+
+
+def next_offset(data: bytes) -> int | None:
+    """The offset after the last complete magic-2 batch of ``data`` (a fetch's records),
+    counting its last offset even where compaction left no record there; None without one."""
+    found = None
+    for start, end, magic in entries(data, allow_partial=True):
+        if magic == 2:
+            base, = INT64.unpack_from(data, start)
+            found = base + INT32.unpack_from(data, start + _V2_LAST_DELTA_AT)[0] + 1
+        else:
+            found = max((r.offset + 1 for r in legacy_records.decode(data, start, end)),
+                        default=found)
+    return found
 
 
 DELETE_HORIZON = 0x40  # attribute: the base timestamp is the batch's delete horizon

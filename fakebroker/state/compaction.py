@@ -119,8 +119,7 @@ def clean(target: Cleanable, now_ms: int) -> None:
             rebuilt.append(kept)
     groups = _groups(log, end, int(topic.config("segment.bytes", leader)))
     log.replace_batches(rebuilt, groups)
-    markers = {b.base_offset for b in rebuilt if b.control}
-    log.aborted = [t for t in log.aborted if t.last_offset in markers]
+    log.aborted = state.indexed + [t for t in log.aborted if t.last_offset >= end]
     log.cleaned_to = end
 
 
@@ -162,6 +161,7 @@ class _Transactions:
         self.pending = list(aborted)  # by first offset
         self.aborted: dict[int, tuple[AbortedTxn, bool]] = {}  # producer -> (txn, seen)
         self.committed: set[int] = set()
+        self.indexed: list[AbortedTxn] = []  # the cleaned index: those whose records went
 
     def _reach(self, offset: int) -> None:
         while self.pending and self.pending[0].first_offset <= offset:
@@ -191,7 +191,10 @@ class _Transactions:
                 return False
             return True
         found = self.aborted.pop(batch.producer_id, None)
-        return not (found is not None and found[1])
+        if found is not None and found[1]:
+            self.indexed.append(found[0])  # its records went now: still indexed
+            return False
+        return True
 
 
 def _clean_batch(batch: StoredBatch, latest: dict[bytes, int], last_offset: int,
