@@ -139,3 +139,40 @@ def test_a_segment_bytes_below_one_mib_is_an_invalid_config(kafka: Any) -> None:
     with pytest.raises(ClusterError) as refused:
         kafka.create_topic("small", configs={"segment.bytes": str(MIB - 1)})
     assert refused.value.error == "INVALID_CONFIG"
+
+
+@retention_checked
+def test_a_consumer_below_the_log_start_resets_to_it(kafka: Any) -> None:
+    """confluent-kafka asked to read from offset 0 after retention moved the log start to 3:
+    OFFSET_OUT_OF_RANGE, and with auto.offset.reset=earliest it reads on from 3."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    kafka.create_topic("events", configs={"retention.ms": HOUR_MS})
+    for value in (b"a", b"b", b"c"):
+        produced(kafka, "events", value, OLD)
+    produced(kafka, "events", b"fresh", now_ms())
+    log_start_reaches(kafka, "events", 3)
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "reader",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([TopicPartition("events", 0, 0)])
+        message = None
+        deadline = time.monotonic() + 30
+        while message is None or message.error():
+            assert time.monotonic() < deadline, "the consumer read nothing"
+            message = consumer.poll(0.5)
+        assert (message.offset(), message.value()) == (3, b"fresh")
+    finally:
+        consumer.close()
+
+
+@retention_checked
+def test_compact_and_delete_deletes_expired_segments_too(kafka: Any) -> None:
+    """cleanup.policy=compact,delete: retention applies as well (by the cleaner, on its
+    backoff): every record stamped 2023 goes, numbering continues."""
+    kafka.create_topic("table", configs={"cleanup.policy": "compact,delete",
+                                         "retention.ms": HOUR_MS})
+    for key in (b"a", b"b"):
+        produced(kafka, "table", key, OLD)
+    log_start_reaches(kafka, "table", 2)
+    assert kafka.offsets("table", 0) == (2, 2)

@@ -11,6 +11,7 @@ which starts with them: ``fakebroker.state.cluster.NEW_CLUSTER_DEFAULTS``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from fakebroker.options import BROKER_CONFIGS
@@ -135,6 +136,15 @@ UNIT_MS = {"log.retention.minutes": 60_000, "log.retention.hours": 3_600_000,
 def broker_synonyms(name: str) -> tuple[str, ...]:
     """The names of broker config ``name``, Kafka's order (``name`` alone for most)."""
     return next((group for group in SYNONYM_GROUPS if name == group[0]), (name,))
+
+
+@functools.cache
+def broker_names(topic_config_name: str) -> tuple[str, ...]:
+    """The broker configs a topic config takes its value from when not set on the topic
+    (none: Kafka's default alone)."""
+    d = TOPIC_DEFAULTS[topic_config_name]
+    synonym = TOPIC_SYNONYM_GROUPS.get(topic_config_name, d.synonym)
+    return broker_synonyms(synonym) if synonym is not None else ()
 
 
 def synonym_chain(name: str, layers: list[tuple[dict[str, str], int]]
