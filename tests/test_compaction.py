@@ -189,3 +189,18 @@ def test_a_cleaning_removes_the_records_of_an_aborted_transaction(kafka: Any) ->
         emptied = fetch(broker, 0, 0, READ_UNCOMMITTED)  # a read stays in its segment
         assert (decode_records(emptied.records), next_offset(emptied.records)) == ([], 2)
     assert kafka.offsets("orders", 0) == (0, 3)
+
+
+@retention_checked
+def test_min_compaction_lag_holds_back_segments_with_newer_records(kafka: Any) -> None:
+    """With min.compaction.lag.ms an hour, the cleanable part ends at the first segment
+    holding a record of the last hour: of five records of one key (stamped 3 h, 2 h, 10 min,
+    9 min, 8 min ago, a segment each) only the first two segments are cleaned."""
+    kafka.create_topic("table", configs=dict(COMPACTED, **{"min.compaction.lag.ms": "3600000"}))
+    write = Writer(kafka, "table")
+    now = time.time_ns() // 1_000_000
+    for minutes in (180, 120, 10, 9, 8):
+        write.timestamp = now - minutes * 60_000 - 1000  # the writer adds its second
+        write(b"a", str(minutes).encode())
+    becomes(kafka, "table", [(1, b"a", b"120"), (2, b"a", b"10"), (3, b"a", b"9"),
+                             (4, b"a", b"8")])
