@@ -85,6 +85,18 @@ def test_the_cleaned_part_keeps_the_latest_record_of_each_key(kafka: Any) -> Non
 
 
 @retention_checked
+def test_max_compaction_lag_cleans_a_log_its_dirty_ratio_would_not(kafka: Any) -> None:
+    """min.cleanable.dirty.ratio 1 (no log is ever dirtier than that); records older than
+    max.compaction.lag.ms (1 ms) make the log due all the same."""
+    kafka.create_topic("table", configs=dict(COMPACTED, **{"min.cleanable.dirty.ratio": "1",
+                                                           "max.compaction.lag.ms": "1"}))
+    write = Writer(kafka, "table")
+    for key, value in ((b"k1", b"a"), (b"k1", b"b"), (b"k1", b"c")):
+        write(key, value)
+    becomes(kafka, "table", [(1, b"k1", b"b"), (2, b"k1", b"c")])
+
+
+@retention_checked
 def test_a_tombstone_stays_until_a_cleaning_after_its_delete_retention(kafka: Any) -> None:
     """A tombstone's first cleaning keeps it (and sets its batch's delete horizon: now plus
     delete.retention.ms, here 0); nothing is dirty after it, so it stays until a later write

@@ -7,8 +7,9 @@ Guarantees, each as Kafka 4.4's cleaner behaves:
   ended; the log start at first) to the first uncleanable segment: the active segment, the
   segment holding the last stable offset (an open transaction), the first segment with a
   record newer than ``min.compaction.lag.ms``, whichever is first. The log is cleaned when
-  its cleanable bytes are more than ``min.cleanable.dirty.ratio`` of its bytes up to there;
-  the filthiest such log first (``filthiest``).
+  its cleanable bytes are more than ``min.cleanable.dirty.ratio`` of its bytes up to there,
+  or (having any) when a dirty segment's first record is older than
+  ``max.compaction.lag.ms``; the filthiest such log first (``filthiest``).
 * A cleaning (``clean``) maps each key of the dirty part to its latest offset (records of
   aborted transactions left out), then rewrites every segment from the log start to the
   dirty part's end: a keyed record stays when no later record of its key is in the map, a
@@ -49,6 +50,7 @@ class Cleanable:
     first_dirty: int
     first_uncleanable: int
     ratio: float
+    overdue: bool = False  # a dirty record older than max.compaction.lag.ms, bytes to clean
 
 
 def cleanable(topic: Topic, partition: Partition, now_ms: int) -> Cleanable | None:
@@ -72,7 +74,12 @@ def cleanable(topic: Topic, partition: Partition, now_ms: int) -> Cleanable | No
     total = clean_bytes + dirty_bytes
     if total == 0:
         return None
-    return Cleanable(topic, partition, first_dirty, first_uncleanable, dirty_bytes / total)
+    firsts = [log.segments[i].first_timestamp for i in _overlapping(log, first_dirty, active)]
+    earliest = min((t for t in firsts if t is not None and t > 0), default=None)
+    overdue = earliest is not None and earliest < now_ms - max(
+        int(topic.config("max.compaction.lag.ms", partition.leader)), 0)
+    return Cleanable(topic, partition, first_dirty, first_uncleanable, dirty_bytes / total,
+                     overdue and dirty_bytes > 0)
 
 
 def _overlapping(log: PartitionLog, start: int, end: int) -> list[int]:
@@ -90,7 +97,8 @@ def filthiest(cluster: Cluster, now_ms: int) -> Cleanable | None:
              if "compact" in topic.config("cleanup.policy").split(",")
              for partition in topic.partitions
              if (c := cleanable(topic, partition, now_ms)) is not None
-             and c.ratio > float(topic.config("min.cleanable.dirty.ratio", partition.leader))]
+             and (c.overdue or c.ratio > float(topic.config("min.cleanable.dirty.ratio",
+                                                            partition.leader)))]
     return max(found, key=lambda c: c.ratio, default=None)
 
 
