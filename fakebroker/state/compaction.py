@@ -21,6 +21,10 @@ Guarantees, each as Kafka 4.4's cleaner behaves:
   data batch, kept empty (its offsets and producer state). Offsets keep their numbers (with
   gaps); the log start stays; the active segment is never touched. Consecutive cleaned
   segments are merged while their bytes fit ``segment.bytes`` (``groupSegmentsBySize``).
+
+Not modelled: the offset map's size (``log.cleaner.dedupe.buffer.size``: every dirty key is
+mapped in one cleaning), producers' expiry (a producer's last data batch is kept emptied for
+as long as the log holds it), and legacy (magic 0/1) message sets, kept as they are.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fakebroker.protocol.record_entries import MAGIC_AT
 from fakebroker.protocol.records import (
     COMMIT_MARKER,
     Record,
@@ -208,7 +213,10 @@ class _Transactions:
 def _clean_batch(batch: StoredBatch, latest: dict[bytes, int], last_offset: int,
                  state: _Transactions, now_ms: int, retention_ms: int, keep_empty: bool
                  ) -> StoredBatch | None:
-    """The batch as the cleaning leaves it, or None when it goes (``cleanInto``)."""
+    """The batch as the cleaning leaves it, or None when it goes (``cleanInto``); a legacy
+    (magic 0/1) message set stays as it is."""
+    if batch.data[MAGIC_AT] != 2:
+        return batch
     records = decode_records(batch.data)
     horizon = delete_horizon(batch.data)
     if batch.control:

@@ -16,6 +16,11 @@ Guarantees, each as Kafka 4.4's broker behaves:
 * ``check``: every partition's log, as the retention task runs it every
   ``log.retention.check.interval.ms`` for topics not compacted, and the cleaner after each
   of its runs for compacted ones (``fakebroker.log_tasks``).
+
+A deleted segment's bytes are freed at once: Kafka renames its files and deletes them
+``file.delete.delay.ms`` (``log.segment.delete.delay.ms``) later, which no client sees.
+``segment.jitter.ms`` (a random shortening of ``segment.ms``) is not applied; nor are the
+rolls of a full offset or time index (10 MiB of index entries).
 """
 
 from __future__ import annotations
