@@ -251,6 +251,7 @@ class BrokerConfig(NamedTuple):
     any_case: bool = False  # CaseInsensitiveValidString
     or_minus_one: bool = False  # compression.gzip.level: the range, or -1
     dynamic: bool = False
+    internal: bool = False  # Kafka's defineInternal: set, never described
 
     def complaint(self, text: str) -> str | None:
         """Kafka's complaint about ``text`` as this config's value (its ConfigException's
@@ -325,6 +326,9 @@ BROKER_CONFIGS: dict[str, BrokerConfig] = {c.name: c for c in (
     _k("compression.zstd.level", INT, "3", low=-131072, high=22, dynamic=True),
     _k("log.cleaner.delete.retention.ms", LONG, "86400000", low=0, dynamic=True),
     _k("log.segment.delete.delay.ms", LONG, "60000", low=0, dynamic=True),
+    _k("log.retention.check.interval.ms", LONG, "300000", low=1),
+    _k("log.initial.task.delay.ms", LONG, "30000", low=0, internal=True),
+    _k("log.cleaner.backoff.ms", LONG, "15000", low=0, dynamic=True),
     _k("log.flush.interval.messages", LONG, "9223372036854775807", low=1, dynamic=True),
     _k("log.flush.interval.ms", LONG, None, dynamic=True),
     _k("log.flush.scheduler.interval.ms", LONG, "9223372036854775807"),
@@ -454,6 +458,16 @@ HONOURED: dict[str, str] = {
                                "(GROUP_MAX_SIZE_REACHED)",
     "group.streams.max.size": "members a streams group (KIP-1071) holds "
                               "(GROUP_MAX_SIZE_REACHED)",
+    "log.retention.check.interval.ms": "how often retention deletes old segments",
+    "log.initial.task.delay.ms": "when the first retention check runs, after start",
+    "log.retention.ms": "topics' retention.ms: how long segments are kept",
+    "log.retention.minutes": "topics' retention.ms, in minutes (below log.retention.ms)",
+    "log.retention.hours": "topics' retention.ms, in hours (below log.retention.minutes)",
+    "log.retention.bytes": "topics' retention.bytes: the bytes a partition keeps",
+    "log.segment.bytes": "topics' segment.bytes: the size a segment rolls at",
+    "log.roll.ms": "topics' segment.ms: the age (by record timestamps) a segment rolls at",
+    "log.roll.hours": "topics' segment.ms, in hours (below log.roll.ms)",
+    "log.cleanup.policy": "topics' cleanup.policy: delete (retention), compact",
 }
 
 # Kafka's cross-checks of the group coordinator's configs (GroupCoordinatorConfig,

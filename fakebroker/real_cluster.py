@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fakebroker.client_config import connect, for_librdkafka
 from fakebroker.protocol.errors import ClusterError, ErrorCode
-from fakebroker.protocol.records import Record, decode_records
+from fakebroker.protocol.records import Record, decode_records, next_offset
 from fakebroker.runtime import BrokerAddress, TopicSpec, topic_args
 from fakebroker.state.views import (
     GroupView,
@@ -294,12 +294,12 @@ class RealCluster:
                     raise ClusterError(ErrorCode(served.error_code).name, f"{topic}-{partition}")
                 if offset >= served.high_watermark:
                     return records
-                batch = [r for r in decode_records(served.records) if r.offset >= offset]
-                if not batch:
+                after = next_offset(served.records)  # past emptied batches, compaction's
+                if after is None or after <= offset:
                     raise ClusterError("UNKNOWN_SERVER_ERROR",
                                        f"{topic}-{partition}: nothing served at {offset}")
-                records += batch
-                offset = batch[-1].offset + 1
+                records += [r for r in decode_records(served.records) if r.offset >= offset]
+                offset = after
 
     def offsets(self, topic: str, partition: int = 0) -> PartitionOffsets:
         """(log start offset, high watermark) of a partition, with its last stable offset

@@ -34,6 +34,7 @@ import trio
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
+from fakebroker.log_tasks import run_cleaner, run_retention
 from fakebroker.operations import operation
 from fakebroker.options import ClusterSettings
 from fakebroker.protocol.errors import ClusterError
@@ -562,6 +563,8 @@ async def _run_cluster(settings: ClusterSettings, topics: Mapping[str, TopicSpec
                         listener)
             state.on_coordinator(functools.partial(_start_timers, nursery))
             nursery.start_soon(services.signal.run_deadlines)
+            nursery.start_soon(run_retention, state, settings)
+            nursery.start_soon(run_cleaner, state, settings)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings, tls)
             finally:

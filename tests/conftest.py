@@ -12,15 +12,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import fakebroker
 from tests.absent import check_needs
 from tests.clients.java import CLIENT_VERSIONS as JAVA_CLIENT_VERSIONS
-from tests.real_kafka import RealKafka, require_real_kafka, start_real_kafka
+from tests.real_kafka import SUITE_LOG_TIMING, RealKafka, require_real_kafka, start_real_kafka
 from tests.real_secure_kafka import SecureRealKafka, start_secure_real_kafka
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +92,16 @@ def java_client(request: pytest.FixtureRequest) -> str:
     """Runs the test once per Apache Kafka Java client version (tests/clients/java.py):
     pass it on as ``client_version=``."""
     return request.param
+
+
+@pytest.fixture
+def fake_kafka_factory(fake_kafka_factory: Callable[..., Any]) -> Callable[..., Any]:
+    """The plugin's, each cluster's overrides on top of ``SUITE_LOG_TIMING`` (retention
+    checks timed as the real broker's)."""
+    def start(**options: Any) -> Any:
+        overrides = {**SUITE_LOG_TIMING, **dict(options.get("overrides") or {})}
+        return fake_kafka_factory(**{**options, "overrides": overrides})
+    return start
 
 
 @pytest.fixture(scope="session")

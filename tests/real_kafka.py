@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fakebroker.real.launch import (
+    BASE_PROPERTIES,
     INSTALL_HINT,
     KAFKA_VERSION,
     RealKafka,
@@ -35,9 +36,15 @@ from fakebroker.real.launch import (
 )
 
 __all__ = [  # what tests import from here
-    "KAFKA_VERSION", "RealKafka", "RealKafkaMissing", "kafka_available", "main",
-    "require_real_kafka", "start_real_kafka",
+    "KAFKA_VERSION", "SUITE_LOG_TIMING", "RealKafka", "RealKafkaMissing", "kafka_available",
+    "main", "require_real_kafka", "start_real_kafka",
 ]
+
+# The real broker's retention timing (``BASE_PROPERTIES``: no check during a run, for tests
+# write records stamped 2023), which the suite's fake clusters take too unless a test times
+# them itself (tests/conftest.py, the conformance run).
+SUITE_LOG_TIMING: dict[str, str] = {name: BASE_PROPERTIES[name] for name in (
+    "log.initial.task.delay.ms", "log.retention.check.interval.ms")}
 
 
 def require_real_kafka(version: str = KAFKA_VERSION) -> None:

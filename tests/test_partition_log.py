@@ -9,7 +9,7 @@ from fakebroker.protocol.records import (
     encode_batch,
     encode_marker,
 )
-from fakebroker.state.log import PartitionLog
+from fakebroker.state.log import PartitionLog, Roll
 
 
 def append(log: PartitionLog, values: list[bytes], epoch: int = 0, timestamp: int = 1000) -> None:
@@ -157,3 +157,48 @@ def test_the_offset_index_has_an_entry_per_4096_bytes_as_kafkas_segment_writes_i
     assert log.position_of(3) == size and log.position_of(20) == log.size
     log.truncate_to(2 * after + 2)
     assert (log.index, log.size) == ([(2 * after + 1, after * size)], (after + 1) * size)
+
+
+def rolled(log: PartitionLog, values: list[bytes], timestamp: int, segment_bytes: int = 1 << 30,
+           segment_ms: int = 1 << 40) -> None:
+    """Append with Kafka's rolling by ``segment.bytes`` and ``segment.ms``."""
+    data = encode_batch([(None, v, [], timestamp) for v in values])
+    log.append(assign_offsets(data, log.log_end_offset, 0, None), len(values), timestamp, 0,
+               roll=Roll(segment_bytes, segment_ms, timestamp))
+
+
+def test_an_append_rolls_a_segment_when_the_active_one_would_pass_segment_bytes():
+    log = PartitionLog()
+    rolled(log, [b"x" * 100], 1000, segment_bytes=300)
+    size = log.size
+    rolled(log, [b"x" * 100], 1000, segment_bytes=2 * size)
+    rolled(log, [b"x" * 100], 1000, segment_bytes=2 * size)  # 3 * size > 2 * size: rolls
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    assert [log.segment_size(i) for i in range(2)] == [2 * size, size]
+
+
+def test_an_append_rolls_a_segment_when_its_timestamp_is_past_segment_ms_from_the_first():
+    log = PartitionLog()
+    rolled(log, [b"a"], 1000, segment_ms=500)
+    rolled(log, [b"b"], 1500, segment_ms=500)  # 500 after the first: not past it
+    rolled(log, [b"c"], 1501, segment_ms=500)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+
+
+def test_a_read_never_crosses_its_segments_end():
+    log = PartitionLog()
+    rolled(log, [b"a", b"b"], 1000, segment_ms=1)
+    rolled(log, [b"c"], 2000, segment_ms=1)
+    assert values(log.read(1, 1 << 20)) == [b"a", b"b"]
+    assert values(log.read(2, 1 << 20)) == [b"c"]
+
+
+def test_deleting_every_segment_rolls_an_empty_one_at_the_log_end():
+    """Offsets keep their numbers: the log start becomes the log end."""
+    log = PartitionLog()
+    rolled(log, [b"a", b"b"], 1000, segment_ms=1)
+    rolled(log, [b"c"], 2000, segment_ms=1)
+    assert log.delete_segments(lambda _segment, _after: True) == 2
+    assert (log.log_start_offset, log.log_end_offset, log.batches) == (3, 3, [])
+    assert [(s.base_offset, log.segment_size(0)) for s in log.segments] == [(3, 0)]
+    assert log.delete_segments(lambda _segment, _after: True) == 0  # an empty active: stays

@@ -225,8 +225,9 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     else:  # a list of stored batches: written in a row by the codec, never joined
         result.update(error_code=0, records=chunks, size=size)
     if committed:
+        start = log.position_of(offset)
         upper = offset if offset >= stable else log.upper_bound(
-            log.position_of(offset) + sum(map(len, chunks)))
+            start + sum(map(len, chunks)), start)
         result["aborted_transactions"] = [
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
             for t in log.aborted_between(offset, upper)]
@@ -256,10 +257,12 @@ def partial_tail(log: Any, offset: int, chunks: list[bytes], limit: int, end: in
                  ) -> list[bytes]:
     """The head of the batch after ``chunks`` that fills the read up to ``limit`` (the first
     batch's size, when that alone is larger): Kafka reads a byte range of its segment
-    (``LogSegment.read``), whose last batch may be cut short, as clients expect; nothing
+    (``LogSegment.read``), whose last batch may be cut short, as clients expect, never
+    past the segment's end; nothing
     when nothing was read (a first batch over the limit of a later partition is left out)."""
     room = max(limit, len(chunks[0])) - sum(map(len, chunks)) if chunks else 0
     if room <= 0:
         return []
-    after = log.read(log.end_of_read(offset, len(chunks)), 0, at_least_one=True, end=end)
+    after = log.read(log.end_of_read(offset, len(chunks)), 0, at_least_one=True,
+                     end=log.read_end(offset, end))
     return [after[0][:room]] if after else []

@@ -76,6 +76,7 @@ from fakebroker.protocol.releases import since
 from fakebroker.state.cluster import Partition, Topic
 from fakebroker.state.message_format import log_magic
 from fakebroker.state.producers import AppendedBatch
+from fakebroker.state.retention import roll_for
 
 API_KEY = 0
 ADMIN_CLIENT_ID = "__admin_client"  # the one client id that may write internal topics
@@ -175,7 +176,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)
     log.append(stored, span, max_timestamp, partition.leader_epoch, first.producer_id,
-               first.is_transactional)
+               first.is_transactional, roll_for(topic, partition, ctx.now_ms()))
     if first.producer_id >= 0:
         ctx.cluster.producers.record(partition.topic, partition.index, first.producer_id,
                                      first.producer_epoch, first.base_sequence,

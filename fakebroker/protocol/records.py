@@ -54,6 +54,7 @@ __all__ = [
     "decode_records",
     "encode_batch",
     "encode_marker",
+    "next_offset",
     "read_batch_headers",
 ]
 
@@ -177,10 +178,64 @@ def encode_marker(producer_id: int, producer_epoch: int, commit: bool, coordinat
                         producer_epoch=producer_epoch, transactional=True, control=True)
 
 
+def next_offset(data: bytes) -> int | None:
+    """The offset after the last complete magic-2 batch of ``data`` (a fetch's records),
+    counting its last offset even where compaction left no record there; None without one."""
+    found = None
+    for start, end, magic in entries(data, allow_partial=True):
+        if magic == 2:
+            base, = INT64.unpack_from(data, start)
+            found = base + INT32.unpack_from(data, start + _V2_LAST_DELTA_AT)[0] + 1
+        else:
+            found = max((r.offset + 1 for r in legacy_records.decode(data, start, end)),
+                        default=found)
+    return found
+
+
+DELETE_HORIZON = 0x40  # attribute: the base timestamp is the batch's delete horizon
+
+
+def delete_horizon(data: bytes) -> int | None:
+    """The delete horizon a cleaning set on a stored magic-2 batch (its base timestamp), or
+    None (not set)."""
+    attributes, = struct.unpack_from(">h", data, _V2_ATTRIBUTES_AT)
+    return INT64.unpack_from(data, _V2_ATTRIBUTES_AT + 6)[0] \
+        if attributes & DELETE_HORIZON else None
+
+
+def rebuild_batch(data: bytes, kept: Sequence[Record], horizon: int | None) -> bytes:
+    """A stored magic-2 batch with only the records ``kept`` (decoded from it), as Kafka's
+    cleaner writes it (``MemoryRecords.filterTo``): the same base offset, last offset,
+    producer fields, leader epoch, codec and attributes; the base timestamp the delete
+    horizon when ``horizon`` is set (with its attribute); no record left, an empty batch of
+    the header alone (``DefaultRecordBatch.writeEmptyHeader``)."""
+    base_offset, _, epoch, _, _ = _V2_PREFIX.unpack_from(data, 0)
+    attributes, last_delta, first_ts, max_ts, producer_id, producer_epoch, base_sequence, _ = (
+        _V2_COVERED.unpack_from(data, _V2_PREFIX.size))
+    if not kept:
+        attributes &= ~CODEC_MASK & ~DELETE_HORIZON
+        covered = _V2_COVERED.pack(attributes, last_delta, max_ts, max_ts, producer_id,
+                                   producer_epoch, base_sequence, 0)
+    else:
+        if horizon is not None:
+            attributes |= DELETE_HORIZON
+        base_ts = horizon if horizon is not None else kept[0].timestamp
+        log_append = attributes & LOG_APPEND_TIME
+        body = b"".join(
+            _encode_record(r.offset - base_offset, 0 if log_append else r.timestamp - base_ts,
+                           r.key, r.value, r.headers) for r in kept)
+        kept_max = max_ts if log_append else max(r.timestamp for r in kept)
+        covered = _V2_COVERED.pack(attributes, last_delta, base_ts, kept_max, producer_id,
+                                   producer_epoch, base_sequence, len(kept)) \
+            + compress(attributes & CODEC_MASK, body)
+    length = _V2_PREFIX.size - LOG_OVERHEAD + len(covered)
+    return _V2_PREFIX.pack(base_offset, length, epoch, 2, crc32c.crc32c(covered)) + covered
+
+
 # --- magic 2 ---------------------------------------------------------------------------------
 
 
-def _read_v2(data: bytes, start: int, end: int) -> BatchHeader:
+def _read_v2(data: bytes, start: int, end: int, compacted: bool = False) -> BatchHeader:
     base_offset, _, _, magic, crc = _V2_PREFIX.unpack_from(data, start)
     covered = _V2_COVERED.unpack_from(data, start + _V2_PREFIX.size)
     attributes, last_delta, first_ts, max_ts, producer_id, producer_epoch, base_sequence, count = (
@@ -191,7 +246,7 @@ def _read_v2(data: bytes, start: int, end: int) -> BatchHeader:
     codec = attributes & CODEC_MASK
     if codec not in CODECS:
         raise InvalidRecordError(f"unknown compression codec {codec}")
-    if count < 0 or count != last_delta + 1:
+    if count < 0 or count > last_delta + 1 or (count != last_delta + 1 and not compacted):
         raise InvalidRecordError(f"record count {count} disagrees with last offset delta")
     return BatchHeader(
         magic=magic,
@@ -227,7 +282,7 @@ def _assign_v2(
 
 
 def _decode_v2(data: bytes, start: int, end: int) -> list[Record]:
-    header = _read_v2(data, start, end)
+    header = _read_v2(data, start, end, compacted=True)  # stored: compaction leaves gaps
     epoch = INT32.unpack_from(data, start + _V2_EPOCH_AT)[0]
     payload = decompress_payload(header.compression, data[start + _V2_HEADER_SIZE : end])
     reader = Reader(payload, 0, len(payload))

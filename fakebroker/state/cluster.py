@@ -129,12 +129,15 @@ class Topic:
         """The topic's value for config ``name`` on ``broker`` (the leader that applies it):
         set on the topic, else its broker synonym's from that broker's dynamic configs, the
         cluster's dynamic defaults, the static configs, else Kafka's default."""
-        from fakebroker.state.configs import topic_config  # config table: on first use
+        from fakebroker.state.configs import TOPIC_DEFAULTS, broker_names, topic_config
 
         value = self.configs.get(name)
-        if value is None:
-            value = topic_config(name, {}, self.config_layers(broker))[0]
-        return str(value)
+        if value is not None:
+            return value
+        layers = self.config_layers(broker)
+        if not any(n in values for values, _ in layers for n in broker_names(name)):
+            return str(TOPIC_DEFAULTS[name].default)  # no broker config sets it
+        return str(topic_config(name, {}, layers)[0])
 
 
 # Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster (source
@@ -571,6 +574,7 @@ class Cluster:
         WriteTxnMarkers); wakes waiting fetches. Answers per partition NONE, or
         UNKNOWN_TOPIC_OR_PARTITION for one that no longer exists."""
         from fakebroker.protocol.records import assign_offsets, encode_marker  # transactions'
+        from fakebroker.state.retention import roll_for
 
         now_ms = time.time_ns() // 1_000_000
         results = {}
@@ -586,7 +590,8 @@ class Cluster:
                 partition.log.log_end_offset, partition.leader_epoch,
                 now_ms if log_append else None)
             partition.log.append_marker(stored, now_ms, partition.leader_epoch, producer_id,
-                                        commit, coordinator_epoch)
+                                        commit, coordinator_epoch,
+                                        roll_for(self.topics[topic], partition, now_ms))
             results[(topic, index)] = "NONE"
         self.notify_append()
         return results

@@ -122,7 +122,8 @@ _TYPES = {"BOOLEAN": BOOLEAN, "STRING": STRING, "INT": INT, "SHORT": SHORT, "LON
           "DOUBLE": DOUBLE, "LIST": LIST, "CLASS": CLASS, "PASSWORD": PASSWORD}
 BROKER_DEFAULTS: dict[str, ConfigDef] = {
     **{c.name: ConfigDef(c.name, c.default, _TYPES[c.type], sensitive=c.type == "PASSWORD",
-                         read_only=not c.dynamic) for c in BROKER_CONFIGS.values()},
+                         read_only=not c.dynamic) for c in BROKER_CONFIGS.values()
+       if not c.internal},
     **{d.name: d for d in (
         ConfigDef("offsets.topic.replication.factor", "3", SHORT, read_only=True),
         ConfigDef("transaction.state.log.replication.factor", "3", SHORT, read_only=True),
@@ -154,6 +155,15 @@ UNIT_MS = {"log.retention.minutes": 60_000, "log.retention.hours": 3_600_000,
 def broker_synonyms(name: str) -> tuple[str, ...]:
     """The names of broker config ``name``, Kafka's order (``name`` alone for most)."""
     return next((group for group in SYNONYM_GROUPS if name == group[0]), (name,))
+
+
+@functools.cache
+def broker_names(topic_config_name: str) -> tuple[str, ...]:
+    """The broker configs a topic config takes its value from when not set on the topic
+    (none: Kafka's default alone)."""
+    d = TOPIC_DEFAULTS[topic_config_name]
+    synonym = TOPIC_SYNONYM_GROUPS.get(topic_config_name, d.synonym)
+    return broker_synonyms(synonym) if synonym is not None else ()
 
 
 def synonym_chain(name: str, layers: list[tuple[dict[str, str], int]]

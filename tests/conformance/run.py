@@ -2,11 +2,12 @@
 
 ``run(tmp_dir)`` starts Apache Kafka 4.4.0 (tests/real_kafka.py, single-node KRaft) and a
 one-broker FakeKafka with the settings that matter set alike (cluster id, auto-creation on,
-num.partitions 1, group.initial.rebalance.delay.ms 0), asks the real broker which versions it
-serves (ApiVersions), replays the corpus (tests/conformance/corpus.py) to both at the versions
-both serve, normalises both answers (normalise.py) and compares them field by field
-(compare.py). Every API×version fakebroker serves gets a cell; a version Kafka 4.4 does not
-serve is marked so, and one both serve without a request in the corpus fails the run.
+num.partitions 1, group.initial.rebalance.delay.ms 0, the retention checks' timing), asks the
+real broker which versions it serves (ApiVersions), replays the corpus
+(tests/conformance/corpus.py) to both at the versions both serve, normalises both answers
+(normalise.py) and compares them field by field (compare.py). Every API×version fakebroker
+serves gets a cell; a version Kafka 4.4 does not serve is marked so, and one both serve
+without a request in the corpus fails the run.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tests.conformance.compare import (
 from tests.conformance.corpus import Request, Step, captured_corpus, wire_corpus
 from tests.conformance.normalise import NORMALISERS, UNORDERED, normalise
 from tests.conformance.replay import Exchange, Side, replay
-from tests.real_kafka import KAFKA_VERSION, start_real_kafka
+from tests.real_kafka import KAFKA_VERSION, SUITE_LOG_TIMING, start_real_kafka
 
 TABLE = Path(__file__).resolve().parents[2] / "CONFORMANCE.md"
 
@@ -71,7 +72,8 @@ def run(tmp_dir: Path) -> Result:
     """Start both brokers in ``tmp_dir``, replay the corpus and compare every answer."""
     with start_real_kafka(tmp_dir) as kafka, FakeKafka(
             brokers=1, cluster_id=kafka.cluster_id, auto_create_topics=True,
-            default_partitions=1, group_initial_rebalance_delay_ms=0) as fake:
+            default_partitions=1, group_initial_rebalance_delay_ms=0,
+            overrides=SUITE_LOG_TIMING) as fake:
         sides = [Side(KAFKA, kafka.bootstrap_servers), Side(FAKE, fake.bootstrap_servers)]
         real = sides[0].served()
         common = {api_spec(key).name: [v for v in served_versions(key) or ()

@@ -1,0 +1,47 @@
+"""The log manager's background tasks: retention checks and the compaction cleaner, on
+Kafka's schedule. Both run in the cluster's nursery (``open_cluster``) and use the wall clock
+(record timestamps are wall-clock milliseconds).
+
+* ``run_retention``: its first check ``log.initial.task.delay.ms`` after the cluster starts
+  (Kafka's default 30 s), then one every ``log.retention.check.interval.ms`` (5 minutes), as
+  Kafka's ``LogManager`` schedules ``cleanupLogs``: each deletes what
+  ``fakebroker.state.retention`` says of every log not compacted. Both configs are the
+  broker's static ones (``--override``), read-only on Kafka too.
+* ``run_cleaner``: Kafka's cleaner thread: cleans the filthiest compacted log
+  (``fakebroker.state.compaction``) and applies retention to the compacted logs, again at
+  once after a cleaning, else after ``log.cleaner.backoff.ms`` (15 s; the cluster's dynamic
+  default when set).
+"""
+
+from __future__ import annotations
+
+import time
+
+import trio
+
+from fakebroker.options import ClusterSettings
+from fakebroker.state import compaction, retention
+from fakebroker.state.cluster import Cluster
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def run_retention(cluster: Cluster, settings: ClusterSettings) -> None:
+    """Check retention on Kafka's schedule; runs until cancelled."""
+    await trio.sleep(int(settings.broker_config("log.initial.task.delay.ms") or 0) / 1000)
+    interval = int(settings.broker_config("log.retention.check.interval.ms") or 1) / 1000
+    while True:
+        retention.check(cluster, _now_ms(), compacted=False)
+        await trio.sleep(interval)
+
+
+async def run_cleaner(cluster: Cluster, settings: ClusterSettings) -> None:
+    """Clean compacted logs as Kafka's cleaner thread does; runs until cancelled."""
+    while True:
+        cleaned = compaction.clean_filthiest(cluster, _now_ms())
+        retention.check(cluster, _now_ms(), compacted=True)
+        backoff = cluster.default_broker_configs.get(
+            "log.cleaner.backoff.ms", settings.broker_config("log.cleaner.backoff.ms"))
+        await trio.sleep(0 if cleaned else int(backoff or 0) / 1000)
