@@ -20,19 +20,23 @@ pytestmark = pytest.mark.fake_kafka(topics={"orders": 3})
 NO_PARTITIONS: list[Any] = []
 
 
-def entry(index: int, offset: int = 0) -> dict[str, Any]:
+def entry(index: int, offset: int = 0, leader_epoch: int = -1) -> dict[str, Any]:
     return {"partition": index, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
-            "current_leader_epoch": -1, "log_start_offset": -1, "last_fetched_epoch": -1}
+            "current_leader_epoch": leader_epoch, "log_start_offset": -1,
+            "last_fetched_epoch": -1}
 
 
 def fetch(client: WireClient, version: int, session_id: int, epoch: int,
           offsets: dict[int, int], forgotten: list[int] | None = None,
-          topic: tuple[str, Any] = ("orders", None)) -> Any:
+          topic: tuple[str, Any] = ("orders", None), leader_epochs: dict[int, int] | None = None
+          ) -> Any:
     """Fetch ``orders`` partitions {index: offset} at once (max_wait 0) in session
-    ``session_id`` at ``epoch``, forgetting partitions ``forgotten``."""
+    ``session_id`` at ``epoch``, forgetting partitions ``forgotten``; ``leader_epochs``: the
+    current leader epoch a partition is fetched at (else -1, none)."""
     name, topic_id = topic
+    epochs = leader_epochs or {}
     named = [{"topic": name, "topic_id": topic_id, "partitions": [
-        entry(p, o) for p, o in offsets.items()]}] if offsets else []
+        entry(p, o, epochs.get(p, -1)) for p, o in offsets.items()]}] if offsets else []
     return client.request("Fetch", version, {
         "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
         "isolation_level": 0, "session_id": session_id, "session_epoch": epoch,
@@ -101,6 +105,17 @@ def test_a_partition_answered_records_moves_to_the_end_of_the_session(kafka):
     assert answered(first) == [(0, 0, 1, True)]
     assert answered(second) == [(1, 0, 1, True)]
     assert answered(third) == [(0, 0, 2, True), (1, 0, 2, True)]  # the session: 2, 0, 1
+
+
+def test_a_partition_answered_an_error_is_answered_again_once_it_clears(kafka):
+    with WireClient(kafka.bootstrap_servers) as client:
+        full = fetch(client, 12, 0, 0, {0: 0, 1: 0}, leader_epochs={1: 99})  # a future epoch
+        session = full.session_id
+        cleared = fetch(client, 12, session, 1, {1: 0})  # at no epoch: no error
+        quiet = fetch(client, 12, session, 2, {})
+    assert answered(full) == [(0, 0, 0, False), (1, ErrorCode.UNKNOWN_LEADER_EPOCH, -1, False)]
+    assert answered(cleared) == [(1, 0, 0, False)]  # its high watermark told again
+    assert answered(quiet) == []
 
 
 def test_a_forgotten_partition_is_no_longer_answered(kafka):

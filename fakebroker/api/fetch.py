@@ -167,7 +167,8 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         await ctx.wait_for_append(remaining)
     session_id = INVALID_SESSION_ID
     if context.kind == FULL:
-        session_id = open_session(answered, ctx)
+        session_id = open_session(answered, context.named, ctx,
+                                  from_follower(request, ctx.version))
     elif context.session is not None:
         session = context.session
         if session.epoch != context.epoch:  # another fetch of the session came meanwhile
@@ -183,32 +184,44 @@ def session_error(error: str | None, session_id: int) -> dict[str, Any]:
             "responses": [], "node_endpoints": []}
 
 
-def open_session(answered: list[Answered], ctx: RequestContext) -> int:
-    """A session of the partitions a full fetch was answered, in the answer's order, with
-    the high watermark and log start offset each was told: its id, or 0 without room."""
+def open_session(answered: list[Answered], named: dict[Key, CachedPartition],
+                 ctx: RequestContext, privileged: bool) -> int:
+    """A session of the partitions a full fetch named (``privileged``: a follower's): those
+    answered here in the answer's order, with the high watermark and log start offset each
+    was told, then those a fault rule or the authorizer answered (an error: nothing told);
+    its id, or 0 without room."""
     ids = ctx.version >= 13
     partitions = {
         (wanted.topic_id if ids else wanted.topic, result["partition_index"]): CachedPartition(
             wanted.topic, wanted.topic_id, p, result["high_watermark"],
             result["log_start_offset"])
         for wanted, p, result, _ in answered}
-    return sessions_of(ctx).open(partitions, False, ids, now_ms())
+    for key, cached in named.items():
+        partitions.setdefault(key, cached)
+    return sessions_of(ctx).open(partitions, privileged, ids, now_ms())
 
 
 def changed_only(answered: list[Answered], session: FetchSession, ids: bool
                  ) -> list[Answered]:
     """The partitions an incremental fetch is answered: those whose answer tells something
     new, as ``CachedPartition.must_answer`` decides; one answered records moves to the end
-    of its session."""
+    of its session. A partition of the session not answered here was answered an error by a
+    fault rule or the authorizer: it is told again once that clears."""
     kept = []
+    read = set()
     for entry in answered:
         wanted, _, result, size = entry
         key = (wanted.topic_id if ids else wanted.topic, result["partition_index"])
+        read.add(key)
         cached = session.partitions.get(key)
         if cached is None or cached.must_answer(result, size):
             kept.append(entry)
             if size and cached is not None:
                 session.answered_records(key)
+    if len(read) < len(session.partitions):
+        for key, cached in session.partitions.items():
+            if key not in read:
+                cached.high_watermark = -1
     return kept
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import random
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,6 +164,10 @@ class FetchSessionCache:
     def __len__(self) -> int:
         return sum(len(shard.sessions) for shard in self._shards)
 
+    def __iter__(self) -> Iterator[FetchSession]:
+        """Every session, shard by shard."""
+        return (session for shard in self._shards for session in shard.sessions.values())
+
     def _shard_of(self, session_id: int) -> _Shard | None:
         number = session_id // _ID_RANGE
         return self._shards[number] if 0 <= number < SHARDS else None
@@ -206,12 +211,15 @@ class FetchContext:
     partition named, then open a session of them), ``incremental`` (the session's
     partitions, answered only where something changed; ``epoch`` is the session's epoch
     the answer must still find, else it is a duplicate), ``sessionless`` (every partition
-    named, session id 0), or ``error`` (``error``, at the answer's top level, nothing else)."""
+    named, session id 0), or ``error`` (``error``, at the answer's top level, nothing else).
+    A full fetch's ``named`` are the partitions it names, in its order: its session's, also
+    those a fault rule or the authorizer answered instead of the handler."""
 
     kind: str
     session: FetchSession | None = None
     epoch: int = 0
     error: str | None = None
+    named: dict[Key, CachedPartition] = field(default_factory=dict)
 
 
 SESSIONLESS_CONTEXT = FetchContext(SESSIONLESS)
@@ -230,7 +238,7 @@ def new_context(cache: FetchSessionCache, session_id: int, epoch: int, uses_topi
     if epoch in (INITIAL_EPOCH, FINAL_EPOCH):
         if session_id != INVALID_SESSION_ID:
             cache.remove(session_id)
-        return SESSIONLESS_CONTEXT if epoch == FINAL_EPOCH else FetchContext(FULL)
+        return SESSIONLESS_CONTEXT if epoch == FINAL_EPOCH else FetchContext(FULL, named=named)
     session = cache.get(session_id)
     if session is None:
         return FetchContext(SESSION_ERROR, error="FETCH_SESSION_ID_NOT_FOUND")
