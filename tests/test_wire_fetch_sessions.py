@@ -5,6 +5,7 @@ fewer than 8 slots, run on the fake alone where the real broker cannot serve the
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -207,3 +208,47 @@ def test_fewer_than_eight_slots_hold_no_session(kafka):
     with WireClient(kafka.bootstrap_servers) as client:
         response = fetch(client, 12, 0, 0, {0: 0})
     assert (response.error_code, response.session_id) == (0, 0)
+
+
+def test_a_fetch_whose_session_moved_on_while_it_waited_is_invalid_fetch_session_epoch(kafka):
+    """Kafka moves a session to its next epoch when a fetch arrives: a fetch at that next
+    epoch on another connection is served while the first waits, and the first, when its
+    wait ends, is answered INVALID_FETCH_SESSION_EPOCH with the session's id."""
+    with WireClient(kafka.bootstrap_servers) as first, \
+            WireClient(kafka.bootstrap_servers) as second:
+        session = fetch(first, 12, 0, 0, {0: 0}).session_id
+        waiting = first.send("Fetch", 12, {
+            "replica_id": -1, "max_wait_ms": 4000, "min_bytes": 1, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": session, "session_epoch": 1, "rack_id": "",
+            "topics": [], "forgotten_topics_data": []})
+        overtaking = overtake(second, session, epoch=2, within=3)
+        correlation, late = first.receive("Fetch", 12)
+    assert correlation == waiting
+    assert (overtaking.error_code, overtaking.session_id) == (0, session)
+    assert (late.error_code, late.session_id, answered(late)) == (
+        ErrorCode.INVALID_FETCH_SESSION_EPOCH, session, NO_PARTITIONS)
+
+
+def overtake(client: WireClient, session: int, epoch: int, within: float) -> Any:
+    """The answer to a fetch of ``session`` at ``epoch`` once a fetch sent on another
+    connection moved it there: refused with INVALID_FETCH_SESSION_EPOCH, which changes
+    nothing, until that one arrives (the only sign of its arrival a client can see)."""
+    deadline = time.monotonic() + within
+    while (answer := fetch(client, 12, session, epoch, {})).error_code == \
+            ErrorCode.INVALID_FETCH_SESSION_EPOCH and time.monotonic() < deadline:
+        pass
+    return answer
+
+
+@pytest.mark.fake_only("takes a broker down and up")
+@pytest.mark.fake_kafka(brokers=2, topics={"orders": 2})
+def test_a_broker_back_up_has_lost_its_sessions_as_a_restarted_kafka(kafka):
+    address = leader_of(kafka, "orders", 0)
+    broker = next(b.id for b in kafka.brokers if f"{b.host}:{b.port}" == address)
+    with WireClient(address) as client:
+        session = fetch(client, 12, 0, 0, {0: 0}).session_id
+    kafka.broker_down(broker)
+    kafka.broker_up(broker)
+    with WireClient(address) as client:
+        assert fetch(client, 12, session, 1, {}).error_code == \
+            ErrorCode.FETCH_SESSION_ID_NOT_FOUND

@@ -178,6 +178,19 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return answer_body(answered, ctx, session_id)
 
 
+def throttled(request: Any, response: dict[str, Any]) -> dict[str, Any]:
+    """Kafka's answer to a Fetch over its client's quota (``getThrottledResponse``): no
+    partitions; a full fetch opens no session (the one opened for the answer withheld is
+    closed again: session id 0). An incremental fetch keeps its session's id; its session
+    remembers what the withheld answer told (Kafka's does not, and tells it next time)."""
+    context: FetchContext = request.get("fetch_context", SESSIONLESS_CONTEXT)
+    session_id = response["session_id"]
+    if context.cache is not None and session_id != INVALID_SESSION_ID:
+        context.cache.remove(session_id)
+        session_id = INVALID_SESSION_ID
+    return {**response, "session_id": session_id, "responses": [], "node_endpoints": []}
+
+
 def session_error(error: str | None, session_id: int) -> dict[str, Any]:
     """The answer to a fetch failed as a whole: the error, no partitions."""
     return {"throttle_time_ms": 0, "error_code": error_code(error), "session_id": session_id,

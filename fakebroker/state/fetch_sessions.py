@@ -213,13 +213,15 @@ class FetchContext:
     the answer must still find, else it is a duplicate), ``sessionless`` (every partition
     named, session id 0), or ``error`` (``error``, at the answer's top level, nothing else).
     A full fetch's ``named`` are the partitions it names, in its order: its session's, also
-    those a fault rule or the authorizer answered instead of the handler."""
+    those a fault rule or the authorizer answered instead of the handler; ``cache``, the
+    one its session goes in."""
 
     kind: str
     session: FetchSession | None = None
     epoch: int = 0
     error: str | None = None
     named: dict[Key, CachedPartition] = field(default_factory=dict)
+    cache: FetchSessionCache | None = None
 
 
 SESSIONLESS_CONTEXT = FetchContext(SESSIONLESS)
@@ -238,7 +240,9 @@ def new_context(cache: FetchSessionCache, session_id: int, epoch: int, uses_topi
     if epoch in (INITIAL_EPOCH, FINAL_EPOCH):
         if session_id != INVALID_SESSION_ID:
             cache.remove(session_id)
-        return SESSIONLESS_CONTEXT if epoch == FINAL_EPOCH else FetchContext(FULL, named=named)
+        if epoch == FINAL_EPOCH:
+            return SESSIONLESS_CONTEXT
+        return FetchContext(FULL, named=named, cache=cache)
     session = cache.get(session_id)
     if session is None:
         return FetchContext(SESSION_ERROR, error="FETCH_SESSION_ID_NOT_FOUND")
