@@ -339,6 +339,7 @@ BROKER_CONFIGS: dict[str, BrokerConfig] = {c.name: c for c in (
     _k("max.decompressed.message.bytes", INT, "2147483639", low=1, high=2147483639, dynamic=True),
     _k("message.max.bytes", INT, "1048588", low=0, dynamic=True),
     _k("fetch.max.bytes", INT, "57671680", low=1024),
+    _k("max.incremental.fetch.session.cache.slots", INT, "1000", low=0),
     _k("log.message.timestamp.after.max.ms", LONG, "3600000", low=0, dynamic=True),
     _k("log.message.timestamp.before.max.ms", LONG, "9223372036854775807", low=0, dynamic=True),
     _k("log.message.timestamp.type",
@@ -439,6 +440,8 @@ HONOURED: dict[str, str] = {
     "socket.request.max.bytes": "largest request frame accepted",
     "message.max.bytes": "largest record batch a topic takes (MESSAGE_TOO_LARGE)",
     "fetch.max.bytes": "most a Fetch answer holds (beyond its first batch)",
+    "max.incremental.fetch.session.cache.slots": "fetch sessions a broker keeps (KIP-227), "
+                                                 "in 8 shards of slots / 8",
     "log.message.timestamp.type": "CreateTime, or LogAppendTime: the broker stamps batches",
     "log.message.timestamp.before.max.ms": "oldest CreateTime accepted (INVALID_TIMESTAMP)",
     "log.message.timestamp.after.max.ms": "newest CreateTime accepted (INVALID_TIMESTAMP)",

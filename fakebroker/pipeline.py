@@ -1,7 +1,8 @@
 """The request path of one broker, with no sockets in it: a request frame in, an outcome out.
 
 The server hands every request frame (without its size prefix) to its broker's ``Pipeline``
-and does what the outcome says; the pipeline decodes the request, takes it through the
+and does what the outcome says; the pipeline decodes the request, reads it as its API
+prepares it on arrival (``PREPARERS``: Fetch's session), takes it through the
 authorization seam (with the cluster's ``authorizer`` on: ``fakebroker.security.enforcement``,
 reading each API's ``AUTHORIZES``) and the fault seam (``fakebroker.faults.seam``) to its
 handler, encodes the answer and records the request in the journal.
@@ -73,7 +74,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from fakebroker.api import CACHEABLE, HANDLERS, REFUSED_ANSWERS, ByApiKey, versions_as
+from fakebroker.api import (
+    CACHEABLE,
+    HANDLERS,
+    PREPARERS,
+    REFUSED_ANSWERS,
+    ByApiKey,
+    versions_as,
+)
 from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
@@ -233,13 +241,16 @@ class Pipeline:
         errors: tuple[str, ...] = ()
         outcome = "answered"
         try:
+            context = self._context(header, peer)
+            if (prepare := PREPARERS[api_key]) is not None:
+                request = prepare(request, context)
             found = request_targets(api_key, version, request, self._topic_name)
             targets = tuple(map(_target_text, found))
             refused = self._refusals(api_key, version, request, found, peer)
             if self.broker.latency_ms:
                 await trio.sleep(self.broker.latency_ms / 1000)
             busy = [0]  # ns its plain handler took (request_percentage quotas)
-            handle = functools.partial(_handle, self._context(header, peer), busy)
+            handle = functools.partial(_handle, context, busy)
             if refused is None:
                 response = await seam.respond(api_key, version, self.broker.id,
                                               header.client_id, request, found, handle)

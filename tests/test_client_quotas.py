@@ -234,6 +234,24 @@ def test_a_consumer_over_its_byte_rate_is_throttled_with_an_empty_fetch(
     assert [a.responses for a in answers[3:]] == [[], []]
 
 
+def test_a_throttled_full_fetch_opens_no_session(kafka: Any, client: WireClient) -> None:
+    """As above, each fetch a full one opening a session (epoch 0): those answered open
+    one; the throttled one, answered without data, opens none (session id 0)."""
+    app = a_name("app")
+    kafka.create_topic(app, partitions=1)
+    for _ in range(3):
+        client.request("Produce", 9, produce_body(app, 0, batch([b"x" * 10000])))
+    assert alter(client, [((("client-id", app),), {"consumer_byte_rate": 10000.0})]) == [
+        ((("client-id", app),), "NONE", None)]
+    described(client, [("client-id", EXACT, app)],
+              {frozenset({("client-id", app)}): {"consumer_byte_rate": 10000.0}})
+    full = {**fetch_body(app, 0, 0), "session_id": 0, "session_epoch": 0}
+    with WireClient(kafka.bootstrap_servers, client_id=app, timeout=30) as consumer:
+        answers = [consumer.request("Fetch", 12, full) for _ in range(4)]
+    assert [a.throttle_time_ms > 0 for a in answers] == [False, False, False, True]
+    assert all(a.session_id for a in answers[:3]) and answers[3].session_id == 0
+
+
 def request_quota(client: WireClient, app: str, percent: float) -> None:
     """Hold client-id ``app`` to ``request_percentage`` = ``percent``, once it applies."""
     assert alter(client, [((("client-id", app),), {"request_percentage": percent})]) == [

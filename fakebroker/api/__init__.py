@@ -237,6 +237,12 @@ ERROR_PLACEMENTS: ByApiKey[Placement] = ByApiKey(lambda module: module.ERROR_PLA
 # version, error) -> dict``; the others' refusals are placed by ERROR_PLACEMENT (None here).
 REFUSED_ANSWERS: ByApiKey[Callable[[Any, int, str], dict[str, Any]] | None] = ByApiKey(
     lambda module: getattr(module, "refused_answer", None))
+# An API whose request Kafka reads in a context made on its arrival (Fetch: its fetch
+# session) declares ``prepare(request, context) -> request``: the request as read then, which
+# the authorizer, the fault rules and the handler see (None here for the others). Read on
+# the path of requests that may wait: an API declaring it has a handler that awaits.
+PREPARERS: ByApiKey[Callable[[Any, Any], Any] | None] = ByApiKey(
+    lambda module: getattr(module, "prepare", None))
 
 
 def __getattr__(name: str) -> Any:

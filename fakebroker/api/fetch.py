@@ -37,7 +37,21 @@ Behavior:
   unknown topic ids, then those of unknown topics or partitions, each group in the request's
   order; a partition named twice (a topic id in several entries, one partition each, as
   @platformatic/kafka sends them) is answered once, at its first place, for its last entry.
-* No fetch sessions: session_id 0 is answered, so clients keep sending full fetches.
+* Fetch sessions (KIP-227, v7+), as Kafka's ``FetchManager`` serves them
+  (``fakebroker.state.fetch_sessions``, one cache per broker, sized by
+  ``max.incremental.fetch.session.cache.slots``): a full fetch (epoch 0) is answered every
+  partition and opens a session of them (its id in the answer, 0 when the cache has no room);
+  epoch -1 is sessionless (session id 0) and closes the session it names, as epoch 0 does
+  before opening another. An incremental fetch (the session's id and current epoch) reads
+  every partition of the session, updated by those it names and forgets (its context made on
+  arrival, by ``prepare``, so the fault rules and the authorizer see every partition read),
+  and is answered only those with records, a changed high watermark or log start offset, or
+  an error, in the session's order (a partition answered records moves to the end). Session
+  errors are the whole answer's, at top level, with session id 0 and no partitions: an
+  unknown id FETCH_SESSION_ID_NOT_FOUND, another epoch INVALID_FETCH_SESSION_EPOCH, a
+  session of names fetched with topic ids (v13+) or the reverse FETCH_SESSION_TOPIC_ID_ERROR;
+  an incremental fetch whose session moved on while it waited (a duplicate) is answered
+  INVALID_FETCH_SESSION_EPOCH with the session's id.
 * read_committed (isolation level 1): only batches below the last stable offset (the first
   offset of the earliest open transaction) are returned, and ``aborted_transactions`` lists
   the aborted transactions (producer id, first offset) ending at or after the fetch offset
@@ -54,6 +68,7 @@ from __future__ import annotations
 from typing import Any
 
 import trio
+from construct import Container, ListContainer
 
 from fakebroker.api.access import topics
 from fakebroker.api.common import node_endpoints, resolve_topic
@@ -67,6 +82,20 @@ from fakebroker.protocol.conversion import (
 )
 from fakebroker.protocol.errors import error_code
 from fakebroker.protocol.releases import before
+from fakebroker.state.fetch_sessions import (
+    FINAL_EPOCH,
+    FULL,
+    INVALID_SESSION_ID,
+    SESSION_ERROR,
+    SESSIONLESS_CONTEXT,
+    SLOTS_CONFIG,
+    CachedPartition,
+    FetchContext,
+    FetchSession,
+    FetchSessionCache,
+    Key,
+    new_context,
+)
 from fakebroker.state.message_format import DOWN_CONVERSION_CONFIG, log_magic
 from fakebroker.state.quotas import INT_MAX
 
@@ -92,16 +121,138 @@ NAMES_THE_LEADER = frozenset(error_code(e) for e in ("NOT_LEADER_OR_FOLLOWER",
                                                      "FENCED_LEADER_EPOCH"))
 
 
+def prepare(request: Any, ctx: RequestContext) -> Any:
+    """The request as Kafka reads it, made on its arrival before the fault rules and the
+    authorizer see it: its fetch context (``fakebroker.state.fetch_sessions``) in
+    ``request.fetch_context``; an incremental fetch becomes one naming every partition of
+    its session, in the session's order, with what the client last asked of each; a session
+    error, one naming none. A sessionless fetch (session id 0, epoch -1; every v0-6 fetch)
+    is returned as it is."""
+    if request.session_epoch == FINAL_EPOCH and request.session_id == INVALID_SESSION_ID:
+        return request
+    ids = ctx.version >= 13
+    named: dict[Key, CachedPartition] = {}
+    for wanted in request.topics:
+        for p in wanted.partitions:
+            named[(wanted.topic_id if ids else wanted.topic, p.partition)] = CachedPartition(
+                wanted.topic, wanted.topic_id, p)
+    forgotten = [(t.topic_id if ids else t.topic, p) for t in request.forgotten_topics_data
+                 for p in t.partitions]
+    context = new_context(sessions_of(ctx), request.session_id, request.session_epoch, ids,
+                          named, forgotten, now_ms())
+    prepared = Container(request, fetch_context=context, forgotten_topics_data=ListContainer())
+    if context.kind == SESSION_ERROR:
+        prepared.topics = ListContainer()
+    elif context.session is not None:  # incremental: the session's partitions, in its order
+        topics = prepared.topics = ListContainer()
+        for cached in context.session.partitions.values():
+            if not topics or (topics[-1].topic, topics[-1].topic_id) != (cached.topic,
+                                                                         cached.topic_id):
+                topics.append(Container(topic=cached.topic, topic_id=cached.topic_id,
+                                        partitions=ListContainer()))
+            topics[-1].partitions.append(cached.request)
+    return prepared
+
+
+def sessions_of(ctx: RequestContext) -> FetchSessionCache:
+    """This broker's fetch sessions, the cache made on first use with the broker's
+    ``max.incremental.fetch.session.cache.slots``."""
+    broker = ctx.broker
+    if broker.fetch_sessions is None:
+        slots = ctx.cluster.broker_config(SLOTS_CONFIG, broker.id)
+        broker.fetch_sessions = FetchSessionCache(int(slots or 0))
+    return broker.fetch_sessions
+
+
+def now_ms() -> int:
+    """The fetch sessions' clock: trio's, in ms (so MockClock tests see sessions age)."""
+    return int(trio.current_time() * 1000)
+
+
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    context: FetchContext = request.get("fetch_context", SESSIONLESS_CONTEXT)
+    if context.kind == SESSION_ERROR:
+        return session_error(context.error, INVALID_SESSION_ID)
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
     max_bytes = response_max_bytes(request, ctx)
     min_bytes = min(request.min_bytes, max_bytes)
     while True:
-        response, size, failed = assemble(request, ctx, max_bytes)
+        answered, size, failed = assemble(request, ctx, max_bytes)
         remaining = deadline - trio.current_time()
         if size >= min_bytes or failed or remaining <= 0:
-            return response
+            break
         await ctx.wait_for_append(remaining)
+    session_id = INVALID_SESSION_ID
+    if context.kind == FULL:
+        session_id = open_session(answered, context.named, ctx,
+                                  from_follower(request, ctx.version))
+    elif context.session is not None:
+        session = context.session
+        if session.epoch != context.epoch:  # another fetch of the session came meanwhile
+            return session_error("INVALID_FETCH_SESSION_EPOCH", session.id)
+        answered = changed_only(answered, session, ctx.version >= 13)
+        session_id = session.id
+    return answer_body(answered, ctx, session_id)
+
+
+def throttled(request: Any, response: dict[str, Any]) -> dict[str, Any]:
+    """Kafka's answer to a Fetch over its client's quota (``getThrottledResponse``): no
+    partitions; a full fetch opens no session (the one opened for the answer withheld is
+    closed again: session id 0). An incremental fetch keeps its session's id; its session
+    remembers what the withheld answer told (Kafka's does not, and tells it next time)."""
+    context: FetchContext = request.get("fetch_context", SESSIONLESS_CONTEXT)
+    session_id = response["session_id"]
+    if context.cache is not None and session_id != INVALID_SESSION_ID:
+        context.cache.remove(session_id)
+        session_id = INVALID_SESSION_ID
+    return {**response, "session_id": session_id, "responses": [], "node_endpoints": []}
+
+
+def session_error(error: str | None, session_id: int) -> dict[str, Any]:
+    """The answer to a fetch failed as a whole: the error, no partitions."""
+    return {"throttle_time_ms": 0, "error_code": error_code(error), "session_id": session_id,
+            "responses": [], "node_endpoints": []}
+
+
+def open_session(answered: list[Answered], named: dict[Key, CachedPartition],
+                 ctx: RequestContext, privileged: bool) -> int:
+    """A session of the partitions a full fetch named (``privileged``: a follower's): those
+    answered here in the answer's order, with the high watermark and log start offset each
+    was told, then those a fault rule or the authorizer answered (an error: nothing told);
+    its id, or 0 without room."""
+    ids = ctx.version >= 13
+    partitions = {
+        (wanted.topic_id if ids else wanted.topic, result["partition_index"]): CachedPartition(
+            wanted.topic, wanted.topic_id, p, result["high_watermark"],
+            result["log_start_offset"])
+        for wanted, p, result, _ in answered}
+    for key, cached in named.items():
+        partitions.setdefault(key, cached)
+    return sessions_of(ctx).open(partitions, privileged, ids, now_ms())
+
+
+def changed_only(answered: list[Answered], session: FetchSession, ids: bool
+                 ) -> list[Answered]:
+    """The partitions an incremental fetch is answered: those whose answer tells something
+    new, as ``CachedPartition.must_answer`` decides; one answered records moves to the end
+    of its session. A partition of the session not answered here was answered an error by a
+    fault rule or the authorizer: it is told again once that clears."""
+    kept = []
+    read = set()
+    for entry in answered:
+        wanted, _, result, size = entry
+        key = (wanted.topic_id if ids else wanted.topic, result["partition_index"])
+        read.add(key)
+        cached = session.partitions.get(key)
+        if cached is None or cached.must_answer(result, size):
+            kept.append(entry)
+            if size and cached is not None:
+                session.answered_records(key)
+    if len(read) < len(session.partitions):
+        for key, cached in session.partitions.items():
+            if key not in read:
+                cached.high_watermark = -1
+    return kept
 
 
 def response_max_bytes(request: Any, ctx: RequestContext) -> int:
@@ -115,33 +266,44 @@ def response_max_bytes(request: Any, ctx: RequestContext) -> int:
     return min(asked, configured, window)
 
 
-def assemble(request: Any, ctx: RequestContext, budget: int) -> tuple[dict[str, Any], int, bool]:
-    """The response as things stand, within ``budget`` bytes of records but for the first
-    batch: (body, bytes of records, whether any partition failed)."""
+# One partition answered: its topic entry, its request entry, its answer, bytes of records.
+Answered = tuple[Any, Any, dict[str, Any], int]
+
+
+def assemble(request: Any, ctx: RequestContext, budget: int
+             ) -> tuple[list[Answered], int, bool]:
+    """The partitions' answers as things stand, within ``budget`` bytes of records but for
+    the first batch: (answers, bytes of records, whether any partition failed)."""
     total = 0
     failed = False
-    leaders: set[int] = set()
-    answered: list[tuple[Any, dict[str, Any]]] = []
+    answered: list[Answered] = []
     for wanted, topic, p in in_kafkas_order(request, ctx):
         result = read_partition(ctx, request, topic, p, budget - total, first=total == 0)
-        error = result["error_code"]
-        if error:
-            failed = True
-            if "current_leader" in result:
-                leaders.add(result["current_leader"]["leader_id"])
-        total += result.pop("size")
-        answered.append((wanted, result))
+        size = result.pop("size")
+        failed = failed or bool(result["error_code"])
+        total += size
+        answered.append((wanted, p, result, size))
+    return answered, total, failed
+
+
+def answer_body(answered: list[Answered], ctx: RequestContext, session_id: int
+                ) -> dict[str, Any]:
+    """The answer of the partitions ``answered``: a run of one topic's partitions is one
+    topic entry; the leaders named by errors have their endpoints listed."""
+    leaders: set[int] = set()
     topics: list[dict[str, Any]] = []
-    for wanted, result in answered:  # a run of one topic's partitions is one topic entry
+    for wanted, _, result, _ in answered:
+        if "current_leader" in result:
+            leaders.add(result["current_leader"]["leader_id"])
         if topics and (topics[-1]["topic"], topics[-1]["topic_id"]) == (wanted.topic,
                                                                         wanted.topic_id):
             topics[-1]["partitions"].append(result)
         else:
             topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id,
                            "partitions": [result]})
-    body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": topics,
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id,
+            "responses": topics,
             "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
-    return body, total, failed
 
 
 def in_kafkas_order(request: Any, ctx: RequestContext) -> list[tuple[Any, Any, Any]]:

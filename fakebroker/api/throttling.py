@@ -77,8 +77,10 @@ def throttle(cluster: Cluster, api_key: int, version: int, principal: str,
     if throttle_ms <= 0 or response is None:
         return response, max(throttle_ms, 0)
     if api_key == FETCH_KEY:
+        from fakebroker.api.fetch import throttled  # fetch reads its quota window here
+
         enforcer.unrecord(FETCH, user, client, fetched, now_ms)
-        response = {**response, "responses": [], "node_endpoints": []}
+        response = throttled(request, response)
     response = dict(response)
     response["throttle_time_ms"] = max(response.get("throttle_time_ms", 0), throttle_ms)
     return response, throttle_ms

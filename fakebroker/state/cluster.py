@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fakebroker.state.credentials import Credentials
     from fakebroker.state.delegation_tokens import DelegationTokens
     from fakebroker.state.features import Features
+    from fakebroker.state.fetch_sessions import FetchSessionCache
     from fakebroker.state.groups import Groups
     from fakebroker.state.producers import ProducerRegistry
     from fakebroker.state.quotas import ClientQuotas
@@ -62,7 +63,8 @@ INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | None]] = {
 @dataclass(slots=True)
 class Broker:
     """One broker: its id, where clients reach it, whether it is up, its loggers
-    (``fakebroker.state.loggers``).
+    (``fakebroker.state.loggers``), its fetch sessions (``fakebroker.state.fetch_sessions``;
+    made by the first Fetch to use them, gone when it goes down, as a restarted Kafka's).
 
     ``endpoints`` maps each listener's name (its security protocol: PLAINTEXT, SSL,
     SASL_PLAINTEXT, SASL_SSL) to its port, all at ``host``; ``port`` is the bootstrap
@@ -77,6 +79,7 @@ class Broker:
     latency_ms: int = 0  # every request to this broker waits this long before it is handled
     endpoints: dict[str, int] = field(default_factory=dict)
     loggers: Loggers = field(default_factory=Loggers)
+    fetch_sessions: FetchSessionCache | None = None
 
     def __post_init__(self) -> None:
         if not self.endpoints:

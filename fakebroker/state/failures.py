@@ -81,12 +81,14 @@ def _next_live(cluster: Cluster, current: int, preferred: list[int]) -> int:
 
 
 def broker_down(cluster: Cluster, broker_id: int) -> list[Partition]:
-    """Mark a broker down: leadership moves to live in-sync replicas; returns the partitions
-    left offline (led by it with no other live in-sync replica)."""
+    """Mark a broker down: leadership moves to live in-sync replicas, its fetch sessions
+    are gone; returns the partitions left offline (led by it with no other live in-sync
+    replica)."""
     _live_broker(cluster, broker_id)
     if sum(b.up for b in cluster.brokers.values()) == 1:
         raise ClusterError("INVALID_REQUEST", "the last live broker cannot go down")
     cluster.brokers[broker_id].up = False
+    cluster.brokers[broker_id].fetch_sessions = None
     cluster.changed()
     offline = []
     for topic in cluster.topics.values():
