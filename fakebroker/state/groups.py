@@ -5,17 +5,21 @@ Guarantees:
 
 * A group id names at most one group at a time, of one kind: classic (JoinGroup, SyncGroup,
   Heartbeat, LeaveGroup; ``fakebroker.state.classic_groups``) or consumer (KIP-848's
-  ConsumerGroupHeartbeat; ``fakebroker.state.consumer_groups``). ``kind`` says which; nothing
-  else asks.
+  ConsumerGroupHeartbeat, and classic members too; ``fakebroker.state.consumer_groups``).
+  ``kind`` says which.
 * The protocol that first uses an id creates its group (a JoinGroup; an OffsetCommit from outside
   any group creates an Empty classic group, as Kafka does). An empty group gives way to the other
   protocol's, as Kafka's coordinator replaces it (``maybeDeleteEmptyClassicGroup``,
-  ``maybeDeleteEmptyConsumerGroup``), and its committed offsets stay. A group with members keeps
-  its kind: the fake runs no group of mixed protocols (Kafka converts one online by default), so
-  it answers as Kafka does with group.consumer.migration.policy=disabled: a JoinGroup to a
-  consumer group gets INCONSISTENT_GROUP_PROTOCOL, a joining ConsumerGroupHeartbeat to a
-  classic group GROUP_ID_NOT_FOUND ("Cannot upgrade classic group g to consumer group because
-  online upgrade is disabled.").
+  ``maybeDeleteEmptyConsumerGroup``), and its committed offsets stay. A group with members
+  migrates online as Kafka's does, within group.consumer.migration.policy (``config``;
+  bidirectional by default; ``fakebroker.state.mixed_groups``): a joining
+  ConsumerGroupHeartbeat upgrades a classic group to a consumer group; JoinGroup, SyncGroup,
+  Heartbeat and LeaveGroup to a consumer group with members make classic members of it (``join``,
+  ``sync``, ``heartbeat``, ``leave`` route each to the group's kind); when only classic members
+  would remain after members leave, the group is downgraded to a classic group. With the policy
+  disabled a joining ConsumerGroupHeartbeat to a classic group with members gets
+  GROUP_ID_NOT_FOUND ("Cannot upgrade classic group g to consumer group because online upgrade
+  is disabled.") and a JoinGroup to a consumer group with members INCONSISTENT_GROUP_PROTOCOL.
 * A share group (``fakebroker.state.share_groups``) takes an id no group of another kind holds,
   and keeps it while it exists (its share-partitions' start offsets are its own, not in
   ``offsets``); ShareGroupHeartbeat to an id of another kind is GROUP_ID_NOT_FOUND.
