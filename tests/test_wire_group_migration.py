@@ -213,3 +213,30 @@ def test_the_migration_policy_decides_which_conversions_run(kafka, policy):
         if joins:
             kip848.leave()
             assert listed(client, "new")[0] == ("classic" if downgrades else "consumer")
+
+
+@pytest.mark.parametrize(("synced", "why"), [
+    (assignment("orders", 0)[:-4] + b"\x00\x00\x00\x01u",
+     "an unsupported custom assignor is in use. Please refer to the documentation or switch "
+     "to a default assignor before re-attempting the upgrade"),
+    (b"\x00\x00\x00", "the embedded consumer protocol is malformed"),
+], ids=["custom assignor's user data", "malformed"])
+def test_a_group_whose_assignment_an_upgrade_cannot_read_or_would_lose_stays_classic(
+        kafka, synced, why):
+    """Kafka's ConsumerGroup.fromClassicGroup: an assignment that does not parse, or one
+    carrying user data (which the consumer protocol has no place for), refuses the upgrade."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        classic = ClassicMember(client)
+        classic.join()
+        assert client.request("SyncGroup", 5, {
+            "group_id": "g", "generation_id": classic.generation,
+            "member_id": classic.member_id, "protocol_type": "consumer",
+            "protocol_name": "range",
+            "assignments": [{"member_id": classic.member_id,
+                             "assignment": synced}]}).error_code == 0
+        refused = Member(kafka, client).send(0, rebalance_timeout_ms=1000, topic_partitions=[],
+                                             subscribed_topic_names=["orders"])
+        assert (refused.error_code, refused.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND,
+            f"Cannot upgrade classic group g to consumer group because {why}.")
+        assert listed(client) == ("classic", "Stable")

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 from fakebroker.protocol.codec import DecodeError, data_codec
 from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.specs import data_spec, parse_range
 from fakebroker.state.classic_groups import (
     ClassicGroup,
     ClassicGroupCoordinator,
@@ -94,6 +95,10 @@ class Subscription:
     rack_id: str | None
 
 
+def _newest(name: str) -> int:
+    return max(parse_range(data_spec(name)["versions"]))
+
+
 def _parsed(name: str, data: bytes):
     """The data message at the version its first two bytes name (newer versions read as the
     newest known, as Kafka reads them); ``DecodeError`` for bytes that do not parse."""
@@ -102,10 +107,7 @@ def _parsed(name: str, data: bytes):
     version = struct.unpack_from(">h", data)[0]
     if version < 0:
         raise DecodeError(f"version {version}")
-    try:
-        return data_codec(name, min(version, 3)).parse(data[2:])
-    except struct.error as exc:
-        raise DecodeError(str(exc)) from None
+    return data_codec(name, min(version, _newest(name))).parse(data[2:])
 
 
 def subscription(metadata: bytes) -> Subscription:
@@ -121,7 +123,9 @@ def subscription(metadata: bytes) -> Subscription:
 def encoded_assignment(assigned: Assignment, metadata: bytes) -> bytes:
     """A ConsumerProtocolAssignment at the version of the member's subscription ``metadata``
     (as Kafka's prepareAssignment answers a classic member's SyncGroup)."""
-    version = min(max(struct.unpack_from(">h", metadata)[0], 0), 3) if len(metadata) >= 2 else 0
+    newest = _newest("ConsumerProtocolAssignment")
+    version = min(max(struct.unpack_from(">h", metadata)[0], 0), newest) \
+        if len(metadata) >= 2 else 0
     body = data_codec("ConsumerProtocolAssignment", version).build({
         "assigned_partitions": [{"topic": t, "partitions": sorted(ps)}
                                 for t, ps in sorted(assigned.items())],
