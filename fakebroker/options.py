@@ -459,6 +459,8 @@ HONOURED: dict[str, str] = {
     "group.max.size": "members a classic group holds (GROUP_MAX_SIZE_REACHED)",
     "group.consumer.max.size": "members a consumer group (KIP-848) holds "
                                "(GROUP_MAX_SIZE_REACHED)",
+    "group.consumer.migration.policy": "which online conversions between classic and "
+                                       "consumer groups run (upgrade, downgrade, both, none)",
     "group.streams.max.size": "members a streams group (KIP-1071) holds "
                               "(GROUP_MAX_SIZE_REACHED)",
     "log.retention.check.interval.ms": "how often retention deletes old segments",

@@ -521,12 +521,16 @@ class RealCluster:
     def _leave_consumer_group(client: WireClient, group_id: str) -> None:
         (described,) = client.request("ConsumerGroupDescribe", 0,
                                       {"group_ids": [group_id]}).groups
-        for member in described.members:
-            left = client.request("ConsumerGroupHeartbeat", 1, {
-                "group_id": group_id, "member_id": member.member_id, "member_epoch": -1,
-                "instance_id": member.instance_id})
-            if left.error_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):
-                raise ClusterError(ErrorCode(left.error_code).name,
+        # One LeaveGroup for every member, of either protocol: members leaving one by one
+        # would downgrade a group of both to a classic group once only classic ones remain.
+        if not described.members:
+            return
+        left = client.request("LeaveGroup", 5, {"group_id": group_id, "members": [
+            {"member_id": m.member_id, "group_instance_id": m.instance_id}
+            for m in described.members]})
+        for member in left.members:
+            if member.error_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):
+                raise ClusterError(ErrorCode(member.error_code).name,
                                    f"member {member.member_id} of {group_id} did not leave")
 
     @staticmethod

@@ -61,3 +61,10 @@ DESCRIBE_TOPIC_CONFIGS = {"resources": [{"resource_type": 2, "resource_name": "o
 DESCRIBE_CLUSTER = {"endpoint_type": 1}
 DELETE_RECORDS_TO_END = {"topics": [{"name": "orders", "partitions": [
     {"partition_index": 0, "offset": -1}]}], "timeout_ms": 1000}
+
+
+def assignment(topic: str, *partitions: int) -> bytes:
+    """A ConsumerProtocolAssignment v0 of ``partitions`` of ``topic``, null user data."""
+    body = struct.pack(">hih", 0, 1, len(topic)) + topic.encode()
+    body += struct.pack(">i", len(partitions)) + b"".join(struct.pack(">i", p) for p in partitions)
+    return body + struct.pack(">i", -1)

@@ -258,3 +258,50 @@ def test_a_confluent_regex_subscription_is_resolved_by_the_broker(kafka):
     finally:
         consumer.close()
     assert sorted(seen) == sorted(expected)
+
+
+def consumer_protocol(kafka, group: str) -> bool:
+    """Whether ``group`` is a consumer (KIP-848) group: its members carry epochs."""
+    view = kafka.group(group)
+    return view is not None and all(m.member_epoch is not None for m in view.members)
+
+
+@pytest.mark.fake_kafka(brokers=1, topics={TOPIC: PARTITIONS})
+def test_a_rolling_upgrade_to_the_consumer_protocol_and_back_loses_no_record(kafka):
+    """A 3-member confluent-kafka group moves one member at a time from group.protocol=classic
+    to consumer, then back, records flowing all along: the broker upgrades the group online
+    when the first consumer-protocol member joins and downgrades it when the last one leaves
+    (group.consumer.migration.policy=bidirectional, Kafka's default). Every record is consumed,
+    once (again only when its commit was refused by a rebalance), and the offsets committed
+    under one protocol are where the other goes on."""
+    members = [Member(kafka, "confluent-kafka", "rolling") for _ in range(3)]
+    everyone = list(members)  # and each member started later: every record counts
+    report = group_report(kafka, "rolling", everyone)
+    for member in members:
+        member.start()
+    wait_until(stable_with(kafka, "rolling", 3), what="a stable classic group", report=report)
+    produced = 0
+    for to_client, upgraded in (("confluent-kafka-kip848", True), ("confluent-kafka", False)):
+        for i in range(3):
+            produce(kafka, 50, start=produced)
+            produced += 50
+            members[i].stop()
+            members[i] = Member(kafka, to_client, "rolling")
+            everyone.append(members[i])
+            members[i].start()
+            wait_until(stable_with(kafka, "rolling", 3), what=f"{to_client} member {i}",
+                       report=report)
+        assert consumer_protocol(kafka, "rolling") == upgraded
+    produce(kafka, 50, start=produced)
+    produced += 50
+    expected = {f"v{i}".encode() for i in range(produced)}
+    wait_until(lambda: {v for m in everyone for _, _, v in m.seen} >= expected,
+               what="every record", report=report)
+    wait_until(lambda: all(kafka.committed("rolling", TOPIC, p) == kafka.offsets(TOPIC, p)[1]
+                           for p in range(PARTITIONS)), what="every record committed",
+               report=report)
+    for member in members:
+        member.stop()
+    seen = [v for m in everyone for _, _, v in m.seen]
+    refused = sum(len(m.refused_commits) for m in everyone)
+    assert len(seen) - len(set(seen)) <= refused, report()

@@ -14,10 +14,12 @@ import trio.testing
 
 from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.state.consumer_groups import Heartbeat
-from fakebroker.state.groups import Groups
+from fakebroker.state.groups import GroupKind, Groups
+from fakebroker.state.mixed_groups import ClassicJoin
 from fakebroker.state.pending import Pending
 from fakebroker.timers import run_timers
 from fakebroker.wire_client import WireClient
+from tests.bodies import subscription
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
 
@@ -114,6 +116,53 @@ def test_one_timer_expires_classic_and_kip848_members_on_trios_clock():
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
+def mixed_group(now: float = 0.0) -> tuple[Groups, str]:
+    """A consumer group g of KIP-848 member m1 (silent from ``now``: its 45 s session runs)
+    and a classic member (10 s session, 30 s rebalance timeout) that joined; its member id."""
+    groups = Groups()
+    groups.consumer.partitions_of = lambda: {"orders": 2}
+    groups.consumer.heartbeat(Heartbeat("g", "m1", 0, rebalance_timeout_ms=30_000,
+                                        subscribed_topic_names=["orders"], owned={}), now)
+    joined = groups.join("g", ClassicJoin("", None, "c", "/h", 10_000, 30_000, "consumer",
+                                          [("range", subscription("orders"))], False), now)
+    assert not isinstance(joined, Pending)
+    return groups, joined["member_id"]
+
+
+def test_a_classic_member_of_a_consumer_group_that_never_syncs_is_removed():
+    """Kafka's sync timeout: a classic member must sync within its rebalance timeout after
+    its join, heartbeats or not."""
+    groups, member = mixed_group()
+    for now in (9.0, 18.0, 27.0):
+        groups.heartbeat("g", groups.consumer_group("g").members[member].epoch, member, None,
+                         now)
+    groups.expire(29.999)
+    assert member in groups.consumer_group("g").members
+    groups.expire(30.0)
+    assert list(groups.consumer_group("g").members) == ["m1"]
+
+
+def test_a_classic_member_keeps_its_own_session_and_outlives_the_last_kip848_member():
+    """A classic member's session is its own (10 s, not the group's 45 s); when the silent
+    KIP-848 member's session ends, only the classic member remains: the group is downgraded
+    to a classic group, which rebalances."""
+    groups, member = mixed_group()
+    epoch = groups.consumer_group("g").members[member].epoch
+    assert groups.sync("g", epoch, member, None, "consumer", "range", {}, 1.0)
+    for now in (10.0, 20.0, 30.0, 40.0):
+        groups.heartbeat("g", epoch, member, None, now)
+    group_epoch = groups.consumer_group("g").group_epoch
+    groups.expire(45.0)
+    assert groups.kind("g") is GroupKind.CLASSIC
+    group = groups.classic_group("g")
+    assert (group.state.value, group.generation_id, list(group.members)) == (
+        "PreparingRebalance", group_epoch, [member])
+    groups.expire(54.999)
+    assert list(group.members) == [member]
+    groups.expire(55.0)  # its session, restarted by the downgrade, runs out in turn
+    assert (group.state.value, list(group.members)) == ("Empty", [])
+
+
 def classic_join(client: WireClient, group: str):
     """A classic member joins ``group`` alone (JoinGroup v3: no MEMBER_ID_REQUIRED round)."""
     metadata = struct.pack(">hih", 0, 1, 6) + b"orders" + struct.pack(">i", -1)
@@ -207,29 +256,6 @@ def test_an_empty_kip848_group_gives_way_to_a_classic_group_and_its_offsets_stay
         assert (joined.error_code, joined.generation_id) == (0, 1)
         assert listed(client) == [("g", "classic", "CompletingRebalance")]
         assert fetch(client, "g") == [("orders", 0, 4, "m")]
-
-
-@pytest.mark.fake_kafka(brokers=1, topics={"orders": 2},
-                        overrides={"group.consumer.migration.policy": "disabled"})
-def test_a_group_with_members_keeps_its_kind_when_migration_is_disabled(kafka):
-    """As Kafka 4.4 answers with group.consumer.migration.policy=disabled. The fake runs no
-    group of mixed protocols, whatever the policy: it always answers so. Kafka's default
-    (bidirectional) converts a classic group with members online for a KIP-848 member (the
-    heartbeat is answered, the group becomes a consumer group holding the classic member) and
-    lets a classic member join a consumer group: not modelled, a difference."""
-    with WireClient(kafka.bootstrap_servers) as client:
-        assert classic_join(client, "classic").error_code == 0
-        refused = client.request("ConsumerGroupHeartbeat", 1, {
-            "group_id": "classic", "member_id": "m1", "member_epoch": 0,
-            "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
-            "topic_partitions": []})
-        assert (refused.error_code, refused.error_message) == (
-            ErrorCode.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group classic to consumer "
-            "group because online upgrade is disabled.")
-        consumer_join(client, "kip848")
-        assert classic_join(client, "kip848").error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-        assert sorted(listed(client)) == [("classic", "classic", "CompletingRebalance"),
-                                          ("kip848", "consumer", "Stable")]
 
 
 def test_offset_fetch_checks_the_member_of_a_kip848_group_only(kafka):

@@ -24,7 +24,7 @@ from fakebroker.state.consumer_groups import Assignment
 from fakebroker.state.features import GROUP_VERSION
 
 API_KEY = 69
-CONSUMER_MEMBER = 1  # MemberType: -1 unknown, 0 classic, 1 consumer
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # MemberType: -1 unknown, 0 classic, 1 consumer
 # Beside a group's error: nothing described.
 UNDESCRIBED = {"group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
                "members": ()}
@@ -64,7 +64,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         "assignment": {"topic_partitions": partitions(ctx, m.assigned)},
         "target_assignment": {"topic_partitions": partitions(
             ctx, group.target.get(m.member_id, {}))},
-        "member_type": CONSUMER_MEMBER,
+        "member_type": CONSUMER_MEMBER if m.classic is None else CLASSIC_MEMBER,
     } for m in group.members.values()]
     return {"group_id": group_id, "error_code": 0, "group_state": group.state,
             "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,

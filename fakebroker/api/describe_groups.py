@@ -6,11 +6,11 @@ Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NO
 Kafka 4 answers), a KIP-848 consumer, share or streams group too (v6: "Group g is not a
 classic group.");
 NOT_COORDINATOR per group on another broker. The selected protocol, the members' metadata
-for it and their assignments are described once the group is Stable (before: "" and empty
-bytes, as Kafka describes a rebalancing group). Asked for them (v3+),
-a described group's authorized operations (those the principal may do with an authorizer)
-are every group operation (no authorizer, as a
-Kafka broker without one answers).
+for it are described once the group is Stable (before: "" and empty bytes, as Kafka describes
+a rebalancing group); each member's assignment in every state (the last one synced, until a
+rebalance begins from CompletingRebalance, which clears them all, as Kafka's does). Asked
+for them (v3+), a described group's authorized operations (those the principal may do with an
+authorizer) are every group operation (no authorizer, as a Kafka broker without one answers).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         "client_id": m.client_id, "client_host": m.client_host,
         "member_metadata": m.metadata_for(group.protocol_name)
         if stable and group.protocol_name else b"",
-        "member_assignment": m.assignment if stable else b"",
+        "member_assignment": m.assignment,
     } for m in group.members.values()]
     return {"group_id": group_id, "error_code": 0, "group_state": group.state.value,
             "protocol_type": group.protocol_type or "",

@@ -27,9 +27,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if not ctx.is_coordinator(request.group_id):
         return {"throttle_time_ms": 0, "error_code": error_code("NOT_COORDINATOR")}
     try:
-        ctx.cluster.groups.classic.heartbeat(request.group_id, request.generation_id,
-                                             request.member_id, request.group_instance_id,
-                                             trio.current_time())
+        ctx.cluster.groups.heartbeat(request.group_id, request.generation_id,
+                                     request.member_id, request.group_instance_id,
+                                     trio.current_time())
     except ClusterError as exc:
         return {"throttle_time_ms": 0, "error_code": exc.code}
     return {"throttle_time_ms": 0, "error_code": 0}

@@ -27,6 +27,7 @@ from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.mixed_groups import ClassicJoin
 
 API_KEY = 11
 NOT_JOINED = {"generation_id": -1, "leader": "", "members": ()}  # beside an error
@@ -49,14 +50,12 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer
     try:
-        result = await answer_of(ctx.cluster.groups.classic.join(
-            request.group_id, request.member_id, request.group_instance_id,
-            ctx.header.client_id or "", ctx.client_host, request.session_timeout_ms,
+        result = await answer_of(ctx.cluster.groups.join(request.group_id, ClassicJoin(
+            request.member_id, request.group_instance_id, ctx.header.client_id or "",
+            ctx.client_host, request.session_timeout_ms,
             request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms,
             request.protocol_type, [(p.name, p.metadata) for p in request.protocols],
-            require_known_member_id=ctx.version >= 4, now=trio.current_time(),
-            max_size=int(ctx.cluster.broker_config("group.max.size") or "2147483647"),
-        ))
+            require_known_member_id=ctx.version >= 4), trio.current_time()))
     except ClusterError as exc:
         answer["error_code"] = exc.code
         return answer

@@ -16,7 +16,7 @@ import trio
 from fakebroker.api.access import groups
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
-from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.protocol.errors import error_code
 
 API_KEY = 13
 ERROR_PLACEMENT = TOP_LEVEL
@@ -28,15 +28,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": error_code("NOT_COORDINATOR")}
     leaving = ([(m.member_id, m.group_instance_id) for m in request.members]
                if ctx.version >= 3 else [(request.member_id, None)])
-    results = []
-    for member_id, instance_id in leaving:
-        try:
-            ctx.cluster.groups.classic.leave(request.group_id, member_id, instance_id,
-                                             trio.current_time())
-            code = 0
-        except ClusterError as exc:
-            code = exc.code
-        results.append({"member_id": member_id, "group_instance_id": instance_id,
-                        "error_code": code})
+    errors = ctx.cluster.groups.leave(request.group_id, leaving, trio.current_time())
+    results = [{"member_id": member_id, "group_instance_id": instance_id,
+                "error_code": error_code(error) if error else 0}
+               for (member_id, instance_id), error in zip(leaving, errors, strict=True)]
     top = results[0]["error_code"] if ctx.version < 3 else 0
     return {"throttle_time_ms": 0, "error_code": top, "members": results}

@@ -38,7 +38,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return answer
     groups = ctx.cluster.groups
     try:
-        assignment = await answer_of(groups.classic.sync(
+        assignment = await answer_of(groups.sync(
             request.group_id, request.generation_id, request.member_id,
             request.group_instance_id, request.protocol_type, request.protocol_name,
             {a.member_id: a.assignment for a in request.assignments}, trio.current_time(),
@@ -47,7 +47,10 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         answer["error_code"] = exc.code
         return answer
     group = groups.classic_group(request.group_id)
-    assert group is not None
-    answer.update(error_code=0, assignment=assignment, protocol_type=group.protocol_type,
-                  protocol_name=group.protocol_name)
+    if group is None:  # a classic member of a consumer group: the request's, as Kafka echoes
+        answer.update(error_code=0, assignment=assignment,
+                      protocol_type=request.protocol_type, protocol_name=request.protocol_name)
+    else:
+        answer.update(error_code=0, assignment=assignment, protocol_type=group.protocol_type,
+                      protocol_name=group.protocol_name)
     return answer

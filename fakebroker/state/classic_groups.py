@@ -151,7 +151,7 @@ class ClassicGroupCoordinator:
         group = self._group_or_new(group_id)
         if not self._accepts(group, member_id, max_size):
             self._refuse(group, member_id)
-            return self._error_answer("", "GROUP_MAX_SIZE_REACHED")
+            return self.error_answer("", "GROUP_MAX_SIZE_REACHED")
         if group.state is GroupState.DEAD:
             raise ClusterError("COORDINATOR_NOT_AVAILABLE")
         if not protocols or (group.members and (
@@ -223,7 +223,7 @@ class ClassicGroupCoordinator:
         if require_known_member_id and instance_id is None:
             group.pending[member_id] = now + session_timeout_ms / 1000
             self.new_deadline(group.pending[member_id])
-            return self._error_answer(member_id, "MEMBER_ID_REQUIRED")
+            return self.error_answer(member_id, "MEMBER_ID_REQUIRED")
         return self._add_and_rebalance(group, member, now)
 
     def _replace_static(self, group: ClassicGroup, old_id: str, member: Member, now: float
@@ -238,7 +238,7 @@ class ClassicGroupCoordinator:
         self._release(group, old, "FENCED_INSTANCE_ID", "FENCED_INSTANCE_ID")
         self._touch(member, now)
         if group.state is GroupState.STABLE and \
-                self._select_protocol(group) == group.protocol_name:
+                self.select_protocol(group) == group.protocol_name:
             return self._join_answer(group, member)  # as Kafka: no rebalance needed
         if group.state is GroupState.PREPARING_REBALANCE:
             return self._await_join(group, member, now)
@@ -266,6 +266,9 @@ class ClassicGroupCoordinator:
 
     def _prepare_rebalance(self, group: ClassicGroup, now: float) -> None:
         was_empty = group.state is GroupState.EMPTY
+        if group.state is GroupState.COMPLETING_REBALANCE:  # Kafka's
+            for member in group.members.values():  # resetAndPropagateAssignmentWithError
+                member.assignment = b""
         for syncing in group.syncing.values():
             syncing.fail(ClusterError("REBALANCE_IN_PROGRESS"))
         group.syncing.clear()
@@ -296,7 +299,7 @@ class ClassicGroupCoordinator:
             group.protocol_name = group.leader_id = None
             return
         group.state = GroupState.COMPLETING_REBALANCE
-        group.protocol_name = self._select_protocol(group)
+        group.protocol_name = self.select_protocol(group)
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
         for member in group.members.values():
@@ -305,14 +308,17 @@ class ClassicGroupCoordinator:
             joining, member.joining = member.joining, None
             joining.resolve(self._join_answer(group, member))
 
-    def _candidates(self, group: ClassicGroup, extra: list[str] | None = None) -> set[str]:
+    @staticmethod
+    def _candidates(group: ClassicGroup, extra: list[str] | None = None) -> set[str]:
         sets = [{n for n, _ in m.protocols} for m in group.members.values()]
         if extra is not None:
             sets.append(set(extra))
         return set.intersection(*sets) if sets else set()
 
-    def _select_protocol(self, group: ClassicGroup) -> str:
-        candidates = self._candidates(group)
+    @classmethod
+    def select_protocol(cls, group: ClassicGroup) -> str:
+        """The protocol every member supports that most members list first."""
+        candidates = cls._candidates(group)
         if not candidates:
             raise ClusterError("INCONSISTENT_GROUP_PROTOCOL")
         votes = Counter(next(n for n, _ in m.protocols if n in candidates)
@@ -330,7 +336,7 @@ class ClassicGroupCoordinator:
                 "member_id": member.member_id, "members": members}
 
     @staticmethod
-    def _error_answer(member_id: str, error: str) -> JoinAnswer:
+    def error_answer(member_id: str, error: str) -> JoinAnswer:
         return {"error_code": error_code(error), "generation_id": -1, "protocol_type": None,
                 "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
 
@@ -425,7 +431,7 @@ class ClassicGroupCoordinator:
                  ) -> None:
         """Answer a departed member's waiting JoinGroup and SyncGroup with errors."""
         if member.joining is not None:
-            member.joining.resolve(self._error_answer(member.member_id, join_error))
+            member.joining.resolve(self.error_answer(member.member_id, join_error))
         syncing = group.syncing.pop(member.member_id, None)
         if syncing is not None:
             syncing.fail(ClusterError(sync_error))
@@ -440,6 +446,25 @@ class ClassicGroupCoordinator:
             group.protocol_name = group.leader_id = None
         else:
             self._prepare_rebalance(group, now)
+
+    def take_over(self, group: ClassicGroup, now: float) -> None:
+        """Hold a group converted from a consumer group (an online downgrade,
+        ``fakebroker.state.mixed_groups``): its members' sessions start and it rebalances,
+        so every member rejoins at a new generation."""
+        self.groups[group.group_id] = group
+        for member in group.members.values():
+            self._touch(member, now)
+        self._prepare_rebalance(group, now)
+
+    def give_up(self, group_id: str) -> None:
+        """The group leaves this coordinator (upgraded to a consumer group): the JoinGroups
+        and SyncGroups waiting in it are answered REBALANCE_IN_PROGRESS, so their members
+        join again, now in the consumer group (Kafka's convertToConsumerGroup)."""
+        group = self.groups.pop(group_id, None)
+        if group is None:
+            return
+        for member in group.members.values():
+            self._release(group, member, "REBALANCE_IN_PROGRESS", "REBALANCE_IN_PROGRESS")
 
     def force_rebalance(self, group_id: str, now: float) -> None:
         """Start a rebalance now (members learn it from their next heartbeat)."""

@@ -263,6 +263,7 @@ class Cluster:
                 initial_rebalance_delay_ms=self.settings.group_initial_rebalance_delay_ms,
                 min_session_timeout_ms=self.settings.group_min_session_timeout_ms,
                 max_session_timeout_ms=int(config("group.max.session.timeout.ms") or 0)))
+            self._groups.config = self.broker_config
             self._groups.consumer.session_timeout_ms = int(
                 config("group.consumer.session.timeout.ms") or 0)
             self._groups.consumer.heartbeat_interval_ms = int(

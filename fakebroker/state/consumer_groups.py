@@ -104,6 +104,24 @@ class Heartbeat:
 
 
 @dataclass
+class ClassicMembership:
+    """What a member of the classic protocol in a consumer group keeps beside a KIP-848
+    member's fields (Kafka's ClassicMemberMetadata): its session timeout and the protocols
+    of its last JoinGroup, and the deadlines it is held to: to rejoin once told to
+    (REBALANCE_IN_PROGRESS), to sync after a join; both its rebalance timeout."""
+
+    session_timeout_ms: int
+    protocols: list[tuple[str, bytes]]
+    join_deadline: float | None = None
+    sync_deadline: float | None = None
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol its JoinGroup and SyncGroup answers name: the first it lists."""
+        return self.protocols[0][0]
+
+
+@dataclass
 class ConsumerMember:
     member_id: str
     instance_id: str | None
@@ -120,6 +138,17 @@ class ConsumerMember:
     deadline: float = 0.0  # its session ends then (the caller's clock)
     rebalance_timeout_ms: int = 300_000
     revoke_deadline: float | None = None  # it must have revoked by then
+    # A member of the classic protocol in this group (fakebroker.state.mixed_groups)
+    classic: ClassicMembership | None = None
+
+    def expiry(self) -> float:
+        """When the member is removed unless it acts first: its session, its time to revoke
+        and, a classic member, its time to rejoin or to sync."""
+        deadlines = [self.deadline, self.revoke_deadline or self.deadline]
+        if self.classic is not None:
+            deadlines += [d for d in (self.classic.join_deadline, self.classic.sync_deadline)
+                          if d is not None]
+        return min(deadlines)
 
     def topics(self, partitions_of: dict[str, int], resolved: set[str]) -> set[str]:
         """The existing topics this member subscribes to, by name or by its regex once the
@@ -162,6 +191,13 @@ class ConsumerGroup:
 
     def static_member(self, instance_id: str) -> ConsumerMember | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
+
+
+def claim_new(group_id: str, joining: bool) -> ConsumerGroup:
+    """A new group for a join; GROUP_ID_NOT_FOUND for any other heartbeat."""
+    if not joining:
+        raise ClusterError("GROUP_ID_NOT_FOUND", f"Consumer group {group_id} not found.")
+    return ConsumerGroup(group_id)
 
 
 def check_regex(regex: str) -> None:
@@ -259,10 +295,18 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
-    # Whether a new group may take this id (the registry of every kind decides, and refuses
-    # with its own ClusterError where Kafka's message differs; see ``fakebroker.state.groups``),
-    # and who to tell of each deadline set.
-    claim: Callable[[str], bool] = lambda group_id: True
+    # The group a heartbeat (a join: True) to an id this coordinator does not hold makes: a new
+    # one, or a classic group upgraded (not yet installed: ``install`` does); else
+    # ClusterError GROUP_ID_NOT_FOUND as Kafka words it. The registry of every kind decides
+    # (``fakebroker.state.groups``); it is told of every group installed.
+    claim: Callable[[str, bool], ConsumerGroup] = lambda group_id, joining: claim_new(
+        group_id, joining)
+    installed: Callable[[str], None] = lambda group_id: None
+    # Whether removing these members of the group converts it to a classic group instead
+    # (an online downgrade; it then leaves this coordinator), and who to tell of each
+    # deadline set.
+    downgrade: Callable[[ConsumerGroup, list[str], float], bool] = \
+        lambda group, leaving, now: False
     new_deadline: Callable[[float], None] = lambda deadline: None
 
     def heartbeat(self, hb: Heartbeat, now: float, max_size: int = 2_147_483_647
@@ -273,24 +317,18 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
         Raises ``ClusterError`` (nothing changed) as Kafka answers."""
         validate(hb)
         if hb.member_epoch in (LEAVE, TEMPORARY_LEAVE):
-            return self._leave(hb), None
+            return self._leave(hb, now), None
         if hb.subscribed_topic_regex:
             member = self.member(hb.group_id, hb.member_id)
             if member is None or member.regex != hb.subscribed_topic_regex:
                 check_regex(hb.subscribed_topic_regex)
-        group = self.groups.get(hb.group_id)
-        if group is None:
-            if hb.member_epoch != JOIN:
-                raise ClusterError("GROUP_ID_NOT_FOUND",
-                                         f"Consumer group {hb.group_id} not found.")
-            if not self.claim(hb.group_id):
-                raise ClusterError("GROUP_ID_NOT_FOUND",
-                                         f"Group {hb.group_id} is not a consumer group.")
-            group = self.groups[hb.group_id] = ConsumerGroup(hb.group_id)
+        group = self.groups.get(hb.group_id) or self.claim(hb.group_id,
+                                                            hb.member_epoch == JOIN)
         if len(group.members) >= max_size and hb.member_id not in group.members and (
                 hb.instance_id is None or group.static_member(hb.instance_id) is None):
             raise ClusterError("GROUP_MAX_SIZE_REACHED", "The consumer group has reached its "
                                f"maximum capacity of {max_size} members.")
+        self.install(group, now)
         if hb.member_epoch == JOIN:
             member = self._join(group, hb)
         else:
@@ -303,28 +341,55 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
                                                     or member.regex in group.resolved))
         if hb.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
+        full = hb.member_epoch == JOIN or (hb.rebalance_timeout_ms != -1 and hb.owned is not None
+                                           and hb.subscribed_topic_names is not None)
+        return member, self.settle(group, member, bump, hb.owned, full, now)
+
+    def install(self, group: ConsumerGroup, now: float) -> None:
+        """Hold ``group`` (made by ``claim``) from now on: the members an upgrade brought start
+        their sessions, and the registry is told."""
+        if self.groups.get(group.group_id) is group:
+            return
+        self.groups[group.group_id] = group
+        for member in group.members.values():
+            self.touch(member, now)
+        self.installed(group.group_id)
+
+    def touch(self, member: ConsumerMember, now: float) -> None:
+        """Restart the member's session: the group's session timeout, a classic member's own."""
+        timeout_ms = member.classic.session_timeout_ms if member.classic is not None \
+            else self.session_timeout_ms
+        member.deadline = now + timeout_ms / 1000
+        self.new_deadline(member.deadline)
+
+    def settle(self, group: ConsumerGroup, member: ConsumerMember, bump: bool,
+               owned: Assignment | None, full: bool, now: float) -> Assignment | None:
+        """After a member's request: a new group epoch when ``bump`` (its subscription
+        changed) or the subscribed topics changed, the target assignment of the group epoch,
+        the member's session restarted and its assignment reconciled given the partitions it
+        says it ``owns`` (None: not said). Returns the assignment to send (None: unchanged
+        and not ``full``)."""
         partitions_of = self.partitions_of()
         self._prune(group, partitions_of)
         if bump or self._subscription(group, partitions_of) != group.subscription:
             self._bump(group, partitions_of)
         elif group.group_epoch > group.assignment_epoch:
             self._assign(group, partitions_of)
-        member.deadline = now + self.session_timeout_ms / 1000
-        self.new_deadline(member.deadline)
-        if hb.owned is not None:
-            member.revoking = {t: ps & hb.owned.get(t, set())
-                               for t, ps in member.revoking.items()}
-            member.revoking = {t: ps for t, ps in member.revoking.items() if ps}
-        full = hb.member_epoch == JOIN or (hb.rebalance_timeout_ms != -1 and hb.owned is not None
-                                           and hb.subscribed_topic_names is not None)
+        self.touch(member, now)
         assignment = self._reconcile(group, member, full)
+        if owned is not None and member.revoking:
+            # the partitions it no longer owns are revoked already (Kafka's
+            # CurrentAssignmentBuilder: ownsRevokedPartitions)
+            still = {t: ps & owned.get(t, set()) for t, ps in member.revoking.items()}
+            member.revoking = {t: ps for t, ps in still.items() if ps}
+            assignment = self._reconcile(group, member, full) or assignment
         if not member.revoking:
             member.revoke_deadline = None
         elif member.revoke_deadline is None:
             member.revoke_deadline = now + member.rebalance_timeout_ms / 1000
             self.new_deadline(member.revoke_deadline)
         self._resolve(group, partitions_of)
-        return member, assignment
+        return assignment
 
     def _resolve(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
         """Resolve the regexes new to the group, after the heartbeat that brought one is
@@ -409,17 +474,14 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             member.regex, regex_changed = regex or None, True
         return names_changed, regex_changed
 
-    def _leave(self, hb: Heartbeat) -> ConsumerMember:
+    def _leave(self, hb: Heartbeat, now: float) -> ConsumerMember:
         """Epoch -1 (leave) or -2 (a static member's temporary leave)."""
-        group = self.groups.get(hb.group_id)
-        if group is None:
-            raise ClusterError("GROUP_ID_NOT_FOUND",
-                                     f"Consumer group {hb.group_id} not found.")
+        group = self.groups.get(hb.group_id) or self.claim(hb.group_id, False)
         member = self._existing(group, hb)
         if hb.member_epoch == TEMPORARY_LEAVE:
             member.epoch, member.revoking, member.revoke_deadline = TEMPORARY_LEAVE, {}, None
             return member
-        self._remove(group, member.member_id)
+        self.remove(group, [member.member_id], now)
         member.epoch = LEAVE
         return member
 
@@ -470,15 +532,21 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             return member.sent
         return None
 
-    def expire_member(self, group_id: str, member_id: str) -> None:
+    def expire_member(self, group_id: str, member_id: str, now: float) -> None:
         """Remove a member now, as if its session had timed out: its partitions go to the
         others and its next heartbeat gets UNKNOWN_MEMBER_ID, so it joins again at epoch 0."""
         if self.member(group_id, member_id) is None:
             raise ClusterError("UNKNOWN_MEMBER_ID")
-        self._remove(self.groups[group_id], member_id)
+        self.remove(self.groups[group_id], [member_id], now)
 
-    def _remove(self, group: ConsumerGroup, member_id: str) -> None:
-        del group.members[member_id]
+    def remove(self, group: ConsumerGroup, member_ids: list[str], now: float) -> None:
+        """Fence these members (Kafka's consumerGroupFenceMembers): the group converts to a
+        classic group without them instead when ``downgrade`` says so, else they go and the
+        group epoch moves on."""
+        if self.downgrade(group, member_ids, now):
+            return
+        for member_id in member_ids:
+            del group.members[member_id]
         group.resolved = {m.regex for m in group.members.values() if m.regex}
         self._bump(group, self.partitions_of())
 
@@ -500,19 +568,37 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
         return set().union(*(m.topics(partitions_of, group.resolved)
                              for m in group.members.values()))
 
+    def validate_commit(self, group_id: str, member_id: str, member_epoch: int) -> None:
+        """As ``EpochCommitChecks.validate_commit``; a classic member's other generation is
+        ILLEGAL_GENERATION (Kafka's validateMemberEpoch for a member of the classic
+        protocol)."""
+        member = self.member(group_id, member_id)
+        if member is not None and member.classic is not None and member_epoch != member.epoch:
+            raise ClusterError("ILLEGAL_GENERATION")
+        super().validate_commit(group_id, member_id, member_epoch)
+
+    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int,
+                               version: int | None = None) -> None:
+        """As ``EpochCommitChecks.validate_offset_commit``; a classic member commits at any
+        OffsetCommit version."""
+        member = self.member(group_id, member_id)
+        classic = member is not None and member.classic is not None
+        super().validate_offset_commit(group_id, member_id, member_epoch,
+                                       None if classic else version)
+
     def member(self, group_id: str, member_id: str) -> ConsumerMember | None:
         group = self.groups.get(group_id)
         return group.members.get(member_id) if group is not None else None
 
 
     def expire(self, now: float) -> None:
-        """Remove every member whose session, or time to revoke, ran out at ``now``."""
-        for group in self.groups.values():
+        """Remove every member whose session, time to revoke, or (a classic member) time to
+        rejoin or sync ran out at ``now``."""
+        for group in list(self.groups.values()):
             for member_id, member in list(group.members.items()):
-                if min(member.deadline, member.revoke_deadline or member.deadline) <= now:
-                    self._remove(group, member_id)
+                if self.groups.get(group.group_id) is group and member.expiry() <= now:
+                    self.remove(group, [member_id], now)
 
     def next_deadline(self) -> float:
-        return min((min(m.deadline, m.revoke_deadline or m.deadline)
-                    for g in self.groups.values() for m in g.members.values()),
+        return min((m.expiry() for g in self.groups.values() for m in g.members.values()),
                    default=float("inf"))

@@ -5,17 +5,21 @@ Guarantees:
 
 * A group id names at most one group at a time, of one kind: classic (JoinGroup, SyncGroup,
   Heartbeat, LeaveGroup; ``fakebroker.state.classic_groups``) or consumer (KIP-848's
-  ConsumerGroupHeartbeat; ``fakebroker.state.consumer_groups``). ``kind`` says which; nothing
-  else asks.
+  ConsumerGroupHeartbeat, and classic members too; ``fakebroker.state.consumer_groups``).
+  ``kind`` says which.
 * The protocol that first uses an id creates its group (a JoinGroup; an OffsetCommit from outside
   any group creates an Empty classic group, as Kafka does). An empty group gives way to the other
   protocol's, as Kafka's coordinator replaces it (``maybeDeleteEmptyClassicGroup``,
-  ``maybeDeleteEmptyConsumerGroup``), and its committed offsets stay. A group with members keeps
-  its kind: the fake runs no group of mixed protocols (Kafka converts one online by default), so
-  it answers as Kafka does with group.consumer.migration.policy=disabled: a JoinGroup to a
-  consumer group gets INCONSISTENT_GROUP_PROTOCOL, a joining ConsumerGroupHeartbeat to a
-  classic group GROUP_ID_NOT_FOUND ("Cannot upgrade classic group g to consumer group because
-  online upgrade is disabled.").
+  ``maybeDeleteEmptyConsumerGroup``), and its committed offsets stay. A group with members
+  migrates online as Kafka's does, within group.consumer.migration.policy (``config``;
+  bidirectional by default; ``fakebroker.state.mixed_groups``): a joining
+  ConsumerGroupHeartbeat upgrades a classic group to a consumer group; JoinGroup, SyncGroup,
+  Heartbeat and LeaveGroup to a consumer group with members make classic members of it (``join``,
+  ``sync``, ``heartbeat``, ``leave`` route each to the group's kind); when only classic members
+  would remain after members leave, the group is downgraded to a classic group. With the policy
+  disabled a joining ConsumerGroupHeartbeat to a classic group with members gets
+  GROUP_ID_NOT_FOUND ("Cannot upgrade classic group g to consumer group because online upgrade
+  is disabled.") and a JoinGroup to a consumer group with members INCONSISTENT_GROUP_PROTOCOL.
 * A share group (``fakebroker.state.share_groups``) takes an id no group of another kind holds,
   and keeps it while it exists (its share-partitions' start offsets are its own, not in
   ``offsets``); ShareGroupHeartbeat to an id of another kind is GROUP_ID_NOT_FOUND.
@@ -37,9 +41,12 @@ import enum
 from collections.abc import Callable, Iterator
 
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinator
-from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator
+from fakebroker.state import mixed_groups
+from fakebroker.state.classic_groups import ClassicGroup, ClassicGroupCoordinator, JoinAnswer
+from fakebroker.state.consumer_groups import ConsumerGroup, ConsumerGroupCoordinator, claim_new
+from fakebroker.state.mixed_groups import ClassicJoin, MigrationPolicy
 from fakebroker.state.offsets import OffsetStore
+from fakebroker.state.pending import Pending
 from fakebroker.state.share_groups import ShareGroup, ShareGroupCoordinator
 from fakebroker.state.streams_groups import StreamsGroup, StreamsGroupCoordinator
 
@@ -61,10 +68,15 @@ class Groups:
         self.streams = StreamsGroupCoordinator()
         self.streams.group_configs = lambda group_id: self.share.configs.get(group_id, {})
         self.offsets = OffsetStore()
+        # Broker configs as the cluster runs with them (group.consumer.migration.policy and
+        # the group sizes a conversion must fit in); unset: Kafka's defaults.
+        self.config: Callable[[str], str | None] = lambda name: None
         self._deadline_watchers: list[Callable[[float], None]] = []
         self.classic.claim = lambda group_id: self._make_room(
             group_id, self.consumer.groups) and not self._exclusive(group_id)
         self.consumer.claim = self._claim_for_consumer_group
+        self.consumer.installed = self.classic.give_up
+        self.consumer.downgrade = self._downgrade
         self.share.claim = self.streams.claim = lambda group_id: self.kind(group_id) is None
         self.classic.new_deadline = self.consumer.new_deadline = self._new_deadline
         self.share.new_deadline = self.streams.new_deadline = self._new_deadline
@@ -106,16 +118,101 @@ class Groups:
         yield from self.share.groups
         yield from self.streams.groups
 
-    def _claim_for_consumer_group(self, group_id: str) -> bool:
-        """Whether a new consumer group may take ``group_id``: False while a share or streams
-        group holds it; a classic group with members refuses it as Kafka does when its
-        group.consumer.migration.policy disables online upgrades (GROUP_ID_NOT_FOUND)."""
-        if self._exclusive(group_id):
+    def _claim_for_consumer_group(self, group_id: str, joining: bool) -> ConsumerGroup:
+        """The consumer group a ConsumerGroupHeartbeat to ``group_id`` makes (the consumer
+        coordinator holds none by that id): none while a share or streams group holds it, nor
+        for anything but a join while a classic group does; a new one when no classic group
+        with members holds it (an empty one is dropped once the new one is installed), else
+        the classic group upgraded (``fakebroker.state.mixed_groups``). ``ClusterError``
+        GROUP_ID_NOT_FOUND as Kafka words it."""
+        classic = self.classic.groups.get(group_id)
+        if self._exclusive(group_id) or (classic is not None and not joining):
+            raise ClusterError("GROUP_ID_NOT_FOUND",
+                               f"Group {group_id} is not a consumer group.")
+        if classic is None or not classic.members:
+            return claim_new(group_id, joining)
+        return mixed_groups.upgraded(classic, self.migration_policy,
+                                     self._size("group.consumer.max.size"),
+                                     self.consumer.partitions_of())
+
+    def _downgrade(self, group: ConsumerGroup, leaving: list[str], now: float) -> bool:
+        """Whether removing ``leaving`` converts the consumer group to a classic group; if so
+        the classic coordinator takes it over, rebalancing."""
+        if not mixed_groups.downgradable(group, leaving, self.migration_policy,
+                                         self._size("group.max.size")):
             return False
-        if not self._make_room(group_id, self.classic.groups):
-            raise ClusterError("GROUP_ID_NOT_FOUND", f"Cannot upgrade classic group {group_id} "
-                               "to consumer group because online upgrade is disabled.")
+        del self.consumer.groups[group.group_id]
+        self.classic.take_over(mixed_groups.downgraded(group, leaving), now)
         return True
+
+    @property
+    def migration_policy(self) -> MigrationPolicy:
+        return MigrationPolicy.of(self.config("group.consumer.migration.policy"))
+
+    def _size(self, config: str) -> int:
+        return int(self.config(config) or 2_147_483_647)
+
+    def _mixed(self, group_id: str, joining: bool = False) -> ConsumerGroup | None:
+        """The consumer group with members that classic requests to ``group_id`` go to (a
+        JoinGroup only while the policy allows any migration: Kafka refuses one with
+        INCONSISTENT_GROUP_PROTOCOL when it is disabled, as the classic coordinator does)."""
+        group = self.consumer.groups.get(group_id)
+        if joining and self.migration_policy is MigrationPolicy.DISABLED:
+            return None
+        return group if group is not None and group.members else None
+
+    # -- the classic protocol's requests, to a group of either protocol ---------------------
+
+    def join(self, group_id: str, request: ClassicJoin, now: float
+             ) -> JoinAnswer | Pending[JoinAnswer]:
+        """A JoinGroup: to a consumer group with members as a classic member of it, else to
+        the classic coordinator (whose ``join`` says what it answers)."""
+        mixed = self._mixed(group_id, joining=True)
+        if mixed is not None:
+            return mixed_groups.join(self.consumer, mixed, request, now,
+                                     self._size("group.consumer.max.size"))
+        return self.classic.join(
+            group_id, request.member_id, request.instance_id, request.client_id,
+            request.client_host, request.session_timeout_ms, request.rebalance_timeout_ms,
+            request.protocol_type, request.protocols, request.require_known_member_id, now,
+            self._size("group.max.size"))
+
+    def sync(self, group_id: str, generation_id: int, member_id: str, instance_id: str | None,
+             protocol_type: str | None, protocol_name: str | None,
+             assignments: dict[str, bytes], now: float) -> bytes | Pending[bytes]:
+        """A SyncGroup, to whichever protocol's group holds ``group_id``."""
+        mixed = self._mixed(group_id)
+        if mixed is not None:
+            return mixed_groups.sync(self.consumer, mixed, generation_id, member_id,
+                                     instance_id, protocol_type, protocol_name, now)
+        return self.classic.sync(group_id, generation_id, member_id, instance_id,
+                                 protocol_type, protocol_name, assignments, now)
+
+    def heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                  instance_id: str | None, now: float) -> None:
+        """A Heartbeat, to whichever protocol's group holds ``group_id``."""
+        mixed = self._mixed(group_id)
+        if mixed is not None:
+            mixed_groups.heartbeat(self.consumer, mixed, generation_id, member_id, instance_id,
+                                   now)
+        else:
+            self.classic.heartbeat(group_id, generation_id, member_id, instance_id, now)
+
+    def leave(self, group_id: str, leaving: list[tuple[str, str | None]], now: float
+              ) -> list[str | None]:
+        """A LeaveGroup's members (member id, instance id): per member its error's name, None
+        when it left."""
+        mixed = self._mixed(group_id)
+        if mixed is not None:
+            return mixed_groups.leave(self.consumer, mixed, leaving, now)
+        results: list[str | None] = []
+        for member_id, instance_id in leaving:
+            try:
+                self.classic.leave(group_id, member_id, instance_id, now)
+                results.append(None)
+            except ClusterError as exc:
+                results.append(exc.error)
+        return results
 
     @staticmethod
     def _make_room(group_id: str,
@@ -204,7 +301,7 @@ class Groups:
         """Remove a member now, as if its session had timed out (``ClusterError`` or
         ``ClusterError`` UNKNOWN_MEMBER_ID when the group has no such member)."""
         if self.kind(group_id) is GroupKind.CONSUMER:
-            self.consumer.expire_member(group_id, member_id)
+            self.consumer.expire_member(group_id, member_id, now)
         elif self.kind(group_id) is GroupKind.SHARE:
             self.share.fence(group_id, member_id)
         elif self.kind(group_id) is GroupKind.STREAMS:
