@@ -170,10 +170,16 @@ public class Rounds {
                 Thread.sleep(50);
             }
         } finally {
+            // Every member commits before any leaves: a leave starts a rebalance, in which a
+            // commit may be refused.
             for (Member member : members) {
                 member.done = true;
             }
             for (Member member : members) {
+                member.committed.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            for (Member member : members) {
+                member.close.countDown();
                 member.join(30_000);
             }
         }
@@ -187,7 +193,7 @@ public class Rounds {
         }
     }
 
-    /** A group member: polls until told it is done, then commits and closes. */
+    /** A group member: polls until told it is done, commits, and closes when told to. */
     static class Member extends Thread {
         final KafkaConsumer<String, String> consumer;
         volatile Set<TopicPartition> assignment = Collections.emptySet();
@@ -195,6 +201,8 @@ public class Rounds {
         volatile boolean atEnd;  // holds one partition, its position at the partition's end
         volatile boolean done;
         volatile Exception failure;
+        final java.util.concurrent.CountDownLatch committed = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch close = new java.util.concurrent.CountDownLatch(1);
 
         Member(String bootstrap, String topic, String group) {
             consumer = consumer(bootstrap, group);
@@ -218,6 +226,12 @@ public class Rounds {
             } catch (Exception e) {
                 failure = e;
             } finally {
+                committed.countDown();
+                try {
+                    close.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
                 consumer.close();
             }
         }

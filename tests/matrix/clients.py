@@ -9,6 +9,7 @@ gives the command its round arguments follow (tests/matrix/rounds.py).
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -82,6 +83,46 @@ def debian_librdkafka(found: str) -> str | None:
         f"Debian's python3-confluent-kafka links librdkafka {found}, not {DEBIAN_LIBRDKAFKA}"
 
 
+GO_SOURCE = HERE / "go"
+GO = os.environ.get("FAKEBROKER_GO") or shutil.which("go") or "/usr/local/go/bin/go"
+
+
+def go_env() -> dict[str, str]:
+    """Module mode with the module cache .ci/install-clients filled (no checksum database
+    reachable here: go.sum in the repository says what each module must hash to)."""
+    cache = clients_dir() / "go"
+    return {**os.environ, "GOFLAGS": "-mod=mod", "GOSUMDB": "off", "GOPATH": str(cache),
+            "GOMODCACHE": str(cache / "mod"), "GOCACHE": str(cache / "build-cache")}
+
+
+@functools.cache
+def go_rounds() -> Path:
+    """tests/matrix/go built once per source (its hash names the binary)."""
+    digest = hashlib.sha256()
+    for source in sorted(GO_SOURCE.iterdir()):
+        digest.update(source.name.encode() + source.read_bytes())
+    binary = clients_dir() / "go" / "matrix" / digest.hexdigest()[:16] / "go-rounds"
+    if not binary.is_file():
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        run = subprocess.run([GO, "build", "-o", str(binary) + ".tmp", "."], cwd=GO_SOURCE,
+                             env=go_env(), capture_output=True, text=True, timeout=1800)
+        if run.returncode != 0:
+            raise RuntimeError(f"go build in {GO_SOURCE} failed: {run.stderr[-3000:]}")
+        Path(str(binary) + ".tmp").rename(binary)
+    return binary
+
+
+def go_client(name: str, label: str) -> Client:
+    def missing() -> str | None:
+        if not Path(GO).is_file():
+            return f"no Go toolchain ({GO}): {INSTALL_HINT}"
+        if not (clients_dir() / "go" / "mod").is_dir():
+            return f"the Go modules are not in {clients_dir() / 'go'}: {INSTALL_HINT}"
+        return None
+
+    return Client(label, missing, lambda: [str(go_rounds()), name])
+
+
 CLIENTS: tuple[Client, ...] = (
     *(java_client(v) for v in JAVA_VERSIONS),
     python_client("confluent-kafka", "confluent_kafka", "librdkafka 2.16 (confluent-kafka 2.16.1)"),
@@ -89,4 +130,7 @@ CLIENTS: tuple[Client, ...] = (
                   DEBIAN_PYTHON, debian_librdkafka),
     python_client("kafka-python", "kafka", "kafka-python 3.0.12"),
     python_client("aiokafka", "aiokafka", "aiokafka 0.14.0"),
+    go_client("sarama", "IBM/sarama v1.61.1"),
+    go_client("franz-go", "franz-go v1.22.3 (kgo, kadm v1.20.0)"),
+    go_client("kafka-go", "segmentio/kafka-go v0.4.51"),
 )

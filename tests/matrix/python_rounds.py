@@ -63,7 +63,7 @@ def kafka_python(round_: str, bootstrap: str, topic: str, group: str) -> None:
                                  auto_offset_reset="earliest", enable_auto_commit=False,
                                  session_timeout_ms=10000, heartbeat_interval_ms=500)
                    for _ in range(3)]
-        done = threading.Event()
+        done, committed, close = threading.Event(), threading.Barrier(4), threading.Event()
         read: set[tuple[int, int]] = set()
         held: list[set] = [set(), set(), set()]  # a member's partition once read to its end
         failures: list[Exception] = []
@@ -79,6 +79,10 @@ def kafka_python(round_: str, bootstrap: str, topic: str, group: str) -> None:
             except Exception as error:  # noqa: BLE001 - handed to the round
                 failures.append(error)
             finally:
+                # Every member commits before any leaves: a leave starts a rebalance, in
+                # which a commit may be refused.
+                committed.wait(30)
+                close.wait(30)
                 member.close()
 
         threads = [threading.Thread(target=member_loop, args=(i,), daemon=True)
@@ -93,6 +97,8 @@ def kafka_python(round_: str, bootstrap: str, topic: str, group: str) -> None:
                 time.sleep(0.05)
         finally:
             done.set()
+            committed.wait(30)
+            close.set()
             for thread in threads:
                 thread.join(30)
         if failures:
