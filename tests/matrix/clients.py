@@ -123,6 +123,23 @@ def go_client(name: str, label: str) -> Client:
     return Client(label, missing, lambda: [str(go_rounds()), name])
 
 
+def node_client(name: str, label: str) -> Client:
+    modules = clients_dir() / "node" / "node_modules"
+
+    def missing() -> str | None:
+        if shutil.which("node") is None:
+            return f"no node: {INSTALL_HINT}"
+        if not (modules / name / "package.json").is_file():
+            return f"{name} is not in {modules}: {INSTALL_HINT}"
+        return None
+
+    def argv() -> list[str]:
+        # NODE_PATH by env(1): the command line alone says how the client runs.
+        return ["env", f"NODE_PATH={modules}", "node", str(HERE / "node" / "rounds.js"), name]
+
+    return Client(label, missing, argv)
+
+
 CLIENTS: tuple[Client, ...] = (
     *(java_client(v) for v in JAVA_VERSIONS),
     python_client("confluent-kafka", "confluent_kafka", "librdkafka 2.16 (confluent-kafka 2.16.1)"),
@@ -133,4 +150,5 @@ CLIENTS: tuple[Client, ...] = (
     go_client("sarama", "IBM/sarama v1.61.1"),
     go_client("franz-go", "franz-go v1.22.3 (kgo, kadm v1.20.0)"),
     go_client("kafka-go", "segmentio/kafka-go v0.4.51"),
+    node_client("kafkajs", "kafkajs 2.2.4"),
 )
