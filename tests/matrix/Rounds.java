@@ -26,12 +26,13 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public class Rounds {
     static final int RECORDS = 6;  // what the runner seeds and a produce round writes
-    static final long DEADLINE_MS = 40_000;
+    static final long DEADLINE_MS = 60_000;
 
     static class Failed extends Exception {
         Failed(String message) {
@@ -77,7 +78,7 @@ public class Rounds {
     static void produce(String bootstrap, String topic) throws Exception {
         Properties props = common(bootstrap);
         props.put("acks", "all");
-        props.put("max.block.ms", "20000");
+        props.put("max.block.ms", "60000");
         props.put("key.serializer", StringSerializer.class.getName());
         props.put("value.serializer", StringSerializer.class.getName());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
@@ -260,21 +261,44 @@ public class Rounds {
         return all.size() == 3;
     }
 
-    /** Create TOPIC (2 partitions), describe it and its configs, delete it. */
+    /** describeTopics(...).allTopicNames() from 3.1, all() before (gone in 4.0). */
     @SuppressWarnings("unchecked")
+    static Map<String, TopicDescription> describeTopic(AdminClient admin, String topic)
+            throws Exception {
+        Object described = admin.describeTopics(Collections.singleton(topic));
+        Method all;
+        try {
+            all = described.getClass().getMethod("allTopicNames");
+        } catch (NoSuchMethodException e) {
+            all = described.getClass().getMethod("all");
+        }
+        all.setAccessible(true);
+        try {
+            return ((KafkaFuture<Map<String, TopicDescription>>) all.invoke(described)).get();
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw (Exception) e.getCause();
+        }
+    }
+
+    /** Create TOPIC (2 partitions), describe it and its configs, delete it. */
     static void admin(String bootstrap, String topic) throws Exception {
         try (AdminClient admin = AdminClient.create(common(bootstrap))) {
             admin.createTopics(Collections.singleton(new NewTopic(topic, 2, (short) 1))).all().get();
-            Object described = admin.describeTopics(Collections.singleton(topic));
-            Method all;
-            try {
-                all = described.getClass().getMethod("allTopicNames");
-            } catch (NoSuchMethodException e) {
-                all = described.getClass().getMethod("all");
+            // Kafka answers CreateTopics before its broker's metadata holds the topic: a
+            // describe may meet UNKNOWN_TOPIC_OR_PARTITION a moment longer, as a user's would.
+            Map<String, TopicDescription> topics = null;
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (topics == null) {
+                try {
+                    topics = describeTopic(admin, topic);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+                            || System.currentTimeMillis() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(100);
+                }
             }
-            all.setAccessible(true);
-            Map<String, TopicDescription> topics =
-                    ((KafkaFuture<Map<String, TopicDescription>>) all.invoke(described)).get();
             int partitions = topics.get(topic).partitions().size();
             if (partitions != 2) {
                 throw new Failed("described " + partitions + " partitions");

@@ -1,6 +1,7 @@
 """``python -m tests.matrix [--client NAME]... [--release LINE]... [--round ROUND]...
-[--markdown FILE]``: run the client matrix (tests/matrix/__init__.py), print the table, write
-it as Markdown to FILE, exit 1 when a cell differs between the fake and Kafka (or, under
+[--markdown FILE] [--readme README.md]``: run the client matrix (tests/matrix/__init__.py),
+print the table, write it as Markdown to FILE and in short between README's ``<!-- matrix -->``
+markers, exit 1 when a cell differs between the fake and Kafka (or, under
 ``CI=true``, a client is missing)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from tests.matrix.clients import CLIENTS
 from tests.matrix.rounds import ROUNDS
 from tests.matrix.run import RELEASES, run_matrix
-from tests.matrix.table import render
+from tests.matrix.table import between_markers, compact, render
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round", action="append", choices=ROUNDS,
                         help="a round (repeatable; default all four)")
     parser.add_argument("--markdown", type=Path, help="write the table to this file")
+    parser.add_argument("--readme", type=Path,
+                        help="write the short table between this file's matrix markers")
     args = parser.parse_args(argv)
     clients = [c for c in CLIENTS if not args.client or c.name in args.client]
     matrix = run_matrix(clients, args.release or tuple(RELEASES), args.round or ROUNDS,
@@ -33,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     if args.markdown:
         args.markdown.write_text(table)
+    if args.readme:
+        args.readme.write_text(between_markers(args.readme.read_text(), compact(matrix)))
     differences = matrix.differences()
     for client, release, round_, on_fake, on_kafka in differences:
         print(f"DIFFERS {client} {release} {round_}: fake {on_fake.outcome} "

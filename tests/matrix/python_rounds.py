@@ -18,7 +18,10 @@ import time
 
 RECORDS = 6
 PER_PARTITION = 2  # in the group round's three partitions
-DEADLINE_S = 40.0
+# Kafka answers CreateTopics before its broker's metadata holds the topic: a describe at once
+# may meet UNKNOWN_TOPIC_OR_PARTITION a moment longer; the admin rounds describe until it shows.
+UNKNOWN_TOPIC = 3
+DEADLINE_S = 60.0
 
 
 class Failed(Exception):
@@ -109,6 +112,10 @@ def kafka_python(round_: str, bootstrap: str, topic: str, group: str) -> None:
         try:
             admin.create_topics([NewTopic(topic, 2, 1)])
             described = admin.describe_topics([topic])
+            deadline = time.monotonic() + DEADLINE_S
+            while described[0]["error_code"] == UNKNOWN_TOPIC and time.monotonic() < deadline:
+                time.sleep(0.1)  # see UNKNOWN_TOPIC
+                described = admin.describe_topics([topic])
             check_partitions(len(described[0]["partitions"]))
             admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
             admin.delete_topics([topic])
@@ -189,6 +196,10 @@ async def aiokafka_round(round_: str, bootstrap: str, topic: str, group: str) ->
         try:
             await admin.create_topics([NewTopic(topic, 2, 1)])
             described = await admin.describe_topics([topic])
+            deadline = time.monotonic() + DEADLINE_S
+            while described[0]["error_code"] == UNKNOWN_TOPIC and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)  # see UNKNOWN_TOPIC
+                described = await admin.describe_topics([topic])
             check_partitions(len(described[0]["partitions"]))
             await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
             await admin.delete_topics([topic])
@@ -211,13 +222,13 @@ def confluent_kafka(round_: str, bootstrap: str, topic: str, group: str) -> None
 
     if round_ == "produce":
         producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                             "message.timeout.ms": 20000})
+                             "message.timeout.ms": 60000})
         errors: list = []
         for i in range(RECORDS):
             producer.produce(topic, b"v%d" % i, key=b"k%d" % i, partition=0,
                              on_delivery=lambda error, _: errors.append(error))
-        if producer.flush(30) != 0:
-            raise Failed("records still queued after 30 s")
+        if producer.flush(90) != 0:
+            raise Failed("records still queued after 90 s")
         for error in errors:
             raise_for(error)
     elif round_ == "assign-consume":

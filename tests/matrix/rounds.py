@@ -30,7 +30,7 @@ from typing import Protocol
 ROUNDS: tuple[str, ...] = ("produce", "assign-consume", "group", "admin")
 RECORDS = 6  # the drivers' RECORDS
 GROUP_PARTITIONS = 3
-ROUND_TIMEOUT = 120.0  # seconds: a driver gives up on its own after 40 s of waiting
+ROUND_TIMEOUT = 180.0  # seconds: a driver gives up on its own after 60 s of waiting
 
 
 class Cluster(Protocol):

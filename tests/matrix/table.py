@@ -1,5 +1,6 @@
-"""The matrix as Markdown: one row per client, one column per release and round; a cell is the
-outcome both brokers gave, or ``fake X ≠ Kafka Y`` where they differ."""
+"""The matrix as Markdown: in full (one row per client, one column per release and round; a
+cell is the outcome both brokers gave, or ``fake X ≠ Kafka Y`` where they differ), and compact
+for README (one column per release: the rounds that did not pass)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,29 @@ def render(matrix: Matrix) -> str:
         lines.append(f"\nNot run: {client} ({why}).")
     lines.append(f"\nMeasured in {matrix.seconds / 60:.1f} min.")
     return "\n".join(lines) + "\n"
+
+
+def compact(matrix: Matrix) -> str:
+    """One row per client, one column per release: ``pass`` when every round passed on both
+    brokers, else each other round's cell."""
+    clients = list(dict.fromkeys(c for c, *_ in matrix.cells))
+    releases = [r for r in RELEASES if any(k[1] == r for k in matrix.cells)]
+    rounds = [r for r in ROUNDS if any(k[3] == r for k in matrix.cells)]
+    lines = ["| client | " + " | ".join(f"Kafka {r} (fake and {RELEASES[r]})" for r in releases)
+             + " |", "|" + "---|" * (len(releases) + 1)]
+    for client in clients:
+        row = [client]
+        for release in releases:
+            cells = {n: cell(matrix, client, release, n) for n in rounds}
+            others = [f"{n}: {c}" for n, c in cells.items() if c != "pass"]
+            row.append("; ".join(others) or f"{len(rounds)} rounds pass")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def between_markers(text: str, table: str) -> str:
+    """``text`` with what stands between README's ``<!-- matrix -->`` and
+    ``<!-- /matrix -->`` lines replaced by ``table``."""
+    head, rest = text.split("<!-- matrix -->\n", 1)
+    _, tail = rest.split("<!-- /matrix -->\n", 1)
+    return f"{head}<!-- matrix -->\n{table}<!-- /matrix -->\n{tail}"

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -63,6 +65,10 @@ func franzRound(round, bootstrap, topic, groupID string) error {
 			return err
 		}
 		described, err := admin.ListTopics(ctx, topic)
+		for err == nil && errors.Is(described[topic].Err, kerr.UnknownTopicOrPartition) && ctx.Err() == nil {
+			time.Sleep(unknownTopicWait)
+			described, err = admin.ListTopics(ctx, topic)
+		}
 		if err != nil {
 			return err
 		}

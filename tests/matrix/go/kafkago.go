@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -53,6 +54,10 @@ func kafkaGoRound(round, bootstrap, topic, groupID string) error {
 			return err
 		}
 		described, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		for err == nil && errors.Is(described.Topics[0].Error, kafka.UnknownTopicOrPartition) && ctx.Err() == nil {
+			time.Sleep(unknownTopicWait)
+			described, err = client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		}
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ import (
 const (
 	records      = 6
 	perPartition = 2 // in the group round's three partitions
-	deadline     = 40 * time.Second
+	deadline     = 60 * time.Second
 )
 
 // failed: the round ran without a client error but not to its end.
@@ -140,6 +140,11 @@ func timeout() (context.Context, context.CancelFunc) {
 }
 
 var errNoRound = errors.New("no such round")
+
+// unknownTopicWait: Kafka answers CreateTopics before its broker's metadata holds the topic, so
+// a describe at once may meet UNKNOWN_TOPIC_OR_PARTITION a moment longer; the admin rounds
+// describe again until the topic shows, as a user's code would, this long apart.
+const unknownTopicWait = 100 * time.Millisecond
 
 // heldBy: a copy of what a member holds.
 func (g *group) heldBy(member int) map[int32]int64 {

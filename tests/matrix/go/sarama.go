@@ -72,6 +72,10 @@ func saramaRound(round, bootstrap, topic, groupID string) error {
 			return err
 		}
 		described, err := admin.DescribeTopics([]string{topic})
+		for end := time.Now().Add(deadline); err == nil && described[0].Err == sarama.ErrUnknownTopicOrPartition && time.Now().Before(end); {
+			time.Sleep(unknownTopicWait)
+			described, err = admin.DescribeTopics([]string{topic})
+		}
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@
 
 const RECORDS = 6
 const PER_PARTITION = 2 // in the group round's three partitions
-const DEADLINE_MS = 40000
+const DEADLINE_MS = 60000
 
 class Failed extends Error {
   constructor (message) {
