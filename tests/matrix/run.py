@@ -7,7 +7,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,7 +63,7 @@ def kafka_cluster(release: str) -> Iterator[Cluster]:
             cluster.close()
 
 
-CLUSTERS: dict[str, Callable[[str], contextmanager]] = {
+CLUSTERS: dict[str, Callable[[str], AbstractContextManager[Cluster]]] = {
     "fake": fake_cluster, "kafka": kafka_cluster}
 
 
