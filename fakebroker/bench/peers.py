@@ -115,7 +115,7 @@ def go_tool() -> str:
         found = shutil.which(command)
         if found:
             return found
-    raise PeerUnavailable("kfake needs the Go toolchain (go on PATH or /usr/local/go/bin)")
+    raise PeerUnavailable("no Go toolchain (go on PATH or /usr/local/go/bin)")
 
 
 def kfake_path() -> Path:

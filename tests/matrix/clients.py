@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fakebroker.bench.peers import PeerUnavailable, go_tool
 from tests.clients.java import INSTALL_HINT, JVM_FLAGS, JVM_LOG_FLAGS, clients_dir, compile_java
 
 HERE = Path(__file__).resolve().parent
@@ -84,7 +85,6 @@ def debian_librdkafka(found: str) -> str | None:
 
 
 GO_SOURCE = HERE / "go"
-GO = os.environ.get("FAKEBROKER_GO") or shutil.which("go") or "/usr/local/go/bin/go"
 
 
 def go_env() -> dict[str, str]:
@@ -104,7 +104,7 @@ def go_rounds() -> Path:
     binary = clients_dir() / "go" / "matrix" / digest.hexdigest()[:16] / "go-rounds"
     if not binary.is_file():
         binary.parent.mkdir(parents=True, exist_ok=True)
-        run = subprocess.run([GO, "build", "-o", str(binary) + ".tmp", "."], cwd=GO_SOURCE,
+        run = subprocess.run([go_tool(), "build", "-o", str(binary) + ".tmp", "."], cwd=GO_SOURCE,
                              env=go_env(), capture_output=True, text=True, timeout=1800)
         if run.returncode != 0:
             raise RuntimeError(f"go build in {GO_SOURCE} failed: {run.stderr[-3000:]}")
@@ -114,8 +114,10 @@ def go_rounds() -> Path:
 
 def go_client(name: str, label: str) -> Client:
     def missing() -> str | None:
-        if not Path(GO).is_file():
-            return f"no Go toolchain ({GO}): {INSTALL_HINT}"
+        try:
+            go_tool()
+        except PeerUnavailable as exc:
+            return f"{exc}: {INSTALL_HINT}"
         if not (clients_dir() / "go" / "mod").is_dir():
             return f"the Go modules are not in {clients_dir() / 'go'}: {INSTALL_HINT}"
         return None
