@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.state.views import assigned_partitions
 from fakebroker.wire_client import WireClient
 from tests.bodies import assignment, join_body
 from tests.test_wire_consumer_groups import Member
@@ -73,8 +74,6 @@ def member_types(client: WireClient, group: str = "g") -> dict[str, int]:
 
 def decoded(assigned: bytes) -> list[int]:
     """The partitions of orders in a ConsumerProtocolAssignment."""
-    from fakebroker.state.views import assigned_partitions
-
     return assigned_partitions(assigned).get("orders", [])
 
 

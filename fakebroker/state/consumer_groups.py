@@ -47,6 +47,11 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   a temporarily departed static member too; so is a member that has not revoked the partitions
   it must give up within its rebalance timeout (the client's max.poll.interval.ms).
 
+* A group may hold members of the classic protocol too (``ConsumerMember.classic``; Kafka's
+  online migration, ``fakebroker.state.mixed_groups``): they are assigned as the others, each
+  with its own session timeout; ``claim`` may bring a classic group upgraded, and removing
+  members may hand the group over to the classic coordinator (``downgrade``).
+
 The coordinator takes the clock and never waits: a heartbeat takes ``now`` (seconds on the
 caller's clock); ``next_deadline`` says when the next member expires, ``expire(now)`` removes
 those due, and ``new_deadline`` is called with every deadline set (a session restarted, a
