@@ -591,3 +591,29 @@ def test_at_kafka_version_4_1_share_groups_are_off_until_share_version_is_finali
         assert share_heartbeat_error(fake.bootstrap_servers) == "NONE"
     with FakeKafka(kafka_version="4.2", topics={"orders": 1}) as fake:
         assert share_heartbeat_error(fake.bootstrap_servers) == "NONE"
+
+
+def v0_offsets(bootstrap: str, topic: str) -> list[Any]:
+    """The partition errors of an OffsetCommit v0 then an OffsetFetch v0 (offsets kept in
+    ZooKeeper by the brokers that had it) for partition 0 of ``topic``, and the offset
+    fetched."""
+    with WireClient(bootstrap.split(",")[0]) as client:
+        committed = client.request("OffsetCommit", 0, {"group_id": "old", "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                            "committed_metadata": "m"}]}]})
+        fetched = client.request("OffsetFetch", 0, {"group_id": "old", "topics": [
+            {"name": topic, "partition_indexes": [0]}]})
+    (partition,) = fetched.topics[0].partitions
+    return [error_name(committed.topics[0].partitions[0].error_code),
+            error_name(partition.error_code), partition.committed_offset]
+
+
+@pytest.mark.real_kafka
+def test_at_kafka_version_3_9_offsets_of_version_0_are_refused_as_on_3_9_1(real_kafka_3_9):
+    # Version 0 kept a group's offsets in ZooKeeper: a KRaft broker before 4.0 (which no longer
+    # lists v0) refuses both on every partition.
+    topic = real_topic(real_kafka_3_9, "v0-offsets")
+    with FakeKafka(kafka_version="3.9", topics={topic: 1}) as fake:
+        assert v0_offsets(fake.bootstrap_servers, topic) \
+            == v0_offsets(real_kafka_3_9.bootstrap_servers, topic) \
+            == ["UNSUPPORTED_VERSION", "UNSUPPORTED_VERSION", -1]
