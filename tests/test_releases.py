@@ -334,16 +334,17 @@ def test_a_too_new_api_versions_request_lists_its_range_from_2_4_on(release, lis
     assert [(k.api_key, k.min_version, k.max_version) for k in answer.api_keys] == listed
 
 
-UPGRADE = 1  # UpdateFeatures' upgrade type
+UPGRADE, SAFE_DOWNGRADE = 1, 2  # UpdateFeatures' upgrade types
 
 
-def feature_updates(bootstrap: str, wanted: list[tuple[str, int]]) -> tuple[Any, ...]:
-    """UpdateFeatures v1's answer to validate-only upgrades: its top-level error and message,
-    then (feature, error, message) per result."""
+def feature_updates(bootstrap: str, wanted: list[tuple[str, int]], kind: int = UPGRADE
+                    ) -> tuple[Any, ...]:
+    """UpdateFeatures v1's answer to validate-only updates of upgrade type ``kind``: its
+    top-level error and message, then (feature, error, message) per result."""
     with WireClient(bootstrap.split(",")[0]) as client:
         answer = client.request("UpdateFeatures", 1, {
             "timeout_ms": 60000, "validate_only": True, "feature_updates": [
-                {"feature": name, "max_version_level": level, "upgrade_type": UPGRADE}
+                {"feature": name, "max_version_level": level, "upgrade_type": kind}
                 for name, level in wanted]})
     return (answer.error_code, answer.error_message,
             *((r.feature, r.error_code, r.error_message) for r in answer.results))
@@ -356,14 +357,21 @@ def test_at_kafka_version_3_9_features_the_release_lacks_cannot_be_finalized_as_
     # group.version (KIP-848 groups), transaction.version 2 (transactions v2) or share.version
     # there is refused, so a cluster answering as 3.9 cannot be switched into 4.x behaviour.
     # Before 4.0 each update is answered alone, in name order, the others still applied.
+    # At level 0 a feature 3.9 lacks is allowed (its DISABLED range, 0-0), and kraft.version
+    # may be downgraded there (validated only: nothing changes; 4.4 refuses that downgrade).
     wanted = [("transaction.version", 2), ("group.version", 1), ("share.version", 1),
-              ("streams.version", 1), ("metadata.version", 30), ("kraft.version", 1)]
+              ("streams.version", 1), ("metadata.version", 30), ("kraft.version", 1),
+              ("eligible.leader.replicas.version", 0)]
     with FakeKafka(kafka_version="3.9") as fake:
         on_fake = feature_updates(fake.bootstrap_servers, wanted)
+        assert feature_updates(fake.bootstrap_servers, [("kraft.version", 0)], SAFE_DOWNGRADE) \
+            == feature_updates(real_kafka_3_9.bootstrap_servers, [("kraft.version", 0)],
+                               SAFE_DOWNGRADE) == (0, "", ("kraft.version", 0, None))
     invalid = "Invalid update version {} for feature {}. Local controller 1 "
     refused = error_code("INVALID_UPDATE_VERSION")
     assert on_fake == feature_updates(real_kafka_3_9.bootstrap_servers, wanted) == (
         0, "",
+        ("eligible.leader.replicas.version", 0, None),
         ("group.version", refused, invalid.format(1, "group.version")
          + "does not support this feature."),
         ("kraft.version", 0, None),
@@ -583,3 +591,29 @@ def test_at_kafka_version_4_1_share_groups_are_off_until_share_version_is_finali
         assert share_heartbeat_error(fake.bootstrap_servers) == "NONE"
     with FakeKafka(kafka_version="4.2", topics={"orders": 1}) as fake:
         assert share_heartbeat_error(fake.bootstrap_servers) == "NONE"
+
+
+def v0_offsets(bootstrap: str, topic: str) -> list[Any]:
+    """The partition errors of an OffsetCommit v0 then an OffsetFetch v0 (offsets kept in
+    ZooKeeper by the brokers that had it) for partition 0 of ``topic``, and the offset
+    fetched."""
+    with WireClient(bootstrap.split(",")[0]) as client:
+        committed = client.request("OffsetCommit", 0, {"group_id": "old", "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                            "committed_metadata": "m"}]}]})
+        fetched = client.request("OffsetFetch", 0, {"group_id": "old", "topics": [
+            {"name": topic, "partition_indexes": [0]}]})
+    (partition,) = fetched.topics[0].partitions
+    return [error_name(committed.topics[0].partitions[0].error_code),
+            error_name(partition.error_code), partition.committed_offset]
+
+
+@pytest.mark.real_kafka
+def test_at_kafka_version_3_9_offsets_of_version_0_are_refused_as_on_3_9_1(real_kafka_3_9):
+    # Version 0 kept a group's offsets in ZooKeeper: a KRaft broker before 4.0 (which no longer
+    # lists v0) refuses both on every partition.
+    topic = real_topic(real_kafka_3_9, "v0-offsets")
+    with FakeKafka(kafka_version="3.9", topics={topic: 1}) as fake:
+        assert v0_offsets(fake.bootstrap_servers, topic) \
+            == v0_offsets(real_kafka_3_9.bootstrap_servers, topic) \
+            == ["UNSUPPORTED_VERSION", "UNSUPPORTED_VERSION", -1]

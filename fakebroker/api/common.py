@@ -61,6 +61,17 @@ def fenced_error(error: str, version: int, since: int) -> str:
     return "INVALID_PRODUCER_EPOCH" if error == "PRODUCER_FENCED" and version < since else error
 
 
+def offsets_in_zookeeper(ctx: RequestContext) -> bool:
+    """Whether this is an OffsetCommit or OffsetFetch v0 (offsets kept in ZooKeeper) to a
+    cluster answering as a KRaft release before 4.0 (3.3 on), which refuses it: every
+    partition UNSUPPORTED_VERSION ("Unsupported when using a Raft-based metadata quorum",
+    Kafka 3.9.1 measured; 4.x lists no v0)."""
+    from fakebroker.protocol.releases import since
+
+    release = ctx.cluster.settings.kafka_version
+    return ctx.version == 0 and release is not None and since(release, KRAFT_FROM)
+
+
 def group_operations(release: str | None) -> int:
     """Every operation on a group, as a cluster answering as ``release`` (None: today's Kafka)
     lists them."""
@@ -79,6 +90,8 @@ def operations(*acl_operations: int) -> int:
 # DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
 TOPIC_OPERATIONS = operations(3, 4, 5, 6, 7, 8, 10, 11)
 GROUP_OPERATIONS = operations(3, 6, 8, 10, 11)
+# The first release whose brokers run without ZooKeeper (KRaft).
+KRAFT_FROM = "3.3"
 # The release that gave groups their configs (DESCRIBE_CONFIGS and ALTER_CONFIGS on a group,
 # KAFKA-14510); a group's operations before it: READ, DELETE, DESCRIBE.
 GROUP_CONFIGS_FROM = "4.0"

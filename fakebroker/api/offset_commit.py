@@ -17,6 +17,8 @@ Behavior:
   member id gets UNKNOWN_MEMBER_ID, and a member's commit below v9 UNSUPPORTED_VERSION (Kafka's
   ConsumerGroup.validateOffsetCommit).
 * Group-level errors (NOT_COORDINATOR, INVALID_GROUP_ID, ...) are given on every partition.
+* v0 (offsets kept in ZooKeeper) at an emulated KRaft release before 4.0 (3.3-3.9):
+  UNSUPPORTED_VERSION on every partition, nothing stored, as those releases answer it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 import trio
 
 from fakebroker.api.access import groups, topics
-from fakebroker.api.common import resolve_topic
+from fakebroker.api.common import offsets_in_zookeeper, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
@@ -41,7 +43,9 @@ AUTHORIZES = (groups("READ"), topics("READ"))
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     group_error = 0
-    if not ctx.is_coordinator(request.group_id):
+    if offsets_in_zookeeper(ctx):
+        group_error = error_code("UNSUPPORTED_VERSION")
+    elif not ctx.is_coordinator(request.group_id):
         group_error = error_code("NOT_COORDINATOR")
     else:
         try:

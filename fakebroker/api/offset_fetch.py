@@ -11,6 +11,8 @@ Kafka's ClassicGroup does not.
 With ``require_stable`` (v7+), a partition whose offset a transaction has committed but not
 yet ended (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT and offset -1, so the client
 retries until the transaction ends; without it the last committed offset is answered.
+v0 (offsets kept in ZooKeeper) at an emulated KRaft release before 4.0 (3.3-3.9): every
+partition UNSUPPORTED_VERSION with offset -1, as those releases answer it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import groups, in_handler, topics
+from fakebroker.api.common import offsets_in_zookeeper
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import (
     GROUP_ERRORS,
@@ -102,6 +105,12 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                                 request.require_stable)
             groups.append(group)
         return {"throttle_time_ms": 0, "groups": groups}
+    if offsets_in_zookeeper(ctx):
+        return {"throttle_time_ms": 0, "error_code": 0, "topics": [
+            {"name": t.name, "partitions": [
+                dict(NOT_COMMITTED, partition_index=index,
+                     error_code=error_code("UNSUPPORTED_VERSION"))
+                for index in t.partition_indexes]} for t in request.topics]}
     error = 0 if ctx.is_coordinator(request.group_id) else error_code("NOT_COORDINATOR")
     if error and ctx.version >= 2:
         return {"throttle_time_ms": 0, "error_code": error, "topics": []}

@@ -26,7 +26,8 @@ measured; the levels are ``fakebroker.state.features``':
   the new levels at once.
 * A cluster answering as a release before 4.0 (the ``kafka_version`` setting) answers as
   Kafka 3.9.1 does (measured; 3.3-3.9's ``FeatureControlManager``): each update is checked
-  against that release's supported features alone, the refused ones are left and the others
+  against that release's supported features alone (one it lacks only at level 0, Kafka's
+  DISABLED range; kraft.version may go down), the refused ones are left and the others
   applied, and the answer is NONE at the top level (message "") with one result per
   feature, in name order, each INVALID_UPDATE_VERSION with the reason or NONE (null message).
 * ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED.

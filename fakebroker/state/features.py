@@ -131,7 +131,8 @@ class Features:
         with ``validate_only``); feature name -> None or Kafka's message for its refusal, in
         name order (its ``TreeMap``)."""
         by_name = {update.name: update for update in updates}
-        results = {name: self._refusal(by_name[name], controller_id) for name in sorted(by_name)}
+        results = {name: self._refusal(by_name[name], controller_id, kafka_3=True)
+                   for name in sorted(by_name)}
         applied = [by_name[name] for name, refusal in results.items() if refusal is None]
         if applied and not validate_only:
             for update in applied:
@@ -142,15 +143,19 @@ class Features:
             self.epoch += 1
         return results
 
-    def _refusal(self, update: FeatureUpdate, controller_id: int) -> str | None:
+    def _refusal(self, update: FeatureUpdate, controller_id: int, kafka_3: bool = False
+                 ) -> str | None:
+        """Kafka's message refusing ``update``, or None. ``kafka_3``: as Kafka 3.3-3.9 check
+        (measured on 3.9.1): a feature the release does not support is supported at level 0
+        only (Kafka's DISABLED range, 0-0), and kraft.version may go down."""
         name, level, kind = update.name, update.level, update.upgrade_type
         invalid = f"Invalid update version {level} for feature {name}. "
         if kind not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
             return invalid + "The controller does not support the given upgrade type."
         if level < 0:
             return invalid + "A feature version cannot be less than 0."
-        supported = self.supported.get(name)
-        if supported is None:
+        supported = self.supported.get(name, (0, 0) if kafka_3 else None)
+        if supported is None or supported[1] == 0 != level:
             return invalid + f"Local controller {controller_id} does not support this feature."
         if not supported[0] <= level <= supported[1]:
             return invalid + (f"Local controller {controller_id} only supports versions "
@@ -166,7 +171,7 @@ class Features:
                 "Refusing to perform the requested downgrade because it might delete metadata "
                 "information." if kind == SAFE_DOWNGRADE
                 else "Unsafe metadata downgrade is not supported in this version."))
-        if level < current and name == KRAFT_VERSION:
+        if level < current and name == KRAFT_VERSION and not kafka_3:
             return invalid + "Can't downgrade the version of this feature."
         return None
 
