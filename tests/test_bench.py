@@ -3,8 +3,8 @@
 They run the quick start-up and latency workloads against fakebroker and the trio echo server,
 the throughput workload's steps on a few thousand records, the report's table and the Kafka
 peer (unavailable without its jars; started and stopped once where they are installed), so the
-suite cannot rot without a test failing. tansu and nafka are never downloaded here, and kfake
-is never built (a Go build of minutes): its peer is run where a benchmark run has built it.
+suite cannot rot without a test failing. tansu and nafka are never downloaded here; kfake (a Go
+build of minutes) is built by .ci/install-clients, and its peer is run where it is built.
 """
 
 from __future__ import annotations
@@ -178,9 +178,9 @@ def test_kfake_is_unavailable_with_the_reason_without_the_go_toolchain(monkeypat
 
 
 @pytest.mark.timeout(120)
-def test_the_kfake_peer_answers_and_runs_a_users_suite_where_it_is_built():
+def test_the_kfake_peer_answers_and_runs_a_users_suite():
     if not peers.kfake_path().is_file():
-        pytest.skip("kfake is built by a benchmark run: python -m fakebroker.bench --systems kfake")
+        absent("the kfake peer is not built: .ci/install-clients builds it (peers.kfake_binary)")
     with systems.launch("kfake") as system:
         figures = latency.run(system, 20, warmup=5)  # ApiVersions v3 and Metadata v8 served
         assert figures.metadata[0] > 0
