@@ -28,7 +28,7 @@ from fakebroker.protocol.releases import (
 from fakebroker.protocol.releases_importer import build_table
 from fakebroker.protocol.specs import specs_root
 from fakebroker.wire_client import WireClient
-from tests.clients.java import INSTALL_HINT, clients_dir, compile_java
+from tests.clients.java import INSTALL_HINT, OLD_CLIENT, clients_dir, compile_java
 from tests.conftest import start_served, stop_served
 
 
@@ -180,7 +180,6 @@ def test_at_kafka_version_4_4_produce_v0_to_v2_are_listed_and_refused(kafka):
 
 # -- a client generation a release refuses: the Java client 0.11.0.3 --------------------------
 
-OLD_CLIENT = "0.11.0.3"
 OLD_ADMIN = Path(__file__).resolve().parent / "java" / "OldAdmin.java"
 
 
