@@ -11,8 +11,13 @@ can show: those tests say so and name the Kafka source they follow.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -25,7 +30,9 @@ from fakebroker.protocol.records import decode_records, encode_batch, read_batch
 from fakebroker.real_cluster import RealCluster
 from fakebroker.real_cluster import wait_for as eventually
 from fakebroker.wire_client import WireClient
+from tests.absent import absent
 from tests.bodies import fetch_body, produce_body
+from tests.clients.java import INSTALL_HINT, OLD_CLIENT, clients_dir, compile_java
 
 T0 = 1_700_000_000_000
 RECORDS = [(b"k%d" % i, b"v%d" % i, [], T0 + i) for i in range(3)]
@@ -295,6 +302,38 @@ def test_an_old_client_gets_the_same_from_a_log_of_magic_1():
             on_0_10 = old_client_round(fake, api_version)
         with FakeKafka(kafka_version="3.9") as fake:
             assert old_client_round(fake, api_version) == on_0_10
+
+
+OLD_PRODUCE_CONSUME = Path(__file__).resolve().parent / "java" / "OldProduceConsume.java"
+
+
+def java_0_11_round(cluster: Any, codec: str) -> list[dict[str, Any]]:
+    """tests/java/OldProduceConsume.java: the Java client 0.11.0.3 sends four records with
+    ``codec`` and reads them back (skipped when that client is not installed, failed under
+    CI, which installs it)."""
+    folder = clients_dir() / f"java-{OLD_CLIENT}"
+    jars = sorted(folder.glob("*.jar"))
+    if not (folder / ".stamp").is_file() or shutil.which("javac") is None:
+        absent(f"the Java client {OLD_CLIENT} is not installed in {folder}: {INSTALL_HINT}")
+    compiled = compile_java(OLD_PRODUCE_CONSUME, jars, folder / "old-produce-consume")
+    run = subprocess.run(
+        ["java", "-cp", os.pathsep.join(map(str, [compiled, *jars])), "OldProduceConsume",
+         cluster.bootstrap_servers.split(",")[0], new_topic(cluster), "4", codec],
+        capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "lz4"])
+def test_the_java_0_11_client_round_trips_magic_1_with_a_0_10_2_broker(codec):
+    """No broker here runs 0.10.2: the Java client 0.11.0.3 speaks Produce v2 (magic 1) and
+    Fetch v3 to it and reads the log of magic 1 as stored (Kafka 2.8.2's ``LogValidator``
+    keeps magic-1 entries in place; ``KafkaApis`` converts nothing for Fetch v2+)."""
+    with FakeKafka(kafka_version="0.10.2") as fake:
+        read = java_0_11_round(fake, codec)
+
+    assert read == [{"offset": i, "key": f"k{i}", "value": f"v{i}", "timestamp": T0 + i,
+                     "type": "CreateTime"} for i in range(4)]
 
 
 # -- message.format.version and compression.type ----------------------------------------------

@@ -36,7 +36,7 @@ from fakebroker.protocol.specs import specs_root
 from fakebroker.real_cluster import GROUP_KEY, TRANSACTION_KEY, RealCluster, wait_for
 from fakebroker.wire_client import WireClient
 from tests.bodies import produce_body
-from tests.clients.java import INSTALL_HINT, clients_dir, compile_java
+from tests.clients.java import INSTALL_HINT, OLD_CLIENT, clients_dir, compile_java
 from tests.conftest import start_served, stop_served
 
 
@@ -226,7 +226,6 @@ def test_at_kafka_version_4_4_produce_v0_to_v2_are_listed_and_refused(kafka):
 
 # -- a client generation a release refuses: the Java client 0.11.0.3 --------------------------
 
-OLD_CLIENT = "0.11.0.3"
 OLD_ADMIN = Path(__file__).resolve().parent / "java" / "OldAdmin.java"
 
 

@@ -52,6 +52,7 @@ INSTALL_HINT = "run `bash .ci/install-clients` (installs the real Kafka clients 
 
 # The Java client versions .ci/install-kafka installs (each in <clients dir>/java-<version>/).
 CLIENT_VERSIONS: tuple[str, ...] = ("3.9.1", "4.4.0")
+OLD_CLIENT = "0.11.0.3"  # the oldest client generation the tests run (its own programs)
 DEFAULT_CLIENT_VERSION = os.environ.get("FAKEBROKER_JAVA_CLIENT") or "3.9.1"
 
 # Fast JVM start for short-lived client runs.
