@@ -136,6 +136,16 @@ def producer_ids(answer: Answer, side: Side, request: Request) -> Answer:
                        if k == "producer_id" and isinstance(v, int) else v)
 
 
+def session_ids(answer: Answer, side: Side, request: Request) -> Answer:
+    """Hides the fetch session ids the broker gave (KIP-227): Kafka draws each at random
+    from the range of one shard of its session cache. Each becomes ``<session N>`` (N: the
+    order the broker gave them)."""
+    session = answer.get("session_id") if request.api == "Fetch" else None
+    if not session or session not in side.session_ids:
+        return answer
+    return {**answer, "session_id": f"<session {side.session_ids.index(session) + 1}>"}
+
+
 def broker_clock(answer: Answer, side: Side, request: Request) -> Answer:
     """Hides times read from the broker's clock: a ``log_append_time_ms``, a transaction's
     start time and the batch and record timestamps of stored records that are not before the
@@ -252,6 +262,7 @@ NORMALISERS: tuple[Normaliser, ...] = (
     topic_ids,
     member_ids,
     producer_ids,
+    session_ids,
     broker_clock,
     unordered,
 )

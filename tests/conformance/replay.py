@@ -49,6 +49,7 @@ class Side:
     topic_ids: dict[str, uuid.UUID] = field(default_factory=dict)
     member_ids: list[str] = field(default_factory=list)
     producer_ids: list[int] = field(default_factory=list)
+    session_ids: list[int] = field(default_factory=list)
     generations: dict[str, int] = field(default_factory=dict)
     member_epochs: dict[str, int] = field(default_factory=dict)
     cluster_id: str | None = None
@@ -143,6 +144,9 @@ class Side:
         if request.api == "InitProducerId" and answer.get("producer_id", -1) >= 0 \
                 and answer["producer_id"] not in self.producer_ids:
             self.producer_ids.append(answer["producer_id"])
+        if request.api == "Fetch" and answer.get("session_id") \
+                and answer["session_id"] not in self.session_ids:
+            self.session_ids.append(answer["session_id"])
 
     def settle(self, step: Settle, deadline: float) -> None:
         """Wait until this broker is ready for ``step``'s topics and coordinators."""
