@@ -16,6 +16,7 @@ from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
 from fakebroker.wire_client import WireClient
+from tests.test_wire_transactions import retried
 from tests.test_wire_versions import batch, fetch_body, leader_of, produce_body
 
 pytestmark = pytest.mark.fake_kafka(brokers=2, topics={"orders": 2})
@@ -123,9 +124,12 @@ def idempotent(values: list[bytes], sequence: int, epoch: int = 0, pid: int = 10
 
 def test_a_retried_idempotent_batch_is_stored_once_and_answered_with_its_offset(kafka):
     with WireClient(leader_of(kafka, "orders", 0)) as client:
-        init = client.request("InitProducerId", 4, {"transactional_id": None,
-                                                    "transaction_timeout_ms": 1000,
-                                                    "producer_id": -1, "producer_epoch": -1})
+        # Retried as a producer retries it: Kafka's broker may answer
+        # COORDINATOR_LOAD_IN_PROGRESS while it fetches a block of producer ids (seen on a
+        # 3-node cluster under load).
+        init = retried(client, "InitProducerId", 4, {"transactional_id": None,
+                                                     "transaction_timeout_ms": 1000,
+                                                     "producer_id": -1, "producer_epoch": -1})
         assert init.error_code == 0
         pid = init.producer_id
         first = client.request("Produce", 9, produce_body(
