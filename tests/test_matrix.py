@@ -12,6 +12,9 @@ from fakebroker import FakeKafka
 from fakebroker.real_cluster import RealCluster
 from tests.absent import absent
 from tests.matrix import CLIENTS, run_cell
+from tests.matrix.rounds import ROUNDS, Outcome
+from tests.matrix.run import Matrix
+from tests.matrix.table import between_markers, compact
 
 # client, release line, round, the outcome on both brokers
 SLICE = [
@@ -45,3 +48,24 @@ def test_a_cell_is_the_same_on_the_fake_as_on_apache_kafka(
     finally:
         real.close()
     assert (on_fake.outcome, on_kafka.outcome) == (expected, expected), (on_fake, on_kafka)
+
+
+def test_readmes_table_gives_clients_alike_one_row_and_names_each_round_that_did_not_pass():
+    matrix = Matrix()
+    outcomes = {"old": {"4.4": "UnsupportedVersionException"}, "a": {}, "b": {}, "c": {}}
+    for client, refused in outcomes.items():
+        for release in ("3.9", "4.4"):
+            for round_ in ROUNDS:
+                verdict = refused.get(release, "pass") if round_ == "admin" else "pass"
+                for broker in ("fake", "kafka"):
+                    matrix.cells[(client, release, broker, round_)] = Outcome(verdict)
+    matrix.cells[("c", "3.9", "fake", "produce")] = Outcome("TimeoutException")
+    rows = compact(matrix).splitlines()[2:]
+    assert rows == [
+        "| old | 4 rounds pass | 3 rounds pass; admin: UnsupportedVersionException |",
+        "| a, b | 4 rounds pass | 4 rounds pass |",
+        "| c | 3 rounds pass; produce: fake TimeoutException ≠ Kafka pass | 4 rounds pass |",
+    ]
+    readme = "intro\n<!-- matrix -->\nold table\n<!-- /matrix -->\nrest\n"
+    assert between_markers(readme, "new\n") == (
+        "intro\n<!-- matrix -->\nnew\n<!-- /matrix -->\nrest\n")

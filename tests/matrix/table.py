@@ -1,6 +1,6 @@
 """The matrix as Markdown: in full (one row per client, one column per release and round; a
 cell is the outcome both brokers gave, or ``fake X ≠ Kafka Y`` where they differ), and compact
-for README (one column per release: the rounds that did not pass)."""
+for README (one column per release: the rounds that did not pass; clients alike share a row)."""
 
 from __future__ import annotations
 
@@ -35,21 +35,26 @@ def render(matrix: Matrix) -> str:
 
 
 def compact(matrix: Matrix) -> str:
-    """One row per client, one column per release: how many rounds passed on both brokers,
-    then each other round's cell."""
+    """One column per release: how many rounds passed on both brokers, then each other
+    round's cell; one row per run of clients (in the matrix's order) with the same cells."""
     clients = list(dict.fromkeys(c for c, *_ in matrix.cells))
     releases = [r for r in RELEASES if any(k[1] == r for k in matrix.cells)]
     rounds = [r for r in ROUNDS if any(k[3] == r for k in matrix.cells)]
-    lines = ["| client | " + " | ".join(f"Kafka {r} (fake and {RELEASES[r]})" for r in releases)
-             + " |", "|" + "---|" * (len(releases) + 1)]
+    rows: list[tuple[list[str], list[str]]] = []
     for client in clients:
-        row = [client]
+        outcomes = []
         for release in releases:
             cells = {n: cell(matrix, client, release, n) for n in rounds}
             others = [f"{n}: {c}" for n, c in cells.items() if c != "pass"]
-            passed = f"{len(cells) - len(others)} rounds pass"
-            row.append("; ".join([passed, *others]))
-        lines.append("| " + " | ".join(row) + " |")
+            outcomes.append("; ".join([f"{len(cells) - len(others)} rounds pass", *others]))
+        if rows and rows[-1][1] == outcomes:
+            rows[-1][0].append(client)
+        else:
+            rows.append(([client], outcomes))
+    lines = ["| clients | " + " | ".join(f"Kafka {r} (fake and {RELEASES[r]})"
+                                        for r in releases) + " |",
+             "|" + "---|" * (len(releases) + 1)]
+    lines += ["| " + " | ".join([", ".join(names), *outcomes]) + " |" for names, outcomes in rows]
     return "\n".join(lines) + "\n"
 
 
