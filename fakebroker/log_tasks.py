@@ -20,7 +20,7 @@ import time
 import trio
 
 from fakebroker.options import ClusterSettings
-from fakebroker.state import compaction, retention
+from fakebroker.state import retention
 from fakebroker.state.cluster import Cluster
 
 
@@ -38,10 +38,22 @@ async def run_retention(cluster: Cluster, settings: ClusterSettings) -> None:
 
 
 async def run_cleaner(cluster: Cluster, settings: ClusterSettings) -> None:
-    """Clean compacted logs as Kafka's cleaner thread does; runs until cancelled."""
+    """Clean compacted logs as Kafka's cleaner thread does; runs until cancelled. Its first
+    pass comes one backoff after the start: a new cluster's logs are empty, so the pass Kafka
+    makes at once would find nothing, and the cleaner (with the record codec it imports) is
+    loaded after serve is ready (tests/test_startup.py)."""
+    await trio.sleep(_cleaner_backoff_s(cluster, settings))
+    from fakebroker.state import compaction
+
     while True:
         cleaned = compaction.clean_filthiest(cluster, _now_ms())
         retention.check(cluster, _now_ms(), compacted=True)
-        backoff = cluster.default_broker_configs.get(
-            "log.cleaner.backoff.ms", settings.broker_config("log.cleaner.backoff.ms"))
-        await trio.sleep(0 if cleaned else int(backoff or 0) / 1000)
+        await trio.sleep(0 if cleaned else _cleaner_backoff_s(cluster, settings))
+
+
+def _cleaner_backoff_s(cluster: Cluster, settings: ClusterSettings) -> float:
+    """``log.cleaner.backoff.ms`` in seconds: the cluster's dynamic default when set, else the
+    static config."""
+    backoff = cluster.default_broker_configs.get(
+        "log.cleaner.backoff.ms", settings.broker_config("log.cleaner.backoff.ms"))
+    return int(backoff or 0) / 1000
