@@ -248,6 +248,7 @@ def test_kafka_python_lists_describes_empties_and_deletes_groups_and_their_offse
     consumer = KafkaConsumer("events", bootstrap_servers=kafka.bootstrap_servers,
                              group_id="members", group_instance_id="i1", client_id="c1",
                              auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer.partitions_for_topic("events")  # see tests/clients/consumers.py
     read = 0
     deadline = time.monotonic() + 30
     while read < 3 and time.monotonic() < deadline:
@@ -440,6 +441,7 @@ def test_confluent_kafka_lists_describes_and_deletes_groups_and_alters_their_off
     consumer = KafkaConsumer("events", bootstrap_servers=kafka.bootstrap_servers,
                              group_id="members", client_id="c1", auto_offset_reset="earliest",
                              enable_auto_commit=False)
+    consumer.partitions_for_topic("events")  # see tests/clients/consumers.py
     read = 0
     deadline = time.monotonic() + 30
     while read < 3 and time.monotonic() < deadline:

@@ -113,6 +113,7 @@ def kafka_python_round_trip(kafka: FakeKafka, mtls: bool, tag: str) -> list[byte
     producer.close()
     consumer = KafkaConsumer("orders", group_id=f"g-{tag}", auto_offset_reset="earliest",
                              consumer_timeout_ms=30_000, **config)
+    consumer.partitions_for_topic("orders")  # see tests/clients/consumers.py
     seen = []
     for record in consumer:
         seen.append(record.value)

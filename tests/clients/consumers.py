@@ -124,8 +124,12 @@ class ThreadConsumer(threading.Thread):
         # answer comes; with no rebalance delay that can be before its first Metadata answer:
         # it assigns nothing ("No partition metadata") and rejoins once the metadata comes (its
         # snapshot changed). A poll that times out during such a rejoin leaves it
-        # "rebalancing" for good (no heartbeats, every commit refused locally). Real Kafka
-        # hides the race behind group.initial.rebalance.delay.ms (3 s). Loading the topic's
+        # "rebalancing" for good (no heartbeats, every commit refused locally), or never
+        # applies the rejoin's assignment: the join task ends after the poll gave up, its
+        # assignment makes need_rejoin() false, and only the rejoin loop would apply it.
+        # Real Kafka hides the race behind group.initial.rebalance.delay.ms (3 s); at 0 (as
+        # the suite runs it) poll(1) lost the assignment on Kafka 4.4.0 too (1 run of 3;
+        # the fake 3 of 3, as it answers faster). Loading the topic's
         # metadata after subscribing (not before: the snapshot is only taken for a
         # subscription) makes the first assignment whole, and no rejoin follows.
         consumer.subscribe([self.topic])
