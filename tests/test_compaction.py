@@ -13,13 +13,16 @@ import time
 import uuid
 from typing import Any
 
+from fakebroker.protocol.conversion import down_converted
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.record_entries import entries
 from fakebroker.protocol.records import (
     assign_offsets,
     decode_records,
     encode_batch,
     encode_marker,
     next_offset,
+    read_batch_headers,
 )
 from fakebroker.real_cluster import wait_for
 from fakebroker.state.cluster import Partition, Topic
@@ -216,3 +219,27 @@ def test_min_compaction_lag_holds_back_segments_with_newer_records(kafka: Any) -
         write(b"a", str(minutes).encode())
     becomes(kafka, "table", [(1, b"a", b"120"), (2, b"a", b"10"), (3, b"a", b"9"),
                              (4, b"a", b"8")])
+
+
+def test_a_cleaned_log_is_down_converted_for_an_old_fetcher():
+    """A batch the cleaner thinned (two records, one kept) and one it emptied (kept for its
+    producer's state) read by a Fetch v0-3 fetcher: the kept records, at their offsets, in
+    magic 1; the empty batch skipped, as Kafka's RecordsUtil.downConvert skips a batch with
+    no record to convert (it used to fail the header check and close the connection)."""
+    topic, partition = topic_log()
+    log = partition.log
+    both = encode_batch([(b"a", b"old", [], 1000), (b"b", b"kept", [], 1000)])
+    log.append(assign_offsets(both, 0, 0, None), 2, 1000, 0, -1, False,
+               roll=Roll(1 << 30, 500, 1000))  # 0-1
+    keyed(log, b"a", 2000, producer_id=7)  # 2: emptied by the aborted transaction
+    ended(log, 7, commit=False, timestamp=3000)  # 3
+    keyed(log, b"a", 4000)  # 4
+    keyed(log, b"c", 5000)  # 5: the active segment
+    assert cleaned(topic, partition, 10_000) == [(1, False), (3, True), (4, False), (5, False)]
+    stored = b"".join(b.data for b in log.batches)
+    assert any(h.record_count == 0 for h in read_batch_headers(stored, stored=True))
+    old = down_converted(stored, 1, 0)
+    assert [(magic, r.offset, r.key, r.value)
+            for start, end, magic in entries(old, allow_partial=True)
+            for r in decode_records(old[start:end])] == [
+        (1, 1, b"b", b"kept"), (1, 4, b"a", b"v"), (1, 5, b"c", b"v")]

@@ -110,7 +110,7 @@ def _convert(data: bytes, spans: list[tuple[int, int]], magic: int, fetch_offset
     """``RecordsUtil.downConvert`` of the batches at ``spans``."""
     kept: list[tuple[bytes, BatchHeader]] = []
     for start, end in spans:
-        [header] = read_batch_headers(data[start:end])
+        [header] = read_batch_headers(data[start:end], stored=True)
         if header.is_control:
             continue
         if header.compression == ZSTD:

@@ -72,10 +72,12 @@ _V2_MAX_TIMESTAMP_AT = 35
 _V2_OFFSET_EPOCH = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 
 
-def read_batch_headers(data: bytes) -> list[BatchHeader]:
-    """Split complete produce input or stored log bytes into validated batch headers."""
+def read_batch_headers(data: bytes, stored: bool = False) -> list[BatchHeader]:
+    """Split complete produce input, or stored log bytes (``stored``: a cleaned batch holds
+    fewer records than its offsets span, or none), into validated batch headers."""
     return [
-        _read_v2(data, start, end) if magic == 2 else legacy_records.read_header(data, start, end)
+        _read_v2(data, start, end, compacted=stored) if magic == 2
+        else legacy_records.read_header(data, start, end)
         for start, end, magic in entries(data)
     ]
 
