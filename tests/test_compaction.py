@@ -9,9 +9,13 @@ tests/test_retention.py). Run on both brokers with ``--kafka=both``."""
 
 from __future__ import annotations
 
+import struct
 import time
 import uuid
+from types import SimpleNamespace
 from typing import Any
+
+import crc32c
 
 from fakebroker.protocol.conversion import down_converted
 from fakebroker.protocol.errors import ErrorCode
@@ -26,7 +30,7 @@ from fakebroker.protocol.records import (
 )
 from fakebroker.real_cluster import wait_for
 from fakebroker.state.cluster import Partition, Topic
-from fakebroker.state.compaction import clean, cleanable
+from fakebroker.state.compaction import clean, clean_filthiest, cleanable
 from fakebroker.state.log import AbortedTxn, PartitionLog, Roll
 from fakebroker.wire_client import WireClient
 from tests.bodies import produce_body
@@ -243,3 +247,26 @@ def test_a_cleaned_log_is_down_converted_for_an_old_fetcher():
             for start, end, magic in entries(old, allow_partial=True)
             for r in decode_records(old[start:end])] == [
         (1, 1, b"b", b"kept"), (1, 4, b"a", b"v"), (1, 5, b"c", b"v")]
+
+
+def test_records_the_cleaner_cannot_read_mark_only_their_log_uncleanable(caplog):
+    """A batch whose CRC holds but whose record does not parse (produce checks batches, not
+    each record) stops neither the cleaner nor the cluster: that log stays as it was, marked
+    uncleanable with one warning (Kafka's markPartitionUncleanable); other logs are cleaned."""
+    (topic, partition), (good_topic, good) = topic_log(), topic_log()
+    bad = bytearray(encode_batch([(b"a", b"v", [], 1000)]))
+    bad[61] = 0x7E  # the record's length (after the 61-byte header): 63, past the batch
+    struct.pack_into(">I", bad, 17, crc32c.crc32c(bytes(bad[21:])))  # its CRC made good
+    partition.log.append(bytes(bad), 1, 1000, 0, -1, False, roll=Roll(1 << 30, 500, 1000))
+    for log in (partition.log, good.log):
+        for timestamp in (2000, 3000, 4000):
+            keyed(log, b"a", timestamp)
+    before = [b.data for b in partition.log.batches]
+    cluster = SimpleNamespace(topics={"bad": topic, "good": good_topic})
+    while clean_filthiest(cluster, 10_000):
+        pass
+    assert partition.log.uncleanable and [b.data for b in partition.log.batches] == before
+    assert [r.offset for r in decode_records(b"".join(b.data for b in good.log.batches))] == [
+        1, 2]  # a@0 superseded; a@2 in the active segment
+    assert [r.getMessage() for r in caplog.records] == [
+        "the cleaner cannot read t-0 (bad record length 63): marked uncleanable"]

@@ -29,10 +29,12 @@ as long as the log holds it), and legacy (magic 0/1) message sets, kept as they 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fakebroker.protocol.record_entries import MAGIC_AT
+from fakebroker.protocol.compression import DecompressionError
+from fakebroker.protocol.record_entries import MAGIC_AT, CorruptRecordError, InvalidRecordError
 from fakebroker.protocol.records import (
     COMMIT_MARKER,
     Record,
@@ -45,6 +47,7 @@ from fakebroker.state.log import AbortedTxn, PartitionLog, Segment, StoredBatch
 if TYPE_CHECKING:
     from fakebroker.state.cluster import Cluster, Partition, Topic
 
+logger = logging.getLogger("fakebroker")
 
 @dataclass(frozen=True, slots=True)
 class Cleanable:
@@ -62,6 +65,8 @@ def cleanable(topic: Topic, partition: Partition, now_ms: int) -> Cleanable | No
     """The log's cleanable range (``LogCleanerManager.cleanableOffsets``), None when it has
     no bytes up to its first uncleanable segment."""
     log = partition.log
+    if log.uncleanable:
+        return None
     first_dirty = log.cleaned_to if log.log_start_offset <= log.cleaned_to \
         <= log.log_end_offset else log.log_start_offset
     active = log.segments[-1].base_offset
@@ -275,9 +280,17 @@ def _groups(log: PartitionLog, end: int, segment_bytes: int) -> list[list[Segmen
 
 
 def clean_filthiest(cluster: Cluster, now_ms: int) -> bool:
-    """Clean the filthiest log, if one is due; whether one was."""
+    """Clean the filthiest log, if one is due; whether one was. Records the cleaner cannot
+    read (stored as a client sent them: produce checks batches, not every record) leave
+    the log as it was, marked uncleanable with one warning, as Kafka's cleaner thread marks
+    such a partition and goes on with the others."""
     target = filthiest(cluster, now_ms)
     if target is None:
         return False
-    clean(target, now_ms)
+    try:
+        clean(target, now_ms)
+    except (CorruptRecordError, InvalidRecordError, DecompressionError) as exc:
+        target.partition.log.uncleanable = True
+        logger.warning("the cleaner cannot read %s-%d (%s): marked uncleanable",
+                    target.topic.name, target.partition.index, exc)
     return True

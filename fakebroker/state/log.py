@@ -119,6 +119,8 @@ class PartitionLog:
     # oldest first; the last is the active segment (never none)
     segments: list[Segment] = field(default_factory=list)
     cleaned_to: int = 0  # the compaction cleaner's first dirty offset (its checkpoint)
+    # the cleaner failed on its records (Kafka's markPartitionUncleanable): never cleaned again
+    uncleanable: bool = False
 
     def __post_init__(self) -> None:
         if not self.segments:
