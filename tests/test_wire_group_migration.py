@@ -14,6 +14,7 @@ from fakebroker.state.views import assigned_partitions
 from fakebroker.wire_client import WireClient
 from tests.bodies import assignment, join_body
 from tests.test_wire_consumer_groups import Member
+from tests.test_wire_transactions import retried
 
 pytestmark = pytest.mark.fake_kafka(brokers=1, topics={"orders": 2})
 CLASSIC, CONSUMER = 0, 1  # ConsumerGroupDescribe's member types
@@ -23,17 +24,21 @@ class ClassicMember:
     """A classic consumer of ``orders`` (range assignor, eager: it owns nothing when it
     rejoins) speaking JoinGroup v9, SyncGroup v5, Heartbeat v4 to group ``group``."""
 
-    def __init__(self, client: WireClient, group: str = "g"):
-        self.client, self.group = client, group
+    def __init__(self, client: WireClient, group: str = "g", instance: str | None = None):
+        self.client, self.group, self.instance = client, group, instance
         self.member_id, self.generation = "", -1
 
     def join(self):
-        """JoinGroup, with the MEMBER_ID_REQUIRED round; the answer."""
-        answer = self.client.request("JoinGroup", 9, join_body(self.member_id, group=self.group))
+        """JoinGroup, with the MEMBER_ID_REQUIRED round, retried while a fresh Kafka's
+        coordinator loads (as a client retries); the answer."""
+        def join_group():
+            return retried(self.client, "JoinGroup", 9, join_body(
+                self.member_id, self.instance, group=self.group))
+
+        answer = join_group()
         if answer.error_code == ErrorCode.MEMBER_ID_REQUIRED:
             self.member_id = answer.member_id
-            answer = self.client.request("JoinGroup", 9, join_body(self.member_id,
-                                                                     group=self.group))
+            answer = join_group()
         assert answer.error_code == 0, answer
         self.member_id, self.generation = answer.member_id, answer.generation_id
         return answer
@@ -166,6 +171,38 @@ def test_a_heartbeat_that_is_not_a_join_never_upgrades(kafka):
         assert (refused.error_code, refused.error_message) == (
             ErrorCode.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
         assert listed(client) == ("classic", "CompletingRebalance")
+
+
+def test_a_kip848_member_replaces_a_classic_static_member_of_its_instance_id(kafka):
+    """Kafka's getOrMaybeSubscribeStaticConsumerGroupMember: a static member of the classic
+    protocol is replaced at once by a KIP-848 member joining with its instance id (two
+    KIP-848 members would need the first to have left: UNRELEASED_INSTANCE_ID); the new
+    member takes its partitions, the classic member is gone."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        classic = ClassicMember(client, instance="i1")
+        classic.join()
+        assert classic.sync(0, 1).error_code == 0
+        kip848 = Member(kafka, client, instance_id="i1")
+        kip848.join()
+        assert kip848.assigned == {"orders": {0, 1}}
+        assert member_types(client) == {kip848.member_id: CONSUMER}
+        assert classic.heartbeat() == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_refused_join_leaves_the_classic_group_as_it_was(kafka):
+    """Kafka converts the group inside the heartbeat's write, so a join it refuses (here
+    an unsupported assignor) discards the conversion: the group stays classic and Stable,
+    its member in place."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        classic = ClassicMember(client)
+        classic.join()
+        assert classic.sync(0, 1).error_code == 0
+        refused = Member(kafka, client).send(
+            0, rebalance_timeout_ms=30_000, topic_partitions=[],
+            subscribed_topic_names=["orders"], server_assignor="nosuch")
+        assert refused.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR, refused
+        assert listed(client) == ("classic", "Stable")
+        assert classic.heartbeat() == 0
 
 
 def test_a_group_of_another_protocol_type_is_not_upgraded(kafka):

@@ -333,12 +333,12 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
                 hb.instance_id is None or group.static_member(hb.instance_id) is None):
             raise ClusterError("GROUP_MAX_SIZE_REACHED", "The consumer group has reached its "
                                f"maximum capacity of {max_size} members.")
-        self.install(group, now)
         if hb.member_epoch == JOIN:
             member = self._join(group, hb)
         else:
             member = self._existing(group, hb)
             self._check_epoch(member, hb)
+        self.install(group, now)  # a group upgraded only for a heartbeat accepted (as Kafka)
         if hb.server_assignor:
             group.assignor = hb.server_assignor
         names_changed, regex_changed = self._update(member, hb)
@@ -410,17 +410,19 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             group.subscription = subscription
 
     def _join(self, group: ConsumerGroup, hb: Heartbeat) -> ConsumerMember:
-        """The member joining with epoch 0 (new, rejoining, or replacing a static member)."""
+        """The member joining with epoch 0 (new, rejoining, or replacing a static member: one
+        of the classic protocol at once, as Kafka's getOrMaybeSubscribeStaticConsumerGroupMember
+        replaces it, one of this protocol once it has left for now)."""
         member_id = hb.member_id or str(uuid.uuid4())
         previous = group.static_member(hb.instance_id) if hb.instance_id is not None else None
         if previous is not None:
-            if previous.epoch != TEMPORARY_LEAVE:
+            if previous.classic is None and previous.epoch != TEMPORARY_LEAVE:
                 raise ClusterError(
                     "UNRELEASED_INSTANCE_ID",
                     f"Static member {member_id} with instance id {hb.instance_id} cannot join "
                     f"the group because the instance id is owned by {previous.member_id} member.")
             member = replace(previous, member_id=member_id, epoch=0, previous_epoch=0,
-                             revoking={}, revoke_deadline=None, sent=None)
+                             revoking={}, revoke_deadline=None, sent=None, classic=None)
             del group.members[previous.member_id]
             group.members[member_id] = member
             group.target[member_id] = group.target.pop(previous.member_id, {})
