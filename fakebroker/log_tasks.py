@@ -53,7 +53,8 @@ async def run_cleaner(cluster: Cluster, settings: ClusterSettings) -> None:
 
 def _cleaner_backoff_s(cluster: Cluster, settings: ClusterSettings) -> float:
     """``log.cleaner.backoff.ms`` in seconds: the cluster's dynamic default when set, else the
-    static config."""
+    static config; at least a millisecond (Kafka's cleaner at 0 spins on a thread of its own,
+    here it would hold the one thread every connection is served on)."""
     backoff = cluster.default_broker_configs.get(
         "log.cleaner.backoff.ms", settings.broker_config("log.cleaner.backoff.ms"))
-    return int(backoff or 0) / 1000
+    return max(int(backoff or 0), 1) / 1000

@@ -473,6 +473,14 @@ HONOURED: dict[str, str] = {
     "log.roll.ms": "topics' segment.ms: the age (by record timestamps) a segment rolls at",
     "log.roll.hours": "topics' segment.ms, in hours (below log.roll.ms)",
     "log.cleanup.policy": "topics' cleanup.policy: delete (retention), compact",
+    "log.cleaner.backoff.ms": "how long the cleaner idles when no log is due",
+    "log.cleaner.min.cleanable.ratio": "topics' min.cleanable.dirty.ratio: the dirty share "
+                                       "a log is cleaned at",
+    "log.cleaner.min.compaction.lag.ms": "topics' min.compaction.lag.ms: how young a record "
+                                         "stays uncleaned",
+    "log.cleaner.max.compaction.lag.ms": "topics' max.compaction.lag.ms: how old a dirty "
+                                         "record is cleaned at whatever ratio",
+    "log.cleaner.delete.retention.ms": "topics' delete.retention.ms: how long tombstones stay",
 }
 
 # Kafka's cross-checks of the group coordinator's configs (GroupCoordinatorConfig,

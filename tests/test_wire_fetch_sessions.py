@@ -213,15 +213,17 @@ def test_fewer_than_eight_slots_hold_no_session(kafka):
 def test_a_fetch_whose_session_moved_on_while_it_waited_is_invalid_fetch_session_epoch(kafka):
     """Kafka moves a session to its next epoch when a fetch arrives: a fetch at that next
     epoch on another connection is served while the first waits, and the first, when its
-    wait ends, is answered INVALID_FETCH_SESSION_EPOCH with the session's id."""
+    wait ends (a record arrives), is answered INVALID_FETCH_SESSION_EPOCH with the session's
+    id."""
     with WireClient(kafka.bootstrap_servers) as first, \
             WireClient(kafka.bootstrap_servers) as second:
         session = fetch(first, 12, 0, 0, {0: 0}).session_id
         waiting = first.send("Fetch", 12, {
-            "replica_id": -1, "max_wait_ms": 4000, "min_bytes": 1, "max_bytes": 1 << 20,
+            "replica_id": -1, "max_wait_ms": 60_000, "min_bytes": 1, "max_bytes": 1 << 20,
             "isolation_level": 0, "session_id": session, "session_epoch": 1, "rack_id": "",
             "topics": [], "forgotten_topics_data": []})
-        overtaking = overtake(second, session, epoch=2, within=3)
+        overtaking = overtake(second, session, epoch=2, within=30)
+        produce(second, 0, b"ends the wait")
         correlation, late = first.receive("Fetch", 12)
     assert correlation == waiting
     assert (overtaking.error_code, overtaking.session_id) == (0, session)
@@ -236,7 +238,7 @@ def overtake(client: WireClient, session: int, epoch: int, within: float) -> Any
     deadline = time.monotonic() + within
     while (answer := fetch(client, 12, session, epoch, {})).error_code == \
             ErrorCode.INVALID_FETCH_SESSION_EPOCH and time.monotonic() < deadline:
-        pass
+        time.sleep(0.01)
     return answer
 
 
