@@ -272,3 +272,25 @@ def test_records_the_cleaner_cannot_read_mark_only_their_log_uncleanable(caplog)
         1, 2]  # a@0 superseded; a@2 in the active segment
     assert [r.getMessage() for r in caplog.records] == [
         "the cleaner cannot read t-0 (bad record length 63): marked uncleanable"]
+
+
+def test_a_record_without_a_key_is_refused_by_a_compacted_topic(kafka: Any) -> None:
+    """Kafka's LogValidator.validateKey: the whole batch refused, INVALID_RECORD, each
+    record without a key named in record_errors (Produce v8+), the first three in the
+    message; nothing appended."""
+    kafka.create_topic("table", configs=COMPACTED)
+    said = "Compacted topic cannot accept message without key in topic partition table-0"
+    records = encode_batch([(b"k", b"v", [], 1000), (None, b"v", [], 1000),
+                            (None, b"w", [], 1000)])
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        answers = {version: client.request("Produce", version, produce_body(
+            "table", 0, records)).responses[0].partition_responses[0]
+            for version in (7, 9)}
+    assert answers[7].error_code == answers[9].error_code == ErrorCode.INVALID_RECORD
+    assert [(e.batch_index, e.batch_index_error_message) for e in answers[9].record_errors
+            ] == [(1, said), (2, said)]
+    assert answers[9].error_message == (
+        "One or more records have been rejected due to 2 record errors in total, and only "
+        "showing the first three errors at most: [RecordError(batchIndex=1, "
+        f"message='{said}'), RecordError(batchIndex=2, message='{said}')]")
+    assert stored(kafka, "table") == []

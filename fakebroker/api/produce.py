@@ -16,9 +16,11 @@ Behavior:
   batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
   max.message.bytes (these four without a message, as Kafka answers them); INVALID_TIMESTAMP
   for a CreateTime record beyond message.timestamp.after.max.ms ahead of the broker's clock
-  (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors.
-  Before those, acks=-1 to a partition whose ISR is smaller than its min.insync.replicas
-  (at most its replica count, Kafka's effective min ISR): NOT_ENOUGH_REPLICAS, no message.
+  (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors;
+  before that INVALID_RECORD for a record without a key to a compacted topic, each such
+  record in record_errors (Kafka's message). Before those, acks=-1 to a partition whose ISR
+  is smaller than its min.insync.replicas (at most its replica count, Kafka's effective min
+  ISR): NOT_ENOUGH_REPLICAS, no message.
   (NOT_ENOUGH_REPLICAS_AFTER_APPEND never happens: the fake's replicas hold every append.)
 * Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
   appended twice and is answered with its first offset (and, as Kafka does, the stored
@@ -155,7 +157,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
     magic = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
-    headers = validate(ctx, topic, records or b"", magic)
+    headers = validate(ctx, topic, partition.index, records or b"", magic)
     log = partition.log
     first = headers[0]
     if first.is_transactional and transactional_id is not None \
@@ -185,10 +187,10 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             "log_append_time_ms": -1 if append_time is None else append_time}
 
 
-def validate(ctx: RequestContext, topic: Topic, records: bytes, magic: int
+def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magic: int
              ) -> list[BatchHeader]:
-    """Kafka's checks of a partition's records before they are appended to a log that stores
-    ``magic`` (ProduceRequest.validateRecords, the log's analysis, LogValidator's)."""
+    """Kafka's checks of partition ``index``'s records before they are appended to a log that
+    stores ``magic`` (ProduceRequest.validateRecords, the log's analysis, LogValidator's)."""
     try:
         headers = read_batch_headers(records)
     except CorruptRecordError:
@@ -211,9 +213,26 @@ def validate(ctx: RequestContext, topic: Topic, records: bytes, magic: int
         raise ClusterError("INVALID_RECORD")  # the first batch's magic, for every batch
     if magic < 2 and (first.is_transactional or first.producer_id >= 0):
         raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
+    if "compact" in topic.config("cleanup.policy", ctx.broker.id).split(","):
+        check_keys(f"{topic.name}-{index}", records)
     if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":
         check_timestamps(ctx, topic, records, headers)
     return headers
+
+
+def check_keys(partition: str, records: bytes) -> None:
+    """Kafka's LogValidator.validateKey for a compacted topic (the only topics whose records
+    are decoded for it): a record without a key is INVALID_RECORD for the batch, each such
+    record in ``record_errors``, the first three in the message as Kafka words it."""
+    said = f"Compacted topic cannot accept message without key in topic partition {partition}"
+    errors = [{"batch_index": index, "batch_index_error_message": said}
+              for index, r in enumerate(decode_records(records)) if r.key is None]
+    if errors:
+        shown = ", ".join(f"RecordError(batchIndex={e['batch_index']}, message='{said}')"
+                          for e in errors[:3])
+        raise ClusterError("INVALID_RECORD", "One or more records have been rejected due to "
+                           f"{len(errors)} record errors in total, and only showing the first "
+                           f"three errors at most: [{shown}]", record_errors=errors)
 
 
 def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
