@@ -73,6 +73,7 @@ from fakebroker.protocol.records import (
     read_batch_headers,
 )
 from fakebroker.protocol.releases import since
+from fakebroker.state import storage_cap
 from fakebroker.state.cluster import Partition, Topic
 from fakebroker.state.message_format import log_magic
 from fakebroker.state.producers import AppendedBatch
@@ -172,6 +173,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     base = log.log_end_offset
     data = in_log_format(ctx, topic, records or b"", headers, magic, append_time)
     stored = assign_offsets(data, base, partition.leader_epoch, append_time)
+    storage_cap.admit(ctx.cluster, len(stored), partition.topic, partition.index)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)
