@@ -1,5 +1,5 @@
 """The optional cap on the bytes a fake cluster stores (``max_stored_bytes``), as a
-confluent-kafka producer meets it: the batch past the cap is refused at once with
+confluent-kafka producer (and Java's) meets it: the batch past the cap is refused at once with
 POLICY_VIOLATION (not retried until the delivery timeout), one warning names the cap, and
 producing resumes once DeleteRecords, retention or a topic's deletion frees bytes. Kafka has
 no such cap: fake only."""
@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 from fakebroker.options import OptionError
 from fakebroker.real_cluster import wait_for
 from fakebroker.sync import FakeKafka
+from tests.clients.java import HarnessError, run_harness
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -110,3 +111,14 @@ def test_a_cap_of_zero_refuses_every_produce() -> None:
     with FakeKafka(max_stored_bytes=0, topics={"events": 1}) as kafka:
         assert delivery(producer(kafka), "events").code() == KafkaError.POLICY_VIOLATION
         assert kafka.offsets("events", 0) == (0, 0)
+
+
+def test_a_java_producer_fails_with_the_caps_message() -> None:
+    """Java's producer raises the broker's message: a PolicyViolationException naming the
+    cap and the setting, at once (not retriable)."""
+    with FakeKafka(max_stored_bytes=0, topics={"events": 1}) as kafka, \
+            pytest.raises(HarnessError) as refused:
+        run_harness("produce", "--bootstrap", kafka.bootstrap_servers, "--topic", "events",
+                    "--count", "1", client_version="4.4.0")
+    assert "PolicyViolationException: fakebroker stores 0 bytes of records; this batch of " \
+        "72 bytes would pass its cap, max_stored_bytes=0" in str(refused.value)
