@@ -20,6 +20,9 @@ Behavior:
   Before those, acks=-1 to a partition whose ISR is smaller than its min.insync.replicas
   (at most its replica count, Kafka's effective min ISR): NOT_ENOUGH_REPLICAS, no message.
   (NOT_ENOUGH_REPLICAS_AFTER_APPEND never happens: the fake's replicas hold every append.)
+* With the ``max_stored_bytes`` setting (the fake's own, Kafka has none), a batch that would
+  take the cluster's stored records past it: POLICY_VIOLATION with a message naming the cap
+  (``fakebroker.state.storage_cap``), checked last, just before the append.
 * Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
   appended twice and is answered with its first offset (and, as Kafka does, the stored
   batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
