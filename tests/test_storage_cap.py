@@ -35,14 +35,14 @@ def delivery(producer: Producer, topic: str, timestamp: int = 0) -> KafkaError |
     return reports[0]
 
 
-def producer(kafka: FakeKafka) -> Producer:
+def producer_of(kafka: FakeKafka) -> Producer:
     return Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 0})
 
 
 @pytest.mark.fake_kafka(max_stored_bytes=CAP, topics={"events": 1})
 def test_the_batch_past_the_cap_fails_at_once_with_one_warning_naming_the_setting(
         fake_kafka: FakeKafka, caplog: pytest.LogCaptureFixture) -> None:
-    client = producer(fake_kafka)
+    client = producer_of(fake_kafka)
     assert delivery(client, "events") is None
     assert delivery(client, "events") is None
     with caplog.at_level(logging.WARNING, logger="fakebroker"):
@@ -62,7 +62,7 @@ def test_the_batch_past_the_cap_fails_at_once_with_one_warning_naming_the_settin
 
 @pytest.mark.fake_kafka(max_stored_bytes=CAP, topics={"events": 1})
 def test_delete_records_frees_bytes_at_once(fake_kafka: FakeKafka) -> None:
-    client = producer(fake_kafka)
+    client = producer_of(fake_kafka)
     assert [delivery(client, "events") for _ in range(2)] == [None, None]
     assert delivery(client, "events").code() == KafkaError.POLICY_VIOLATION
     admin = AdminClient({"bootstrap.servers": fake_kafka.bootstrap_servers})
@@ -74,7 +74,7 @@ def test_delete_records_frees_bytes_at_once(fake_kafka: FakeKafka) -> None:
 
 @pytest.mark.fake_kafka(max_stored_bytes=CAP, topics={"events": 1, "other": 1})
 def test_deleting_a_topic_frees_its_bytes_for_every_topic(fake_kafka: FakeKafka) -> None:
-    client = producer(fake_kafka)
+    client = producer_of(fake_kafka)
     assert [delivery(client, "events") for _ in range(2)] == [None, None]
     assert delivery(client, "other").code() == KafkaError.POLICY_VIOLATION
     admin = AdminClient({"bootstrap.servers": fake_kafka.bootstrap_servers})
@@ -87,7 +87,7 @@ def test_retention_frees_bytes_and_producing_resumes(fake_kafka: FakeKafka) -> N
     """Two records stamped 2023 under an hour's retention.ms fill the cap; the retention
     check (every 100 ms) deletes their wholly expired segment, and the next record fits."""
     fake_kafka.create_topic("events", configs={"retention.ms": "3600000"})
-    client = producer(fake_kafka)
+    client = producer_of(fake_kafka)
     old = 1_700_000_000_000
     assert [delivery(client, "events", old) for _ in range(2)] == [None, None]
     wait_for(lambda: fake_kafka.offsets("events", 0)[0] == 2, "retention to delete both")
@@ -109,7 +109,7 @@ def test_the_setting_is_a_flag_a_variable_and_a_keyword_checked_alike() -> None:
 
 def test_a_cap_of_zero_refuses_every_produce() -> None:
     with FakeKafka(max_stored_bytes=0, topics={"events": 1}) as kafka:
-        assert delivery(producer(kafka), "events").code() == KafkaError.POLICY_VIOLATION
+        assert delivery(producer_of(kafka), "events").code() == KafkaError.POLICY_VIOLATION
         assert kafka.offsets("events", 0) == (0, 0)
 
 
@@ -122,3 +122,18 @@ def test_a_java_producer_fails_with_the_caps_message() -> None:
                     "--count", "1", client_version="4.4.0")
     assert "PolicyViolationException: fakebroker stores 0 bytes of records; this batch of " \
         "72 bytes would pass its cap, max_stored_bytes=0" in str(refused.value)
+
+
+def test_a_transaction_filling_the_cap_still_commits() -> None:
+    """A transactional batch that fills the cap to the byte (its 170 bytes, as a plain
+    one's): its commit marker is written all the same, so a transaction begun can end."""
+    with FakeKafka(max_stored_bytes=BATCH, topics={"events": 1}) as kafka:
+        producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 0,
+                             "transactional.id": "capped"})
+        producer.init_transactions(10)
+        producer.begin_transaction()
+        producer.produce("events", VALUE)
+        producer.commit_transaction(10)
+        assert kafka.offsets("events", 0) == (0, 2)  # the record and its commit marker
+        assert [(r.offset, r.value) for r in kafka.records("events", 0)] == [(0, VALUE)]
+        assert delivery(producer_of(kafka), "events").code() == KafkaError.POLICY_VIOLATION
