@@ -596,6 +596,7 @@ class ClusterSettings:
     kafka_version: str | None = None  # a release line of protocol_specs/releases.json
     seed: int | None = None
     journal_capacity: int = 10_000
+    max_stored_bytes: int | None = None  # no cap
     listeners: tuple[str, ...] = ()
     ssl_client_auth: str = "none"
     ssl_cert: str | None = None
@@ -732,6 +733,12 @@ CLUSTER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             metavar="N"),
     Setting("journal_capacity", parse_int, "how many requests the journal keeps", _at_least(1),
             metavar="N"),
+    Setting("max_stored_bytes", parse_int,
+            "the most bytes of records the cluster's partition logs may hold together (unset: "
+            "no cap, as Kafka has none); a Produce that would pass it is refused with "
+            "POLICY_VIOLATION and a message naming this setting, until retention, "
+            "DeleteRecords or a topic's deletion frees bytes",
+            _optional(_at_least(0)), metavar="BYTES"),
     Setting("listeners", str,
             "a listener of each broker for this security protocol (repeatable: PLAINTEXT, SSL, "
             "SASL_PLAINTEXT, SASL_SSL), each on its own port; none: one PLAINTEXT listener",

@@ -285,3 +285,19 @@ def test_kafka_python_describes_the_log_dirs_of_a_partition(kafka):
     assert (broker["broker"], log_dir["error_code"]) == (kafka.brokers[0].id, 0)
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]])
             for t in log_dir["topics"]] == [("orders", [0])]
+
+
+def test_records_deleted_keep_their_segment_s_bytes_until_retention_deletes_it(kafka):
+    """DeleteRecords moves the log start; the bytes below it stay in their segment until a
+    retention check deletes it, and one holding the log start (here the only, active one)
+    never is: DescribeLogDirs reports the segment's bytes all along, as Kafka's
+    ``UnifiedLog.size`` counts them."""
+    first, second = batch([b"one"]), batch([b"two", b"three"])
+    with client(kafka) as c:
+        for records in (first, second):
+            assert c.request("Produce", 9, produce_body("audit", 0, records)) \
+                .responses[0].partition_responses[0].error_code == NO_ERROR
+        (deleted,) = c.request("DeleteRecords", 2, {"topics": [{"name": "audit", "partitions": [
+            {"partition_index": 0, "offset": 3}]}], "timeout_ms": 5000}).topics
+        assert [(p.low_watermark, p.error_code) for p in deleted.partitions] == [(3, NO_ERROR)]
+        assert sizes(log_dirs(c, 4))[("audit", 0)] == len(first) + len(second)

@@ -154,3 +154,38 @@ def test_partitions_share_the_answers_bytes_in_order(
             for p in (0, 1)]
         (topic,) = client.request("Fetch", 12, body).responses
     assert [len(p.records or b"") for p in topic.partitions] == sizes
+
+
+def session_fetch(client: WireClient, topic: str, session_id: int, epoch: int,
+                  offset: int | None) -> Any:
+    """A Fetch v12 of ``topic``-0 in session ``session_id`` at ``epoch``: naming the
+    partition at ``offset``, or (None) naming nothing, the session's entry standing."""
+    named = [] if offset is None else fetch_body(topic, 0, offset)["topics"]
+    return client.request("Fetch", 12, dict(fetch_body(topic, 0, 0), topics=named,
+                                            session_id=session_id, session_epoch=epoch,
+                                            forgotten_topics_data=[]))
+
+
+def test_a_throttled_incremental_fetch_leaves_its_session_untold(
+        kafka: Any, admin: WireClient) -> None:
+    """A session opened on an empty partition was told its high watermark, 0. A batch is
+    appended; the next incremental fetch reads it, over a quota of 100 B/s: throttled, no
+    partitions, as Kafka's ``getThrottledResponse``, which updates nothing in the session.
+    So once the throttle is over, a fetch from past the batch (no records to read) is still
+    answered the partition: its high watermark, 1, was never told."""
+    app = a_name("app")
+    kafka.create_topic(app, partitions=1)
+    with WireClient(kafka.bootstrap_servers, client_id=app) as consumer:
+        opened = session_fetch(consumer, app, 0, 0, 0)
+        assert (opened.error_code, opened.responses[0].partitions[0].high_watermark) == (0, 0)
+        consumer_quota(admin, app, 100.0)
+        produced(admin, app, RECORDS, 1)
+        throttled = session_fetch(consumer, app, opened.session_id, 1, None)
+        assert (throttled.error_code, throttled.session_id, throttled.responses) == (
+            0, opened.session_id, [])
+        assert throttled.throttle_time_ms > 0
+        time.sleep(throttled.throttle_time_ms / 1000)
+        told = session_fetch(consumer, app, opened.session_id, 2, 1)
+    assert told.throttle_time_ms == 0
+    assert [(p.partition_index, p.high_watermark, len(p.records or b""))
+            for t in told.responses for p in t.partitions] == [(0, 1, 0)]

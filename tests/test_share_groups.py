@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import tempfile
+import time
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.protocol.records import encode_batch
 from fakebroker.wire_client import WireClient
 from tests.absent import needs
 from tests.bodies import batch, produce_body
@@ -152,15 +154,16 @@ def share_fetch(client: WireClient, group: str, member: str, topic_id, epoch: in
                                                   "acknowledgement_batches": []}]}]})
 
 
-def join_and_acquire(client: WireClient, group: str, member: str, topic_id
-                     ) -> list[tuple[int, int, int]]:
-    """Join ``group`` as ``member`` (ShareGroupHeartbeat until assigned), open a share session
-    and fetch until records are acquired: their (first, last, delivery count)."""
+def join_and_acquire(client: WireClient, group: str, member: str, topic_id,
+                     topic: str = "orphans") -> tuple[list[tuple[int, int, int]], int]:
+    """Join ``group`` as ``member`` (ShareGroupHeartbeat until assigned to ``topic``), open a
+    share session and fetch until records are acquired: their (first, last, delivery count),
+    and the session's next epoch."""
     epoch = 0
     for _ in range(100):
         answer = client.request("ShareGroupHeartbeat", 1, {
             "group_id": group, "member_id": member, "member_epoch": epoch,
-            "subscribed_topic_names": [ORPHANS] if epoch == 0 else None})
+            "subscribed_topic_names": [topic] if epoch == 0 else None})
         assert answer.error_code == 0, answer.error_message
         epoch = answer.member_epoch
         if answer.assignment and answer.assignment.topic_partitions:
@@ -171,11 +174,11 @@ def join_and_acquire(client: WireClient, group: str, member: str, topic_id
         acquired = [(r.first_offset, r.last_offset, r.delivery_count)
                     for t in answer.responses for p in t.partitions for r in p.acquired_records]
         if acquired:
-            return acquired
+            return acquired, session_epoch + 1
     raise AssertionError(f"{member} acquired nothing")
 
 
-ORPHANS = "orphans"
+ORPHANS = "orphans"  # join_and_acquire's topic unless told
 
 
 @pytest.mark.fake_kafka(topics={ORPHANS: 1})
@@ -192,9 +195,11 @@ def test_a_closed_connection_ends_its_share_session_and_frees_its_records_at_onc
             "allow_auto_topic_creation": False,
             "include_topic_authorized_operations": False}).topics[0].topic_id
     with WireClient(address) as gone:
-        assert join_and_acquire(gone, group, "AAAAAAAAAAAAAAAAAAAAAQ", topic_id) == [(0, 1, 1)]
+        assert join_and_acquire(gone, group, "AAAAAAAAAAAAAAAAAAAAAQ", topic_id)[0] == \
+            [(0, 1, 1)]
     with WireClient(address) as other:
-        assert join_and_acquire(other, group, "AAAAAAAAAAAAAAAAAAAAAg", topic_id) == [(0, 1, 2)]
+        assert join_and_acquire(other, group, "AAAAAAAAAAAAAAAAAAAAAg", topic_id)[0] == \
+            [(0, 1, 2)]
         # the first member's session is gone with its connection
         assert share_fetch(other, group, "AAAAAAAAAAAAAAAAAAAAAQ", topic_id, 2).error_code == \
             ErrorCode.SHARE_SESSION_NOT_FOUND
@@ -209,3 +214,36 @@ def test_the_brokers_share_limits_bound_a_groups_share_configs(kafka) -> None:
                  "value": "15000"}]}], "validate_only": True})
     assert [(r.error_code, r.error_message) for r in response.responses] == [(
         40, "share.record.lock.duration.ms must be in the range 20000 to 60000 inclusive.")]
+
+
+
+SEGMENTED = "segmented"
+
+
+@pytest.mark.fake_kafka(topics={})
+def test_a_share_fetch_reads_one_segment_as_a_fetch_does(kafka) -> None:
+    """Records stamped 2023, then records stamped now: more than segment.ms (7 days) apart,
+    so the second batch rolls a segment of its own. A ShareFetch reads the log as Fetch
+    does, one segment per read (Kafka's LocalLog.read), so it acquires the first segment's
+    records only, though max_records (100) allows them all; a later fetch the rest."""
+    kafka.create_topic(SEGMENTED, configs={"retention.ms": "-1"})
+    group = new_group(kafka)
+    address = kafka.bootstrap_servers.split(",")[0]
+    now = time.time_ns() // 1_000_000
+    with WireClient(address) as client:
+        for records in (batch([b"a", b"b", b"c"]),
+                        encode_batch([(b"k", v, [], now) for v in (b"d", b"e")])):
+            (answer,) = client.request("Produce", 9, produce_body(SEGMENTED, 0, records)
+                                       ).responses
+            assert answer.partition_responses[0].error_code == 0
+        topic_id = client.request("Metadata", 12, {
+            "topics": [{"name": SEGMENTED, "topic_id": None}],
+            "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}).topics[0].topic_id
+        member = "AAAAAAAAAAAAAAAAAAAAAw"
+        first, epoch = join_and_acquire(client, group, member, topic_id, SEGMENTED)
+        answer = share_fetch(client, group, member, topic_id, epoch)
+    assert first == [(0, 2, 1)]
+    assert answer.error_code == 0, answer.error_message
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for t in answer.responses
+            for p in t.partitions for r in p.acquired_records] == [(3, 4, 1)]

@@ -133,6 +133,25 @@ def test_no_more_records_in_flight_than_the_partition_limit() -> None:
     assert share.acquire("m1", BATCHES, 0, 10, 500, 3, 0.0, LOCK_S) == [Acquired(0, 2, 1)]
 
 
+def test_a_fetch_reads_one_segment_from_the_lowest_available_record() -> None:
+    """Segments from offsets 0 and 4: a fetch acquires up to the end of the segment of its
+    fetch offset, the lowest Available record (else the end offset), never across it."""
+    share = fresh()
+
+    def read_end(offset: int) -> int | None:
+        return 4 if offset < 4 else None
+
+    def fetch(member: str) -> list[Acquired]:
+        return share.acquire(member, BATCHES, 0, 10, 500, 2000, 0.0, LOCK_S, read_end)
+
+    assert fetch("m1") == [Acquired(0, 3, 1)]
+    assert fetch("m2") == [Acquired(4, 9, 1)]
+    share.acknowledge("m1", [(0, 3, [RELEASE])], 1.0, LOCK_S, LIMIT)
+    share.acknowledge("m2", [(4, 9, [RELEASE])], 1.0, LOCK_S, LIMIT)
+    assert fetch("m3") == [Acquired(0, 3, 2)]  # released in both segments: the first's
+    assert fetch("m3") == [Acquired(4, 9, 2)]
+
+
 def test_the_simple_assignor_shares_partitions_when_members_outnumber_them() -> None:
     assert compute_target({"a": {"t"}, "b": {"t"}, "c": {"t"}}, {"t": 1}) == {
         "a": {"t": {0}}, "b": {"t": {0}}, "c": {"t": {0}}}

@@ -6,7 +6,8 @@ Behavior: every broker answers as a Kafka broker with one log directory (``/tmp/
 ``fakebroker.state.log_dir``), online, its total and usable bytes (v4+) those of the host's
 temporary file system, not cordoned (v5). Listed: the partitions this broker holds a replica
 of (all of them for null topics, else those named; one it does not hold is left out, and a
-topic with none left), each with its size (its stored batches' bytes), offset lag 0 and not a
+topic with none left), each with its size (its segments' bytes: records DeleteRecords
+dropped count until retention deletes their segment, as on Kafka), offset lag 0 and not a
 future replica. DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED at the top (v3+)
 and no directory.
 """

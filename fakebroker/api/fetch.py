@@ -190,6 +190,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         session = context.session
         if session.epoch != context.epoch:  # another fetch of the session came meanwhile
             return session_error("INVALID_FETCH_SESSION_EPOCH", session.id)
+        context.told_before = session.told()
         answered = changed_only(answered, session, ctx.version >= 13)
         session_id = session.id
     return answer_body(answered, ctx, session_id)
@@ -197,15 +198,20 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def throttled(request: Any, response: dict[str, Any]) -> dict[str, Any]:
     """Kafka's answer to a Fetch over its client's quota (``getThrottledResponse``): no
-    partitions; a full fetch opens no session (the one opened for the answer withheld is
-    closed again: session id 0). An incremental fetch keeps its session's id; its session
-    remembers what the withheld answer told (Kafka's does not, and tells it next time)."""
+    partitions, the node endpoints kept; a full fetch opens no session (the one opened for
+    the answer withheld is closed again: session id 0). An incremental fetch keeps its
+    session's id and its session forgets what the withheld answer told (high watermarks,
+    log start offsets, the order), so the next fetch is told it. (Kafka checks the session's
+    epoch again here; the fake throttles right after the handler answered, with no other
+    fetch in between, so the handler's check stands.)"""
     context: FetchContext = request.get("fetch_context", SESSIONLESS_CONTEXT)
     session_id = response["session_id"]
     if context.cache is not None and session_id != INVALID_SESSION_ID:
         context.cache.remove(session_id)
         session_id = INVALID_SESSION_ID
-    return {**response, "session_id": session_id, "responses": [], "node_endpoints": []}
+    if context.session is not None and context.told_before is not None:
+        context.session.restore(context.told_before)
+    return {**response, "session_id": session_id, "responses": []}
 
 
 def session_error(error: str | None, session_id: int) -> dict[str, Any]:

@@ -22,6 +22,9 @@ Behavior:
   is smaller than its min.insync.replicas (at most its replica count, Kafka's effective min
   ISR): NOT_ENOUGH_REPLICAS, no message.
   (NOT_ENOUGH_REPLICAS_AFTER_APPEND never happens: the fake's replicas hold every append.)
+* With the ``max_stored_bytes`` setting (the fake's own, Kafka has none), a batch that would
+  take the cluster's stored records past it: POLICY_VIOLATION with a message naming the cap
+  (``fakebroker.state.storage_cap``), checked last, just before the append.
 * Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
   appended twice and is answered with its first offset (and, as Kafka does, the stored
   batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
@@ -75,6 +78,7 @@ from fakebroker.protocol.records import (
     read_batch_headers,
 )
 from fakebroker.protocol.releases import since
+from fakebroker.state import storage_cap
 from fakebroker.state.cluster import Partition, Topic
 from fakebroker.state.message_format import log_magic
 from fakebroker.state.producers import AppendedBatch
@@ -174,6 +178,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     base = log.log_end_offset
     data = in_log_format(ctx, topic, records or b"", headers, magic, append_time)
     stored = assign_offsets(data, base, partition.leader_epoch, append_time)
+    storage_cap.admit(ctx.cluster, len(stored), partition.topic, partition.index)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)

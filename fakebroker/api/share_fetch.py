@@ -14,10 +14,11 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   result in ``acknowledge_error_code`` (INVALID_RECORD_STATE for records the member does not
   hold).
 * Then records are acquired from every partition of the session, at most ``max_records`` in
-  all (whole batches), each locked for the group's ``share.record.lock.duration.ms``
-  (``acquisition_lock_timeout_ms``, v1+); the stored batches holding them are returned with
-  their acquired ranges and delivery counts. With nothing to acquire, the request waits up to
-  ``max_wait_ms`` for an append or for records released (a lock expiring, a RELEASE).
+  all (whole batches), from one segment of each partition's log as a Fetch reads one, each
+  locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,
+  v1+); the stored batches holding them are returned with their acquired ranges and
+  delivery counts. With nothing to acquire, the request waits up to ``max_wait_ms`` for an
+  append or for records released (a lock expiring, a RELEASE).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
   the current leader). Answered, as Kafka answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
@@ -186,7 +187,8 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
         try:
             runs = share.acquire(group_id, member_id, name, key[1],
                                  [(b.base_offset, b.last_offset) for b in log.batches],
-                                 log.log_start_offset, log.high_watermark, max_records, now)
+                                 log.log_start_offset, log.high_watermark, max_records, now,
+                                 log.read_end)
         except ClusterError as exc:
             answer["error_code"] = exc.code
             continue

@@ -24,7 +24,8 @@ Guarantees, as Kafka 4.4:
   and the connection is muted that long after the answer (KIP-219), an acks=0 Produce's
   connection too.
 * A throttled Fetch is answered with no partitions (its bytes are not charged), as Kafka's
-  ``FetchContext.getThrottledResponse``: the client fetches the same offsets again later.
+  ``FetchContext.getThrottledResponse``: the client fetches the same offsets again later,
+  and an incremental fetch's session keeps what it had told (``fakebroker.api.fetch``).
 * A consumer's Fetch is capped beforehand at what its quota allows in 10 s
   (``fetch_window_bytes``: Kafka's ``getMaxValueInQuotaWindow``), so that one fetch alone
   is never throttled; ``fakebroker.api.fetch`` applies the cap.

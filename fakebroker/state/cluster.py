@@ -203,6 +203,9 @@ class Cluster:
     # Bumped by every change to what Metadata reports: brokers (and whether they are up),
     # topics, partitions and their leaders, epochs, replicas and ISR (``changed``).
     generation: int = 0
+    # A Produce was refused at ``settings.max_stored_bytes`` and none fitted since: the
+    # warning is logged once each time the cap is reached (``fakebroker.state.storage_cap``).
+    at_storage_cap: bool = False
 
     def __post_init__(self) -> None:
         """The static configs from the settings; a cluster formatted with eligible leader

@@ -112,6 +112,22 @@ class FetchSession:
         """Move ``key``'s partition to the end: it was just answered records."""
         self.partitions[key] = self.partitions.pop(key)
 
+    def told(self) -> list[tuple[Key, int, int]]:
+        """What the session's answers told so far: each partition, in the session's order,
+        with the high watermark and log start offset last answered (``restore`` takes it)."""
+        return [(key, c.high_watermark, c.log_start_offset)
+                for key, c in self.partitions.items()]
+
+    def restore(self, told: list[tuple[Key, int, int]]) -> None:
+        """Forget what an answer told since ``told()`` (its partitions the same): Kafka's
+        throttled answer withholds the partitions and updates nothing
+        (``getThrottledResponse``), so the next answer tells it all again."""
+        partitions = self.partitions
+        self.partitions = {key: partitions[key] for key, _, _ in told}
+        for key, high_watermark, log_start_offset in told:
+            partitions[key].high_watermark = high_watermark
+            partitions[key].log_start_offset = log_start_offset
+
 
 @dataclass(slots=True)
 class _Shard:
@@ -214,7 +230,8 @@ class FetchContext:
     named, session id 0), or ``error`` (``error``, at the answer's top level, nothing else).
     A full fetch's ``named`` are the partitions it names, in its order: its session's, also
     those a fault rule or the authorizer answered instead of the handler; ``cache``, the
-    one its session goes in."""
+    one its session goes in. An incremental fetch's ``told_before`` is what its session had
+    told before its answer (``FetchSession.told``), for a throttled answer to restore."""
 
     kind: str
     session: FetchSession | None = None
@@ -222,6 +239,7 @@ class FetchContext:
     error: str | None = None
     named: dict[Key, CachedPartition] = field(default_factory=dict)
     cache: FetchSessionCache | None = None
+    told_before: list[tuple[Key, int, int]] | None = None
 
 
 SESSIONLESS_CONTEXT = FetchContext(SESSIONLESS)

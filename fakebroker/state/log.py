@@ -222,6 +222,12 @@ class PartitionLog:
         return end - self.segments[index].position
 
     @property
+    def stored_bytes(self) -> int:
+        """The bytes of the batches the log holds (those below the log start dropped at
+        once, as ``delete_before`` drops them)."""
+        return self.size - self.positions[0] if self.positions else 0
+
+    @property
     def segments_size(self) -> int:
         """The bytes of every segment: Kafka's ``UnifiedLog.size``."""
         return self.size - self.segments[0].position

@@ -3,8 +3,9 @@
 The fake keeps its logs in memory; it answers as a Kafka broker with a single entry in
 ``log.dirs``, Kafka's default ``/tmp/kafka-logs``. Its total and usable bytes are those of
 the file system holding the host's temporary directory, as Kafka reports its directory's file
-store (``getTotalSpace``, ``getUsableSpace``); a partition's size is the bytes of its stored
-batches (the segments' bytes on a Kafka broker).
+store (``getTotalSpace``, ``getUsableSpace``); a partition's size is the bytes of its log's
+segments, as Kafka's ``UnifiedLog.size``: records DeleteRecords dropped count until a
+retention check deletes their segment.
 """
 
 from __future__ import annotations
@@ -27,5 +28,5 @@ def space() -> tuple[int, int]:
 
 
 def size(log: PartitionLog) -> int:
-    """The bytes a partition's log holds."""
-    return sum(len(batch.data) for batch in log.batches)
+    """The bytes of a partition log's segments."""
+    return log.segments_size

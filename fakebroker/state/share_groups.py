@@ -415,9 +415,12 @@ class ShareGroupCoordinator:
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int,
                 batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
-                max_records: int, now: float) -> list[Acquired]:
-        """Acquire records of one partition for a member (``SharePartition.acquire``), the
-        share-partition initialized first by the group's ``share.auto.offset.reset``."""
+                max_records: int, now: float,
+                read_end: Callable[[int], int | None] = lambda _offset: None
+                ) -> list[Acquired]:
+        """Acquire records of one partition for a member (``SharePartition.acquire``, which
+        ``read_end`` bounds to one segment of the log), the share-partition initialized first
+        by the group's ``share.auto.offset.reset``."""
         share = self.share_partition(group_id, topic, partition)
         if not share.initialized:
             share.initialize(log_start if self.config(group_id, RESET) == "earliest"
@@ -425,7 +428,7 @@ class ShareGroupCoordinator:
         lock_ms = self._int(group_id, "share.record.lock.duration.ms")
         acquired = share.acquire(member_id, batches, log_start, log_end, max_records,
                                  self._int(group_id, "share.partition.max.record.locks"),
-                                 now, lock_ms / 1000)
+                                 now, lock_ms / 1000, read_end)
         if acquired:
             self.new_deadline(now + lock_ms / 1000)
         return acquired

@@ -14,6 +14,10 @@ Guarantees, following Kafka's SharePartition:
   goes up by one and it is locked to the member until ``now + lock_s``.
 * Records made Available again are acquired again together with those first acquired with
   them (Kafka's in-flight batch), never split by ``max_records``.
+* ``acquire`` reads the log as Kafka's share fetch reads it (``ReplicaManager.readFromLog``,
+  as a Fetch): from the next fetch offset (the lowest Available record, else the end
+  offset) to the end of that offset's segment (``read_end``), so records past it, Available
+  or new, wait for a later fetch.
 * ``acknowledge`` applies a member's acknowledgement of offsets it holds (Acquired by it):
   ACCEPT makes them Acknowledged, REJECT and GAP Archived, RELEASE Available again (Archived
   once their delivery count reached ``delivery_limit``), RENEW locks them again for
@@ -33,7 +37,7 @@ Time comes in (``now``, seconds on the caller's clock); nothing here waits.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from fakebroker.protocol.errors import ClusterError
@@ -99,17 +103,24 @@ class SharePartition:
 
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int]], log_start: int,
                 log_end: int, max_records: int, max_in_flight: int, now: float,
-                lock_s: float) -> list[Acquired]:
+                lock_s: float, read_end: Callable[[int], int | None] = lambda _offset: None
+                ) -> list[Acquired]:
         """Acquire records for ``member_id`` (module docstring); ``batches``: the log's
-        (base offset, last offset), in order. Returns the runs acquired, lowest first."""
+        (base offset, last offset), in order; ``read_end``: where a read of the log from an
+        offset stops (None: at ``log_end``; by default the log is one segment). Returns the
+        runs acquired, lowest first."""
         self._skip_to(log_start)
+        available = [o for o in sorted(self.records)
+                     if self.records[o].state is RecordState.AVAILABLE]
+        read_to = read_end(available[0] if available else self.end_offset)
+        end = log_end if read_to is None else min(read_to, log_end)
         deadline = now + lock_s
         taken: list[int] = []
         batch = None
-        for offset in sorted(self.records):
+        for offset in available:
             record = self.records[offset]
-            if record.state is not RecordState.AVAILABLE:
-                continue
+            if offset >= end:
+                break
             if record.batch != batch and len(taken) >= max_records:
                 break
             batch = record.batch
@@ -120,7 +131,7 @@ class SharePartition:
         run = self.end_offset  # the new records acquired now: one in-flight batch
         for base, last in batches:
             if len(taken) >= max_records or self.end_offset - self.start_offset >= max_in_flight \
-                    or self.end_offset >= log_end:
+                    or self.end_offset >= end:
                 break
             if last < self.end_offset:
                 continue
