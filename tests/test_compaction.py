@@ -294,3 +294,20 @@ def test_a_record_without_a_key_is_refused_by_a_compacted_topic(kafka: Any) -> N
         "showing the first three errors at most: [RecordError(batchIndex=1, "
         f"message='{said}'), RecordError(batchIndex=2, message='{said}')]")
     assert stored(kafka, "table") == []
+
+
+def test_a_cleaned_segment_keeps_the_largest_timestamp_of_the_records_it_kept():
+    """Kafka writes a cleaned segment's time index anew from the batches kept: ListOffsets'
+    max timestamp (-3) and time retention then see the kept records' timestamps, not those
+    of the records cleaned away."""
+    topic, partition = topic_log()
+    log = partition.log
+    both = encode_batch([(b"b", b"kept", [], 1000), (b"a", b"old", [], 9000)])
+    log.append(assign_offsets(both, 0, 0, None), 2, 9000, 0, -1, False,
+               roll=Roll(1 << 30, 500, 1000))  # 0-1
+    keyed(log, b"a", 10_000)  # 2
+    keyed(log, b"c", 11_000)  # 3: the active segment
+    assert cleaned(topic, partition, 20_000) == [(0, False), (2, False), (3, False)]
+    assert [(s.base_offset, s.max_timestamp) for s in log.segments] == [(0, 10_000),
+                                                                         (3, 11_000)]
+    assert log.batches[0].max_timestamp == 1000

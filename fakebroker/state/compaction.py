@@ -40,6 +40,7 @@ from fakebroker.protocol.records import (
     Record,
     decode_records,
     delete_horizon,
+    read_batch_headers,
     rebuild_batch,
 )
 from fakebroker.state.log import AbortedTxn, PartitionLog, Segment, StoredBatch
@@ -259,7 +260,10 @@ def _retained(record: Record, latest: dict[bytes, int], last_offset: int, horizo
 
 
 def _stored(batch: StoredBatch, data: bytes) -> StoredBatch:
-    return batch._replace(data=data)
+    """The batch rebuilt as ``data``, with its header's max timestamp: that of the records
+    kept (an emptied batch keeps its own, as Kafka's writeEmptyHeader)."""
+    [header] = read_batch_headers(data, stored=True)
+    return batch._replace(data=data, max_timestamp=header.max_timestamp)
 
 
 def _groups(log: PartitionLog, end: int, segment_bytes: int) -> list[list[Segment]]:

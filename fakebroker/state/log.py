@@ -262,9 +262,7 @@ class PartitionLog:
     def position_of(self, offset: int) -> int:
         """The byte position of the batch a read from ``offset`` starts with (the log's size
         past its last batch)."""
-        index = max(bisect.bisect_right(self.base_offsets, offset) - 1, 0)
-        while index < len(self.batches) and self.batches[index].last_offset < offset:
-            index += 1
+        index = self._first_holding(offset)
         return self.positions[index] if index < len(self.batches) else self.size
 
     def upper_bound(self, position: int, start: int | None = None) -> int:
@@ -306,7 +304,7 @@ class PartitionLog:
         ``max_bytes`` (KIP-74), so a consumer can always make progress.
         """
         index = self._first_holding(offset)
-        end = self.read_end(offset, end)
+        end = self._read_end(index, end)
         chunks: list[bytes] = []
         total = 0
         for batch in self.batches[index:]:
@@ -329,7 +327,10 @@ class PartitionLog:
     def read_end(self, offset: int, end: int | None = None) -> int | None:
         """Where a read from ``offset`` stops: ``end`` or the end of the segment of the first
         batch it reads, whichever is first (None: neither)."""
-        index = self._first_holding(offset)
+        return self._read_end(self._first_holding(offset), end)
+
+    def _read_end(self, index: int, end: int | None) -> int | None:
+        """``read_end`` of a read starting with batch ``index``."""
         if index < len(self.batches):
             segment_end = self.segment_end(self.batches[index].base_offset)
             if segment_end is not None:
@@ -339,10 +340,7 @@ class PartitionLog:
     def end_of_read(self, offset: int, count: int) -> int:
         """The offset after the ``count`` batches ``read(offset, ...)`` returned (``offset``
         when it returned none)."""
-        index = max(bisect.bisect_right(self.base_offsets, offset) - 1, 0)
-        while index < len(self.batches) and self.batches[index].last_offset < offset:
-            index += 1
-        last = index + count - 1
+        last = self._first_holding(offset) + count - 1
         return self.batches[last].last_offset + 1 if count and last < len(self.batches) \
             else offset
 
@@ -358,17 +356,19 @@ class PartitionLog:
         log's, each of ``groups`` (consecutive segments from the oldest) merged into one
         segment; positions and the offset index are laid out anew, as Kafka's cleaned
         segments write theirs."""
-        merged = [Segment(g[0].base_offset, g[0].position, g[0].created_ms,
-                          g[0].first_timestamp, max(s.max_timestamp for s in g),
-                          g[-1].modified_ms) for g in groups]
-        self.segments = merged + self.segments[sum(map(len, groups)):]
+        rest = self.segments[sum(map(len, groups)):]
         self.batches = batches
         self.base_offsets = [b.base_offset for b in batches]
+        ends = [g[0].base_offset for g in groups[1:]] + [rest[0].base_offset]
+        merged = [Segment(g[0].base_offset, g[0].position, g[0].created_ms,
+                          g[0].first_timestamp, self._max_timestamp(g[0].base_offset, end),
+                          g[-1].modified_ms) for g, end in zip(groups, ends, strict=True)]
+        self.segments = merged + rest
         self.positions = []
         self.index = []
         position = self.segments[0].position
         starts = iter(self.segments)
-        current = next(starts)
+        next(starts)  # the first keeps its position
         upcoming = next(starts, None)
         since = 0
         for batch in batches:
@@ -385,6 +385,13 @@ class PartitionLog:
             current, upcoming = upcoming, next(starts, None)
             current.position, since = position, 0
         self.size, self.since_index = position, since
+
+    def _max_timestamp(self, start: int, end: int) -> int:
+        """The largest max timestamp of the batches from offset ``start`` to ``end`` (-1:
+        none), as a cleaned segment's time index is written anew from the batches kept."""
+        first = bisect.bisect_left(self.base_offsets, start)
+        last = bisect.bisect_left(self.base_offsets, end)
+        return max((b.max_timestamp for b in self.batches[first:last]), default=-1)
 
     def truncate_to(self, offset: int) -> None:
         """Remove every record at or after ``offset``; the log end becomes ``offset``."""
@@ -412,9 +419,13 @@ class PartitionLog:
         self.aborted = [t for t in self.aborted if t.last_offset < self.log_end_offset]
 
     def _drop_head(self, count: int) -> None:
+        """Drop the first ``count`` batches, and the offset index entries before the first
+        kept (the index would otherwise grow for as long as the log is written)."""
         del self.batches[:count]
         del self.base_offsets[:count]
         del self.positions[:count]
+        first = self.positions[0] if self.positions else self.size
+        del self.index[:bisect.bisect_left(self.index, first, key=lambda entry: entry[1])]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """The first (offset, timestamp) whose timestamp >= ``timestamp``, or None."""
