@@ -105,9 +105,9 @@ def filthiest(cluster: Cluster, now_ms: int) -> Cleanable | None:
     """The compacted log to clean now: the highest dirty ratio above its topic's
     ``min.cleanable.dirty.ratio`` (``grabFilthiestCompactedLog``), or None."""
     found = [c for topic in list(cluster.topics.values())
-             if "compact" in topic.config("cleanup.policy").split(",")
              for partition in topic.partitions
-             if (c := cleanable(topic, partition, now_ms)) is not None
+             if "compact" in topic.config("cleanup.policy", partition.leader).split(",")
+             and (c := cleanable(topic, partition, now_ms)) is not None
              and (c.overdue or c.ratio > float(topic.config("min.cleanable.dirty.ratio",
                                                             partition.leader)))]
     return max(found, key=lambda c: c.ratio, default=None)

@@ -71,5 +71,6 @@ def check(cluster: Cluster, now_ms: int, compacted: bool) -> int:
     ``compact``: the cleaner's) or not (the retention task's); how many segments went."""
     return sum(delete_old_segments(partition.log, topic, partition.leader, now_ms)
                for topic in list(cluster.topics.values())
-               if ("compact" in topic.config("cleanup.policy").split(",")) == compacted
-               for partition in topic.partitions)
+               for partition in topic.partitions
+               if ("compact" in topic.config("cleanup.policy", partition.leader).split(","))
+               == compacted)
