@@ -234,14 +234,16 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Na
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     """A warning for each ``FAKEBROKER_*`` variable no part of fakebroker reads (a typo, most
     likely), naming the closest ``serve`` variable."""
-    import difflib
-
     serve = [o.env for o in (*CLUSTER_SETTINGS.values(), *SERVE_OPTIONS.values())]
     serve.append(TOPICS_ENV)
+    unknown = [name for name in sorted(environ) if name.startswith(ENV_PREFIX)
+               and name not in serve and name not in OTHER_VARIABLES]
+    if not unknown:
+        return []
+    import difflib  # only to name the closest variable: not on every start
+
     return [f"{name} is not a fakebroker variable; did you mean "
-            f"{difflib.get_close_matches(name, serve, n=1, cutoff=0)[0]}?"
-            for name in sorted(environ) if name.startswith(ENV_PREFIX)
-            and name not in serve and name not in OTHER_VARIABLES]
+            f"{difflib.get_close_matches(name, serve, n=1, cutoff=0)[0]}?" for name in unknown]
 
 
 # The variables other parts of fakebroker read: ctl, Kafka's, the Spark connector's and the

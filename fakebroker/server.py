@@ -483,8 +483,10 @@ async def open_listener(host: str, port: int) -> trio.SocketListener:
     port, and holds it until the listening socket is bound to it too (Linux lets two sockets
     with SO_REUSEADDR bind one port while neither listens), so no other can take it between.
     """
+    # An ASCII host goes as bytes: a str makes Python load its IDNA codec on the first call.
+    name = host.encode("ascii") if host.isascii() else host
     (family, type_, proto, _, address), *_ = await trio.socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        name, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     holder = None
     sock = _listening_socket(family, type_, proto)
     try:

@@ -187,3 +187,18 @@ def test_the_kfake_peer_answers_and_runs_a_users_suite():
         suite = user_suite.run(2, system)  # through the plugin's real side, as on Kafka
         assert len(suite.per_test_s) == 2 and suite.wall_s > max(suite.per_test_s)
     assert system.process.poll() is not None
+
+
+def test_fakebroker_starts_from_bytecode_as_an_installed_package_does(tmp_path, monkeypatch):
+    """Preparing the ``fakebroker`` system compiles the package it runs from: a checkout used
+    with PYTHONDONTWRITEBYTECODE would otherwise time Python's compiler at every start."""
+    package = tmp_path / "fakebroker"
+    (package / "state").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "state" / "log.py").write_text("SEGMENTS = []\n")
+    monkeypatch.setattr(systems.fakebroker, "__file__", str(package / "__init__.py"))
+
+    systems.prepare("fakebroker")
+
+    assert list((package / "__pycache__").glob("__init__.*.pyc"))
+    assert list((package / "state" / "__pycache__").glob("log.*.pyc"))

@@ -50,3 +50,15 @@ def test_a_negative_size_is_refused():
     frames.feed(struct.pack(">i", -1))
     with pytest.raises(FrameTooLarge, match="frame of -1 bytes"):
         frames.next_frame()
+
+
+def test_frames_are_bytes_whatever_the_reads_are():
+    frames = FrameReader(max_frame_bytes=100)
+    stream = sized(b"abc") + sized(b"defgh")
+    frames.feed(bytearray(stream[:2]))
+    frames.feed(memoryview(stream)[2:9])
+    frames.feed(bytearray(stream[9:]))
+    taken = [frames.next_frame(), frames.next_frame()]
+    assert taken == [b"abc", b"defgh"]
+    assert all(type(frame) is bytes for frame in taken)
+    assert frames.next_frame() is None

@@ -51,6 +51,8 @@ NOT_AT_START = (
     "fakebroker.protocol.compression", "fakebroker.state.views",
     "h11", "tomllib", "construct", "crc32c", "cramjam", "importlib.metadata",
     "urllib.request", "http.client", "email",
+    "difflib",  # names the closest variable to an unknown FAKEBROKER_* one, only then
+    "encodings.idna",  # Python's IDNA codec: a listener's host goes to getaddrinfo as bytes
     "fakebroker.security", "cryptography",  # TLS: only for a cluster with a TLS listener
 )
 # The request path, imported for a broker's first request (or by serve's import-ahead thread

@@ -137,10 +137,11 @@ class Topic:
         value = self.configs.get(name)
         if value is not None:
             return value
-        layers = self.config_layers(broker)
-        if not any(n in values for values, _ in layers for n in broker_names(name)):
-            return str(TOPIC_DEFAULTS[name].default)  # no broker config sets it
-        return str(topic_config(name, {}, layers)[0])
+        own = self.broker_configs.get(broker) if broker is not None else None
+        for values in (own, self.broker_defaults, self.broker_static):
+            if values and any(n in values for n in broker_names(name)):
+                return str(topic_config(name, {}, self.config_layers(broker))[0])
+        return str(TOPIC_DEFAULTS[name].default)  # no broker config sets it
 
 
 # Cluster-wide dynamic broker configs of a new Kafka 4.4 cluster (source
