@@ -53,7 +53,9 @@ def test_one_byte_more_is_message_too_large_for_that_partition_alone(kafka):
     with WireClient(kafka.bootstrap_servers, timeout=60) as client:
         answers = produce(client, {0: sized_batch(MESSAGE_MAX_BYTES + 1), 1: batch([b"small"])})
     assert answers[0].error_code == ErrorCode.MESSAGE_TOO_LARGE
-    assert (answers[0].base_offset, answers[0].log_start_offset) == (-1, -1)
+    refused = answers[0]
+    assert (refused.base_offset, refused.log_start_offset, refused.record_errors,
+            refused.error_message) == (-1, -1, [], None)
     assert answers[1].error_code == 0
     assert kafka.offsets("big", 0) == (0, 0)
     assert [r.value for r in kafka.records("big", 1)] == [b"small"]

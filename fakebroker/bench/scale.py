@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 
 import psutil
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from fakebroker.bench.clients import QUIET, unique
 from fakebroker.bench.latency import round_trips
@@ -165,14 +165,28 @@ def _admin(system: Running) -> AdminClient:
     return AdminClient({"bootstrap.servers": system.bootstrap, **QUIET})
 
 
+# Kafka's controller refuses an operation of more than 10,000 metadata records (a topic is one,
+# each partition one more) with POLICY_VIOLATION: larger topics grow by CreatePartitions.
+PARTITIONS_PER_REQUEST = 5000
+
+
 def create_topics(system: Running, names: list[str], partitions: int = 1,
                   chunk: int = 1000) -> None:
-    """Create the topics with CreateTopics, ``chunk`` to a request."""
+    """Create the topics with CreateTopics, ``chunk`` to a request; a topic of more than
+    ``PARTITIONS_PER_REQUEST`` partitions is created with that many, then grown by
+    CreatePartitions, ``PARTITIONS_PER_REQUEST`` at a time."""
     admin = _admin(system)
+    options = {"operation_timeout": TIMEOUT_S, "request_timeout": TIMEOUT_S}
+    first = min(partitions, PARTITIONS_PER_REQUEST)
     for start in range(0, len(names), chunk):
-        futures = admin.create_topics([NewTopic(n, partitions, 1)
-                                       for n in names[start:start + chunk]],
-                                      operation_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S)
+        futures = admin.create_topics([NewTopic(n, first, 1) for n in names[start:start + chunk]],
+                                      **options)
+        for future in futures.values():
+            future.result(TIMEOUT_S)
+    for total in range(first + PARTITIONS_PER_REQUEST, partitions + PARTITIONS_PER_REQUEST,
+                       PARTITIONS_PER_REQUEST):
+        futures = admin.create_partitions(
+            [NewPartitions(n, min(total, partitions)) for n in names], **options)
         for future in futures.values():
             future.result(TIMEOUT_S)
 
