@@ -189,6 +189,28 @@ def create_topics(system: Running, names: list[str], partitions: int = 1,
             [NewPartitions(n, min(total, partitions)) for n in names], **options)
         for future in futures.values():
             future.result(TIMEOUT_S)
+    wait_listed(system, names, partitions)
+
+
+def wait_listed(system: Running, names: list[str], partitions: int) -> None:
+    """Return once Metadata lists every topic of ``names`` with ``partitions`` partitions, each
+    with a leader: Kafka's controller answers CreateTopics before its broker has applied the
+    new metadata, and a producer that asks too early is told UNKNOWN_TOPIC_OR_PARTITION."""
+    wanted = set(names)
+    deadline = time.perf_counter() + TIMEOUT_S
+    with WireClient(system.bootstrap.split(",")[0], timeout=TIMEOUT_S) as client:
+        while True:
+            answer = client.request("Metadata", 12, {
+                "topics": None, "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False})
+            ready = {t.name for t in answer.topics if t.error_code == 0
+                     and len(t.partitions) == partitions
+                     and all(p.leader_id >= 0 for p in t.partitions)}
+            if wanted <= ready:
+                return
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"{len(wanted - ready)} topics not listed in {TIMEOUT_S} s")
+            time.sleep(0.2)
 
 
 def metadata_us(system: Running, topics: list[str] | None, count: int) -> float:
