@@ -242,9 +242,10 @@ def require_extra() -> None:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m fakebroker.bench",
                                      description=__doc__.replace("``", ""))
-    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+    parser.add_argument("--workloads", default=",".join(w for w in WORKLOADS if w != "scale"),
                         help=f"comma-separated, of {', '.join(WORKLOADS)} "
-                             f"(or produce, consume, memory); default all")
+                             f"(or produce, consume, memory); default all but scale (tens "
+                             f"of minutes: run on its own)")
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS),
                         help=f"comma-separated, of {', '.join(ALL_SYSTEMS)}; default all")
     parser.add_argument("--quick", action="store_true",
