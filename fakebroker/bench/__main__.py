@@ -312,6 +312,8 @@ def main(argv: list[str] | None = None) -> Results:
                 except Exception as exc:  # a peer that cannot do a workload: report, go on
                     log(f"{workload}: {name} failed: {exc!r}")
                     results.fail(workload, name, repr(exc))
+                if args.json is not None:  # so far: a client that crashes keeps the rest
+                    write_json(args.json, results, sizes, args.repeat, load_before, None)
     load_after = os.getloadavg()
     print(f"machine: {machine()}")
     print(f"command: python -m fakebroker.bench {' '.join(sys.argv[1:] if argv is None else argv)}")
@@ -334,12 +336,20 @@ def main(argv: list[str] | None = None) -> Results:
         for name, reason in failures.items():
             print(f"- {workload}: {name} failed: {reason}")
     if args.json is not None:
-        args.json.write_text(json.dumps({
-            "machine": machine(), "sizes": sizes.__dict__, "repeats": args.repeat,
-            "load_before": load_before, "load_after": load_after,
-            "values": results.values, "notes": results.notes, "errors": results.errors,
-        }, indent=1))
+        write_json(args.json, results, sizes, args.repeat, load_before, load_after)
     return results
+
+
+def write_json(path: Path, results: Results, sizes: Sizes, repeats: int,
+               load_before: tuple[float, float, float],
+               load_after: tuple[float, float, float] | None) -> None:
+    """Every raw figure so far, the machine, the sizes and the load averages (``load_after``
+    None while the run goes on)."""
+    path.write_text(json.dumps({
+        "machine": machine(), "sizes": sizes.__dict__, "repeats": repeats,
+        "load_before": load_before, "load_after": load_after,
+        "values": results.values, "notes": results.notes, "errors": results.errors,
+    }, indent=1))
 
 
 if __name__ == "__main__":
