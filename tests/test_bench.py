@@ -25,6 +25,7 @@ from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
 from fakebroker.real import launch as kafka
+from fakebroker.wire_client import WireClient
 from tests.absent import absent
 
 # The bench extra's modules made missing, as in an install without the extra.
@@ -231,3 +232,14 @@ def test_the_quick_scale_workload_draws_every_curve_with_its_growth(capsys):
 ])
 def test_a_curves_growth_is_named_from_its_last_slope(curve, inverse, name):
     assert scale.growth(curve, inverse)[0] == name
+
+
+def test_the_scale_workload_grows_a_large_topic_by_create_partitions(monkeypatch):
+    """Past Kafka's bound of one CreateTopics (10,000 records), scaled down to 4 a request."""
+    monkeypatch.setattr(scale, "PARTITIONS_PER_REQUEST", 4)
+    with systems.launch("fakebroker") as system:
+        scale.create_topics(system, ["wide", "wider"], 10)
+        with WireClient(system.bootstrap) as client:
+            topics = client.request("Metadata", 12, {"topics": None,
+                                                     "allow_auto_topic_creation": False}).topics
+    assert sorted((t.name, len(t.partitions)) for t in topics) == [("wide", 10), ("wider", 10)]

@@ -11,7 +11,7 @@ of one point kept for the next, so a point's size is what the broker holds then:
 * ``connections``: idle connections (each has sent ApiVersions) added until N are open.
   Metadata round trip on one more connection, produce and consume on a one-partition topic,
   RSS growth per connection added.
-* ``record_bytes``: ``total_bytes`` of records of N bytes produced to a one-partition topic
+* ``record_bytes``: ``total_bytes`` of records of N bytes a round produced to one partition
   (N = 1,000,000 sits under ``message.max.bytes``, 1,048,588, with its batch's overhead; the
   producer's own limit is raised to it, librdkafka's default being 1,000,000), then consumed.
 * ``groups``: classic groups of ``members`` members each added until N exist. Time for a new
