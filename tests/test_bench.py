@@ -1,27 +1,31 @@
 """Smoke tests of the benchmark suite's code (not timed tests: no figure is judged).
 
 They run the quick start-up and latency workloads against fakebroker and the trio echo server,
-the throughput workload's steps on a few thousand records, the report's table and the Kafka
-peer (unavailable without its jars; started and stopped once where they are installed), so the
-suite cannot rot without a test failing. tansu and nafka are never downloaded here; kfake (a Go
-build of minutes) is built by .ci/install-clients, and its peer is run where it is built.
+the throughput workload's steps on a few thousand records, the scale workload at its quick
+sizes (on fakebroker: the curves of Kafka beside it are a documented run), the report's table
+and the Kafka peer (unavailable without its jars; started and stopped once where they are
+installed), so the suite cannot rot without a test failing. tansu and nafka are never
+downloaded here; kfake (a Go build of minutes) is built by .ci/install-clients, and its peer is
+run where it is built.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from fakebroker.bench import latency, peers, systems, throughput, user_suite
+from fakebroker.bench import latency, peers, scale, systems, throughput, user_suite
 from fakebroker.bench.__main__ import main
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
 from fakebroker.real import launch as kafka
+from fakebroker.wire_client import WireClient
 from tests.absent import absent
 
 # The bench extra's modules made missing, as in an install without the extra.
@@ -202,3 +206,55 @@ def test_fakebroker_starts_from_bytecode_as_an_installed_package_does(tmp_path, 
 
     assert list((package / "__pycache__").glob("__init__.*.pyc"))
     assert list((package / "state" / "__pycache__").glob("log.*.pyc"))
+
+
+@pytest.mark.timeout(180)
+def test_the_quick_scale_workload_draws_every_curve_with_its_growth(capsys):
+    results = main(["--quick", "--workloads", "scale", "--systems", "fakebroker"])
+    assert not results.errors and not results.notes
+    curves = scale.curves(results.values)
+    expected = {
+        "partitions": ("metadata_us", "produce_rps", "consume_rps", "rss_per_unit"),
+        "topics": ("metadata_us", "produce_rps", "consume_rps", "rss_per_unit"),
+        "connections": ("metadata_us", "produce_rps", "consume_rps", "rss_per_unit"),
+        "record_bytes": ("produce_rps", "consume_rps", "produce_mbps", "consume_mbps",
+                         "rss_per_unit"),
+        "groups": ("join_ms", "rss_per_unit"),
+    }
+    assert {(d, c) for d, c, _ in curves} == {(d, c) for d, cs in expected.items() for c in cs}
+    sizes = {"partitions": scale.QUICK.points, "topics": scale.QUICK.points,
+             "connections": scale.QUICK.connections, "record_bytes": scale.QUICK.record_bytes,
+             "groups": scale.QUICK.groups}
+    for (dimension, cost, _), curve in curves.items():
+        assert tuple(curve) == sizes[dimension]
+        if cost != "rss_per_unit":  # RSS grows by pages: a few units may add none
+            assert all(value > 0 for value in curve.values())
+    out = capsys.readouterr().out
+    assert "scale: groups (N classic groups of 3 members each)" in out
+    assert re.search(r"\| Metadata v12 round trip \(median\) \| µs \| fakebroker \| .* \| "
+                     r"(falling|constant|sublinear|linear|worse than linear) \(-?\d+\.\d\d\) \|",
+                     out)
+
+
+@pytest.mark.parametrize(("curve", "inverse", "name"), [
+    ({1: 5.0, 10: 50.0, 100: 500.0}, False, "linear"),
+    ({1: 5.0, 1000: 5.2, 10_000: 5.1}, False, "constant"),
+    ({10: 1.0, 100: 100.0}, False, "worse than linear"),
+    ({10: 1.0, 100: 4.0}, False, "sublinear"),
+    ({10: 100.0, 100: 10.0}, False, "falling"),
+    ({10: 100.0, 100: 10.0}, True, "linear"),  # a throughput falling 10× over 10× the size
+    ({10: 0.0, 100: 5.0}, False, "—"),  # one positive point: no slope
+])
+def test_a_curves_growth_is_named_from_its_last_slope(curve, inverse, name):
+    assert scale.growth(curve, inverse)[0] == name
+
+
+def test_the_scale_workload_grows_a_large_topic_by_create_partitions(monkeypatch):
+    """Past Kafka's bound of one CreateTopics (10,000 records), scaled down to 4 a request."""
+    monkeypatch.setattr(scale, "PARTITIONS_PER_REQUEST", 4)
+    with systems.launch("fakebroker") as system:
+        scale.create_topics(system, ["wide", "wider"], 10)
+        with WireClient(system.bootstrap) as client:
+            topics = client.request("Metadata", 12, {"topics": None,
+                                                     "allow_auto_topic_creation": False}).topics
+    assert sorted((t.name, len(t.partitions)) for t in topics) == [("wide", 10), ("wider", 10)]

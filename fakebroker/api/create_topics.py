@@ -12,6 +12,12 @@ Behavior:
   brokers), INVALID_PARTITIONS (< 1). A name given twice in one request gets one answer,
   INVALID_REQUEST, after the others, as Kafka's controller adds it.
 * validate_only checks everything and creates nothing.
+* Bounded as Kafka's controller bounds one operation, the whole request refused with
+  POLICY_VIOLATION for every topic it names (validate_only too, nothing created): more than
+  10,000 partitions asked in all (``-1``: num.partitions; assignments: theirs) is "Excessively
+  large number of partitions per request.", checked first; more than 10,000 metadata records
+  for the topics that would be created (one a topic, one a partition, one a config set) is
+  "Unable to perform excessively large batch operation.".
 * v5+ answers with the partitions, replication factor and every topic config with its source
   (a refused topic: an empty config list); a created topic's error message is null.
 * The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is
@@ -47,12 +53,25 @@ AUTHORIZES = (in_handler(
     "CREATE on the cluster or each topic, refused topics answered after the rest with Kafka's "
     "message; DESCRIBE_CONFIGS on each created topic, else its configs are left out"),)
 REFUSED = "Authorization failed."  # Kafka's message
+# Kafka's controller: ReplicationControlManager.MAX_PARTITIONS_PER_BATCH, and the bound of the
+# records one operation writes (QuorumController.MAX_RECORDS_PER_USER_OP).
+MAX_PARTITIONS_PER_BATCH = 10_000
+MAX_RECORDS_PER_USER_OP = 10_000
+TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
+TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
     results, refused = [], []
     creator = ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
+    asked = [t for t in request.topics if counts[t.name] == 1
+             and (creator or ctx.allowed("CREATE", "TOPIC", t.name))]
+    bound = over_bound(asked, ctx)
+    if bound is not None:  # the whole operation fails: every topic named gets its error
+        return {"throttle_time_ms": 0, "topics": [
+            dict(NOT_CREATED, name=t.name, error_code=error_code("POLICY_VIOLATION"),
+                 error_message=bound) for t in request.topics]}
     quota = mutation_quota(ctx, strict_since=6)
     for wanted in request.topics:
         if counts[wanted.name] > 1:
@@ -97,3 +116,37 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                             error_message="Duplicate topic name."))
     return {"throttle_time_ms": quota.throttle_ms if quota else 0,
             "topics": results + refused}
+
+
+def asked_partitions(wanted: Any, ctx: RequestContext) -> int:
+    """The partitions a topic entry asks for, as Kafka's controller counts them."""
+    if wanted.assignments:
+        return len(wanted.assignments)
+    if wanted.num_partitions == -1:
+        return ctx.cluster.settings.default_partitions
+    return max(wanted.num_partitions, 0)
+
+
+def over_bound(asked: list[Any], ctx: RequestContext) -> str | None:
+    """Kafka's message when the topics ``asked`` (each named once, each allowed) exceed what
+    its controller does in one operation, else None. The records are counted for the topics
+    that pass validation only, found by validating (nothing created) when an upper bound of
+    them is over the limit."""
+    if sum(asked_partitions(t, ctx) for t in asked) > MAX_PARTITIONS_PER_BATCH:
+        return TOO_MANY_PARTITIONS
+    records = [1 + asked_partitions(t, ctx) + len(t.configs) for t in asked]
+    if sum(records) <= MAX_RECORDS_PER_USER_OP:
+        return None
+    written = 0
+    for wanted, count in zip(asked, records, strict=True):
+        try:
+            ctx.cluster.create_topic(
+                wanted.name, partitions=wanted.num_partitions,
+                replication_factor=wanted.replication_factor,
+                configs={c.name: c.value for c in wanted.configs},
+                assignments={a.partition_index: list(a.broker_ids) for a in wanted.assignments},
+                validate_only=True)
+        except ClusterError:
+            continue
+        written += count
+    return TOO_MANY_RECORDS if written > MAX_RECORDS_PER_USER_OP else None

@@ -11,6 +11,8 @@ repository (``fakebroker.bench.peers``); Kafka's jars by ``fakebroker kafka inst
 install is missing is reported unavailable, with the reason).
 
 Workloads (one module each): ``startup`` (1), ``throughput`` (2 produce, 3 consume, 6 memory),
-``latency`` (4), ``first_record`` (5), ``idle`` (7). Never run as a timed test: the figures
-depend on the machine and its load, so only ratios from one run mean anything.
+``latency`` (4), ``first_record`` (5), ``idle`` (7), ``user_suite`` (8), ``scale`` (9: cost
+curves over partitions, topics, connections, record size and groups). Never run as a timed
+test: the figures depend on the machine and its load, so only ratios from one run mean
+anything.
 """

@@ -13,6 +13,7 @@ after; ``--json`` also writes every raw figure. ``--baseline REV`` adds ``fakebr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -27,11 +28,13 @@ from fakebroker.bench import systems
 from fakebroker.bench.peers import PeerUnavailable
 from fakebroker.bench.report import Results, table
 
-WORKLOADS = ("start", "throughput", "latency", "first-record", "idle", "user-suite")
+WORKLOADS = ("start", "throughput", "latency", "first-record", "idle", "user-suite", "scale")
 # The issue's names for parts of the throughput workload.
 ALIASES = {"produce": "throughput", "consume": "throughput", "memory": "throughput"}
 # kafka-nodelay differs from kafka in its rebalance delay only: it is measured where that counts;
 # kafka-3nodes is kafka-nodelay as a 3-node cluster, measured in the user's suite only.
+# The scale workload's dimensions (fakebroker/bench/scale.py, imported by its runner).
+SCALE_DIMENSIONS = ("partitions", "topics", "connections", "record_bytes", "groups")
 ALL_SYSTEMS = (*systems.BROKERS, "kafka-nodelay", "kafka-3nodes", "trio-echo")
 
 
@@ -45,10 +48,13 @@ class Sizes:
     idle_settle_s: float
     idle_window_s: float
     suite_tests: int
+    quick: bool  # the scale workload's sizes: scale.QUICK, else scale.FULL
+    scale_dimensions: tuple[str, ...] = SCALE_DIMENSIONS
+    scale_max: int | None = None  # the largest point of the scale workload's counts
 
 
-FULL = Sizes(1_000_000, 2000, 20, 5, 3, 3.0, 10.0, 20)
-QUICK = Sizes(100_000, 300, 5, 2, 1, 2.0, 3.0, 5)
+FULL = Sizes(1_000_000, 2000, 20, 5, 3, 3.0, 10.0, 20, False)
+QUICK = Sizes(100_000, 300, 5, 2, 1, 2.0, 3.0, 5, True)
 
 
 def log(message: str) -> None:
@@ -158,6 +164,25 @@ def run_user_suite(name: str, results: Results, sizes: Sizes) -> None:
     results.add("suite_whole_s", name, figures.wall_s + start_s)
 
 
+def run_scale(name: str, results: Results, sizes: Sizes) -> None:
+    from fakebroker.bench import scale
+
+    chosen = scale.capped(scale.QUICK if sizes.quick else scale.FULL, sizes.scale_max)
+    for dimension in sizes.scale_dimensions:
+        log(f"scale: {name}: {dimension}")
+        try:
+            with systems.launch(name) as system:
+                scale.warm_up(system, chosen)
+                scale.RUNS[dimension](
+                    system, chosen,
+                    lambda size, cost, value, d=dimension: results.add(
+                        scale.key(d, cost, size), name, value),
+                    lambda text: log(f"scale: {name}: {text}"))
+        except Exception as exc:  # the points measured so far stay; the next dimension runs
+            log(f"scale: {name}: {dimension} failed: {exc!r}")
+            results.note(f"scale {dimension}", name, f"stopped: {exc!r}")
+
+
 RUNNERS: dict[str, Callable[[str, Results, Sizes], None]] = {
     "start": run_start,
     "throughput": run_throughput,
@@ -165,6 +190,7 @@ RUNNERS: dict[str, Callable[[str, Results, Sizes], None]] = {
     "first-record": run_first_record,
     "idle": run_idle,
     "user-suite": run_user_suite,
+    "scale": run_scale,
 }
 # Which systems each workload measures (the echo server is only a floor: of a round trip, and
 # of a Python trio server's start as a process).
@@ -177,12 +203,14 @@ MEASURES: dict[str, tuple[str, ...]] = {
     # Through the plugin's real side, which inspects with Kafka's own admin APIs: brokers
     # serving all of them only (kfake does).
     "user-suite": ("fakebroker", "kfake", "kafka", "kafka-nodelay", "kafka-3nodes"),
+    # Against Kafka as a suite sets it (no initial rebalance delay, as the fake by default).
+    "scale": ("fakebroker", "kafka-nodelay"),
 }
 
 
 # Workloads that repeat inside (first-record: several consumers one after another), and whose
 # slowest peer (tansu, ~23 s a round) would make further repeats cost minutes.
-ROUNDS_ARE_REPEATS = frozenset({"first-record"})
+ROUNDS_ARE_REPEATS = frozenset({"first-record", "scale"})
 
 
 def machine() -> str:
@@ -214,21 +242,30 @@ def require_extra() -> None:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m fakebroker.bench",
                                      description=__doc__.replace("``", ""))
-    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+    parser.add_argument("--workloads", default=",".join(w for w in WORKLOADS if w != "scale"),
                         help=f"comma-separated, of {', '.join(WORKLOADS)} "
-                             f"(or produce, consume, memory); default all")
+                             f"(or produce, consume, memory); default all but scale (tens "
+                             f"of minutes: run on its own)")
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS),
                         help=f"comma-separated, of {', '.join(ALL_SYSTEMS)}; default all")
     parser.add_argument("--quick", action="store_true",
                         help="small sizes (100k records, one repeat): seconds per workload")
     parser.add_argument("--repeat", type=int, help="repeats per workload (default 3, quick 1)")
+    parser.add_argument("--scale", default=",".join(SCALE_DIMENSIONS),
+                        help=f"the scale workload's dimensions, of {', '.join(SCALE_DIMENSIONS)}; "
+                             "default all")
+    parser.add_argument("--scale-max", type=int, metavar="N",
+                        help="the scale workload's largest count (partitions, topics, "
+                             "connections, groups); default 10,000 (1,000 connections, groups)")
     parser.add_argument("--json", type=Path, help="also write every raw figure here")
     parser.add_argument("--baseline", metavar="REV",
                         help="also measure this git revision of fakebroker (before/after)")
     args = parser.parse_args(argv)
     args.workloads = list(dict.fromkeys(ALIASES.get(w, w) for w in args.workloads.split(",")))
     args.systems = args.systems.split(",")
-    for value, allowed in ((args.workloads, WORKLOADS), (args.systems, ALL_SYSTEMS)):
+    args.scale = args.scale.split(",")
+    for value, allowed in ((args.workloads, WORKLOADS), (args.systems, ALL_SYSTEMS),
+                           (args.scale, SCALE_DIMENSIONS)):
         unknown = set(value) - set(allowed)
         if unknown:
             parser.error(f"unknown: {', '.join(sorted(unknown))}")
@@ -253,7 +290,8 @@ def main(argv: list[str] | None = None) -> Results:
     """Run the chosen workloads, print the report, and return every figure."""
     args = parse(argv)
     require_extra()
-    sizes = QUICK if args.quick else FULL
+    sizes = dataclasses.replace(QUICK if args.quick else FULL,
+                                scale_dimensions=tuple(args.scale), scale_max=args.scale_max)
     results = Results()
     chosen = list(args.systems)
     for name in list(chosen):
@@ -274,6 +312,8 @@ def main(argv: list[str] | None = None) -> Results:
                 except Exception as exc:  # a peer that cannot do a workload: report, go on
                     log(f"{workload}: {name} failed: {exc!r}")
                     results.fail(workload, name, repr(exc))
+                if args.json is not None:  # so far: a client that crashes keeps the rest
+                    write_json(args.json, results, sizes, args.repeat, load_before, None)
     load_after = os.getloadavg()
     print(f"machine: {machine()}")
     print(f"command: python -m fakebroker.bench {' '.join(sys.argv[1:] if argv is None else argv)}")
@@ -283,6 +323,12 @@ def main(argv: list[str] | None = None) -> Results:
           f"{' '.join(f'{x:.2f}' for x in load_after)}")
     print()
     print(table(results, chosen))
+    if "scale" in args.workloads:
+        from fakebroker.bench import scale
+
+        print()
+        print(scale.table(results.values, chosen,
+                          scale.QUICK if sizes.quick else scale.FULL))
     for workload, notes in results.notes.items():
         for name, text in notes.items():
             print(f"- {workload}: {name}: {text}")
@@ -290,12 +336,20 @@ def main(argv: list[str] | None = None) -> Results:
         for name, reason in failures.items():
             print(f"- {workload}: {name} failed: {reason}")
     if args.json is not None:
-        args.json.write_text(json.dumps({
-            "machine": machine(), "sizes": sizes.__dict__, "repeats": args.repeat,
-            "load_before": load_before, "load_after": load_after,
-            "values": results.values, "notes": results.notes, "errors": results.errors,
-        }, indent=1))
+        write_json(args.json, results, sizes, args.repeat, load_before, load_after)
     return results
+
+
+def write_json(path: Path, results: Results, sizes: Sizes, repeats: int,
+               load_before: tuple[float, float, float],
+               load_after: tuple[float, float, float] | None) -> None:
+    """Every raw figure so far, the machine, the sizes and the load averages (``load_after``
+    None while the run goes on)."""
+    path.write_text(json.dumps({
+        "machine": machine(), "sizes": sizes.__dict__, "repeats": repeats,
+        "load_before": load_before, "load_after": load_after,
+        "values": results.values, "notes": results.notes, "errors": results.errors,
+    }, indent=1))
 
 
 if __name__ == "__main__":
