@@ -17,6 +17,7 @@ invariant's count) and exits 1 if any invariant was violated, 2 if it could not 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
 import sys
@@ -34,6 +35,7 @@ IDEMPOTENT_PRODUCERS = 2
 TRANSACTIONAL_IDS = ("txn0", "txn1")
 GROUPS = ("soak-classic", "soak-848")
 INITIAL_MEMBERS = 2
+HANG_SECONDS = 600  # after the run's seconds: longer than its end can take
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         print("fakebroker.soak needs confluent-kafka: pip install 'fakebroker[test]'",
               file=sys.stderr)
         return 2
+    # A hang of the process (a client holding the GIL while it waits) ends it, with every
+    # thread's stack on stderr: faulthandler's timer needs no GIL.
+    faulthandler.dump_traceback_later(args.seconds + HANG_SECONDS, exit=True)
     report = soak(args.seconds, args.seed)
+    faulthandler.cancel_dump_traceback_later()
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")

@@ -10,7 +10,8 @@ The invariants, each counted (every count must be 0):
 
 * ``acked_lost``: a record whose delivery report said it was written (and, for a
   transactional record, whose producer's ``commit_transaction`` returned) is not in the log
-  at the partition and offset it was acknowledged at, or is there but not committed.
+  at the partition and offset it was acknowledged at (anywhere in that partition when the
+  report gave no offset), or is there but not committed.
 * ``duplicates``: a record stored more than once, aborted transactions' records aside (each
   extra copy counts one).
 * ``commits_backwards``: an offset commit, acknowledged by the coordinator, lower than the
@@ -45,11 +46,13 @@ def txn_of(value: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Ack:
-    """A delivery report that said a record was written at ``partition``/``offset``."""
+    """A delivery report that said a record was written at ``partition``/``offset``;
+    ``offset`` None: written, at an offset the client was not told (librdkafka reports a
+    retried batch so when a later batch's answer implies it was written)."""
 
     value: str
     partition: int
-    offset: int
+    offset: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +119,16 @@ EXAMPLES = 5
 def check(history: History) -> Verdict:
     """Count every invariant's violations in ``history``."""
     found: dict[str, list[str]] = {name: [] for name in INVARIANTS}
-    at = {(s.partition, s.offset): s for s in history.stored}
+    at: dict[tuple[int, int | None], Stored] = {(s.partition, s.offset): s
+                                                for s in history.stored}
+    anywhere = {(s.partition, s.value): s for s in history.stored}
 
     for ack in history.acks:
         txn = txn_of(ack.value)
         if txn is not None and history.outcomes.get(txn) != "committed":
             continue  # not acknowledged as durable: its transaction did not commit
-        stored = at.get((ack.partition, ack.offset))
+        stored = at.get((ack.partition, ack.offset)) if ack.offset is not None \
+            else anywhere.get((ack.partition, ack.value))
         if stored is None or stored.value != ack.value:
             found["acked_lost"].append(f"{ack.value} acked at {ack.partition}/{ack.offset}, "
                                        f"stored there: {stored.value if stored else 'nothing'}")

@@ -35,6 +35,7 @@ from fakebroker.sync import FakeKafka
 TOPIC = "soak"
 MAX_MEMBERS = 4
 COMMIT_EVERY = 0.5  # seconds between a member's commits
+LEAVE_SECONDS = 10  # a leaving member's wait for its revocation
 PAUSE = 0.1  # an idempotent producer sends 5 records, then pauses: ~50 records/s
 
 # librdkafka's log lines (connection refused while a broker is down ...) go nowhere: the
@@ -240,15 +241,16 @@ class Run:
     def finish(self, timeout: float) -> None:
         """Producers flush and end their transactions, members leave, the last reader reads
         every partition to its last stable offset, the log is read back."""
+        deadline = time.monotonic() + timeout
         self.stop_producing.set()
-        for thread in self.threads:
-            thread.join(timeout)
         for members in self.members.values():
             for member in members:
                 member.leaving.set()
-        for members in self.members.values():
-            for member in members:
-                member.thread.join(timeout)
+        threads = self.threads + [m.thread for ms in self.members.values() for m in ms]
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                self.stats.add("counts", f"still_running:{thread.name}")
         self._read_all(timeout)
         for partition in range(self.shape.partitions):
             for r in self.kafka.records(TOPIC, partition):
@@ -306,21 +308,30 @@ class Member:
         consumer = Consumer(self.run.config(self.name, **settings))
         consumer.subscribe([TOPIC], on_assign=self._assigned, on_revoke=self._revoked,
                            on_lost=self._lost)
-        stats = self.run.stats
         last_commit = time.monotonic()
         while not self.leaving.is_set():
-            msg = consumer.poll(0.2)
-            if msg is not None and msg.error() is None and msg.partition() in self.owned:
-                self.run.history.reads.append(Read(self.name, msg.partition(), msg.offset(),
-                                                   msg.value().decode()))
-                self.position[msg.partition()] = msg.offset() + 1
-                stats.add("counts", "consumed")
+            self._poll(consumer)
             self.member_id = consumer.memberid() or None
             if time.monotonic() - last_commit > COMMIT_EVERY:
                 self._commit(consumer, list(self.owned))
                 last_commit = time.monotonic()
-        self._commit(consumer, list(self.owned))
+        # Leave by unsubscribing and serving the revocation from poll(), not from close():
+        # librdkafka's rd_kafka_rebalance_protocol(), which confluent-kafka's rebalance
+        # callback calls holding the GIL, can hang when called from a rebalance callback
+        # during close (librdkafka issue #4041), and the whole process with it.
+        consumer.unsubscribe()
+        deadline = time.monotonic() + LEAVE_SECONDS
+        while self.owned and time.monotonic() < deadline:
+            self._poll(consumer)
         consumer.close()
+
+    def _poll(self, consumer: Any) -> None:
+        msg = consumer.poll(0.2)
+        if msg is not None and msg.error() is None and msg.partition() in self.owned:
+            self.run.history.reads.append(Read(self.name, msg.partition(), msg.offset(),
+                                               msg.value().decode()))
+            self.position[msg.partition()] = msg.offset() + 1
+            self.run.stats.add("counts", "consumed")
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
         for tp in partitions:
