@@ -64,6 +64,14 @@ def test_a_committed_transactions_record_stored_as_aborted_is_lost():
     assert verdict.counts["read_committed_violations"] == 1  # m1 read it
 
 
+def test_an_ack_without_an_offset_is_owed_somewhere_in_its_partition():
+    history = clean_history()
+    history.acks[1] = Ack(history.acks[1].value, 1, None)  # idem0/1, stored at 1/0
+    assert check(history).ok
+    history.stored = [s for s in history.stored if (s.partition, s.offset) != (1, 0)]
+    assert check(history).counts["acked_lost"] == 1
+
+
 def test_an_aborted_transactions_records_are_not_owed():
     history = clean_history()
     history.stored.pop()  # the aborted record gone from the log altogether

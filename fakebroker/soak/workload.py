@@ -73,6 +73,11 @@ class Run:
         self.threads: list[threading.Thread] = []
         self.members: dict[str, list[Member]] = {g: [] for g in shape.groups}
         self.joined: Counter[str] = Counter()
+        # Producers that failed fatally (fenced ...) are kept, never destroyed: destroying
+        # one has crashed the process in librdkafka's threads ("unaligned tcache chunk
+        # detected", seen once in a soak of confluent-kafka 2.16.1); the process ends
+        # without destroying them (``__main__`` exits with os._exit).
+        self.retired: list[Any] = []
 
     # -- clients ----------------------------------------------------------------------------
 
@@ -129,6 +134,8 @@ class Run:
                     time.sleep(PAUSE)
             except KafkaException as exc:  # fatal: a new producer goes on
                 self.stats.add("counts", f"producer_fatal:{exc.args[0].name()}")
+                self.retired.append(producer)
+                continue
             try:
                 self.stats.add("counts", "undelivered", producer.flush(60))
             except KafkaException as exc:  # failed fatally while flushing
@@ -173,6 +180,7 @@ class Run:
                         except KafkaException:
                             pass
                     break  # fatal (fenced ...): its outcome is the log's; a new producer
+            self.retired.append(producer)
 
     def join(self, group: str) -> None:
         self.joined[group] += 1
