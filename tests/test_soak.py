@@ -155,3 +155,13 @@ def test_a_60_second_soak_keeps_every_invariant(tmp_path):
     assert records["acked"] > 1000 and records["consumed"] > 1000
     assert report["transactions"]["committed"] > 10 and report["transactions"]["aborted"] > 0
     assert report["faults"]["move_leader"] > 0 and report["faults"]["broker_down"] > 0
+
+
+def test_without_confluent_kafka_it_says_so_in_one_line_and_exits_2():
+    code = ("import sys; sys.modules['confluent_kafka'] = None\n"
+            "from fakebroker.soak.__main__ import main\n"
+            "sys.exit(main(['--seconds', '1', '--seed', '1']))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=OUTSIDE, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "needs confluent-kafka" in result.stderr

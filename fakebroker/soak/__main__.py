@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import confluent_kafka  # noqa: F401
     except ImportError:
-        print("fakebroker.soak needs confluent-kafka: pip install 'fakebroker[test]'",
-              file=sys.stderr)
+        print("fakebroker.soak needs confluent-kafka, which the test extra installs "
+              "(pip install -e '.[test]' in the checkout)", file=sys.stderr)
         return 2
     # A hang of the process (a client holding the GIL while it waits) ends it, with every
     # thread's stack on stderr: faulthandler's timer needs no GIL.
