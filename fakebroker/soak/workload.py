@@ -164,6 +164,13 @@ class Run:
                         producer.poll(0)
                         time.sleep(PAUSE / 5)
                     if rng.random() < 0.2:
+                        # A flush first: librdkafka 2.16 loses a record when
+                        # abort_transaction purges one in flight whose answer was lost
+                        # (appended): the next transaction reuses its epoch and sequence
+                        # number, and the broker answers that batch as a retry, with the
+                        # purged record's offset (Kafka's ProducerStateEntry
+                        # findDuplicateBatch: same epoch, same sequence range).
+                        producer.flush(30)
                         _retrying(producer.abort_transaction)
                         self.history.outcomes[txn] = "aborted"
                     else:
