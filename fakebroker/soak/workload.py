@@ -24,7 +24,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from fakebroker.protocol.errors import ClusterError
@@ -45,19 +44,43 @@ _client_log.addHandler(logging.NullHandler())
 _client_log.propagate = False
 
 
-@dataclass
 class Stats:
-    """What happened, beside the history: counts by name, under one lock."""
+    """What happened, beside the history: counts by name, taken without a lock.
 
-    counts: Counter[str] = field(default_factory=Counter)
-    faults: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    client_errors: Counter[str] = field(default_factory=Counter)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    Client callbacks add to it, and confluent-kafka has called a callback with an exception
+    already set (a fatal error met while flushing): the callback's first call into C then
+    raises SystemError, and a lock taken by ``with`` there was never released (every thread
+    stopped at it). So each count is one ``list.append``, atomic and lock-free, summed on
+    reading."""
+
+    def __init__(self) -> None:
+        self._added: list[tuple[str, str, int]] = []
 
     def add(self, counter: str, name: str, n: int = 1) -> None:
-        with self.lock:
-            getattr(self, counter)[name] += n
+        self._added.append((counter, name, n))
+
+    def _sum(self, counter: str) -> Counter[str]:
+        found: Counter[str] = Counter()
+        for kind, name, n in list(self._added):
+            if kind == counter:
+                found[name] += n
+        return found
+
+    @property
+    def counts(self) -> Counter[str]:
+        return self._sum("counts")
+
+    @property
+    def faults(self) -> Counter[str]:
+        return self._sum("faults")
+
+    @property
+    def skipped(self) -> Counter[str]:
+        return self._sum("skipped")
+
+    @property
+    def client_errors(self) -> Counter[str]:
+        return self._sum("client_errors")
 
 
 class Run:
@@ -136,6 +159,10 @@ class Run:
                 self.stats.add("counts", f"producer_fatal:{exc.args[0].name()}")
                 self.retired.append(producer)
                 continue
+            except SystemError:  # confluent-kafka's callback with an error set (see Stats)
+                self.stats.add("counts", "producer_fatal:SystemError")
+                self.retired.append(producer)
+                continue
             try:
                 self.stats.add("counts", "undelivered", producer.flush(60))
             except KafkaException as exc:  # failed fatally while flushing
@@ -176,6 +203,9 @@ class Run:
                     else:
                         _retrying(producer.commit_transaction)
                         self.history.outcomes[txn] = "committed"
+                except SystemError as exc:  # confluent-kafka's callback with an error set
+                    self.stats.add("counts", f"txn_error:{type(exc).__name__}")
+                    break
                 except KafkaException as exc:
                     error = exc.args[0]
                     self.stats.add("counts", f"txn_error:{error.name()}")
