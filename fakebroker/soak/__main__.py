@@ -101,6 +101,9 @@ def soak(seconds: float, seed: int) -> dict[str, Any]:
         "schedule": {"events": len(events), "digest": digest(events)},
         "records": {"produced": counts["produced"], "acked": counts["acked"],
                     "delivery_failed": counts["delivery_failed"],
+                    # sent by a producer retired (fenced) before it reported them
+                    "unreported": counts["produced"] - counts["acked"]
+                    - counts["delivery_failed"],
                     "consumed": counts["consumed"], "final_read": counts["final_read"],
                     "stored": len(run.history.stored)},
         "transactions": {"committed": sum(o == "committed" for o in txns),
