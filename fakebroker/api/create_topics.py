@@ -12,6 +12,10 @@ Behavior:
   brokers), INVALID_PARTITIONS (< 1). A name given twice in one request gets one answer,
   INVALID_REQUEST, after the others, as Kafka's controller adds it.
 * validate_only checks everything and creates nothing.
+* A request adding more than 10,000 partitions in all (``MAX_PARTITIONS_PER_BATCH``: a
+  topic's assignments, else its count, -1 the default) creates none: every topic gets
+  POLICY_VIOLATION "Excessively large number of partitions per request.", as Kafka's
+  controller answers (``validateTotalNumberOfPartitions``).
 * v5+ answers with the partitions, replication factor and every topic config with its source
   (a refused topic: an empty config list); a created topic's error message is null.
 * The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is
@@ -38,6 +42,7 @@ from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
+from fakebroker.state.cluster import MAX_PARTITIONS_PER_BATCH
 
 API_KEY = 19
 # A topic's answer before it is created (and beside an error): no configs, as Kafka answers.
@@ -54,8 +59,17 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     results, refused = [], []
     creator = ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
     quota = mutation_quota(ctx, strict_since=6)
+    total = sum(len(t.assignments) if t.assignments else
+                ctx.cluster.settings.default_partitions if t.num_partitions == -1 else
+                max(t.num_partitions, 0) for t in request.topics if counts[t.name] == 1)
     for wanted in request.topics:
         if counts[wanted.name] > 1:
+            continue
+        if total > MAX_PARTITIONS_PER_BATCH:
+            results.append(dict(NOT_CREATED, name=wanted.name,
+                                error_code=error_code("POLICY_VIOLATION"),
+                                error_message="Excessively large number of partitions per "
+                                              "request."))
             continue
         if not (creator or ctx.allowed("CREATE", "TOPIC", wanted.name)):
             refused.append(dict(NOT_CREATED, name=wanted.name, error_message=REFUSED,

@@ -1,0 +1,216 @@
+"""The differential mode: the same seeded mutations over TCP to the fake and to Apache Kafka
+4.4.0, their outcomes compared.
+
+Both brokers are started as the conformance run starts them (``both_brokers``: a single-node
+KRaft Kafka and a one-broker fake with the settings that matter set alike) and get the
+conformance corpus, unmutated, first (``replay``): the same topics, groups and producers on
+both, and each side's ids learnt. Then every input is a corpus request, its placeholders
+filled in for each side, mutated on both sides by generators seeded alike (so both get the
+same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
+the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
+the answer's error names, no answer, or pending after ``WAIT`` s) is compared; a difference
+not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
+*unexplained*.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import socket
+import struct
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fakebroker.protocol.framing import encode_request
+from tests.conformance.compare import tomllib
+from tests.conformance.corpus import Request
+from tests.conformance.replay import Side, replay
+from tests.conformance.run import both_brokers, common_versions, corpus
+from tests.fuzz.mutations import Mutant, mutate
+from tests.fuzz.outcomes import CLOSED, NO_ANSWER, PENDING, Outcome, answered
+from tests.fuzz.seeds import seed_of
+
+WAIT = 2.0  # s an input may take to be answered (a mutated long poll may take its maximum)
+PROBE_CORRELATION = 0x7FFF_FFF0
+PROBE = encode_request(18, 0, PROBE_CORRELATION, "fuzz-probe", {})
+DIFFERENCES = Path(__file__).with_name("differences.toml")
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A kind of difference kept on purpose: the inputs it covers (API name, a regular
+    expression over the mutations, Kafka's and the fake's outcomes as ``str(Outcome)``
+    patterns) and why."""
+
+    api: str
+    mutation: str
+    kafka: str
+    fake: str
+    reason: str
+
+    def covers(self, difference: Difference) -> bool:
+        return ((self.api in ("*", difference.api))
+                and re.search(self.mutation, difference.mutation) is not None
+                and re.fullmatch(self.kafka, str(difference.kafka)) is not None
+                and re.fullmatch(self.fake, str(difference.fake)) is not None)
+
+
+def load_explained(path: Path = DIFFERENCES) -> list[Explained]:
+    return [Explained(**entry) for entry in tomllib.loads(path.read_text()).get("difference", [])]
+
+
+@dataclass(frozen=True)
+class Difference:
+    index: int
+    api: str
+    version: int
+    mutation: str
+    kafka: Outcome
+    fake: Outcome
+    frame: bytes  # the fake's input
+    explained_by: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"index": self.index, "api": self.api, "version": self.version,
+                "mutation": self.mutation, "kafka": str(self.kafka), "fake": str(self.fake),
+                "frame": self.frame.hex(), "explained_by": self.explained_by}
+
+
+@dataclass
+class DiffResult:
+    seed: int
+    inputs: int = 0
+    same: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    outcomes: Counter[str] = field(default_factory=Counter)  # Kafka's, by kind
+    seconds: float = 0.0
+
+    @property
+    def unexplained(self) -> list[Difference]:
+        return [d for d in self.differences if d.explained_by is None]
+
+    def kinds(self) -> Counter[tuple[str, str, str, str | None]]:
+        """Differences by API, Kafka's outcome, the fake's, and the entry explaining them."""
+        return Counter((d.api, str(d.kafka), str(d.fake), d.explained_by)
+                       for d in self.differences)
+
+    def summary(self) -> str:
+        lines = [f"seed {self.seed}: {self.inputs} inputs in {self.seconds:.0f} s, "
+                 f"{self.same} same outcome, {len(self.differences)} differences "
+                 f"({len(self.unexplained)} unexplained); Kafka's outcomes: "
+                 + ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()))]
+        for (api, kafka, fake, why), n in self.kinds().most_common():
+            lines.append(f"  {n:6d}  {api}: Kafka {kafka} / fake {fake}"
+                         f"  [{why or 'UNEXPLAINED'}]")
+        return "\n".join(lines)
+
+
+class _Connection:
+    """One side's fuzz connection, made again after it closes."""
+
+    def __init__(self, address: str) -> None:
+        host, port = address.rsplit(":", 1)
+        self.address = (host, int(port))
+        self.sock: socket.socket | None = None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def send(self, frame: bytes) -> Outcome:
+        """Send ``frame`` (its size prefix added) and the probe; what became of it."""
+        if self.sock is None:
+            self.sock = socket.create_connection(self.address, timeout=WAIT)
+        sock = self.sock
+        try:
+            sock.sendall(struct.pack(">i", len(frame)) + frame + PROBE)
+            answer = self._frame(sock)
+            if struct.unpack_from(">i", answer)[0] == PROBE_CORRELATION and not (
+                    len(frame) >= 8 and struct.unpack_from(">i", frame, 4)[0]
+                    == PROBE_CORRELATION):
+                return Outcome(NO_ANSWER)
+            self._frame(sock)  # the probe's answer
+            return answered(frame, answer)
+        except (ConnectionError, EOFError):
+            self.close()
+            return Outcome(CLOSED)
+        except TimeoutError:
+            self.close()
+            return Outcome(PENDING)
+
+    @staticmethod
+    def _frame(sock: socket.socket) -> bytes:
+        size = struct.unpack(">i", _exactly(sock, 4))[0]
+        return _exactly(sock, size)
+
+
+def _exactly(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return bytes(data)
+
+
+def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
+                     progress: Callable[[str], None] | None = None) -> DiffResult:
+    """Start both brokers (Kafka in ``tmp_dir``), replay the corpus, then send ``inputs``
+    seeded mutations to both and compare their outcomes."""
+    explained = load_explained()
+    with both_brokers(tmp_dir) as sides:
+        steps = corpus(common_versions(sides[0]))
+        replay(steps, sides)
+        requests = [s for s in steps if isinstance(s, Request)]
+        return _fuzz(sides, requests, inputs, seed, explained, progress)
+
+
+def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
+          explained: list[Explained], progress: Callable[[str], None] | None) -> DiffResult:
+    kafka, fake = sides
+    seeds = [(seed_of(r, kafka), seed_of(r, fake)) for r in requests]
+    connections = [_Connection(kafka.address), _Connection(fake.address)]
+    rng = random.Random(seed)
+    result = DiffResult(seed)
+    started = time.perf_counter()
+    try:
+        for index in range(inputs):
+            kafka_seed, fake_seed = rng.choice(seeds)
+            draw = rng.getrandbits(64)
+            mutants = [mutate(kafka_seed, random.Random(draw)),
+                       mutate(fake_seed, random.Random(draw))]
+            outcomes = [c.send(m.frame) for c, m in zip(connections, mutants, strict=True)]
+            result.outcomes[outcomes[0].kind] += 1
+            result.inputs = index + 1
+            if outcomes[0] == outcomes[1]:
+                result.same += 1
+            else:
+                result.differences.append(_difference(index, mutants[1], *outcomes,
+                                                      explained))
+            if progress and result.inputs % 1000 == 0:
+                result.seconds = time.perf_counter() - started
+                progress(result.summary().split("\n", 1)[0])
+    finally:
+        for connection in connections:
+            connection.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _difference(index: int, mutant: Mutant, kafka: Outcome, fake: Outcome,
+                explained: list[Explained]) -> Difference:
+    from fakebroker.protocol.specs import api_spec
+
+    found = Difference(index, api_spec(mutant.seed.api_key).name, mutant.seed.version,
+                       ", ".join(mutant.mutations), kafka, fake, mutant.frame, None)
+    for entry in explained:
+        if entry.covers(found):
+            return Difference(**{**found.__dict__, "explained_by": entry.reason[:60]})
+    return found
