@@ -54,6 +54,12 @@ class SocketCheck:
             logging.getLogger("fakebroker").addHandler(self._lines)
         return self._fake.bootstrap_servers
 
+    def __enter__(self) -> SocketCheck:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if self._fake is not None:
             logging.getLogger("fakebroker").removeHandler(self._lines)
