@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inputs", type=int, default=100_000, help="mutated requests to send")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--unguided", action="store_true",
-                        help="in-process: no coverage guidance (seeds only as parents)")
+                        help="in-process: no coverage tracing (new outcomes alone make parents)")
     parser.add_argument("--crashes", type=Path, help="in-process: write crashes as JSON lines")
     parser.add_argument("--differences", type=Path,
                         help="differential: write every difference as JSON lines")
