@@ -33,6 +33,8 @@ Two ways in:
 
 Guarantees:
 
+* An answer that cannot be encoded at the request's version (a value too large for its
+  field) closes the connection with its reason, no traceback.
 * Every request decoded is recorded in the journal exactly once, when it ends, by one helper
   (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
   cancelled because its connection closed). A frame that cannot be decoded is not.
@@ -206,7 +208,7 @@ class Pipeline:
                 outcome = "no answer"
                 return Throttled(b"", throttle_ms / 1000) if throttle_ms else None
             errors = tuple(answer_errors(api_key, version, response))
-            answer = encode_response(api_key, version, header.correlation_id, response)
+            answer = _encoded(api_key, version, header.correlation_id, response)
             if peer.gated and (reason := self._answered(peer, api_key, response)):
                 outcome = f"answered, then closed: {reason}"
                 return Close(reason, answer)
@@ -270,7 +272,7 @@ class Pipeline:
                 outcome = "no answer"
                 return Throttled(b"", throttle_ms / 1000) if throttle_ms else None
             errors = tuple(answer_errors(api_key, version, response))
-            answer = encode_response(api_key, version, header.correlation_id, response)
+            answer = _encoded(api_key, version, header.correlation_id, response)
             if peer.gated and (reason := self._answered(peer, api_key, response)):
                 outcome = f"answered, then closed: {reason}"
                 return Close(reason, answer)
@@ -495,6 +497,17 @@ def _parked_after(handler: Coroutine[Any, Any, Any], busy: list[int], started: i
                 trap = handler.send(sent)
             except StopIteration as done:
                 return done.value
+
+
+def _encoded(api_key: int, version: int, correlation_id: int, response: Any) -> bytearray:
+    """The answer frame; ``ConnectionClosed`` when a value cannot be put in the version's
+    fields (a 40,000-character group id, made by a flexible request, listed at a version
+    whose strings' lengths are int16): Kafka's serializer refuses such an answer too."""
+    try:
+        return encode_response(api_key, version, correlation_id, response)
+    except (struct.error, OverflowError) as exc:
+        raise ConnectionClosed(f"the answer (api {api_key} v{version}) cannot be encoded: "
+                               f"{exc}") from None
 
 
 def _target_text(target: Target) -> str:

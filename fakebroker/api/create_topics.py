@@ -44,6 +44,7 @@ from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
+from fakebroker.state.cluster import MAX_PARTITIONS_PER_BATCH
 
 API_KEY = 19
 # A topic's answer before it is created (and beside an error): no configs, as Kafka answers.
@@ -53,9 +54,8 @@ AUTHORIZES = (in_handler(
     "CREATE on the cluster or each topic, refused topics answered after the rest with Kafka's "
     "message; DESCRIBE_CONFIGS on each created topic, else its configs are left out"),)
 REFUSED = "Authorization failed."  # Kafka's message
-# Kafka's controller: ReplicationControlManager.MAX_PARTITIONS_PER_BATCH, and the bound of the
-# records one operation writes (QuorumController.MAX_RECORDS_PER_USER_OP).
-MAX_PARTITIONS_PER_BATCH = 10_000
+# Kafka's controller: the bound of the records one operation writes
+# (QuorumController.MAX_RECORDS_PER_USER_OP); of partitions, MAX_PARTITIONS_PER_BATCH.
 MAX_RECORDS_PER_USER_OP = 10_000
 TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
 TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."

@@ -20,7 +20,11 @@ Behavior:
   is not created, the answer the same (UNKNOWN_TOPIC_OR_PARTITION) and not throttled.
 * Partitions of a topic list their leader (-1 with LEADER_NOT_AVAILABLE when it is down),
   leader epoch, replicas and ISR (live replicas only); down replicas are offline.
-* v10+ carries topic ids; v12+ may look a topic up by id (its name is returned).
+* v10+ carries topic ids; v12+ may look a topic up by id (its name is returned). Before
+  v12, a topic given by id or without a name makes the whole request invalid: as Kafka's
+  ``handleTopicMetadataRequest`` throws and ``MetadataRequest.getErrorResponse`` answers,
+  every topic asked gets INVALID_REQUEST (its name, "" for none; its id as sent), with no
+  brokers, cluster id or controller.
 * Asked for them (v8+), authorized operations (of every topic answered, a missing one too,
   but not a refused one) are every topic (and, v8-10, cluster) operation with no authorizer,
   as a Kafka broker without one answers; with one, those the principal may do (the
@@ -60,6 +64,7 @@ CACHEABLE = True
 LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
 TOPIC_AUTHORIZATION_FAILED = error_code("TOPIC_AUTHORIZATION_FAILED")
 UNKNOWN_TOPIC_ID = error_code("UNKNOWN_TOPIC_ID")
+INVALID_REQUEST = error_code("INVALID_REQUEST")
 # Beside a topic's error: no partitions.
 NOT_DESCRIBED = {"is_internal": False, "partitions": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_DESCRIBED))
@@ -73,6 +78,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     cluster = ctx.cluster
     live = {b.id for b in cluster.brokers.values() if b.up}
     wanted = request.topics
+    if 10 <= ctx.version < 12 and wanted and any(
+            t.name is None or t.topic_id != ZERO_UUID for t in wanted):
+        return invalid_request(wanted)
     if wanted is None or (ctx.version == 0 and not wanted):
         topics = [describe(t, live) for t in cluster.topics.values()
                   if ctx.allowed("DESCRIBE", "TOPIC", t.name)]
@@ -101,6 +109,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             "CLUSTER", CLUSTER_NAME, CLUSTER_OPERATIONS) if ctx.allowed(
             "DESCRIBE", "CLUSTER", CLUSTER_NAME) else 0
     return answer
+
+
+def invalid_request(wanted: Any) -> dict[str, Any]:
+    """Kafka's ``MetadataRequest.getErrorResponse`` for INVALID_REQUEST."""
+    return {"throttle_time_ms": 0, "brokers": (), "cluster_id": None, "controller_id": -1,
+            "topics": [dict(NOT_DESCRIBED, error_code=INVALID_REQUEST, name=t.name or "",
+                            topic_id=t.topic_id) for t in wanted]}
 
 
 def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[int],

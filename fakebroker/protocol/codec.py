@@ -26,9 +26,11 @@ Guarantees:
   bool or UUID differs when it compares unequal; any other value when its bytes differ from its
   default's. A tagged field that is missing, or ``None`` where the field is not nullable, is
   not written.
-* UUIDs are ``uuid.UUID``; strings are ``str`` (UTF-8); bytes and records are ``bytes``. For
-  building, a bytes or records field also takes a ``list`` of bytes-like chunks, written one
-  after another as one value (a fetch answer's stored batches, without joining them first).
+* UUIDs are ``uuid.UUID``; strings are ``str`` (UTF-8; a malformed sequence decodes to
+  U+FFFD, as Java's ``new String(bytes, UTF_8)`` in Kafka does); bytes and records are
+  ``bytes``. For building, a bytes or records field also takes a ``list`` of bytes-like
+  chunks, written one after another as one value (a fetch answer's stored batches, without
+  joining them first).
 * An array given as a ``FrozenArray`` (a value that never changes, such as ApiVersions' list of
   APIs) is encoded once per codec and its bytes reused.
 """
@@ -515,7 +517,8 @@ def _emit_parse(src: _Source, codec: FieldType, target: str, ind: int, path: str
         src.add(ind + 1, f"{target} = None" if codec.nullable else f"raise _null({path!r})")
         src.add(ind, "else:", f"    if pos + {n} > len(data):",
                 f"        raise _short({n}, len(data) - pos)",
-                f"    {target} = data[pos:pos + {n}]" + (".decode()" if codec.text else ""),
+                f"    {target} = data[pos:pos + {n}]"
+                + (".decode('utf-8', 'replace')" if codec.text else ""),
                 f"    pos += {n}")
     elif isinstance(codec, Array):
         n, item = src.temp(), src.temp()

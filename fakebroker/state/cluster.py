@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
+# Partitions one CreateTopics may make, or one CreatePartitions add to a topic (Kafka's
+# controller, ReplicationControlManager).
+MAX_PARTITIONS_PER_BATCH = 10_000
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 # Kafka's internal topics (``Topic.isInternal``: by name, however they were made).
@@ -512,7 +515,8 @@ class Cluster:
         self, name: str, count: int, assignments: list[list[int]] | None = None,
         validate_only: bool = False, admit: Callable[[int], bool] | None = None,
     ) -> None:
-        """Grow topic ``name`` to ``count`` partitions; ``admit(added)`` is asked where Kafka's
+        """Grow topic ``name`` to ``count`` partitions (by at most ``MAX_PARTITIONS_PER_BATCH``,
+        as Kafka's controller: POLICY_VIOLATION beyond); ``admit(added)`` is asked where Kafka's
         controller checks the client's mutation quota, before the assignments' brokers
         (False: THROTTLING_QUOTA_EXCEEDED without a message)."""
         topic = self.topics.get(name)
@@ -524,6 +528,9 @@ class Cluster:
         if count < current:
             raise ClusterError("INVALID_PARTITIONS", f"The topic {name} currently has {current} "
                                f"partition(s); {count} would not be an increase.")
+        if count - current > MAX_PARTITIONS_PER_BATCH:
+            raise ClusterError("POLICY_VIOLATION",
+                               "Excessively large number of additional partitions per request.")
         factor = len(topic.partitions[0].replicas)
         if assignments is not None:
             if len(assignments) != count - current:

@@ -90,7 +90,7 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
     unknown_op = next((op.op for op in ops if op.op not in OP_NAMES), None)
     if unknown_op is not None and resource_type == BROKER:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown operations type {unknown_op}")
-    if unknown_op is not None and resource_type == TOPIC:
+    if unknown_op is not None and resource_type in (TOPIC, GROUP):
         raise ConfigChangeError("UNKNOWN_SERVER_ERROR", None)  # the controller's failure
     if resource_type == BROKER:
         current = _broker_configs(cluster, name, node_id)

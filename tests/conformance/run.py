@@ -12,6 +12,8 @@ without a request in the corpus fails the run.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,21 +70,34 @@ def corpus(versions: dict[str, list[int]]) -> list[Step]:
     return steps
 
 
-def run(tmp_dir: Path) -> Result:
-    """Start both brokers in ``tmp_dir``, replay the corpus and compare every answer."""
+@contextlib.contextmanager
+def both_brokers(tmp_dir: Path) -> Iterator[list[Side]]:
+    """A real Kafka (in ``tmp_dir``) and a fake one with the settings that matter set alike,
+    as the sides of a replay (Kafka's first), closed after."""
     with start_real_kafka(tmp_dir) as kafka, FakeKafka(
             brokers=1, cluster_id=kafka.cluster_id, auto_create_topics=True,
             default_partitions=1, group_initial_rebalance_delay_ms=0,
             overrides=SUITE_LOG_TIMING) as fake:
         sides = [Side(KAFKA, kafka.bootstrap_servers), Side(FAKE, fake.bootstrap_servers)]
-        real = sides[0].served()
-        common = {api_spec(key).name: [v for v in served_versions(key) or ()
-                                       if v in real.get(key, ())] for key in HANDLERS}
         try:
-            exchanges = replay(corpus(common), sides)
+            yield sides
         finally:
             for side in sides:
                 side.close()
+
+
+def common_versions(kafka: Side) -> dict[str, list[int]]:
+    """Per API name, the versions both the fake and ``kafka`` serve."""
+    real = kafka.served()
+    return {api_spec(key).name: [v for v in served_versions(key) or () if v in real.get(key, ())]
+            for key in HANDLERS}
+
+
+def run(tmp_dir: Path) -> Result:
+    """Start both brokers in ``tmp_dir``, replay the corpus and compare every answer."""
+    with both_brokers(tmp_dir) as sides:
+        real = sides[0].served()
+        exchanges = replay(corpus(common_versions(sides[0])), sides)
     intended = load_intended()
     cells: dict[tuple[str, int], Cell] = {}
     compared = []

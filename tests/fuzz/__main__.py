@@ -1,0 +1,53 @@
+"""``python -m tests.fuzz in-process --inputs N [--seed S] [--crashes FILE]`` fuzzes the fake's
+request path in process (tests/fuzz/inprocess.py); ``python -m tests.fuzz differential --inputs
+N [--seed S] [--differences FILE]`` sends the same mutated requests to the fake and to a local
+Apache Kafka 4.4.0 and compares the outcomes (tests/fuzz/differential.py). Both print a
+summary; exit 1 on a crash (in-process) or a difference not explained in
+tests/fuzz/differences.toml (differential)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz")
+    parser.add_argument("mode", choices=("in-process", "differential"))
+    parser.add_argument("--inputs", type=int, default=100_000, help="mutated requests to send")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--unguided", action="store_true",
+                        help="in-process: no coverage tracing (new outcomes alone make parents)")
+    parser.add_argument("--crashes", type=Path, help="in-process: write crashes as JSON lines")
+    parser.add_argument("--differences", type=Path,
+                        help="differential: write every difference as JSON lines")
+    args = parser.parse_args(argv)
+    if args.mode == "in-process":
+        from tests.fuzz.inprocess import run_in_process
+
+        report = run_in_process(args.inputs, args.seed, guided=not args.unguided,
+                                progress=lambda line: print(line, flush=True))
+        print(report.summary())
+        for crash in report.crashes:
+            print(f"CRASH #{crash.index} {crash.label}\n{crash.problem}")
+        if args.crashes:
+            args.crashes.write_text("".join(json.dumps(c.as_json()) + "\n"
+                                            for c in report.crashes))
+        return 1 if report.crashes else 0
+    from tests.fuzz.differential import run_differential
+
+    with tempfile.TemporaryDirectory(prefix="fuzz-kafka-") as tmp:
+        result = run_differential(Path(tmp), args.inputs, args.seed,
+                                  progress=lambda line: print(line, flush=True))
+    print(result.summary())
+    if args.differences:
+        args.differences.write_text("".join(json.dumps(d.as_json()) + "\n"
+                                            for d in result.differences))
+    return 1 if result.unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

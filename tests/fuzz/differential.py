@@ -1,0 +1,260 @@
+"""The differential mode: the same seeded mutations over TCP to the fake and to Apache Kafka
+4.4.0, their outcomes compared.
+
+Both brokers are started as the conformance run starts them (``both_brokers``: a single-node
+KRaft Kafka and a one-broker fake with the settings that matter set alike) and get the
+conformance corpus, unmutated, first (``replay``): the same topics, groups and producers on
+both, and each side's ids learnt. Then every input is a corpus request, its placeholders
+filled in for each side, mutated on both sides by generators seeded alike (so both get the
+same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
+the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
+the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
+pending and the other not is inconclusive, not a difference); a difference
+not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
+*unexplained*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import re
+import socket
+import struct
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fakebroker.protocol.framing import encode_request
+from tests.conformance.compare import tomllib
+from tests.conformance.corpus import Request, Settle
+from tests.conformance.replay import Side, replay
+from tests.conformance.run import both_brokers, common_versions, corpus
+from tests.fuzz.mutations import Mutant, mutate
+from tests.fuzz.outcomes import CLOSED, NO_ANSWER, PENDING, Outcome, answered
+from tests.fuzz.seeds import seed_of
+
+WAIT = 0.5  # s an input may take to be answered (a mutated long poll may take its maximum)
+CONNECT_ATTEMPTS = 3
+# Neither replayed nor mutated here: the corpus's client quotas include 127.0.0.1's
+# connection_creation_rate (50/s), which throttles the fuzzer's new connections (one after
+# every closed input) on Kafka; and a mutated CreateTopics or CreatePartitions makes Kafka
+# create up to 10,000 partitions on disk, after which it answers nothing in time for
+# minutes on a 2-core machine. The in-process mode mutates them.
+NOT_REPLAYED = frozenset({"AlterClientQuotas"})
+NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
+PROBE_CORRELATION = 0x7FFF_FFF0
+PROBE = encode_request(18, 0, PROBE_CORRELATION, "fuzz-probe", {})
+DIFFERENCES = Path(__file__).with_name("differences.toml")
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A kind of difference kept on purpose: the inputs it covers (API name, a regular
+    expression over the mutations, Kafka's and the fake's outcomes as ``str(Outcome)``
+    patterns) and why."""
+
+    api: str
+    mutation: str
+    kafka: str
+    fake: str
+    reason: str
+
+    def covers(self, difference: Difference) -> bool:
+        return ((self.api in ("*", difference.api))
+                and re.search(self.mutation, difference.mutation) is not None
+                and re.fullmatch(self.kafka, str(difference.kafka)) is not None
+                and re.fullmatch(self.fake, str(difference.fake)) is not None)
+
+
+def load_explained(path: Path = DIFFERENCES) -> list[Explained]:
+    return [Explained(**entry) for entry in tomllib.loads(path.read_text()).get("difference", [])]
+
+
+@dataclass(frozen=True)
+class Difference:
+    index: int
+    api: str
+    version: int
+    mutation: str
+    kafka: Outcome
+    fake: Outcome
+    frame: bytes  # the fake's input
+    explained_by: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"index": self.index, "api": self.api, "version": self.version,
+                "mutation": self.mutation, "kafka": str(self.kafka), "fake": str(self.fake),
+                "frame": self.frame.hex(), "explained_by": self.explained_by}
+
+
+@dataclass
+class DiffResult:
+    seed: int
+    inputs: int = 0
+    same: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    outcomes: Counter[str] = field(default_factory=Counter)  # Kafka's, by kind
+    stopped: str | None = None  # why the run ended early
+    inconclusive: int = 0  # one side answered, the other not within WAIT
+    seconds: float = 0.0
+
+    @property
+    def unexplained(self) -> list[Difference]:
+        return [d for d in self.differences if d.explained_by is None]
+
+    def kinds(self) -> Counter[tuple[str, str, str, str | None]]:
+        """Differences by API, Kafka's outcome, the fake's, and the entry explaining them."""
+        return Counter((d.api, str(d.kafka), str(d.fake), d.explained_by)
+                       for d in self.differences)
+
+    def summary(self) -> str:
+        lines = [f"seed {self.seed}: {self.inputs} inputs in {self.seconds:.0f} s, "
+                 f"{self.same} same outcome, {self.inconclusive} inconclusive (one side pending), "
+                 f"{len(self.differences)} differences "
+                 f"({len(self.unexplained)} unexplained); Kafka's outcomes: "
+                 + ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()))
+                 + (f"; stopped: {self.stopped}" if self.stopped else "")]
+        for (api, kafka, fake, why), n in self.kinds().most_common():
+            lines.append(f"  {n:6d}  {api}: Kafka {kafka} / fake {fake}"
+                         f"  [{why or 'UNEXPLAINED'}]")
+        return "\n".join(lines)
+
+
+class _Connection:
+    """One side's fuzz connection, made again after it closes."""
+
+    def __init__(self, address: str) -> None:
+        host, port = address.rsplit(":", 1)
+        self.address = (host, int(port))
+        self.sock: socket.socket | None = None
+        self.closed = False
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def send(self, frame: bytes) -> None:
+        """Send ``frame`` (its size prefix added) and the probe; ``outcome`` reads what
+        became of it."""
+        self.closed = False
+        for attempt in range(CONNECT_ATTEMPTS):
+            try:
+                if self.sock is None:
+                    self.sock = socket.create_connection(self.address, timeout=WAIT)
+                break
+            except TimeoutError:  # a loaded machine: Kafka's acceptor is slow
+                if attempt == CONNECT_ATTEMPTS - 1:
+                    raise
+        assert self.sock is not None
+        try:
+            self.sock.sendall(struct.pack(">i", len(frame)) + frame + PROBE)
+        except OSError:  # closed while we wrote (a frame refused from its size on)
+            self.closed = True
+
+    def outcome(self, frame: bytes) -> Outcome:
+        """What became of ``frame``, sent by ``send``."""
+        sock = self.sock
+        try:
+            if self.closed or sock is None:
+                raise EOFError
+            answer = self._frame(sock)
+            if struct.unpack_from(">i", answer)[0] == PROBE_CORRELATION and not (
+                    len(frame) >= 8 and struct.unpack_from(">i", frame, 4)[0]
+                    == PROBE_CORRELATION):
+                return Outcome(NO_ANSWER)
+            self._frame(sock)  # the probe's answer
+            return answered(frame, answer)
+        except (ConnectionError, EOFError):
+            self.close()
+            return Outcome(CLOSED)
+        except TimeoutError:
+            self.close()
+            return Outcome(PENDING)
+
+    @staticmethod
+    def _frame(sock: socket.socket) -> bytes:
+        size = struct.unpack(">i", _exactly(sock, 4))[0]
+        return _exactly(sock, size)
+
+
+def _exactly(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return bytes(data)
+
+
+def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
+                     progress: Callable[[str], None] | None = None) -> DiffResult:
+    """Start both brokers (Kafka in ``tmp_dir``), replay the corpus, then send ``inputs``
+    seeded mutations to both and compare their outcomes."""
+    explained = load_explained()
+    logging.getLogger("fakebroker").setLevel(logging.ERROR)  # a warning per closed input
+    with both_brokers(tmp_dir) as sides:
+        steps = [dataclasses.replace(s, quota_entities=None) if isinstance(s, Settle) else s
+                 for s in corpus(common_versions(sides[0]))
+                 if not (isinstance(s, Request) and s.api in NOT_REPLAYED)]
+        replay(steps, sides)
+        requests = [s for s in steps if isinstance(s, Request) and s.api not in NOT_MUTATED]
+        return _fuzz(sides, requests, inputs, seed, explained, progress)
+
+
+def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
+          explained: list[Explained], progress: Callable[[str], None] | None) -> DiffResult:
+    kafka, fake = sides
+    seeds = [(seed_of(r, kafka), seed_of(r, fake)) for r in requests]
+    connections = [_Connection(kafka.address), _Connection(fake.address)]
+    rng = random.Random(seed)
+    result = DiffResult(seed)
+    started = time.perf_counter()
+    try:
+        for index in range(inputs):
+            kafka_seed, fake_seed = rng.choice(seeds)
+            draw = rng.getrandbits(64)
+            mutants = [mutate(kafka_seed, random.Random(draw)),
+                       mutate(fake_seed, random.Random(draw))]
+            try:
+                for connection, mutant in zip(connections, mutants, strict=True):
+                    connection.send(mutant.frame)
+            except TimeoutError:
+                result.stopped = f"a broker accepted no connection after input {index}"
+                break
+            outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
+            result.outcomes[outcomes[0].kind] += 1
+            result.inputs = index + 1
+            if outcomes[0] == outcomes[1]:
+                result.same += 1
+            elif PENDING in (outcomes[0].kind, outcomes[1].kind):
+                result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
+            else:
+                result.differences.append(_difference(index, mutants[1], *outcomes,
+                                                      explained))
+            if progress and result.inputs % 1000 == 0:
+                result.seconds = time.perf_counter() - started
+                progress(result.summary().split("\n", 1)[0])
+    finally:
+        for connection in connections:
+            connection.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _difference(index: int, mutant: Mutant, kafka: Outcome, fake: Outcome,
+                explained: list[Explained]) -> Difference:
+    from fakebroker.protocol.specs import api_spec
+
+    found = Difference(index, api_spec(mutant.seed.api_key).name, mutant.seed.version,
+                       ", ".join(mutant.mutations), kafka, fake, mutant.frame, None)
+    for entry in explained:
+        if entry.covers(found):
+            return Difference(**{**found.__dict__, "explained_by": entry.reason[:60]})
+    return found
