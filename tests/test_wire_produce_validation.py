@@ -77,8 +77,8 @@ def test_a_transactional_batch_without_a_transactional_id_is_refused_for_every_p
     transactional = edited(records, 21, ">h", 0x10)
     with WireClient(kafka.bootstrap_servers) as client:
         answers = produce(client, {0: records, 1: transactional, 9: records})
-    assert {p: answer(a)[0] for p, a in answers.items()} == {
-        p: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" for p in (0, 1, 9)}
+    assert {p: answer(a) for p, a in answers.items()} == {
+        p: ("TRANSACTIONAL_ID_AUTHORIZATION_FAILED", None, -1) for p in (0, 1, 9)}
     assert kafka.offsets("checked", 0) == (0, 0)
 
 
@@ -123,21 +123,34 @@ def test_a_crc_mismatch_is_corrupt_message_before_the_batch_fields(kafka):
     assert answer(answers[0]) == ("CORRUPT_MESSAGE", None, -1)
 
 
-@pytest.mark.parametrize("why,records", [
-    ("count 0", edited(edited(batch([b"x"]), 57, ">i", 0), 23, ">i", -1)),
-    ("count above the offsets' range", edited(batch([b"x"]), 57, ">i", 2)),
-    ("a control batch", edited(batch([b"x"]), 21, ">h", 0x20)),
-    ("a producer id without a sequence", edited(batch([b"x"]), 43, ">q", 5)),
-    ("a record's length one byte long", edited(batch([b"x"]), 61, ">b", 2 * 9)),
-    ("one record fewer than counted", edited(edited(batch([b"x", b"y"]), 57, ">i", 3), 23,
-                                            ">i", 2)),
-    ("one record more than counted", edited(edited(batch([b"x", b"y"]), 57, ">i", 1), 23,
-                                           ">i", 0)),
-    ("a key longer than its record", edited(batch([b"x"]), 65, ">b", 2 * 9)),
-])
-def test_a_batch_or_record_out_of_shape_is_invalid_record(kafka, why, records):
+def with_timestamp_delta(varlong: bytes) -> bytes:
+    """One record ``k``/``x`` whose timestamp delta is written as ``varlong``."""
+    grown = bytearray(batch([b"x"])[:63] + varlong + batch([b"x"])[64:])
+    struct.pack_into(">i", grown, 8, len(grown) - 12)
+    grown[61] = 2 * (len(grown) - 62)  # the record's length, a one-byte zigzag varint
+    return resealed(grown)
+
+
+OUT_OF_SHAPE = {
+    "count 0": edited(edited(batch([b"x"]), 57, ">i", 0), 23, ">i", -1),
+    "count above the offsets' range": edited(batch([b"x"]), 57, ">i", 2),
+    "a control batch": edited(batch([b"x"]), 21, ">h", 0x20),
+    "a producer id without a sequence": edited(batch([b"x"]), 43, ">q", 5),
+    "a record's length one byte long": edited(batch([b"x"]), 61, ">b", 2 * 9),
+    "one record fewer than counted": edited(edited(batch([b"x", b"y"]), 57, ">i", 3), 23,
+                                            ">i", 2),
+    "one record more than counted": edited(edited(batch([b"x", b"y"]), 57, ">i", 1), 23,
+                                           ">i", 0),
+    "a key longer than its record": edited(batch([b"x"]), 65, ">b", 2 * 9),
+    "a header count beyond its record": edited(batch([b"x"]), 69, ">b", 2 * 60),
+    "a timestamp delta of 11 bytes": with_timestamp_delta(b"\xff" * 10 + b"\x00"),
+}
+
+
+@pytest.mark.parametrize("why", OUT_OF_SHAPE)
+def test_a_batch_or_record_out_of_shape_is_invalid_record(kafka, why):
     with WireClient(kafka.bootstrap_servers) as client:
-        answers = produce(client, {0: records})
+        answers = produce(client, {0: OUT_OF_SHAPE[why]})
     assert answer(answers[0]) == ("INVALID_RECORD", None, 0)
     assert kafka.offsets("checked", 0) == (0, 0)
 
@@ -148,8 +161,11 @@ def test_an_unknown_compression_codec(kafka):
     assert answer(answers[0]) == ("UNKNOWN_SERVER_ERROR", None, 0)
 
 
-def test_a_well_formed_batch_still_appends(kafka):
-    records = encode_batch([(b"k", b"v", [("h", b"1")], 1_700_000_000_000), (None, None, [], 1)])
+def test_well_formed_records_are_appended(kafka):
+    records = encode_batch([(b"k", b"v", [("h", b"1"), ("i", None)], 1_700_000_000_000),
+                            (None, None, [], 1_700_000_000_001)])
     with WireClient(kafka.bootstrap_servers) as client:
-        answers = produce(client, {0: records})
-    assert answer(answers[0])[0] == "NONE"
+        answers = produce(client, {0: records, 1: with_timestamp_delta(b"\x80" * 9 + b"\x00")})
+    assert {p: answer(a)[0] for p, a in answers.items()} == {0: "NONE", 1: "NONE"}
+    assert [(r.key, r.headers) for r in kafka.records("checked", 0)] == [
+        (b"k", (("h", b"1"), ("i", None))), (None, ())]

@@ -62,6 +62,7 @@ from typing import Any
 
 import trio
 
+from fakebroker.api import produce_validation
 from fakebroker.api.access import topics, transactional_ids
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
@@ -103,7 +104,15 @@ CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
-    acks_error = request.acks not in (-1, 0, 1)
+    refusal = request_refusal(request)
+    if refusal is not None:  # Kafka's answer for the whole request, every partition alike
+        if request.acks == 0:
+            raise ConnectionClosed(f"acks=0 produce failed: {refusal.error}")
+        return {"throttle_time_ms": 0, "node_endpoints": [], "responses": [
+            {"name": t.name, "topic_id": t.topic_id, "partition_responses": [
+                dict(NOT_APPENDED, index=p.index, error_code=refusal.code,
+                     error_message=refusal.message) for p in t.partition_data]}
+            for t in request.topic_data]}
     appended = False
     leaders: set[int] = set()
     responses = []
@@ -113,8 +122,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
         for data in topic_data.partition_data:
             result: dict[str, Any] = {"index": data.index}
             try:
-                if acks_error:
-                    raise ClusterError("INVALID_REQUIRED_ACKS")
                 result.update(append(ctx, topic, data.index, data.records,
                                      request.transactional_id, request.acks))
                 appended = True
@@ -143,6 +150,22 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
 
 
+def request_refusal(request: Any) -> ClusterError | None:
+    """Kafka's look at every partition's first entry before anything else (KafkaApis):
+    CORRUPT_MESSAGE for an entry Kafka cannot iterate, TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    for a transactional batch in a request without a transactional id; None: go on."""
+    try:
+        for topic_data in request.topic_data:
+            for data in topic_data.partition_data:
+                if produce_validation.first_batch_is_transactional(data.records):
+                    if request.transactional_id is None:
+                        return ClusterError("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+                    return None  # Kafka's peek stops at the first transactional batch
+    except ClusterError as exc:
+        return exc
+    return None
+
+
 def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
            transactional_id: str | None = None, acks: int = 1) -> dict[str, Any]:
     """Validate and append one partition's records; the partition's response fields."""
@@ -151,6 +174,9 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
+    records = produce_validation.whole_entries(ctx.version, records or b"")
+    if acks not in (-1, 0, 1):
+        raise ClusterError("INVALID_REQUIRED_ACKS")
     if topic.internal and ctx.header.client_id != ADMIN_CLIENT_ID:
         raise ClusterError("INVALID_TOPIC_EXCEPTION")  # Kafka's: no message
     partition = topic.partitions[index]
@@ -161,7 +187,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
     magic = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
-    headers = validate(ctx, topic, partition.index, records or b"", magic)
+    headers = validate(ctx, topic, partition.index, records, magic)
     log = partition.log
     first = headers[0]
     if first.is_transactional and transactional_id is not None \
@@ -176,7 +202,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     append_time = ctx.now_ms() \
         if topic.config("message.timestamp.type", ctx.broker.id) == "LogAppendTime" else None
     base = log.log_end_offset
-    data = in_log_format(ctx, topic, records or b"", headers, magic, append_time)
+    data = in_log_format(ctx, topic, records, headers, magic, append_time)
     stored = assign_offsets(data, base, partition.leader_epoch, append_time)
     storage_cap.admit(ctx.cluster, len(stored), partition.topic, partition.index)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
@@ -194,30 +220,31 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
 
 def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magic: int
              ) -> list[BatchHeader]:
-    """Kafka's checks of partition ``index``'s records before they are appended to a log that
-    stores ``magic`` (ProduceRequest.validateRecords, the log's analysis, LogValidator's)."""
+    """Kafka's checks of partition ``index``'s whole entries (``produce_validation``: the
+    request's shape is checked before) before they are appended to a log that stores
+    ``magic``: the log's analysis, then LogValidator's, in their order."""
+    start = topic.partitions[index].log.log_start_offset
+    limit = int(topic.config("max.message.bytes", ctx.broker.id))
+    produce_validation.check_before_crc(records, limit, start)
     try:
         headers = read_batch_headers(records)
     except CorruptRecordError:
         raise ClusterError("CORRUPT_MESSAGE") from None
     except InvalidRecordError:
-        raise ClusterError("INVALID_RECORD") from None
+        if produce_validation.unknown_codec(records):  # Kafka's CompressionType.forId throws
+            raise ClusterError("UNKNOWN_SERVER_ERROR", log_start_offset=start) from None
+        raise ClusterError("INVALID_RECORD", log_start_offset=start) from None
     if not headers:
         raise ClusterError("CORRUPT_MESSAGE")
-    if ctx.version >= 3 and (len(headers) != 1 or headers[0].magic != 2):
-        raise ClusterError("INVALID_RECORD")  # v3+: exactly one magic-2 batch
-    if ctx.version < 7 and any(h.compression == ZSTD for h in headers):
-        raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE")  # zstd needs v7+
-    limit = int(topic.config("max.message.bytes", ctx.broker.id))
-    if any(h.length > limit for h in headers):
-        raise ClusterError("MESSAGE_TOO_LARGE")
     first = headers[0]
     if len(headers) > 1 and (first.magic == 2 or any(h.compression != NONE for h in headers)):
         raise ClusterError("INVALID_RECORD")  # "Compressed outer record has more than one batch"
     if any(h.magic != first.magic for h in headers):
         raise ClusterError("INVALID_RECORD")  # the first batch's magic, for every batch
+    produce_validation.check_batch_fields(headers, start)
     if magic < 2 and (first.is_transactional or first.producer_id >= 0):
         raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
+    produce_validation.check_records(records, headers, start)
     if "compact" in topic.config("cleanup.policy", ctx.broker.id).split(","):
         check_keys(f"{topic.name}-{index}", records)
     if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":

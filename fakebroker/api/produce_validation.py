@@ -1,0 +1,197 @@
+"""Kafka's checks of a Produce's record bytes, in Kafka 4.4's order (measured on the real
+broker: tests/test_wire_produce_validation.py). Each check raises ``ClusterError`` with the
+error, message and ``log_start_offset`` Kafka answers.
+
+1. ``first_batch_is_transactional`` (KafkaApis, for the whole request, before anything else):
+   the first entry of each partition is peeked at. A size below 14 bytes or an unknown magic
+   is CORRUPT_MESSAGE for every partition, with Kafka's reason as the message; a
+   transactional first batch in a request without a transactional id is
+   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition. The peek stops at the first
+   transactional batch, as Kafka's does.
+2. ``whole_entries`` (KafkaApis, per partition, after the topic is known): Kafka's iteration
+   of entries (a trailing entry cut short ends it: its bytes are dropped, as the log's
+   ``trimInvalidBytes`` drops them); v3+ must hold exactly one magic-2 batch (INVALID_RECORD,
+   no message), zstd needs v7 (UNSUPPORTED_COMPRESSION_TYPE).
+3. ``check_batches`` (the log's analysis, then LogValidator's ``validateBatch``): per magic-2
+   batch a base offset of 0 (INVALID_RECORD), the size within ``max.message.bytes``
+   (MESSAGE_TOO_LARGE), the CRC (CORRUPT_MESSAGE), a known codec (UNKNOWN_SERVER_ERROR, as
+   Kafka's ``CompressionType.forId`` throws); then its offset range and count (INVALID_RECORD),
+   no control batch, a sequence for a producer id (INVALID_RECORD).
+4. ``check_records`` (LogValidator's record iterator): each record of an uncompressed magic-2
+   batch read as Kafka's ``DefaultRecord.readFrom`` reads it: lengths, varints of at most 5
+   (10) bytes, fields that end where the record's length says, exactly the batch's count of
+   records and no byte after them; else INVALID_RECORD, no message. Compressed batches are
+   not decompressed here (the produce path never decompresses: see
+   tests/fuzz/differences.toml); their records are read only where keys or timestamps must be.
+
+Errors of steps 3-4 but MESSAGE_TOO_LARGE and CORRUPT_MESSAGE carry the log's start offset,
+as Kafka's ReplicaManager answers an append that failed in the validator.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+from fakebroker.protocol.compression import CODECS, NONE, ZSTD
+from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.records import BatchHeader
+
+MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size Kafka iterates
+BATCH_HEADER_SIZE = 61
+_SIZE_MAGIC = struct.Struct(">i4xb")  # from byte 8: the entry's size, its magic at 16
+_BASE_OFFSET = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
+_TRANSACTIONAL = 0x10
+_CODEC_MASK = 0x07
+
+
+def _peek(records: bytes, pos: int) -> tuple[int, int] | None:
+    """Kafka's ``ByteBufferLogInputStream.nextBatchSize`` at ``pos``: the entry's (end,
+    magic), None when too few bytes remain for one; CORRUPT_MESSAGE with Kafka's reason for
+    a size below 14 bytes or an unknown magic."""
+    remaining = len(records) - pos
+    if remaining < 12:
+        return None
+    size = _INT32.unpack_from(records, pos + 8)[0]
+    if size < MIN_ENTRY_SIZE:
+        raise ClusterError("CORRUPT_MESSAGE", f"Record size {size} is less than the minimum "
+                           f"record overhead ({MIN_ENTRY_SIZE})")
+    if remaining < 17:
+        return None
+    magic = struct.unpack_from(">b", records, pos + 16)[0]
+    if not 0 <= magic <= 2:
+        raise ClusterError("CORRUPT_MESSAGE", f"Invalid magic found in record: {magic}")
+    return (pos + 12 + size, magic) if remaining >= 12 + size else None
+
+
+def first_batch_is_transactional(records: bytes | None) -> bool:
+    """Kafka's peek at a partition's first entry (``RequestUtils.hasTransactionalRecords``):
+    whether it is a transactional batch; raises CORRUPT_MESSAGE as ``_peek`` does."""
+    if records is None:
+        return False
+    entry = _peek(records, 0)
+    return entry is not None and entry[1] == 2 \
+        and bool(_INT16.unpack_from(records, 21)[0] & _TRANSACTIONAL)
+
+
+def whole_entries(version: int, records: bytes) -> bytes:
+    """``records`` up to the end of its last whole entry, after ProduceRequest.validateRecords'
+    checks of the request's shape (v3+: exactly one magic-2 batch; zstd from v7)."""
+    pos, count, first_magic = 0, 0, -1
+    while (entry := _peek(records, pos)) is not None:
+        if count == 0:
+            first_magic = entry[1]
+            if version >= 3 and first_magic != 2:
+                raise ClusterError("INVALID_RECORD")
+            if version >= 3 and version < 7 \
+                    and _INT16.unpack_from(records, 21)[0] & _CODEC_MASK == ZSTD:
+                raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE")
+        elif version >= 3:
+            raise ClusterError("INVALID_RECORD")  # exactly one batch per partition
+        pos, count = entry[0], count + 1
+    if version >= 3 and count == 0:
+        raise ClusterError("INVALID_RECORD")  # at least one batch per partition
+    return records if pos == len(records) else records[:pos]
+
+
+def check_before_crc(records: bytes, max_message_bytes: int, log_start_offset: int) -> None:
+    """The log's analysis before each batch's CRC: a magic-2 batch's base offset must be 0
+    (INVALID_RECORD), no entry larger than ``max_message_bytes`` (MESSAGE_TOO_LARGE)."""
+    pos = 0
+    while pos < len(records):
+        size, magic = _SIZE_MAGIC.unpack_from(records, pos + 8)
+        if magic == 2 and _BASE_OFFSET.unpack_from(records, pos)[0] != 0:
+            raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
+        if size + 12 > max_message_bytes:
+            raise ClusterError("MESSAGE_TOO_LARGE")
+        pos += size + 12
+
+
+def unknown_codec(records: bytes) -> bool:
+    """Whether a magic-2 batch names a codec Kafka does not know (read after its CRC)."""
+    pos = 0
+    while pos < len(records):
+        size, magic = _SIZE_MAGIC.unpack_from(records, pos + 8)
+        if magic == 2 and len(records) >= pos + 23 \
+                and _INT16.unpack_from(records, pos + 21)[0] & _CODEC_MASK not in CODECS:
+            return True
+        pos += size + 12
+    return False
+
+
+def check_batch_fields(headers: Sequence[BatchHeader], log_start_offset: int) -> None:
+    """LogValidator.validateBatch for a client's magic-2 batches: a positive offset range
+    equal to the count, no control batch, a base sequence for a producer id."""
+    for h in headers:
+        if h.magic == 2 and (h.last_offset_delta < 0 or h.record_count <= 0 or h.is_control
+                             or (h.producer_id >= 0 and h.base_sequence < 0)):
+            raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
+
+
+def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offset: int
+                  ) -> None:
+    """Each record of each uncompressed magic-2 batch in ``records`` read as Kafka reads it
+    (``DefaultRecord.readFrom``); INVALID_RECORD for the first that does not add up."""
+    pos = 0
+    for h in headers:
+        end = pos + h.length
+        if h.magic == 2 and h.compression == NONE \
+                and not _records_add_up(records, pos + BATCH_HEADER_SIZE, end, h.record_count):
+            raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
+        pos = end
+
+
+def _records_add_up(data: bytes, pos: int, end: int, count: int) -> bool:
+    """Whether ``data[pos:end]`` is exactly ``count`` well-formed records. Every varint of a
+    record but its timestamp delta is one byte for lengths below 64, so the loop reads those
+    inline and calls ``_varint`` for the rest."""
+    for _ in range(count):
+        if pos >= end:
+            return False
+        b = data[pos]
+        if b < 0x80:
+            length, pos = (b >> 1) ^ -(b & 1), pos + 1
+        else:
+            length, pos = _varint(data, pos, end, 5)
+        body_end = pos + length
+        if length < 0 or body_end > end:
+            return False
+        # attributes, then the timestamp delta (a varlong) and the offset delta
+        _, at = _varint(data, pos + 1, body_end, 10)
+        _, at = _varint(data, at, body_end, 5)
+        for _ in range(2):  # key, value: a length (negative: null), then the bytes
+            size, at = _varint(data, at, body_end, 5)
+            if size > 0:
+                at += size
+        headers, at = _varint(data, at, body_end, 5)
+        if not 0 <= headers <= body_end - at:
+            return False
+        for _ in range(headers):
+            size, at = _varint(data, at, body_end, 5)
+            if size < 0:
+                return False
+            size, at = _varint(data, at + size, body_end, 5)
+            if size > 0:
+                at += size
+        if at != body_end:
+            return False
+        pos = body_end
+    return pos == end
+
+
+def _varint(data: bytes, pos: int, end: int, most: int) -> tuple[int, int]:
+    """Kafka's zigzag varint (``most`` 5 bytes: an int, 10: a long) at ``pos``, and where it
+    ends; a varint past ``end`` or longer than ``most`` bytes ends it at ``end + 1``, which no
+    caller accepts. An int's bits beyond 32 are dropped, as Java's are."""
+    value = shift = 0
+    for at in range(pos, min(pos + most, end)):
+        b = data[at]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            if most == 5:
+                value &= 0xFFFF_FFFF
+            return (value >> 1) ^ -(value & 1), at + 1
+        shift += 7
+    return 0, end + 1
