@@ -137,8 +137,8 @@ OUT_OF_SHAPE = {
     "a control batch": edited(batch([b"x"]), 21, ">h", 0x20),
     "a producer id without a sequence": edited(batch([b"x"]), 43, ">q", 5),
     "a record's length one byte long": edited(batch([b"x"]), 61, ">b", 2 * 9),
-    "one record fewer than counted": edited(edited(batch([b"x", b"y"]), 57, ">i", 3), 23,
-                                            ">i", 2),
+    "no record where one is counted": resealed(struct.pack(">i", 49) .join(
+        (batch([b"x"])[:8], batch([b"x"])[12:61]))),
     "one record more than counted": edited(edited(batch([b"x", b"y"]), 57, ">i", 1), 23,
                                            ">i", 0),
     "a key longer than its record": edited(batch([b"x"]), 65, ">b", 2 * 9),
@@ -169,3 +169,22 @@ def test_well_formed_records_are_appended(kafka):
     assert {p: answer(a)[0] for p, a in answers.items()} == {0: "NONE", 1: "NONE"}
     assert [(r.key, r.headers) for r in kafka.records("checked", 0)] == [
         (b"k", (("h", b"1"), ("i", None))), (None, ())]
+
+
+def test_a_compacted_topics_records_are_read_each(kafka):
+    """A compacted topic's keys are read, so each record is: the second of three whose key
+    runs past it makes the batch INVALID_RECORD; a record without a key is named in
+    ``record_errors`` (the batch's other records read too)."""
+    topic = kafka.name("keyed")
+    kafka.create_topic(topic, configs={"cleanup.policy": "compact"})
+    three = encode_batch([(b"a", b"x", [], 1_700_000_000_000)] * 3)
+    second_key = 61 + 9 + 4  # the second record's key length
+    assert three[second_key] == 2
+    keyless = encode_batch([(b"a", b"x", [], 1_700_000_000_000), (None, b"y", [], 1)])
+    with WireClient(kafka.bootstrap_servers) as client:
+        broken = produce(client, {0: edited(three, second_key, ">b", 2 * 9)}, topic=topic)[0]
+        refused = produce(client, {0: keyless}, topic=topic)[0]
+    assert answer(broken) == ("INVALID_RECORD", None, 0)
+    assert (answer(refused)[0], answer(refused)[2]) == ("INVALID_RECORD", 0)
+    assert [e.batch_index for e in refused.record_errors] == [1]
+    assert kafka.offsets(topic, 0) == (0, 0)

@@ -244,11 +244,19 @@ def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magi
     produce_validation.check_batch_fields(headers, start)
     if magic < 2 and (first.is_transactional or first.producer_id >= 0):
         raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
-    produce_validation.check_records(records, headers, start)
-    if "compact" in topic.config("cleanup.policy", ctx.broker.id).split(","):
-        check_keys(f"{topic.name}-{index}", records)
-    if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":
-        check_timestamps(ctx, topic, records, headers)
+    compacted = "compact" in topic.config("cleanup.policy", ctx.broker.id).split(",")
+    bounds = timestamp_bounds(ctx, topic, headers)
+    produce_validation.check_records(records, headers, start, every=compacted or bool(bounds))
+    try:
+        if compacted:
+            check_keys(f"{topic.name}-{index}", records)
+        if bounds:
+            check_timestamps(records, *bounds)
+    except (CorruptRecordError, InvalidRecordError):  # a compressed batch's records
+        raise ClusterError("INVALID_RECORD", log_start_offset=start) from None
+    except ClusterError as exc:  # record errors: with the log start offset, as Kafka's
+        raise ClusterError(exc.error, exc.message, log_start_offset=start,
+                           **exc.answer_fields) from None
     return headers
 
 
@@ -290,19 +298,27 @@ def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
         raise ClusterError("UNKNOWN_SERVER_ERROR") from None
 
 
-def check_timestamps(ctx: RequestContext, topic: Topic, records: bytes,
-                     headers: list[BatchHeader]) -> None:
-    """Kafka's LogValidator.validateTimestamp: every CreateTime record within
-    [now - message.timestamp.before.max.ms, now + message.timestamp.after.max.ms], else
-    INVALID_TIMESTAMP for the batch, each record outside named in ``record_errors``. The
-    batch headers' timestamps tell whether a record may be outside; only then are the records
-    decoded."""
+def timestamp_bounds(ctx: RequestContext, topic: Topic, headers: list[BatchHeader]
+                     ) -> tuple[int, int] | None:
+    """The [low, high] range of LogValidator.validateTimestamp for a CreateTime topic whose
+    records may lie outside it (now - message.timestamp.before.max.ms, now +
+    message.timestamp.after.max.ms), or None: LogAppendTime, or the batch headers'
+    timestamps prove every record inside."""
+    if topic.config("message.timestamp.type", ctx.broker.id) != "CreateTime":
+        return None
     now = ctx.now_ms()
     low = now - int(topic.config("message.timestamp.before.max.ms", ctx.broker.id))
     high = now + int(topic.config("message.timestamp.after.max.ms", ctx.broker.id))
     if all(h.max_timestamp <= high and h.first_timestamp >= low for h in headers) \
             and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
-        return
+        return None
+    return low, high
+
+
+def check_timestamps(records: bytes, low: int, high: int) -> None:
+    """Kafka's LogValidator.validateTimestamp: every CreateTime record within [low, high]
+    (``timestamp_bounds``), else INVALID_TIMESTAMP for the batch, each record outside named
+    in ``record_errors``."""
     errors = [{"batch_index": index, "batch_index_error_message":
                f"Timestamp {r.timestamp} of message with offset {r.offset} is out of range. "
                f"The timestamp should be within [{low}, {high}]"}
