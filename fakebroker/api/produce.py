@@ -4,23 +4,34 @@ Versions: 0-11 (3.9), 12-13 (4.x; v13 names topics by id). Flexible from v9. Kaf
 advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets
 (refused as 4.x refuses them when it emulates 4.x).
 
-Behavior:
-* acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
+Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation``):
+* Before anything else, every partition's first entry is peeked at: one Kafka cannot iterate
+  (a size below 14, an unknown magic) is CORRUPT_MESSAGE for every partition with Kafka's
+  reason, a transactional batch in a request without a transactional id
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
+* acks must be -1, 0 or 1, else INVALID_REQUIRED_ACKS for each partition that passed the
+  topic and shape checks (those that did not keep their own error).
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
   does), so the client learns something went wrong.
-* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13); INVALID_TOPIC_EXCEPTION
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13); the request's shape
+  (v3+: exactly one whole magic-2 batch, INVALID_RECORD; bytes after the last whole entry
+  are dropped, as Kafka trims them); then INVALID_TOPIC_EXCEPTION
   (no message) for Kafka's internal topics (``__consumer_offsets``...) unless the client id
   is ``__admin_client``, as Kafka's ReplicaManager refuses them; NOT_LEADER_OR_FOLLOWER
   from a broker that does not lead it (v10+ also names the current leader and its endpoint),
-  CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
-  batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
-  max.message.bytes (these four without a message, as Kafka answers them); INVALID_TIMESTAMP
+  then the log's checks: INVALID_RECORD for a base offset other than 0, MESSAGE_TOO_LARGE
+  above the topic's max.message.bytes, CORRUPT_MESSAGE for a bad CRC, UNKNOWN_SERVER_ERROR
+  for an unknown codec, INVALID_RECORD for a count or offset range out of shape, a control
+  batch or an idempotent batch without a sequence, or records that do not add up (read where
+  cheap: ``produce_validation.check_records``); none with a message, those but
+  MESSAGE_TOO_LARGE and CORRUPT_MESSAGE with the log start offset, as Kafka answers them;
+  UNSUPPORTED_COMPRESSION_TYPE for zstd below v7 (with the shape); INVALID_TIMESTAMP
   for a CreateTime record beyond message.timestamp.after.max.ms ahead of the broker's clock
   (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors;
   before that INVALID_RECORD for a record without a key to a compacted topic, each such
-  record in record_errors (Kafka's message). Before those, acks=-1 to a partition whose ISR
-  is smaller than its min.insync.replicas (at most its replica count, Kafka's effective min
-  ISR): NOT_ENOUGH_REPLICAS, no message.
+  record in record_errors (Kafka's message; both with the log start offset). Before those,
+  acks=-1 to a partition whose ISR is smaller than its min.insync.replicas (at most its
+  replica count, Kafka's effective min ISR): NOT_ENOUGH_REPLICAS, no message.
   (NOT_ENOUGH_REPLICAS_AFTER_APPEND never happens: the fake's replicas hold every append.)
 * With the ``max_stored_bytes`` setting (the fake's own, Kafka has none), a batch that would
   take the cluster's stored records past it: POLICY_VIOLATION with a message naming the cap
