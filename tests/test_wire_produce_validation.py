@@ -188,3 +188,32 @@ def test_a_compacted_topics_records_are_read_each(kafka):
     assert (answer(refused)[0], answer(refused)[2]) == ("INVALID_RECORD", 0)
     assert [e.batch_index for e in refused.record_errors] == [1]
     assert kafka.offsets(topic, 0) == (0, 0)
+
+
+def test_a_producer_stamping_log_append_time_is_refused_where_the_topic_stamps_it(kafka):
+    topic = kafka.name("stamped")
+    kafka.create_topic(topic, configs={"message.timestamp.type": "LogAppendTime"})
+    stamped = edited(batch([b"x"]), 21, ">h", 0x08)
+    with WireClient(kafka.bootstrap_servers) as client:
+        refused = produce(client, {0: stamped}, topic=topic)[0]
+    assert answer(refused) == ("INVALID_TIMESTAMP",
+                               "One or more records have been rejected due to invalid timestamp",
+                               0)
+    assert [(e.batch_index, e.batch_index_error_message) for e in refused.record_errors] == [
+        (0, "Invalid timestamp type in message DefaultRecord(offset=0, timestamp="
+            "1700000000000, key=1 bytes, value=1 bytes). Producer should not set timestamp "
+            "type to LogAppendTime.")]
+
+
+def test_key_and_timestamp_errors_of_one_batch_are_answered_together(kafka):
+    """A record without a key is not looked at further; one with a timestamp out of range
+    makes the whole answer INVALID_TIMESTAMP, the key's error listed beside it."""
+    topic = kafka.name("keyed-recent")
+    kafka.create_topic(topic, configs={"cleanup.policy": "compact",
+                                       "message.timestamp.before.max.ms": "3600000"})
+    records = encode_batch([(None, b"x", [], 1), (b"k", b"y", [], 2)])
+    with WireClient(kafka.bootstrap_servers) as client:
+        refused = produce(client, {0: records}, topic=topic)[0]
+    assert answer(refused)[0] == "INVALID_TIMESTAMP"
+    assert [(e.batch_index, e.batch_index_error_message[:24]) for e in refused.record_errors] \
+        == [(0, "Compacted topic cannot a"), (1, "Timestamp 2 of message w")]

@@ -86,7 +86,6 @@ from fakebroker.protocol.records import (
     CorruptRecordError,
     InvalidRecordError,
     assign_offsets,
-    decode_records,
     read_batch_headers,
 )
 from fakebroker.protocol.releases import since
@@ -106,7 +105,6 @@ NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
 # with the coordinator (transaction.partition.verification.enable, true from 3.6.0); before,
 # the batch was appended, and a partition never added hung its transaction.
 VERIFIED_FROM = "3.6"
-INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 AUTHORIZES = (transactional_ids("WRITE"), topics("WRITE"))
@@ -256,34 +254,15 @@ def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magi
     if magic < 2 and (first.is_transactional or first.producer_id >= 0):
         raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
     compacted = "compact" in topic.config("cleanup.policy", ctx.broker.id).split(",")
-    bounds = timestamp_bounds(ctx, topic, headers)
-    produce_validation.check_records(records, headers, start, every=compacted or bool(bounds))
-    try:
-        if compacted:
-            check_keys(f"{topic.name}-{index}", records)
-        if bounds:
-            check_timestamps(records, *bounds)
-    except (CorruptRecordError, InvalidRecordError):  # a compressed batch's records
-        raise ClusterError("INVALID_RECORD", log_start_offset=start) from None
-    except ClusterError as exc:  # record errors: with the log start offset, as Kafka's
-        raise ClusterError(exc.error, exc.message, log_start_offset=start,
-                           **exc.answer_fields) from None
+    create_time = topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime"
+    bounds = timestamp_bounds(ctx, topic, headers) if create_time else None
+    read = compacted or bounds is not None or any(h.timestamp_type == 1 for h in headers)
+    produce_validation.check_records(records, headers, start, every=read)
+    if read:
+        produce_validation.check_record_fields(
+            records, f"{topic.name}-{index}", start, compacted=compacted, bounds=bounds,
+            create_time=create_time)
     return headers
-
-
-def check_keys(partition: str, records: bytes) -> None:
-    """Kafka's LogValidator.validateKey for a compacted topic (the only topics whose records
-    are decoded for it): a record without a key is INVALID_RECORD for the batch, each such
-    record in ``record_errors``, the first three in the message as Kafka words it."""
-    said = f"Compacted topic cannot accept message without key in topic partition {partition}"
-    errors = [{"batch_index": index, "batch_index_error_message": said}
-              for index, r in enumerate(decode_records(records)) if r.key is None]
-    if errors:
-        shown = ", ".join(f"RecordError(batchIndex={e['batch_index']}, message='{said}')"
-                          for e in errors[:3])
-        raise ClusterError("INVALID_RECORD", "One or more records have been rejected due to "
-                           f"{len(errors)} record errors in total, and only showing the first "
-                           f"three errors at most: [{shown}]", record_errors=errors)
 
 
 def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
@@ -313,10 +292,8 @@ def timestamp_bounds(ctx: RequestContext, topic: Topic, headers: list[BatchHeade
                      ) -> tuple[int, int] | None:
     """The [low, high] range of LogValidator.validateTimestamp for a CreateTime topic whose
     records may lie outside it (now - message.timestamp.before.max.ms, now +
-    message.timestamp.after.max.ms), or None: LogAppendTime, or the batch headers'
-    timestamps prove every record inside."""
-    if topic.config("message.timestamp.type", ctx.broker.id) != "CreateTime":
-        return None
+    message.timestamp.after.max.ms), or None: the batch headers' timestamps prove every
+    record inside."""
     now = ctx.now_ms()
     low = now - int(topic.config("message.timestamp.before.max.ms", ctx.broker.id))
     high = now + int(topic.config("message.timestamp.after.max.ms", ctx.broker.id))
@@ -324,19 +301,6 @@ def timestamp_bounds(ctx: RequestContext, topic: Topic, headers: list[BatchHeade
             and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
         return None
     return low, high
-
-
-def check_timestamps(records: bytes, low: int, high: int) -> None:
-    """Kafka's LogValidator.validateTimestamp: every CreateTime record within [low, high]
-    (``timestamp_bounds``), else INVALID_TIMESTAMP for the batch, each record outside named
-    in ``record_errors``."""
-    errors = [{"batch_index": index, "batch_index_error_message":
-               f"Timestamp {r.timestamp} of message with offset {r.offset} is out of range. "
-               f"The timestamp should be within [{low}, {high}]"}
-              for index, r in enumerate(decode_records(records))
-              if r.timestamp >= 0 and not low <= r.timestamp <= high]
-    if errors:
-        raise ClusterError("INVALID_TIMESTAMP", INVALID_TIMESTAMP, record_errors=errors)
 
 
 def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader

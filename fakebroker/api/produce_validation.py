@@ -36,7 +36,12 @@ from collections.abc import Sequence
 
 from fakebroker.protocol.compression import CODECS, NONE, ZSTD
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.protocol.records import BatchHeader
+from fakebroker.protocol.records import (
+    BatchHeader,
+    CorruptRecordError,
+    InvalidRecordError,
+    decode_records,
+)
 
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size Kafka iterates
 BATCH_HEADER_SIZE = 61
@@ -45,6 +50,7 @@ _BASE_OFFSET = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
 _TRANSACTIONAL = 0x10
+INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 _CODEC_MASK = 0x07
 
 
@@ -147,6 +153,53 @@ def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offs
                 and not _records_add_up(records, pos + BATCH_HEADER_SIZE, end, h.record_count):
             raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
         pos = end
+
+
+def check_record_fields(records: bytes, partition: str, log_start_offset: int, *,
+                        compacted: bool, bounds: tuple[int, int] | None, create_time: bool
+                        ) -> None:
+    """LogValidator.validateKey and validateTimestamp over each record, its errors collected
+    as Kafka's processRecordErrors answers them: INVALID_TIMESTAMP (Kafka's message) if any
+    record's timestamp is refused, else INVALID_RECORD naming the first three; every error in
+    ``record_errors``. A record of a compacted topic needs a key (then its timestamp is not
+    looked at); a CreateTime record's timestamp (but -1) must lie within ``bounds`` (None:
+    the batch headers proved it does); a batch stamped LogAppendTime by the producer is
+    refused where the topic is LogAppendTime or the timestamp is -1. A compressed batch's
+    records that cannot be read are INVALID_RECORD."""
+    no_key = f"Compacted topic cannot accept message without key in topic partition {partition}"
+    errors: list[dict[str, object]] = []
+    timestamps = False
+    try:
+        decoded = decode_records(records)
+    except (CorruptRecordError, InvalidRecordError):
+        raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset) from None
+    for index, r in enumerate(decoded):
+        said = None
+        if compacted and r.key is None:
+            said = no_key
+        elif create_time and r.timestamp != -1:
+            if bounds is not None and not bounds[0] <= r.timestamp <= bounds[1]:
+                said = (f"Timestamp {r.timestamp} of message with offset {r.offset} is out of "
+                        f"range. The timestamp should be within [{bounds[0]}, {bounds[1]}]")
+        elif r.timestamp_type == 1:
+            key, value = len(r.key or b""), len(r.value or b"")
+            said = (f"Invalid timestamp type in message DefaultRecord(offset={r.offset}, "
+                    f"timestamp={r.timestamp}, key={key} bytes, value={value} bytes). "
+                    "Producer should not set timestamp type to LogAppendTime.")
+        if said is not None:
+            timestamps = timestamps or said is not no_key
+            errors.append({"batch_index": index, "batch_index_error_message": said})
+    if not errors:
+        return
+    if timestamps:
+        raise ClusterError("INVALID_TIMESTAMP", INVALID_TIMESTAMP, record_errors=errors,
+                           log_start_offset=log_start_offset)
+    shown = ", ".join(f"RecordError(batchIndex={e['batch_index']}, "
+                      f"message='{e['batch_index_error_message']}')" for e in errors[:3])
+    raise ClusterError("INVALID_RECORD", "One or more records have been rejected due to "
+                       f"{len(errors)} record errors in total, and only showing the first "
+                       f"three errors at most: [{shown}]", record_errors=errors,
+                       log_start_offset=log_start_offset)
 
 
 def _records_add_up(data: bytes, pos: int, end: int, count: int) -> bool:
