@@ -63,6 +63,15 @@ def test_an_unknown_magic_in_a_first_batch_is_corrupt_message_for_every_partitio
     assert kafka.offsets("checked", 0) == (0, 0)
 
 
+def test_with_acks_0_an_unknown_magic_closes_the_connection(kafka):
+    bad = bytearray(batch([b"x"]))
+    bad[16] = 7
+    with WireClient(kafka.bootstrap_servers) as client:
+        client.send("Produce", 9, {"acks": 0, "timeout_ms": 5000, "topic_data": [
+            {"name": "checked", "partition_data": [{"index": 0, "records": bytes(bad)}]}]})
+        assert client.is_closed_by_peer()
+
+
 def test_a_first_batch_smaller_than_any_record_is_corrupt_message_for_every_partition(kafka):
     tiny = edited(batch([b"x"]), 8, ">i", 13)
     with WireClient(kafka.bootstrap_servers) as client:
