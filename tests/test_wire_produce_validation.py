@@ -226,3 +226,17 @@ def test_key_and_timestamp_errors_of_one_batch_are_answered_together(kafka):
     assert answer(refused)[0] == "INVALID_TIMESTAMP"
     assert [(e.batch_index, e.batch_index_error_message[:24]) for e in refused.record_errors] \
         == [(0, "Compacted topic cannot a"), (1, "Timestamp 2 of message w")]
+
+
+def test_an_unknown_codec_below_v7_is_an_unknown_server_error_for_the_whole_request(kafka):
+    """Kafka's zstd check of v3-6 asks the batch's codec before its CRC is read: an unknown
+    one throws outside the per-partition errors, so nothing is appended."""
+    unknown = bytearray(batch([b"x"]))
+    unknown[22] |= 6  # the codec bits, CRC left as it was
+    with WireClient(kafka.bootstrap_servers) as client:
+        answers = produce(client, {0: batch([b"x"]), 1: bytes(unknown)}, version=5)
+        at_v7 = produce(client, {1: bytes(unknown)}, version=7)
+    assert {p: answer(a) for p, a in answers.items()} == {
+        p: ("UNKNOWN_SERVER_ERROR", None, -1) for p in (0, 1)}
+    assert answer(at_v7[1]) == ("CORRUPT_MESSAGE", None, -1)
+    assert kafka.offsets("checked", 0) == (0, 0)

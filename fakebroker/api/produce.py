@@ -113,7 +113,7 @@ CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
-    refusal = request_refusal(request)
+    refusal = request_refusal(request, ctx)
     if refusal is not None:  # Kafka's answer for the whole request, every partition alike
         if request.acks == 0:
             raise ConnectionClosed(f"acks=0 produce failed: {refusal.error}")
@@ -159,19 +159,27 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
 
 
-def request_refusal(request: Any) -> ClusterError | None:
-    """Kafka's look at every partition's first entry before anything else (KafkaApis):
-    CORRUPT_MESSAGE for an entry Kafka cannot iterate, TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    for a transactional batch in a request without a transactional id; None: go on."""
-    try:
-        for topic_data in request.topic_data:
-            for data in topic_data.partition_data:
-                if produce_validation.first_batch_is_transactional(data.records):
-                    if request.transactional_id is None:
-                        return ClusterError("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
-                    return None  # Kafka's peek stops at the first transactional batch
+def request_refusal(request: Any, ctx: RequestContext) -> ClusterError | None:
+    """Kafka's refusals of a whole request, before any partition is appended (KafkaApis):
+    CORRUPT_MESSAGE for a first entry Kafka cannot iterate, TRANSACTIONAL_ID_AUTHORIZATION_
+    FAILED for a transactional batch in a request without a transactional id (the peek stops
+    at the first transactional batch), UNKNOWN_SERVER_ERROR for an unknown codec in v3-6
+    (``produce_validation.unknown_codec_below_v7``, for a partition that exists); None: go
+    on."""
+    try:  # any() stops at the first transactional batch, as Kafka's peek does
+        if any(produce_validation.first_batch_is_transactional(data.records)
+               for topic_data in request.topic_data for data in topic_data.partition_data) \
+                and request.transactional_id is None:
+            return ClusterError("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
     except ClusterError as exc:
         return exc
+    if 3 <= ctx.version < 7:
+        for topic_data in request.topic_data:
+            topic = resolve_topic(ctx, topic_data.name, topic_data.topic_id)
+            for data in topic_data.partition_data:
+                if topic is not None and 0 <= data.index < len(topic.partitions) \
+                        and produce_validation.unknown_codec_below_v7(data.records):
+                    return ClusterError("UNKNOWN_SERVER_ERROR")
     return None
 
 

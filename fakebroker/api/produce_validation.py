@@ -83,6 +83,16 @@ def first_batch_is_transactional(records: bytes | None) -> bool:
         and bool(_INT16.unpack_from(records, 21)[0] & _TRANSACTIONAL)
 
 
+def unknown_codec_below_v7(records: bytes | None) -> bool:
+    """Whether ProduceRequest.validateRecords (v3-6) meets a first whole magic-2 batch whose
+    codec Kafka does not know: its zstd check asks the codec, which throws outside Kafka's
+    per-partition errors, so the whole request is UNKNOWN_SERVER_ERROR (measured). Expects
+    ``first_batch_is_transactional`` to have passed the same bytes."""
+    entry = _peek(records, 0) if records is not None else None
+    return entry is not None and entry[1] == 2 \
+        and _INT16.unpack_from(records, 21)[0] & _CODEC_MASK not in CODECS
+
+
 def whole_entries(version: int, records: bytes) -> bytes:
     """``records`` up to the end of its last whole entry, after ProduceRequest.validateRecords'
     checks of the request's shape (v3+: exactly one magic-2 batch; zstd from v7)."""
