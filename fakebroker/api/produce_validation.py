@@ -1,32 +1,36 @@
 """Kafka's checks of a Produce's record bytes, in Kafka 4.4's order (measured on the real
 broker: tests/test_wire_produce_validation.py). Each check raises ``ClusterError`` with the
-error, message and ``log_start_offset`` Kafka answers.
+error, message and ``log_start_offset`` Kafka answers; fakebroker.api.produce calls them in
+this order.
 
-1. ``first_batch_is_transactional`` (KafkaApis, for the whole request, before anything else):
-   the first entry of each partition is peeked at. A size below 14 bytes or an unknown magic
-   is CORRUPT_MESSAGE for every partition, with Kafka's reason as the message; a
-   transactional first batch in a request without a transactional id is
-   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition. The peek stops at the first
-   transactional batch, as Kafka's does.
-2. ``whole_entries`` (KafkaApis, per partition, after the topic is known): Kafka's iteration
-   of entries (a trailing entry cut short ends it: its bytes are dropped, as the log's
-   ``trimInvalidBytes`` drops them); v3+ must hold exactly one magic-2 batch (INVALID_RECORD,
-   no message), zstd needs v7 (UNSUPPORTED_COMPRESSION_TYPE).
-3. ``check_batches`` (the log's analysis, then LogValidator's ``validateBatch``): per magic-2
-   batch a base offset of 0 (INVALID_RECORD), the size within ``max.message.bytes``
-   (MESSAGE_TOO_LARGE), the CRC (CORRUPT_MESSAGE), a known codec (UNKNOWN_SERVER_ERROR, as
-   Kafka's ``CompressionType.forId`` throws); then its offset range and count (INVALID_RECORD),
-   no control batch, a sequence for a producer id (INVALID_RECORD).
-4. ``check_records`` (LogValidator's record iterator): each record of an uncompressed magic-2
-   batch read as Kafka's ``DefaultRecord.readFrom`` reads it: lengths, varints of at most 5
-   (10) bytes, fields that end where the record's length says, exactly the batch's count of
-   records and no byte after them; else INVALID_RECORD, no message. Only where it is cheap: a
-   batch of one record, or records decoded anyway (keys of a compacted topic, timestamps that
-   may be out of range); a compressed batch's records are read only there too (decoded, an
-   error is INVALID_RECORD). What is not read, and why: tests/fuzz/differences.toml.
+1. The whole request, before anything else (KafkaApis): ``first_batch_is_transactional``
+   peeks at each partition's first entry. A size below 14 bytes or an unknown magic is
+   CORRUPT_MESSAGE for every partition, with Kafka's reason as the message; a transactional
+   first batch in a request without a transactional id is TRANSACTIONAL_ID_AUTHORIZATION_
+   FAILED for every partition (the peek stops at the first transactional batch, as Kafka's
+   does). In v3-6 an unknown codec in a first batch is UNKNOWN_SERVER_ERROR for every
+   partition (``unknown_codec_below_v7``).
+2. Per partition, once its topic is known: ``whole_entries``, Kafka's iteration of entries (a
+   trailing entry cut short ends it: its bytes are dropped, as the log's ``trimInvalidBytes``
+   drops them); v3+ must hold exactly one magic-2 batch (INVALID_RECORD, no message), zstd
+   needs v7 (UNSUPPORTED_COMPRESSION_TYPE).
+3. The log's analysis: ``check_before_crc`` (a magic-2 batch's base offset is 0, else
+   INVALID_RECORD; its size within ``max.message.bytes``, else MESSAGE_TOO_LARGE), then the
+   CRC (CORRUPT_MESSAGE) and a known codec (``unknown_codec``: UNKNOWN_SERVER_ERROR, as
+   Kafka's ``CompressionType.forId`` throws), read with the batch headers.
+4. LogValidator's ``validateBatch``: ``check_batch_fields`` (a positive offset range equal to
+   the count, no control batch, a sequence for a producer id; else INVALID_RECORD).
+5. LogValidator's record iterator: ``check_records`` reads each record of an uncompressed
+   magic-2 batch as Kafka's ``DefaultRecord.readFrom`` does (lengths, varints of at most 5
+   or 10 bytes, fields that end where the record's length says, exactly the batch's count of
+   records and no byte after them; else INVALID_RECORD, no message), but only where that is
+   cheap: a batch of one record, or records decoded anyway for step 6. What is not read, and
+   why: tests/fuzz/differences.toml.
+6. ``check_record_fields``: keys of a compacted topic and timestamps, their errors in
+   ``record_errors`` as Kafka's processRecordErrors answers them.
 
-Errors of steps 3-4 but MESSAGE_TOO_LARGE and CORRUPT_MESSAGE carry the log's start offset,
-as Kafka's ReplicaManager answers an append that failed in the validator.
+The errors of steps 3-6 but MESSAGE_TOO_LARGE and CORRUPT_MESSAGE carry the log's start
+offset, as Kafka's ReplicaManager answers an append that failed in the validator.
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ _BASE_OFFSET = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
 _TRANSACTIONAL = 0x10
-INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 _CODEC_MASK = 0x07
+INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 
 
 def _peek(records: bytes, pos: int) -> tuple[int, int] | None:
@@ -96,11 +100,10 @@ def unknown_codec_below_v7(records: bytes | None) -> bool:
 def whole_entries(version: int, records: bytes) -> bytes:
     """``records`` up to the end of its last whole entry, after ProduceRequest.validateRecords'
     checks of the request's shape (v3+: exactly one magic-2 batch; zstd from v7)."""
-    pos, count, first_magic = 0, 0, -1
+    pos = count = 0
     while (entry := _peek(records, pos)) is not None:
         if count == 0:
-            first_magic = entry[1]
-            if version >= 3 and first_magic != 2:
+            if version >= 3 and entry[1] != 2:
                 raise ClusterError("INVALID_RECORD")
             if version >= 3 and version < 7 \
                     and _INT16.unpack_from(records, 21)[0] & _CODEC_MASK == ZSTD:
@@ -213,9 +216,9 @@ def check_record_fields(records: bytes, partition: str, log_start_offset: int, *
 
 
 def _records_add_up(data: bytes, pos: int, end: int, count: int) -> bool:
-    """Whether ``data[pos:end]`` is exactly ``count`` well-formed records. Every varint of a
-    record but its timestamp delta is one byte for lengths below 64, so the loop reads those
-    inline and calls ``_varint`` for the rest."""
+    """Whether ``data[pos:end]`` is exactly ``count`` well-formed records, each field within
+    its record and the last ending where the record's length says. A record's length is read
+    inline when it is one byte; ``_varint`` reads the rest."""
     for _ in range(count):
         if pos >= end:
             return False
