@@ -50,6 +50,7 @@ from fakebroker.protocol.records import (
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size Kafka iterates
 BATCH_HEADER_SIZE = 61
 _SIZE_MAGIC = struct.Struct(">i4xb")  # from byte 8: the entry's size, its magic at 16
+_PEEKED = struct.Struct(">i4xb4xh")  # from byte 8: size, magic, a batch's attributes at 21
 _BASE_OFFSET = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
@@ -82,6 +83,10 @@ def first_batch_is_transactional(records: bytes | None) -> bool:
     whether it is a transactional batch; raises CORRUPT_MESSAGE as ``_peek`` does."""
     if records is None:
         return False
+    if len(records) >= 23:  # a whole batch header's start: one unpack (the common case)
+        size, magic, attributes = _PEEKED.unpack_from(records, 8)
+        if magic == 2 and MIN_ENTRY_SIZE <= size <= len(records) - 12:
+            return bool(attributes & _TRANSACTIONAL)
     entry = _peek(records, 0)
     return entry is not None and entry[1] == 2 \
         and bool(_INT16.unpack_from(records, 21)[0] & _TRANSACTIONAL)
