@@ -22,9 +22,9 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   then the log's checks: INVALID_RECORD for a base offset other than 0, MESSAGE_TOO_LARGE
   above the topic's max.message.bytes, CORRUPT_MESSAGE for a bad CRC, UNKNOWN_SERVER_ERROR
   for an unknown codec, INVALID_RECORD for a count or offset range out of shape, a control
-  batch or an idempotent batch without a sequence, or records that do not add up (read where
-  cheap: ``produce_validation.check_records``); none with a message, those but
-  MESSAGE_TOO_LARGE and CORRUPT_MESSAGE with the log start offset, as Kafka answers them;
+  batch or an idempotent batch without a sequence, or records that do not add up (read only
+  where they are decoded anyway: ``produce_validation.check_records``); none with a message,
+  those but MESSAGE_TOO_LARGE and CORRUPT_MESSAGE with the log start offset, as Kafka's;
   UNSUPPORTED_COMPRESSION_TYPE for zstd below v7 (with the shape); INVALID_TIMESTAMP
   for a CreateTime record beyond message.timestamp.after.max.ms ahead of the broker's clock
   (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors;
@@ -162,14 +162,11 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
 def request_refusal(request: Any, ctx: RequestContext) -> ClusterError | None:
     """Kafka's refusals of a whole request, before any partition is appended (KafkaApis):
     CORRUPT_MESSAGE for a first entry Kafka cannot iterate, TRANSACTIONAL_ID_AUTHORIZATION_
-    FAILED for a transactional batch in a request without a transactional id (the peek stops
-    at the first transactional batch), UNKNOWN_SERVER_ERROR for an unknown codec in v3-6
-    (``produce_validation.unknown_codec_below_v7``, for a partition that exists); None: go
-    on."""
-    try:  # any() stops at the first transactional batch, as Kafka's peek does
-        if any(produce_validation.first_batch_is_transactional(data.records)
-               for topic_data in request.topic_data for data in topic_data.partition_data) \
-                and request.transactional_id is None:
+    FAILED for a transactional batch in a request without a transactional id,
+    UNKNOWN_SERVER_ERROR for an unknown codec in v3-6 (``produce_validation.
+    unknown_codec_below_v7``, for a partition that exists); None: go on."""
+    try:
+        if any_transactional(request) and request.transactional_id is None:
             return ClusterError("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
     except ClusterError as exc:
         return exc
@@ -181,6 +178,17 @@ def request_refusal(request: Any, ctx: RequestContext) -> ClusterError | None:
                         and produce_validation.unknown_codec_below_v7(data.records):
                     return ClusterError("UNKNOWN_SERVER_ERROR")
     return None
+
+
+def any_transactional(request: Any) -> bool:
+    """Kafka's peek at every partition's first entry, in order, stopping at the first
+    transactional batch (``produce_validation.first_batch_is_transactional``)."""
+    peek = produce_validation.first_batch_is_transactional
+    for topic_data in request.topic_data:
+        for data in topic_data.partition_data:
+            if peek(data.records):
+                return True
+    return False
 
 
 def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
@@ -264,9 +272,8 @@ def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magi
     compacted = "compact" in topic.config("cleanup.policy", ctx.broker.id).split(",")
     create_time = topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime"
     bounds = timestamp_bounds(ctx, topic, headers) if create_time else None
-    read = compacted or bounds is not None or any(h.timestamp_type == 1 for h in headers)
-    produce_validation.check_records(records, headers, start, every=read)
-    if read:
+    if compacted or bounds is not None or any(h.timestamp_type == 1 for h in headers):
+        produce_validation.check_records(records, headers, start)
         produce_validation.check_record_fields(
             records, f"{topic.name}-{index}", start, compacted=compacted, bounds=bounds,
             create_time=create_time)

@@ -23,9 +23,9 @@ this order.
 5. LogValidator's record iterator: ``check_records`` reads each record of an uncompressed
    magic-2 batch as Kafka's ``DefaultRecord.readFrom`` does (lengths, varints of at most 5
    or 10 bytes, fields that end where the record's length says, exactly the batch's count of
-   records and no byte after them; else INVALID_RECORD, no message), but only where that is
-   cheap: a batch of one record, or records decoded anyway for step 6. What is not read, and
-   why: tests/fuzz/differences.toml.
+   records and no byte after them; else INVALID_RECORD, no message), but only where the
+   records are decoded anyway for step 6. What is not read, and why:
+   tests/fuzz/differences.toml.
 6. ``check_record_fields``: keys of a compacted topic and timestamps, their errors in
    ``record_errors`` as Kafka's processRecordErrors answers them.
 
@@ -155,19 +155,18 @@ def check_batch_fields(headers: Sequence[BatchHeader], log_start_offset: int) ->
             raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
 
 
-def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offset: int,
-                  every: bool) -> None:
+def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offset: int
+                  ) -> None:
     """Each record of the uncompressed magic-2 batches in ``records`` read as Kafka reads it
-    (``DefaultRecord.readFrom``); INVALID_RECORD for the first that does not add up. Walked
-    for a batch of one record always, for every batch only when ``every`` (its records are
-    decoded anyway: a compacted topic's keys, timestamps that may be out of range): the walk
-    costs ~2.5 us per record in Python, 24x the in-process produce of a 5,000-record batch
-    (BENCHMARKS.md), so a batch of many records is otherwise stored unread, as the produce
-    path's guarantee is (tests/fuzz/differences.toml)."""
+    (``DefaultRecord.readFrom``); INVALID_RECORD for the first that does not add up. Called
+    only where the records are decoded anyway (``check_record_fields``): the walk costs
+    ~2.6 us a record in Python, 24x the in-process produce of a 5,000-record batch and 6 %
+    of a one-record request (BENCHMARKS.md), so elsewhere records are stored unread, as the
+    produce path's guarantee is (tests/fuzz/differences.toml)."""
     pos = 0
     for h in headers:
         end = pos + h.length
-        if h.magic == 2 and h.compression == NONE and (every or h.record_count == 1) \
+        if h.magic == 2 and h.compression == NONE \
                 and not _records_add_up(records, pos + BATCH_HEADER_SIZE, end, h.record_count):
             raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
         pos = end
