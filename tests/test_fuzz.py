@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import random
 import uuid
+from types import SimpleNamespace
 
 import pytest
 import trio
@@ -157,3 +158,14 @@ def test_a_name_that_is_not_utf8_is_read_as_kafka_reads_it():
     answer = a_pipeline().answer_now(sent.replace(b"\xc3\xa9", b"\xff\xa9"), PEER)
     [topic] = decoded("Metadata", 1, answer)[1].topics
     assert topic.error_code == error_code("INVALID_TOPIC_EXCEPTION")
+
+
+def test_a_difference_entry_covers_only_its_versions():
+    """tests/fuzz/differences.toml's optional ``versions``: "N-M" (or "N"), else all."""
+    from tests.fuzz.differential import Explained
+
+    entry = Explained("Produce", ".*", "closed", "answered .*", "why", versions="0-2")
+    found = {v: SimpleNamespace(api="Produce", version=v, mutation="m", kafka="closed",
+                                fake="answered NONE") for v in (0, 2, 3)}
+    assert [entry.covers(found[v]) for v in (0, 2, 3)] == [True, True, False]
+    assert Explained("Produce", ".*", "closed", "answered .*", "why").covers(found[3])

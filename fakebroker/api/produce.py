@@ -4,23 +4,34 @@ Versions: 0-11 (3.9), 12-13 (4.x; v13 names topics by id). Flexible from v9. Kaf
 advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message sets
 (refused as 4.x refuses them when it emulates 4.x).
 
-Behavior:
-* acks must be -1, 0 or 1, else every partition gets INVALID_REQUIRED_ACKS.
+Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation``):
+* Before anything else, every partition's first entry is peeked at: one Kafka cannot iterate
+  (a size below 14, an unknown magic) is CORRUPT_MESSAGE for every partition with Kafka's
+  reason, a transactional batch in a request without a transactional id
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
+* acks must be -1, 0 or 1, else INVALID_REQUIRED_ACKS for each partition that passed the
+  topic and shape checks (those that did not keep their own error).
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
   does), so the client learns something went wrong.
-* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13); INVALID_TOPIC_EXCEPTION
+* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for v13); the request's shape
+  (v3+: exactly one whole magic-2 batch, INVALID_RECORD; bytes after the last whole entry
+  are dropped, as Kafka trims them); then INVALID_TOPIC_EXCEPTION
   (no message) for Kafka's internal topics (``__consumer_offsets``...) unless the client id
   is ``__admin_client``, as Kafka's ReplicaManager refuses them; NOT_LEADER_OR_FOLLOWER
   from a broker that does not lead it (v10+ also names the current leader and its endpoint),
-  CORRUPT_MESSAGE for a bad CRC or size, INVALID_RECORD unless v3+ carries exactly one magic-2
-  batch, UNSUPPORTED_COMPRESSION_TYPE for zstd below v7, MESSAGE_TOO_LARGE above the topic's
-  max.message.bytes (these four without a message, as Kafka answers them); INVALID_TIMESTAMP
+  then the log's checks: INVALID_RECORD for a base offset other than 0, MESSAGE_TOO_LARGE
+  above the topic's max.message.bytes, CORRUPT_MESSAGE for a bad CRC, UNKNOWN_SERVER_ERROR
+  for an unknown codec, INVALID_RECORD for a count or offset range out of shape, a control
+  batch or an idempotent batch without a sequence, or records that do not add up (read only
+  where they are decoded anyway: ``produce_validation.check_records``); none with a message,
+  those but MESSAGE_TOO_LARGE and CORRUPT_MESSAGE with the log start offset, as Kafka's;
+  UNSUPPORTED_COMPRESSION_TYPE for zstd below v7 (with the shape); INVALID_TIMESTAMP
   for a CreateTime record beyond message.timestamp.after.max.ms ahead of the broker's clock
   (1 h) or message.timestamp.before.max.ms behind it, each such record in record_errors;
   before that INVALID_RECORD for a record without a key to a compacted topic, each such
-  record in record_errors (Kafka's message). Before those, acks=-1 to a partition whose ISR
-  is smaller than its min.insync.replicas (at most its replica count, Kafka's effective min
-  ISR): NOT_ENOUGH_REPLICAS, no message.
+  record in record_errors (Kafka's message; both with the log start offset). Before those,
+  acks=-1 to a partition whose ISR is smaller than its min.insync.replicas (at most its
+  replica count, Kafka's effective min ISR): NOT_ENOUGH_REPLICAS, no message.
   (NOT_ENOUGH_REPLICAS_AFTER_APPEND never happens: the fake's replicas hold every append.)
 * With the ``max_stored_bytes`` setting (the fake's own, Kafka has none), a batch that would
   take the cluster's stored records past it: POLICY_VIOLATION with a message naming the cap
@@ -62,6 +73,7 @@ from typing import Any
 
 import trio
 
+from fakebroker.api import produce_validation
 from fakebroker.api.access import topics, transactional_ids
 from fakebroker.api.common import node_endpoints, resolve_topic
 from fakebroker.api.context import ConnectionClosed, RequestContext
@@ -74,7 +86,6 @@ from fakebroker.protocol.records import (
     CorruptRecordError,
     InvalidRecordError,
     assign_offsets,
-    decode_records,
     read_batch_headers,
 )
 from fakebroker.protocol.releases import since
@@ -94,7 +105,6 @@ NOT_ADDED = "Partition was not added to the transaction"  # Kafka's message
 # with the coordinator (transaction.partition.verification.enable, true from 3.6.0); before,
 # the batch was appended, and a partition never added hung its transaction.
 VERIFIED_FROM = "3.6"
-INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
 ERROR_PLACEMENT = Placement(per_topic("topic_data", "responses", partitions=per_partition(
     "partition_data", "partition_responses", "index", error_fields=NOT_APPENDED)))
 AUTHORIZES = (transactional_ids("WRITE"), topics("WRITE"))
@@ -103,7 +113,15 @@ CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
-    acks_error = request.acks not in (-1, 0, 1)
+    refusal = request_refusal(request, ctx)
+    if refusal is not None:  # Kafka's answer for the whole request, every partition alike
+        if request.acks == 0:
+            raise ConnectionClosed(f"acks=0 produce failed: {refusal.error}")
+        return {"throttle_time_ms": 0, "node_endpoints": [], "responses": [
+            {"name": t.name, "topic_id": t.topic_id, "partition_responses": [
+                dict(NOT_APPENDED, index=p.index, error_code=refusal.code,
+                     error_message=refusal.message) for p in t.partition_data]}
+            for t in request.topic_data]}
     appended = False
     leaders: set[int] = set()
     responses = []
@@ -113,8 +131,6 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
         for data in topic_data.partition_data:
             result: dict[str, Any] = {"index": data.index}
             try:
-                if acks_error:
-                    raise ClusterError("INVALID_REQUIRED_ACKS")
                 result.update(append(ctx, topic, data.index, data.records,
                                      request.transactional_id, request.acks))
                 appended = True
@@ -143,6 +159,38 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             "node_endpoints": node_endpoints(ctx, leaders) if leaders else []}
 
 
+def request_refusal(request: Any, ctx: RequestContext) -> ClusterError | None:
+    """Kafka's refusals of a whole request, before any partition is appended (KafkaApis):
+    CORRUPT_MESSAGE for a first entry Kafka cannot iterate, TRANSACTIONAL_ID_AUTHORIZATION_
+    FAILED for a transactional batch in a request without a transactional id,
+    UNKNOWN_SERVER_ERROR for an unknown codec in v3-6 (``produce_validation.
+    unknown_codec_below_v7``, for a partition that exists); None: go on."""
+    try:
+        if any_transactional(request) and request.transactional_id is None:
+            return ClusterError("TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+    except ClusterError as exc:
+        return exc
+    if 3 <= ctx.version < 7:
+        for topic_data in request.topic_data:
+            topic = resolve_topic(ctx, topic_data.name, topic_data.topic_id)
+            for data in topic_data.partition_data:
+                if topic is not None and 0 <= data.index < len(topic.partitions) \
+                        and produce_validation.unknown_codec_below_v7(data.records):
+                    return ClusterError("UNKNOWN_SERVER_ERROR")
+    return None
+
+
+def any_transactional(request: Any) -> bool:
+    """Kafka's peek at every partition's first entry, in order, stopping at the first
+    transactional batch (``produce_validation.first_batch_is_transactional``)."""
+    peek = produce_validation.first_batch_is_transactional
+    for topic_data in request.topic_data:
+        for data in topic_data.partition_data:
+            if peek(data.records):
+                return True
+    return False
+
+
 def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
            transactional_id: str | None = None, acks: int = 1) -> dict[str, Any]:
     """Validate and append one partition's records; the partition's response fields."""
@@ -151,6 +199,9 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
+    records = produce_validation.whole_entries(ctx.version, records or b"")
+    if acks not in (-1, 0, 1):
+        raise ClusterError("INVALID_REQUIRED_ACKS")
     if topic.internal and ctx.header.client_id != ADMIN_CLIENT_ID:
         raise ClusterError("INVALID_TOPIC_EXCEPTION")  # Kafka's: no message
     partition = topic.partitions[index]
@@ -161,7 +212,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
     magic = log_magic(ctx.cluster.settings.kafka_version, topic.configs)
-    headers = validate(ctx, topic, partition.index, records or b"", magic)
+    headers = validate(ctx, topic, partition.index, records, magic)
     log = partition.log
     first = headers[0]
     if first.is_transactional and transactional_id is not None \
@@ -176,7 +227,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     append_time = ctx.now_ms() \
         if topic.config("message.timestamp.type", ctx.broker.id) == "LogAppendTime" else None
     base = log.log_end_offset
-    data = in_log_format(ctx, topic, records or b"", headers, magic, append_time)
+    data = in_log_format(ctx, topic, records, headers, magic, append_time)
     stored = assign_offsets(data, base, partition.leader_epoch, append_time)
     storage_cap.admit(ctx.cluster, len(stored), partition.topic, partition.index)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
@@ -194,50 +245,39 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
 
 def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magic: int
              ) -> list[BatchHeader]:
-    """Kafka's checks of partition ``index``'s records before they are appended to a log that
-    stores ``magic`` (ProduceRequest.validateRecords, the log's analysis, LogValidator's)."""
+    """Kafka's checks of partition ``index``'s whole entries (``produce_validation``: the
+    request's shape is checked before) before they are appended to a log that stores
+    ``magic``: the log's analysis, then LogValidator's, in their order."""
+    start = topic.partitions[index].log.log_start_offset
+    limit = int(topic.config("max.message.bytes", ctx.broker.id))
+    produce_validation.check_before_crc(records, limit, start)
     try:
         headers = read_batch_headers(records)
     except CorruptRecordError:
         raise ClusterError("CORRUPT_MESSAGE") from None
     except InvalidRecordError:
-        raise ClusterError("INVALID_RECORD") from None
+        if produce_validation.unknown_codec(records):  # Kafka's CompressionType.forId throws
+            raise ClusterError("UNKNOWN_SERVER_ERROR", log_start_offset=start) from None
+        raise ClusterError("INVALID_RECORD", log_start_offset=start) from None
     if not headers:
         raise ClusterError("CORRUPT_MESSAGE")
-    if ctx.version >= 3 and (len(headers) != 1 or headers[0].magic != 2):
-        raise ClusterError("INVALID_RECORD")  # v3+: exactly one magic-2 batch
-    if ctx.version < 7 and any(h.compression == ZSTD for h in headers):
-        raise ClusterError("UNSUPPORTED_COMPRESSION_TYPE")  # zstd needs v7+
-    limit = int(topic.config("max.message.bytes", ctx.broker.id))
-    if any(h.length > limit for h in headers):
-        raise ClusterError("MESSAGE_TOO_LARGE")
     first = headers[0]
     if len(headers) > 1 and (first.magic == 2 or any(h.compression != NONE for h in headers)):
         raise ClusterError("INVALID_RECORD")  # "Compressed outer record has more than one batch"
     if any(h.magic != first.magic for h in headers):
         raise ClusterError("INVALID_RECORD")  # the first batch's magic, for every batch
+    produce_validation.check_batch_fields(headers, start)
     if magic < 2 and (first.is_transactional or first.producer_id >= 0):
         raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
-    if "compact" in topic.config("cleanup.policy", ctx.broker.id).split(","):
-        check_keys(f"{topic.name}-{index}", records)
-    if topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime":
-        check_timestamps(ctx, topic, records, headers)
+    compacted = "compact" in topic.config("cleanup.policy", ctx.broker.id).split(",")
+    create_time = topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime"
+    bounds = timestamp_bounds(ctx, topic, headers) if create_time else None
+    if compacted or bounds is not None or any(h.timestamp_type == 1 for h in headers):
+        produce_validation.check_records(records, headers, start)
+        produce_validation.check_record_fields(
+            records, f"{topic.name}-{index}", start, compacted=compacted, bounds=bounds,
+            create_time=create_time)
     return headers
-
-
-def check_keys(partition: str, records: bytes) -> None:
-    """Kafka's LogValidator.validateKey for a compacted topic (the only topics whose records
-    are decoded for it): a record without a key is INVALID_RECORD for the batch, each such
-    record in ``record_errors``, the first three in the message as Kafka words it."""
-    said = f"Compacted topic cannot accept message without key in topic partition {partition}"
-    errors = [{"batch_index": index, "batch_index_error_message": said}
-              for index, r in enumerate(decode_records(records)) if r.key is None]
-    if errors:
-        shown = ", ".join(f"RecordError(batchIndex={e['batch_index']}, message='{said}')"
-                          for e in errors[:3])
-        raise ClusterError("INVALID_RECORD", "One or more records have been rejected due to "
-                           f"{len(errors)} record errors in total, and only showing the first "
-                           f"three errors at most: [{shown}]", record_errors=errors)
 
 
 def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
@@ -263,26 +303,19 @@ def in_log_format(ctx: RequestContext, topic: Topic, records: bytes,
         raise ClusterError("UNKNOWN_SERVER_ERROR") from None
 
 
-def check_timestamps(ctx: RequestContext, topic: Topic, records: bytes,
-                     headers: list[BatchHeader]) -> None:
-    """Kafka's LogValidator.validateTimestamp: every CreateTime record within
-    [now - message.timestamp.before.max.ms, now + message.timestamp.after.max.ms], else
-    INVALID_TIMESTAMP for the batch, each record outside named in ``record_errors``. The
-    batch headers' timestamps tell whether a record may be outside; only then are the records
-    decoded."""
+def timestamp_bounds(ctx: RequestContext, topic: Topic, headers: list[BatchHeader]
+                     ) -> tuple[int, int] | None:
+    """The [low, high] range of LogValidator.validateTimestamp for a CreateTime topic whose
+    records may lie outside it (now - message.timestamp.before.max.ms, now +
+    message.timestamp.after.max.ms), or None: the batch headers' timestamps prove every
+    record inside."""
     now = ctx.now_ms()
     low = now - int(topic.config("message.timestamp.before.max.ms", ctx.broker.id))
     high = now + int(topic.config("message.timestamp.after.max.ms", ctx.broker.id))
     if all(h.max_timestamp <= high and h.first_timestamp >= low for h in headers) \
             and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
-        return
-    errors = [{"batch_index": index, "batch_index_error_message":
-               f"Timestamp {r.timestamp} of message with offset {r.offset} is out of range. "
-               f"The timestamp should be within [{low}, {high}]"}
-              for index, r in enumerate(decode_records(records))
-              if r.timestamp >= 0 and not low <= r.timestamp <= high]
-    if errors:
-        raise ClusterError("INVALID_TIMESTAMP", INVALID_TIMESTAMP, record_errors=errors)
+        return None
+    return low, high
 
 
 def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader

@@ -63,9 +63,13 @@ class Explained:
     kafka: str
     fake: str
     reason: str
+    versions: str = "*"  # the API versions covered: "*", "N" or "N-M"
 
     def covers(self, difference: Difference) -> bool:
+        low, _, high = self.versions.partition("-")
         return ((self.api in ("*", difference.api))
+                and (self.versions == "*"
+                     or int(low) <= difference.version <= int(high or low))
                 and re.search(self.mutation, difference.mutation) is not None
                 and re.fullmatch(self.kafka, str(difference.kafka)) is not None
                 and re.fullmatch(self.fake, str(difference.fake)) is not None)
