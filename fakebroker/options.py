@@ -577,7 +577,7 @@ def _overrides(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(checked.items())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ClusterSettings:
     """The settings of one fake cluster, with Kafka's defaults where Kafka has one."""
 

@@ -26,8 +26,7 @@ import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 import trio
 
@@ -64,9 +63,9 @@ JournalSink = TextIO | str | os.PathLike[str] | None
 TOPIC_FIELDS = ("partitions", "replication_factor", "configs", "assignments")
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerAddress:
-    """Where a client reaches broker ``id``."""
+class BrokerAddress(NamedTuple):
+    """Where a client reaches broker ``id`` (a named tuple: declared at start, in a fraction
+    of a frozen dataclass's time)."""
 
     id: int
     host: str

@@ -102,6 +102,7 @@ def run_throughput(name: str, results: Results, sizes: Sizes) -> None:
                      "with its back-off removed")
     results.add("produce_rps", name, figures.produce_rps)
     results.add("produce_cpu_us", name, figures.produce_cpu_us)
+    results.add("enqueue_rps", name, figures.enqueue_rps)
     results.add("consume_rps", name, figures.consume.rps)
     results.add("consume_default_rps", name, figures.consume_default.rps)
     results.add("consume_default_pauses", name, figures.consume_default.pauses)

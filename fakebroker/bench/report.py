@@ -52,6 +52,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("produce_rps", "2. produce 100-byte records (confluent-kafka)", "records/s", True,
            "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
     Metric("produce_cpu_us", "2. … the broker's CPU per produced record", "µs", False),
+    Metric("enqueue_rps", "2. … the client's own pace: its produce() calls, queue never full",
+           "records/s", True),
     Metric("consume_rps", "3. consume them, assign from the beginning, client back-off off",
            "records/s", True, "≥ 1.0× tansu", _vs("tansu", 1.0, operator.ge)),
     Metric("consume_default_rps", "3. consume them at librdkafka's defaults", "records/s", True),

@@ -13,6 +13,11 @@
   the client's back-off pauses are counted (``PauseCounter``).
 * the broker's CPU time (user + system, psutil) over the produce, per record: unlike records
   per second, which the client's own pace and the machine's load set, it is the broker's cost.
+* the client's own pace, the ceiling of the produce figure: the same loop of ``produce()``
+  calls with the client's queue made large enough for all N records, so that it never waits
+  for an acknowledgement; the time runs from the first ``produce()`` until the last returns
+  (then ``flush()``, not timed, checks that every record was acknowledged). The loop's pace,
+  not the broker's, sets the produce figure where the two are close.
 * memory: the broker process's resident set size after the produce minus before it, divided by
   the payload bytes (N x 100); the whole RSS per payload byte is reported too. "Before" is
   after a warm-up (WARM_UP records produced to a topic of their own), so what a broker loads
@@ -67,21 +72,30 @@ class Consumed:
 class Throughput:
     produce_rps: float
     produce_cpu_us: float  # the broker's CPU time over the produce, per record (load-robust)
+    enqueue_rps: float  # the client's own pace: produce() calls with its queue never full
     consume: Consumed  # the client's queue back-off removed
     consume_default: Consumed  # at librdkafka's defaults
     rss_per_byte: float  # growth of the broker's RSS over the produce, per payload byte
     total_rss_per_byte: float  # the broker's whole RSS after the produce, per payload byte
 
 
-def produce(bootstrap: str, topic: str, count: int) -> float:
-    """Send ``count`` records; records per second. Raises if any was not acknowledged."""
+# librdkafka's largest queue (queue.buffering.max.messages, .kbytes): N records always fit.
+UNBOUNDED_QUEUE = {"queue.buffering.max.messages": 2_147_483_647,
+                   "queue.buffering.max.kbytes": 2_147_483_647}
+
+
+def produce(bootstrap: str, topic: str, count: int, *, enqueue_only: bool = False) -> float:
+    """Send ``count`` records; records per second until ``flush()`` returns, or with
+    ``enqueue_only`` until the last ``produce()`` returns (the queue holding them all). Raises
+    if any was not acknowledged."""
     failed: list[str] = []
 
     def on_error(error, _message) -> None:  # called for failed deliveries only
         failed.append(str(error))
 
     producer = Producer({"bootstrap.servers": bootstrap, "on_delivery": on_error,
-                         "delivery.report.only.error": True, **QUIET})
+                         "delivery.report.only.error": True, **QUIET,
+                         **(UNBOUNDED_QUEUE if enqueue_only else {})})
     value = b"x" * RECORD_BYTES
     send = producer.produce
     begin = time.perf_counter()
@@ -92,8 +106,9 @@ def produce(bootstrap: str, topic: str, count: int) -> float:
                 break
             except BufferError:  # the client's queue is full: let it drain
                 producer.poll(0.001)
+    enqueued = time.perf_counter() - begin
     left = producer.flush(TIMEOUT_S)
-    elapsed = time.perf_counter() - begin
+    elapsed = enqueued if enqueue_only else time.perf_counter() - begin
     if left or failed:
         first = failed[0] if failed else "timeout"
         raise KafkaException(f"{left + len(failed)} records not delivered ({first})")
@@ -173,8 +188,8 @@ def _read(consumer: Consumer, topic: str, count: int, counter: PauseCounter) -> 
 def run(system: Running, count: int) -> Throughput:
     """Produce ``count`` records on a fresh topic of ``system``, then consume them with the
     back-off removed, then at librdkafka's defaults."""
-    topic, warm_up = unique("throughput"), unique("warm-up")
-    create_topics(system, [topic, warm_up])
+    topic, warm_up, ceiling = unique("throughput"), unique("warm-up"), unique("ceiling")
+    create_topics(system, [topic, warm_up, ceiling])
     produce(system.bootstrap, warm_up, WARM_UP)
     broker = psutil.Process(system.pid)
     rss_before, cpu_before = broker.memory_info().rss, _cpu_seconds(broker)
@@ -182,9 +197,10 @@ def run(system: Running, count: int) -> Throughput:
     rss_after, cpu_after = broker.memory_info().rss, _cpu_seconds(broker)
     tuned = consume(system.bootstrap, topic, count, CONSUMER_TUNING)
     default = consume(system.bootstrap, topic, count, {})
+    enqueue_rps = produce(system.bootstrap, ceiling, count, enqueue_only=True)
     payload = count * RECORD_BYTES
-    return Throughput(produce_rps, (cpu_after - cpu_before) / count * 1e6, tuned, default,
-                      (rss_after - rss_before) / payload, rss_after / payload)
+    return Throughput(produce_rps, (cpu_after - cpu_before) / count * 1e6, enqueue_rps, tuned,
+                      default, (rss_after - rss_before) / payload, rss_after / payload)
 
 
 def _cpu_seconds(process: psutil.Process) -> float:

@@ -63,7 +63,7 @@ INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | None]] = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Broker:
     """One broker: its id, where clients reach it, whether it is up, its loggers
     (``fakebroker.state.loggers``), its fetch sessions (``fakebroker.state.fetch_sessions``;
@@ -89,7 +89,7 @@ class Broker:
             self.endpoints = {"PLAINTEXT": self.port}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Partition:
     """One partition of a topic: its leader, replicas, in-sync replicas and log; while a
     reassignment is in progress, the replicas it adds and removes (``state.elections``)."""
@@ -108,7 +108,7 @@ class Partition:
         self.log.begin_epoch(self.leader_epoch)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Topic:
     """One topic: its id, partitions and the configs set on it."""
 
@@ -169,7 +169,7 @@ def check_topic_name(name: str) -> None:
         raise ClusterError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}")
 
 
-@dataclass
+@dataclass(eq=False)
 class Cluster:
     """Brokers and topics of one fake cluster."""
 

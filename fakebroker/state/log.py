@@ -49,7 +49,7 @@ class Roll(NamedTuple):
     now_ms: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Segment:
     """One segment of a log: its base offset, the byte position of its first batch, when it
     was made, its first batch's timestamp (None while empty: what ``segment.ms`` counts
@@ -86,17 +86,16 @@ class StoredBatch(NamedTuple):
     control: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AbortedTxn:
+class AbortedTxn(NamedTuple):
     """An aborted transaction of one producer in one log: from its first offset to its
-    abort marker's offset (Kafka's AbortedTxn index entry)."""
+    abort marker's offset (Kafka's AbortedTxn index entry; a named tuple, as StoredBatch)."""
 
     producer_id: int
     first_offset: int
     last_offset: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class PartitionLog:
     """The records of one partition."""
 

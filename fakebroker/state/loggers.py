@@ -55,7 +55,7 @@ def node_id(name: str) -> int | None:
     return value if -2**31 <= value < 2**31 else None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Loggers:
     """One broker's loggers: the level each was given (None: its ancestors')."""
 

@@ -9,9 +9,11 @@ given the same body structure get the same mutation from generators seeded alike
 
 Field-aware mutations (on the body, then encoded by fakebroker's codec for the request's
 version): a number set to a boundary (0, -1, the int16/int32/int64 extremes), a string or
-bytes emptied, made null, huge or non-ASCII, an array emptied, made null, one element dropped
-or one repeated up to 5,000 times, a boolean flipped, a UUID zeroed or made random. A body the
-codec cannot encode (a value out of its field's range) is mutated at the byte level instead.
+bytes emptied, made null, huge or non-ASCII, a record batch's header field or records changed
+with its length and CRC made right again (``tests.fuzz.batches``), an array emptied, made
+null, one element dropped or one repeated up to 5,000 times, a boolean flipped, a UUID zeroed
+or made random. A body the codec cannot encode (a value out of its field's range) is mutated
+at the byte level instead.
 
 Frame mutations: the frame truncated, the header's API version or API key replaced (a version
 out of range, an API Kafka does not define), bytes flipped, boundary values (0xFF.., 0x7F..,
@@ -31,6 +33,7 @@ from typing import Any
 from fakebroker.protocol.codec import write_uvarint_into
 from fakebroker.protocol.framing import encode_request, is_flexible
 from fakebroker.protocol.specs import api_spec
+from tests.fuzz.batches import mutate_batch
 
 INTS = (0, -1, 1, -2, 2**15 - 1, -(2**15), 2**31 - 1, -(2**31), 2**63 - 1, -(2**63), 2**16,
         1000, 7)
@@ -153,6 +156,10 @@ def _replacement(value: Any, rng: random.Random) -> tuple[Any, str]:
             return value + "\u00e9\u2603", "non-ASCII string"
         return value[: len(value) // 2], "shortened string"
     if isinstance(value, bytes | bytearray):
+        if rng.random() < 0.5:  # a record batch mutated inside, framed again
+            inside = mutate_batch(bytes(value), rng)
+            if inside is not None:
+                return inside
         choice = rng.randrange(4)
         if choice == 0:
             return b"", "empty bytes"
