@@ -4,6 +4,7 @@ fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -209,3 +210,26 @@ def test_api_versions_v5_names_a_cluster_id_and_a_node_id_together_or_neither(ka
             ErrorCode.INVALID_REQUEST
         assert error("", 12345) == error("other", 12345) == ErrorCode.REBOOTSTRAP_REQUIRED
         assert error(None, -1) == 0
+
+
+# -- FindCoordinator --------------------------------------------------------------------------
+
+
+def test_find_coordinator_answers_an_empty_key_as_any_other(kafka):
+    """KafkaApis.getCoordinator checks no key: "" of a group or a transactional id has its
+    coordinator found, at every version (Kafka answers COORDINATOR_NOT_AVAILABLE while it
+    makes the coordinator's topic first: retried)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        for version in versions_of(kafka, "FindCoordinator"):
+            for key_type in (0, 1) if version >= 1 else (0,):
+                deadline = time.monotonic() + 30
+                while True:
+                    answer = client.request("FindCoordinator", version, {
+                        "key": "", "key_type": key_type, "coordinator_keys": [""]})
+                    found = answer.coordinators[0] if version >= 4 else answer
+                    if found.error_code != ErrorCode.COORDINATOR_NOT_AVAILABLE \
+                            or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.2)
+                assert (found.error_code, found.node_id) in {
+                    (0, b.id) for b in kafka.brokers}, (version, key_type)
