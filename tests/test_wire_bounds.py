@@ -149,8 +149,8 @@ def test_a_fetch_from_a_replica_id_not_following_the_partition_is_refused_before
 
 def test_delete_topics_answers_a_name_given_twice_once_as_an_invalid_request(kafka):
     """ControllerApis.deleteTopics, at every version: each name given more than once is
-    answered once, INVALID_REQUEST "Duplicate topic name.", and not deleted; the others are
-    deleted."""
+    answered once, INVALID_REQUEST "Duplicate topic name." (v6: an id, "Duplicate topic id."),
+    and not deleted."""
     with WireClient(kafka.bootstrap_servers) as client:
         for version in versions_of(kafka, "DeleteTopics"):
             names = ["orders", "ghost", "orders", "ghost", "ghost"]
@@ -162,8 +162,12 @@ def test_delete_topics_answers_a_name_given_twice_once_as_an_invalid_request(kaf
             message = "Duplicate topic name." if version >= 5 else None
             assert answered == [("ghost", ErrorCode.INVALID_REQUEST, message),
                                 ("orders", ErrorCode.INVALID_REQUEST, message)], version
-        (topic,) = client.request("Metadata", 12, {"topics": [{"name": "orders"}]}).topics
-        assert topic.error_code == 0
+        orders_id = topic_id(kafka, "orders")
+        answer = client.request("DeleteTopics", 6, {"topics": [
+            {"name": None, "topic_id": orders_id}] * 3, "timeout_ms": 5000})
+        assert [(r.name, r.topic_id, r.error_code, r.error_message) for r in answer.responses] \
+            == [(None, orders_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")]
+        assert topic_id(kafka, "orders") == orders_id  # not deleted
 
 
 # -- WriteTxnMarkers --------------------------------------------------------------------------
