@@ -144,6 +144,19 @@ def test_a_fetch_from_a_replica_id_not_following_the_partition_is_refused_before
                 ErrorCode.OFFSET_OUT_OF_RANGE
 
 
+@pytest.mark.fake_only("needs a second broker (the real one has one node)")
+@pytest.mark.fake_kafka(brokers=2, topics={})
+def test_a_fetch_from_a_follower_of_the_partition_reads_it(kafka):
+    kafka.create_topic("mirrored", 1, replication_factor=2)
+    partition = kafka.call(lambda: kafka.cluster.state.partition("mirrored", 0))
+    (follower,) = [r for r in partition.replicas if r != partition.leader]
+    with WireClient(leader_of(kafka, "mirrored", 0)) as client:
+        client.request("Produce", 9, produce_body("mirrored", 0, batch([b"a"])))
+        body = dict(fetch_body("mirrored", 0, 0), replica_id=follower)
+        (answer,) = client.request("Fetch", 12, body).responses[0].partitions
+    assert (answer.error_code, answer.high_watermark) == (0, 1) and answer.records
+
+
 # -- DeleteTopics -----------------------------------------------------------------------------
 
 
