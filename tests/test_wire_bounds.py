@@ -250,3 +250,56 @@ def test_find_coordinator_answers_an_empty_key_as_any_other(kafka):
                     time.sleep(0.2)
                 assert (found.error_code, found.node_id) in {
                     (0, b.id) for b in kafka.brokers}, (version, key_type)
+
+
+# -- the controller's deadline ----------------------------------------------------------------
+
+
+def timed_out_answers(client: WireClient, timeout_ms: int) -> dict[str, Any]:
+    """Each controller request of ``timeout_ms``: its answer's (name, error) entries."""
+    delete = ["ghost", "ghost", "orders"]
+    electing = {"election_type": 0, "topic_partitions": [{"topic": "orders", "partitions": [0]}]}
+    reassign = {"topics": [{"name": n, "partitions": [{"partition_index": 0, "replicas": None}]}
+                           for n in ("orders", "ghost")]}
+    return {
+        "CreateTopics": [(t.name, t.error_code) for t in client.request("CreateTopics", 7, {
+            "topics": [{"name": "fresh", "num_partitions": 1, "replication_factor": 1}],
+            "timeout_ms": timeout_ms, "validate_only": False}).topics],
+        "CreatePartitions": [(r.name, r.error_code) for r in client.request(
+            "CreatePartitions", 3, {"topics": [{"name": "orders", "count": 3,
+                                                "assignments": None}],
+                                    "timeout_ms": timeout_ms, "validate_only": False}).results],
+        "DeleteTopics": [(r.name, r.error_code) for v in (1, 6) for r in client.request(
+            "DeleteTopics", v, {"topic_names": delete, "topics": [{"name": n} for n in delete],
+                                "timeout_ms": timeout_ms}).responses],
+        "AlterPartitionReassignments": (lambda a: (a.error_code, [
+            (t.name, p.error_code) for t in a.responses for p in t.partitions]))(
+            client.request("AlterPartitionReassignments", 0, dict(reassign,
+                                                                  timeout_ms=timeout_ms))),
+        "ElectLeaders": (lambda a: (a.error_code, [
+            (t.topic, p.error_code) for t in a.replica_election_results
+            for p in t.partition_result]))(
+            client.request("ElectLeaders", 2, dict(electing, timeout_ms=timeout_ms))),
+    }
+
+
+def test_a_controller_request_of_no_time_left_times_out_whole_and_applies_nothing(kafka):
+    """KRaft's ControllerApis give the controller a deadline of now + timeout_ms: a timeout of
+    0 or less is past it, so every entry the request names is REQUEST_TIMED_OUT (duplicates
+    too: Kafka's getErrorResponse), and nothing is created, grown or deleted."""
+    timed_out = ErrorCode.REQUEST_TIMED_OUT
+    with WireClient(kafka.bootstrap_servers) as client:
+        for timeout_ms in (0, -1, -2**31):
+            assert timed_out_answers(client, timeout_ms) == {
+                "CreateTopics": [("fresh", timed_out)],
+                "CreatePartitions": [("orders", timed_out)],
+                "DeleteTopics": [("ghost", timed_out), ("ghost", timed_out),
+                                 ("orders", timed_out)] * 2,
+                "AlterPartitionReassignments": (timed_out, [("orders", timed_out),
+                                                            ("ghost", timed_out)]),
+                "ElectLeaders": (timed_out, [("orders", timed_out)]),
+            }, timeout_ms
+        (orders, fresh) = client.request("Metadata", 12, {"topics": [
+            {"name": "orders"}, {"name": "fresh"}], "allow_auto_topic_creation": False}).topics
+    assert (orders.error_code, len(orders.partitions)) == (0, 2)
+    assert fresh.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

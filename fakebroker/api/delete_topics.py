@@ -8,6 +8,9 @@ nor an id, or with both; and every version a name (or id) given twice INVALID_RE
 once and not deleted (``ControllerApis.deleteTopics``). The topic's log and producer state
 go with it. Kafka shuffles the answers on purpose; here they keep the request's order.
 
+A timeout of 0 or less is past the controller's deadline: every entry REQUEST_TIMED_OUT,
+nothing deleted (``fakebroker.api.common.deadline_passed``).
+
 The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is charged
 each topic's partitions once the topic is found: from v5 a topic asked while the quota's
 bucket is below zero gets THROTTLING_QUOTA_EXCEEDED (no message) and stays, and the answer the
@@ -21,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from fakebroker.api.access import topics
-from fakebroker.api.common import resolve_topic
+from fakebroker.api.common import deadline_passed, resolve_topic
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, by_version, per_topic
 from fakebroker.api.throttling import mutation_quota
@@ -59,6 +62,10 @@ def key_of(name: str | None, topic_id: Any) -> Any:
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     wanted = ([(t.name, t.topic_id) for t in request.topics] if ctx.version >= 6
               else [(name, ZERO_UUID) for name in request.topic_names])
+    if deadline_passed(request.timeout_ms):  # every entry, as Kafka's getErrorResponse
+        return {"throttle_time_ms": 0, "responses": [
+            {"name": name, "topic_id": topic_id, "error_message": None,
+             "error_code": error_code("REQUEST_TIMED_OUT")} for name, topic_id in wanted]}
     counts = Counter(key_of(name, topic_id) for name, topic_id in wanted
                      if (name is None) != (topic_id == ZERO_UUID))
     responses = []

@@ -14,6 +14,8 @@ Behavior (Kafka's ``ReplicationControlManager.electLeaders``; ``fakebroker.state
   needed no election are left out of the answer (each topic still listed).
 * The new leader's epoch bumps (clients holding the old one get FENCED_LEADER_EPOCH, the old
   leader NOT_LEADER_OR_FOLLOWER), parked fetches wake and Metadata shows the new leader.
+* A timeout of 0 or less is past the controller's deadline: the whole request
+  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
+from fakebroker.api.common import deadline_passed, whole_request_error
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
@@ -37,6 +40,8 @@ AUTHORIZES = (cluster("ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if deadline_passed(request.timeout_ms):
+        return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     election_type = request.election_type if ctx.version >= 1 else PREFERRED
     if election_type not in (PREFERRED, UNCLEAN):
         return {"throttle_time_ms": 0, "error_code": error_code("INVALID_REQUEST"),
