@@ -262,9 +262,10 @@ def timed_out_answers(client: WireClient, timeout_ms: int) -> dict[str, Any]:
     reassign = {"topics": [{"name": n, "partitions": [{"partition_index": 0, "replicas": None}]}
                            for n in ("orders", "ghost")]}
     return {
-        "CreateTopics": [(t.name, t.error_code) for t in client.request("CreateTopics", 7, {
+        "CreateTopics": [(t.name, t.error_code) for only in (True, False)
+                         for t in client.request("CreateTopics", 7, {
             "topics": [{"name": "fresh", "num_partitions": 1, "replication_factor": 1}],
-            "timeout_ms": timeout_ms, "validate_only": False}).topics],
+            "timeout_ms": timeout_ms, "validate_only": only}).topics],
         "CreatePartitions": [(r.name, r.error_code) for r in client.request(
             "CreatePartitions", 3, {"topics": [{"name": "orders", "count": 3,
                                                 "assignments": None}],
@@ -291,7 +292,7 @@ def test_a_controller_request_of_no_time_left_times_out_whole_and_applies_nothin
     with WireClient(kafka.bootstrap_servers) as client:
         for timeout_ms in (0, -1, -2**31):
             assert timed_out_answers(client, timeout_ms) == {
-                "CreateTopics": [("fresh", timed_out)],
+                "CreateTopics": [("fresh", timed_out)] * 2,  # validate_only too
                 "CreatePartitions": [("orders", timed_out)],
                 "DeleteTopics": [("ghost", timed_out), ("ghost", timed_out),
                                  ("orders", timed_out)] * 2,
