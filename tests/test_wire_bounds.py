@@ -252,6 +252,29 @@ def test_find_coordinator_answers_an_empty_key_as_any_other(kafka):
                     (0, b.id) for b in kafka.brokers}, (version, key_type)
 
 
+# -- ElectLeaders ----------------------------------------------------------------------------
+
+
+def test_elect_leaders_of_an_unknown_type_is_invalid_unless_it_names_no_topic(kafka):
+    """Measured on Kafka 4.4: an election type other than 0 and 1 is INVALID_REQUEST for the
+    request and each partition it names ("Unknown election type 5"), a topic of no
+    partitions too; an empty topic list is answered NONE, with no results."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        def elected(topics: list[dict[str, Any]]) -> tuple[int, list[Any]]:
+            answer = client.request("ElectLeaders", 2, {
+                "election_type": 5, "topic_partitions": topics, "timeout_ms": 30_000})
+            return answer.error_code, [
+                (t.topic, [(p.partition_id, p.error_code, p.error_message)
+                           for p in t.partition_result])
+                for t in answer.replica_election_results]
+
+        invalid = ErrorCode.INVALID_REQUEST
+        assert elected([]) == (0, [])
+        assert elected([{"topic": "orders", "partitions": []}]) == (invalid, [("orders", [])])
+        assert elected([{"topic": "orders", "partitions": [0]}]) == (invalid, [
+            ("orders", [(0, invalid, "Unknown election type 5")])])
+
+
 # -- the controller's deadline ----------------------------------------------------------------
 
 
