@@ -17,6 +17,8 @@ Behavior (Kafka's ``ReplicationControlManager.alterPartitionReassignments``;
 * Null replicas cancel the partition's reassignment in progress: NO_REASSIGNMENT_IN_PROGRESS
   when there is none. Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION ("Unable to find
   a topic named T.", "Unable to find partition T:P.").
+* A timeout of 0 or less is past the controller's deadline: the whole request
+  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
+from fakebroker.api.common import deadline_passed, whole_request_error
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
@@ -66,6 +69,8 @@ def _alter(ctx: RequestContext, topic: str, index: int, replicas: list[int] | No
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if deadline_passed(request.timeout_ms):
+        return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     allow = request.allow_replication_factor_change if ctx.version >= 1 else True
     responses = []
     for topic in request.topics:

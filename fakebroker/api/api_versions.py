@@ -11,7 +11,9 @@ Behavior:
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 * v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
-  another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
+  another gets REBOOTSTRAP_REQUIRED, as Kafka answers; naming one without the other (a
+  cluster id, "" too, with node id -1, or a node id with a null cluster id) is
+  INVALID_REQUEST (Kafka 4.4's ``ApiVersionsRequest.isValid``).
 * v3+ lists the features a combined-mode Kafka 4.4.0 node lists (a cluster answering as a
   release: those of that release, ``protocol_specs/releases.json``), measured: supported (from
   v4; v3 answers leave out supported features whose minimum is 0, which v3 clients cannot
@@ -75,7 +77,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if ctx.version >= 3 and not (
         SOFTWARE.fullmatch(request.client_software_name or "")
         and SOFTWARE.fullmatch(request.client_software_version or "")
-    ):
+    ) or (request.cluster_id is None) != (request.node_id == -1):
         error = error_code("INVALID_REQUEST")
     elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
             or request.node_id not in (-1, ctx.broker.id):

@@ -11,6 +11,7 @@ import trio
 
 from fakebroker.api.context import RequestContext
 from fakebroker.protocol.codec import ZERO_UUID
+from fakebroker.protocol.errors import error_code
 from fakebroker.state.cluster import Topic
 from fakebroker.state.pending import Pending
 
@@ -96,3 +97,30 @@ KRAFT_FROM = "3.3"
 # KAFKA-14510); a group's operations before it: READ, DELETE, DESCRIBE.
 GROUP_CONFIGS_FROM = "4.0"
 CLUSTER_OPERATIONS = operations(5, 7, 8, 9, 10, 11, 12)
+
+
+def deadline_passed(timeout_ms: int) -> bool:
+    """Whether a request to Kafka's controller is past its deadline on arrival: KRaft's
+    ``ControllerApis`` makes the deadline now + ``timeout_ms``, and an operation run after it
+    fails the whole request REQUEST_TIMED_OUT, so a timeout of 0 or less applies nothing
+    (CreateTopics, DeleteTopics, CreatePartitions, AlterPartitionReassignments, ElectLeaders;
+    measured on Kafka 4.4)."""
+    return timeout_ms <= 0
+
+
+def whole_request_error(api_key: int, request: Any, ctx: RequestContext, error: str
+                        ) -> dict[str, Any]:
+    """The answer putting ``error`` wherever the API puts an error for the whole request
+    (Kafka's ``getErrorResponse``: every entry of the request, as its ``ERROR_PLACEMENT``
+    says)."""
+    from fakebroker.api.placement import inject_errors, layout_errors, top_level_answer
+    from fakebroker.api.targets import request_targets
+
+    def topic_name(topic_id: uuid.UUID) -> str | None:
+        topic = ctx.cluster.topic_by_id(topic_id)
+        return topic.name if topic is not None else None
+
+    targets = request_targets(api_key, ctx.version, request, topic_name)
+    layout = layout_errors(api_key, ctx.version, targets, error_code(error), {})
+    answer = top_level_answer(api_key, request) if layout.top is not None else {}
+    return inject_errors(api_key, ctx.version, request, answer, layout, topic_name)

@@ -12,6 +12,9 @@ the partitions added, validate_only too, once the count is checked (before the a
 brokers, as Kafka's controller): from v3 a topic asked while the quota's bucket is below zero
 gets THROTTLING_QUOTA_EXCEEDED (no message) and the answer the time until it is back at zero;
 below v3 the partitions are added and the answer throttled by the overdraft.
+
+A timeout of 0 or less is past the controller's deadline: the whole request
+REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import topics
+from fakebroker.api.common import deadline_passed, whole_request_error
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.api.throttling import mutation_quota
@@ -30,6 +34,8 @@ AUTHORIZES = (topics("ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if deadline_passed(request.timeout_ms):
+        return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     results = []
     quota = mutation_quota(ctx, strict_since=3)
     for wanted in request.topics:

@@ -30,6 +30,8 @@ Behavior:
   else TOPIC_AUTHORIZATION_FAILED "Authorization failed.", answered after the rest; a created
   topic the principal may not DESCRIBE_CONFIGS is answered without its partitions,
   replication factor and configs, with topic_config_error_code TOPIC_AUTHORIZATION_FAILED.
+* A timeout of 0 or less is past the controller's deadline: the whole request
+  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from collections import Counter
 from typing import Any
 
 from fakebroker.api.access import in_handler
+from fakebroker.api.common import deadline_passed, whole_request_error
 from fakebroker.api.context import RequestContext
 from fakebroker.api.describe_configs import topic_config_entries
 from fakebroker.api.shapes import Placement, per_topic
@@ -62,6 +65,8 @@ TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if deadline_passed(request.timeout_ms):
+        return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     counts = Counter(t.name for t in request.topics)
     results, refused = [], []
     creator = ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)

@@ -7,13 +7,17 @@ Behavior (Kafka's ``ReplicationControlManager.electLeaders``; ``fakebroker.state
   ELECTION_NOT_NEEDED when it leads already, PREFERRED_LEADER_NOT_AVAILABLE when it is not a
   live in-sync replica and the current leader stays. Type 1 (unclean): only a partition
   without a live leader gets one (a live replica, in sync or not), else ELECTION_NOT_NEEDED;
-  none live: ELIGIBLE_LEADERS_NOT_AVAILABLE. Another type: INVALID_REQUEST for the request.
+  none live: ELIGIBLE_LEADERS_NOT_AVAILABLE. Another type: INVALID_REQUEST for the request,
+  unless it names no topic (an empty list: answered NONE with no results, as Kafka 4.4 does,
+  measured).
 * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION ("No such topic as T", "No such
   partition as T-P"). Each error carries Kafka's message; NONE carries none.
 * A null partition list means every partition of every topic, and then the partitions that
   needed no election are left out of the answer (each topic still listed).
 * The new leader's epoch bumps (clients holding the old one get FENCED_LEADER_EPOCH, the old
   leader NOT_LEADER_OR_FOLLOWER), parked fetches wake and Metadata shows the new leader.
+* A timeout of 0 or less is past the controller's deadline: the whole request
+  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
+from fakebroker.api.common import deadline_passed, whole_request_error
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import error_code
@@ -37,8 +42,10 @@ AUTHORIZES = (cluster("ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if deadline_passed(request.timeout_ms):
+        return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     election_type = request.election_type if ctx.version >= 1 else PREFERRED
-    if election_type not in (PREFERRED, UNCLEAN):
+    if election_type not in (PREFERRED, UNCLEAN) and request.topic_partitions != []:
         return {"throttle_time_ms": 0, "error_code": error_code("INVALID_REQUEST"),
                 "replica_election_results": [
                     {"topic": t.topic, "partition_result": [

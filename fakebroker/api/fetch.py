@@ -10,7 +10,10 @@ Behavior:
   null, aborted transaction list, as Kafka answers), NOT_LEADER_OR_FOLLOWER from a broker that
   does not lead it, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's
   current_leader_epoch is older / newer (v12+ names the current leader for the first two
-  only, v16+ also its endpoint), OFFSET_OUT_OF_RANGE below the log start offset or above the
+  only, v16+ also its endpoint), a follower's fetch (a replica id >= 0, in replica_state
+  from v15) from a replica that does not follow the partition (the leader itself too)
+  NOT_LEADER_OR_FOLLOWER, or UNKNOWN_LEADER_EPOCH when it names the leader's epoch (Kafka's
+  ``Partition.fetchRecords``), OFFSET_OUT_OF_RANGE below the log start offset or above the
   log end offset (the end itself is valid and returns nothing), with high watermark, last
   stable offset and log start offset -1, as Kafka answers a failed read.
 * Records are the stored batches from the one holding fetch_offset, within the partition's
@@ -349,6 +352,8 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
     error = ctx.leader_check(partition)
     if partition is not None and not error:
         error = ctx.epoch_check(partition, wanted.current_leader_epoch)
+    if partition is not None and not error and from_follower(request, ctx.version):
+        error = follower_check(request, ctx.version, partition, wanted.current_leader_epoch)
     if error:
         result["error_code"] = error
         if partition is None:
@@ -400,6 +405,18 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
             for t in log.aborted_between(offset, upper)]
     return result
+
+
+def follower_check(request: Any, version: int, partition: Any, current_leader_epoch: int
+                   ) -> int:
+    """A follower's fetch from a replica id that is not one of the partition's followers
+    (Kafka's ``Partition.followerReplicaOrThrow``): UNKNOWN_LEADER_EPOCH when it names the
+    leader's epoch, else NOT_LEADER_OR_FOLLOWER; 0 for a follower."""
+    replica = request.replica_state.replica_id if version >= 15 else request.replica_id
+    if replica in partition.replicas and replica != partition.leader:
+        return 0
+    return error_code("UNKNOWN_LEADER_EPOCH" if current_leader_epoch >= 0
+                      else "NOT_LEADER_OR_FOLLOWER")
 
 
 def refuses_zstd(ctx: RequestContext) -> bool:

@@ -14,6 +14,8 @@ Behavior:
   answers older clients), the epoch just handed out gets it again.
 * An empty transactional id is INVALID_REQUEST; a transaction timeout above the cluster's
   ``transaction_max_timeout_ms`` (transaction.max.timeout.ms) INVALID_TRANSACTION_TIMEOUT.
+* A producer id without an epoch or an epoch without a producer id (one of them -1, v3+) is
+  INVALID_REQUEST before anything else is checked (``KafkaApis.handleInitProducerIdRequest``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ AUTHORIZES = (transactional_ids("WRITE"), idempotent_write())
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     transactional_id = request.transactional_id
     try:
+        if (request.producer_id == NO_PRODUCER["producer_id"]) != (
+                request.producer_epoch == NO_PRODUCER["producer_epoch"]):
+            raise ClusterError("INVALID_REQUEST")
         if transactional_id is None:
             producer_id, epoch = ctx.cluster.producers.init_producer()
         elif transactional_id and not ctx.is_coordinator(transactional_id):

@@ -6,7 +6,9 @@ transaction version.
 
 Behavior: answered as a broker answers its coordinator: for each marker, per partition,
 UNKNOWN_TOPIC_OR_PARTITION for one that does not exist, NOT_LEADER_OR_FOLLOWER from a broker
-that does not lead it, INVALID_PRODUCER_EPOCH for an epoch older than the producer's;
+that does not lead it, INVALID_PRODUCER_EPOCH for an epoch older than the producer's,
+TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the last the partition took
+for the producer (-1 for one it has not seen: ``ProducerAppendInfo.checkCoordinatorEpoch``);
 otherwise the control batch is appended (ending the producer's transaction in that
 partition: the last stable offset moves past it, an abort is indexed for read_committed
 fetches). Refused partitions are answered before the written ones, as Kafka answers. The
@@ -54,6 +56,8 @@ def write(ctx: RequestContext, marker: Any, topic: str, index: int) -> str:
     producers = ctx.cluster.producers
     if marker.producer_epoch < producers.epochs.get(marker.producer_id, -1):
         return "INVALID_PRODUCER_EPOCH"
+    if marker.coordinator_epoch < partition.log.coordinator_epochs.get(marker.producer_id, -1):
+        return "TRANSACTION_COORDINATOR_FENCED"
     producers.set_epoch(marker.producer_id, marker.producer_epoch)
     return ctx.cluster.write_markers(marker.producer_id, marker.producer_epoch,
                                      marker.transaction_result, [(topic, index)],
