@@ -44,6 +44,20 @@ def test_a_seed_makes_the_same_mutations():
     assert first == again and len({m.frame for m in first}) > 1
 
 
+def test_the_differential_mode_repeats_an_element_at_most_300_times():
+    """Kafka reads a keyed array with thousands of equal keys for minutes on a network thread
+    (tests/fuzz/differential.py: MAX_REPEAT, measured): three such inputs stalled it."""
+    from tests.fuzz.differential import MAX_REPEAT
+
+    seed = Seed.of(0, 9, "fuzz", {"acks": 1, "timeout_ms": 1000, "topic_data": [
+        {"name": "orders", "partition_data": []}]})
+    rng = random.Random(3)
+    lengths = {len(m.body["topic_data"]) for m in (mutate(seed, rng, MAX_REPEAT)
+                                                   for _ in range(400))
+               if m.body is not None and m.mutations == ("topic_data: repeated element",)}
+    assert MAX_REPEAT == 300 and max(lengths) == 1 + MAX_REPEAT
+
+
 def test_the_socket_check_finds_a_malformed_frame_harmless_to_other_connections():
     with SocketCheck() as check:
         assert check.check(b"\x00\x03\x00\x0c") == []  # Metadata v12, cut after its version
