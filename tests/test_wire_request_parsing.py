@@ -10,6 +10,7 @@ import struct
 
 import pytest
 
+from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.framing import encode_request
 from fakebroker.wire_client import WireClient, api_key
 
@@ -115,3 +116,33 @@ def test_a_known_tagged_field_is_read_where_it_starts_whatever_its_size_says(kaf
     with WireClient(address(kafka)) as client:
         send_frame(client, fetch_v12(b"\x01\x00\x00\x00"))
         assert answer(client, "Fetch", 12).error_code == 0
+
+
+def api_versions_header(version: int, client_id: bytes) -> bytes:
+    """An ApiVersions request header at ``version`` up to its client id (no tagged fields)."""
+    return struct.pack(">hhih", api_key("ApiVersions"), version, 1, len(client_id)) + client_id
+
+
+@pytest.mark.parametrize("frame", [
+    api_versions_header(999, b"wire"),  # no tagged-field section
+    api_versions_header(999, b"wire")[:-1],  # the client id cut short
+    api_versions_header(999, b"wire") + b"\x01\x00\x05ab",  # a tagged field cut short
+], ids=["no tagged fields", "client id cut short", "tagged field cut short"])
+def test_an_api_versions_request_above_the_range_with_a_malformed_header_closes(kafka, frame):
+    """Kafka answers an ApiVersions above its range at v0 (KIP-511), but reads its header first,
+    as a flexible version's (v2: tagged fields after the client id); one that does not
+    parse closes the connection."""
+    with WireClient(address(kafka)) as client:
+        send_frame(client, frame)
+        assert client.is_closed_by_peer()
+
+
+@pytest.mark.parametrize("version", [-1, 999])
+def test_an_api_versions_request_below_or_above_the_range_is_answered_at_v0(kafka, version):
+    """Below the range too (measured: Kafka 4.4 answers v-1, whose header is v1)."""
+    header = api_versions_header(version, b"wire") + (b"\x00" if version > 0 else b"")
+    with WireClient(address(kafka)) as client:
+        send_frame(client, header)
+        response = answer(client, "ApiVersions", 0)
+    assert response.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 5)]

@@ -6,8 +6,10 @@ Behavior:
 * Lists every served API with its min and max version (the newest stable one); a cluster
   answering as a Kafka release (the ``kafka_version`` setting) lists exactly what that
   release's broker lists (``protocol_specs/releases.json``), in key order.
-* A request above the served range never reaches this handler: the server answers it at v0
-  with UNSUPPORTED_VERSION and ApiVersions' own range.
+* A request out of the served range (above or below it) never reaches this handler: the
+  server reads its header (v2 from v3 up, v1 below; one that does not parse closes the
+  connection, as on Kafka) and answers it at v0 with UNSUPPORTED_VERSION and ApiVersions'
+  own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
 * v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
