@@ -103,6 +103,13 @@ def test_an_unknown_tagged_field_past_the_end_closes_the_connection(kafka):
         assert client.is_closed_by_peer()
 
 
+def test_a_negative_count_of_tagged_fields_closes_the_connection(kafka):
+    """``ff ff ff ff 0f`` reads as -1: Kafka 4.4 refuses it (it read none before)."""
+    with WireClient(address(kafka)) as client:
+        send_frame(client, fetch_v12(b"\xff\xff\xff\xff\x0f"))
+        assert client.is_closed_by_peer()
+
+
 def test_a_tag_of_a_later_version_closes_the_connection(kafka):
     """Fetch's ReplicaState is tag 1 from v15: Kafka's v12 reader refuses the tag."""
     with WireClient(address(kafka)) as client:

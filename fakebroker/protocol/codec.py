@@ -21,9 +21,10 @@ Guarantees:
 * Parsing reads as Kafka's generated readers do (``MessageDataGenerator``; a request they
   refuse closes its connection on Kafka): varints of at most 5 bytes read as a Java ``int``
   (a compact length read negative is null); a string of more than 32,767 bytes is refused,
-  compact ones too; a known tagged field is read where it starts (its size not checked
-  against it), an unknown one skipped by its size, and a tag the struct has at other
-  versions only is refused.
+  compact ones too, and an array of more elements than bytes left or over 1,000,000; a
+  tagged-field section's count must be 0 to 10,000 and no more than the bytes left; a known
+  tagged field is read where it starts (its size not checked against it), an unknown one
+  skipped by its size, and a tag the struct has at other versions only is refused.
 * Bytes that do not parse raise ``DecodeError`` from ``parse`` and ``parse_from``.
 * Building takes any mapping; a missing field is written as its default. Tagged fields follow
   Kafka's rule (some clients, librdkafka 2.0.2 among them, fail on a default-valued tagged
@@ -361,6 +362,8 @@ def data_codec(name: str, version: int) -> Message:
 # read and written by a generated function of its own type, as the payload its size prefixes.
 
 _MISSING = object()
+MAX_ARRAY = 1_000_000  # elements in an array Kafka 4.4's readers read (its kafka-clients jar)
+MAX_TAGGED = 10_000  # tagged fields in one section Kafka 4.4's readers read
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _NULL_INT16 = _I16.pack(-1)
@@ -397,6 +400,20 @@ def _short(needed: int, left: int) -> DecodeError:
     return DecodeError(f"needed {needed} bytes, {left} left")
 
 
+def _too_many(count: int, left: int, path: str) -> DecodeError:
+    """An array Kafka's readers refuse: more elements than bytes left, or over a million."""
+    return DecodeError(f"array of {count} at {path}: {left} bytes left (or over {MAX_ARRAY})")
+
+
+def _tagged_count(data: bytes, pos: int) -> tuple[int, int]:
+    """The count of a tagged-field section at ``pos`` (and the position after it); Kafka
+    4.4's readers refuse a negative one, one over the bytes left and one over 10,000."""
+    count, pos = read_uvarint_at(data, pos)
+    if count < 0 or count > len(data) - pos or count > MAX_TAGGED:
+        raise DecodeError(f"{count} tagged fields, {len(data) - pos} bytes left")
+    return count, pos
+
+
 def _too_long(length: int, path: str) -> DecodeError:
     """A string longer than Kafka reads one: its generated readers refuse a length over
     0x7fff bytes (an int16's maximum) in compact strings too."""
@@ -420,8 +437,8 @@ def _skip_unknown(data: bytes, pos: int, tag: int, size: int, misplaced: frozens
 
 def _skip_tagged(data: bytes, pos: int, misplaced: frozenset[int] = frozenset()) -> int:
     """Past a tagged-field section none of whose tags the struct reads at this version."""
-    count, pos = read_uvarint_at(data, pos)
-    for _ in range(count):  # a count read negative reads none, as Kafka's loop does
+    count, pos = _tagged_count(data, pos)
+    for _ in range(count):
         tag, pos = read_uvarint_at(data, pos)
         size, pos = read_uvarint_at(data, pos)
         pos = _skip_unknown(data, pos, tag, size, misplaced)
@@ -449,7 +466,7 @@ class _Source:
             "Container": container, "Parsed": parsed, "_self_dict": object.__setattr__,
             "DecodeError": DecodeError, "UUID": uuid.UUID, "ZERO_UUID": ZERO_UUID,
             "_length_rest": _length_rest, "_short": _short, "_null": _null,
-            "_too_long": _too_long,
+            "_too_long": _too_long, "_too_many": _too_many, "_tagged_count": _tagged_count,
             "_MISSING": _MISSING, "_pack": struct.pack, "_uvarint_into": write_uvarint_into,
             "_uvarint_at": read_uvarint_at, "_skip_unknown": _skip_unknown,
             "_skip_tagged": _skip_tagged, "_tagged_into": _tagged_into,
@@ -559,6 +576,8 @@ def _emit_parse(src: _Source, codec: FieldType, target: str, ind: int, path: str
         src.add(ind, f"if {n} < 0:")
         src.add(ind + 1, f"{target} = None" if codec.nullable
                 else f"raise DecodeError('null array in a non-nullable field at {path}')")
+        src.add(ind, f"elif {n} > len(data) - pos or {n} > {MAX_ARRAY}:",
+                f"    raise _too_many({n}, len(data) - pos, {path!r})")
         src.add(ind, "else:", f"    {target} = []", f"    for _ in range({n}):")
         _emit_parse(src, codec.element, item, ind + 2, path)
         src.add(ind + 2, f"{target}.append({item})")
@@ -593,7 +612,7 @@ def _emit_tagged_parse(src: _Source, message: Message) -> None:
     for _, name, _, default in message.tagged:
         src.add(1, f"o[{name!r}] = {src.default(default)}")
     count, tag, size = src.temp(), src.temp(), src.temp()
-    src.add(1, f"{count}, pos = _uvarint_at(data, pos)", f"for _ in range({count}):",
+    src.add(1, f"{count}, pos = _tagged_count(data, pos)", f"for _ in range({count}):",
             f"    {tag}, pos = _uvarint_at(data, pos)",
             f"    {size}, pos = _uvarint_at(data, pos)")
     for i, (number, name, codec, _) in enumerate(message.tagged):
