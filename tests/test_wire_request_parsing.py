@@ -153,3 +153,30 @@ def test_an_api_versions_request_below_or_above_the_range_is_answered_at_v0(kafk
         response = answer(client, "ApiVersions", 0)
     assert response.error_code == ErrorCode.UNSUPPORTED_VERSION
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(18, 0, 5)]
+
+
+ACL_FILTER = {"resource_type_filter": 2, "resource_name_filter": None,
+              "pattern_type_filter": 3, "principal_filter": None, "host_filter": None,
+              "permission_type": 3}  # topics, literal, allow
+
+
+@pytest.mark.parametrize("api, body", [
+    ("DescribeAcls", {**ACL_FILTER, "operation": 0}),
+    ("DeleteAcls", {"filters": [{**ACL_FILTER, "operation": 0}]}),
+    ("CreateAcls", {"creations": [{"resource_type": 2, "resource_name": "orders",
+                                   "resource_pattern_type": 3, "principal": "User:a",
+                                   "host": "*", "operation": 0, "permission_type": 3}]}),
+])
+def test_an_acl_code_kafka_reads_as_unknown_closes_the_connection_without_an_authorizer(
+        kafka, api, body):
+    """Kafka's ACL request classes refuse an UNKNOWN (0) operation as they are parsed, before
+    the handler answers SECURITY_DISABLED (neither broker here runs an authorizer)."""
+    with WireClient(address(kafka)) as client:
+        send_frame(client, body_frame(api, 1, body))
+        assert client.is_closed_by_peer()
+    with WireClient(address(kafka)) as client:
+        body = ({**body, "operation": 2} if api == "DescribeAcls" else
+                {key: [{**entry, "operation": 2} for entry in entries]
+                 for key, entries in body.items()})
+        send_frame(client, body_frame(api, 1, body))
+        assert answer(client, api, 1) is not None  # ALL (2): answered (SECURITY_DISABLED)

@@ -4,7 +4,8 @@ Versions: 0-3 (3.9; 4.x serves 1-3). Flexible from v2.
 
 Behavior:
 * With no authorizer (the ``authorizer`` setting off) every creation gets SECURITY_DISABLED,
-  "No Authorizer is configured.", as Kafka answers.
+  "No Authorizer is configured.", as Kafka answers, once the request parsed (a code Kafka
+  reads as UNKNOWN closes the connection first, with or without an authorizer: measured).
 * The principal needs ALTER on the cluster, else every creation gets
   CLUSTER_AUTHORIZATION_FAILED.
 * A creation with resource type ANY, pattern type ANY or MATCH, operation ANY or permission
@@ -37,12 +38,12 @@ UNBUILDABLE = {"resource_type": {"ANY"}, "pattern_type": {"ANY", "MATCH"},
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     creations = request.creations
-    if not authorizing(ctx):
-        return every(creations, "SECURITY_DISABLED", NO_AUTHORIZER)
-    acls = [acl_of(creation) for creation in creations]
+    acls = [acl_of(creation) for creation in creations]  # as Kafka parses the request
     if ctx.version == 0 and any(acl.pattern_type != "LITERAL" for acl in acls):
         raise ConnectionClosed("malformed request: version 0 only supports literal resource "
                                "pattern types")
+    if not authorizing(ctx):
+        return every(creations, "SECURITY_DISABLED", NO_AUTHORIZER)
     if any(getattr(acl, name) in refused for acl in acls
            for name, refused in UNBUILDABLE.items()):
         return every(creations, "UNKNOWN_SERVER_ERROR", None)

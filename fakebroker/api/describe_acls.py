@@ -4,7 +4,8 @@ Versions: 0-3 (3.9; 4.x serves 1-3). Flexible from v2.
 
 Behavior:
 * With no authorizer (the ``authorizer`` setting off): SECURITY_DISABLED, "No Authorizer is
-  configured on the broker", as Kafka answers.
+  configured on the broker", as Kafka answers, once the request parsed (a code Kafka reads
+  as UNKNOWN closes the connection first, with or without an authorizer: measured).
 * The principal needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 * The filter selects as Kafka's ``AclBindingFilter``: a null name, principal or host and the
   code ANY match anything; pattern type MATCH with a name selects every ACL that applies to
@@ -32,10 +33,10 @@ NO_AUTHORIZER = "No Authorizer is configured on the broker"  # Kafka's message
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    selecting = filter_of(request, ctx.version, "DescribeAclsRequest")  # Kafka: parsing it
     if not authorizing(ctx):
         return {"throttle_time_ms": 0, "error_code": error_code("SECURITY_DISABLED"),
                 "error_message": NO_AUTHORIZER, "resources": []}
-    selecting = filter_of(request, ctx.version, "DescribeAclsRequest")
     resources: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for acl in ctx.cluster.acls.describe(selecting):
         resources.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
