@@ -10,7 +10,10 @@ filled in for each side, mutated on both sides by generators seeded alike (so bo
 same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
 the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
 the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
-pending and the other not is inconclusive, not a difference); a difference
+pending and the other not is inconclusive, not a difference; so is an input whose byte-level
+mutations fell on frames of different lengths, as when the two sides' member ids differ in
+length: the same seeded positions then hit different fields, two inputs and not one); a
+difference
 not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
 *unexplained*.
 """
@@ -94,12 +97,14 @@ class Difference:
     kafka: Outcome
     fake: Outcome
     frame: bytes  # the fake's input
+    kafka_frame: bytes  # Kafka's (its own ids filled in)
     explained_by: str | None
 
     def as_json(self) -> dict[str, Any]:
         return {"index": self.index, "api": self.api, "version": self.version,
                 "mutation": self.mutation, "kafka": str(self.kafka), "fake": str(self.fake),
-                "frame": self.frame.hex(), "explained_by": self.explained_by}
+                "frame": self.frame.hex(), "kafka_frame": self.kafka_frame.hex(),
+                "explained_by": self.explained_by}
 
 
 @dataclass
@@ -111,6 +116,7 @@ class DiffResult:
     outcomes: Counter[str] = field(default_factory=Counter)  # Kafka's, by kind
     stopped: str | None = None  # why the run ended early
     inconclusive: int = 0  # one side answered, the other not within WAIT
+    unlike: int = 0  # byte-level mutations of frames of different lengths: not one input
     seconds: float = 0.0
 
     @property
@@ -125,6 +131,7 @@ class DiffResult:
     def summary(self) -> str:
         lines = [f"seed {self.seed}: {self.inputs} inputs in {self.seconds:.0f} s, "
                  f"{self.same} same outcome, {self.inconclusive} inconclusive (one side pending), "
+                 f"{self.unlike} unlike (frames of different lengths mutated byte-wise), "
                  f"{len(self.differences)} differences "
                  f"({len(self.unexplained)} unexplained); Kafka's outcomes: "
                  + ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()))
@@ -243,10 +250,12 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             result.inputs = index + 1
             if outcomes[0] == outcomes[1]:
                 result.same += 1
+            elif mutants[0].body is None and len(kafka_seed.frame) != len(fake_seed.frame):
+                result.unlike += 1
             elif PENDING in (outcomes[0].kind, outcomes[1].kind):
                 result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
             else:
-                result.differences.append(_difference(index, mutants[1], *outcomes,
+                result.differences.append(_difference(index, mutants, *outcomes,
                                                       explained))
             if progress and result.inputs % 1000 == 0:
                 result.seconds = time.perf_counter() - started
@@ -258,12 +267,14 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
     return result
 
 
-def _difference(index: int, mutant: Mutant, kafka: Outcome, fake: Outcome,
+def _difference(index: int, mutants: list[Mutant], kafka: Outcome, fake: Outcome,
                 explained: list[Explained]) -> Difference:
     from fakebroker.protocol.specs import api_spec
 
+    mutant = mutants[1]
     found = Difference(index, api_spec(mutant.seed.api_key).name, mutant.seed.version,
-                       ", ".join(mutant.mutations), kafka, fake, mutant.frame, None)
+                       ", ".join(mutant.mutations), kafka, fake, mutant.frame,
+                       mutants[0].frame, None)
     for entry in explained:
         if entry.covers(found):
             return Difference(**{**found.__dict__, "explained_by": entry.reason[:60]})
