@@ -127,16 +127,18 @@ def test_an_unknown_config_operation_on_a_group_fails_as_on_a_topic(caplog):
 
 
 def test_an_answer_too_large_for_its_version_closes_only_with_a_reason(caplog):
-    """A group id of 40,000 characters (a flexible JoinGroup may make one) cannot be listed
-    by ListGroups v0-2, whose strings' lengths are int16: the connection closes, with no
-    traceback."""
+    """A group id of 20,000 bytes that are not UTF-8 (read as 20,000 U+FFFD, as Kafka reads
+    them: 60,000 bytes written) cannot be listed by ListGroups v0-2, whose strings' lengths
+    are int16: the connection closes, with no traceback. (A longer string is refused as the
+    request is read, as Kafka's readers refuse one of more than 32,767 bytes.)"""
     pipeline = a_pipeline()
+    heartbeat = frame("ConsumerGroupHeartbeat", 0, {
+        "group_id": "g" * 20_000, "member_id": "", "member_epoch": 0, "rack_id": None,
+        "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
+        "server_assignor": None, "topic_partitions": []})
 
     async def listed() -> object:  # the heartbeat reads trio's clock
-        pipeline.answer_now(frame("ConsumerGroupHeartbeat", 0, {
-            "group_id": "g" * 40_000, "member_id": "", "member_epoch": 0, "rack_id": None,
-            "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
-            "server_assignor": None, "topic_partitions": []}), PEER)
+        pipeline.answer_now(heartbeat.replace(b"g" * 20_000, b"\xff" * 20_000), PEER)
         return pipeline.answer_now(frame("ListGroups", 0, {}), PEER)
 
     outcome = trio.run(listed)
