@@ -182,3 +182,26 @@ def test_an_acl_code_of_0_unknown_closes_the_connection_without_an_authorizer(
                       for key, entries in body.items()})
             send_frame(client, body_frame(api, 1, other))
             assert answer(client, api, 1) is not None, operation
+
+
+@pytest.mark.parametrize("cluster, node, error", [
+    (None, -1, 0), ("this", "this", 0), (None, "this", ErrorCode.INVALID_REQUEST),
+    ("this", -1, ErrorCode.INVALID_REQUEST), ("", -1, ErrorCode.INVALID_REQUEST),
+    ("", "this", ErrorCode.REBOOTSTRAP_REQUIRED),
+    ("this", "other", ErrorCode.REBOOTSTRAP_REQUIRED),
+    ("x", "this", ErrorCode.REBOOTSTRAP_REQUIRED)])
+def test_api_versions_v5_names_the_cluster_and_the_node_or_neither(kafka, cluster, node,
+                                                                   error):
+    """Not a reading rule but ApiVersions' own check (KIP-1242, measured on Kafka 4.4): a
+    cluster id without a node, or a node without a cluster id, is INVALID_REQUEST; both,
+    naming another cluster or node, REBOOTSTRAP_REQUIRED ("this": the cluster's id, the id
+    of the broker that answers; "other": another id)."""
+    with WireClient(address(kafka)) as client:
+        metadata = client.request("Metadata", 12, {"topics": [],
+                                                   "allow_auto_topic_creation": False})
+        this = metadata.brokers[0].node_id
+        response = client.request("ApiVersions", 5, {
+            "client_software_name": "wire", "client_software_version": "1",
+            "cluster_id": metadata.cluster_id if cluster == "this" else cluster,
+            "node_id": {"this": this, "other": this + 7, -1: -1}[node]})
+    assert response.error_code == error

@@ -12,8 +12,10 @@ Behavior:
   own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
-* v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
-  another gets REBOOTSTRAP_REQUIRED, as Kafka answers.
+* v5: a client names the cluster and node it means to reach (KIP-1242) or neither: one
+  without the other (a cluster id with node -1, a node without a cluster id) is
+  INVALID_REQUEST; both, and another was reached, REBOOTSTRAP_REQUIRED (measured on Kafka
+  4.4).
 * v3+ lists the features a combined-mode Kafka 4.4.0 node lists (a cluster answering as a
   release: those of that release, ``protocol_specs/releases.json``), measured: supported (from
   v4; v3 answers leave out supported features whose minimum is 0, which v3 clients cannot
@@ -79,8 +81,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         and SOFTWARE.fullmatch(request.client_software_version or "")
     ):
         error = error_code("INVALID_REQUEST")
-    elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
-            or request.node_id not in (-1, ctx.broker.id):
+    elif (request.cluster_id is None) != (request.node_id == -1):
+        error = error_code("INVALID_REQUEST")  # one named without the other
+    elif request.cluster_id is not None and (request.cluster_id != ctx.cluster.cluster_id
+                                             or request.node_id != ctx.broker.id):
         error = error_code("REBOOTSTRAP_REQUIRED")
     answer = {"error_code": error,
               "api_keys": [] if error else api_keys(ctx.cluster.settings.kafka_version),
