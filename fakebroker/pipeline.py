@@ -38,8 +38,9 @@ Guarantees:
 * Every request decoded is recorded in the journal exactly once, when it ends, by one helper
   (``_journal``) on every path: kept answers, ``answer_now`` and ``answer`` (also when it is
   cancelled because its connection closed). A frame that cannot be decoded is not.
-* An ApiVersions request above the served range gets UNSUPPORTED_VERSION at v0 with
-  ApiVersions' range (KIP-511; answering as a release before 2.4: with no API listed).
+* An ApiVersions request out of the served range (above or below it) whose header parses
+  gets UNSUPPORTED_VERSION at v0 with ApiVersions' range (KIP-511; answering as a release
+  before 2.4: with no API listed), as Kafka 4.4 answers (measured).
 * With an authorizer, what the principal may not do is refused before any fault rule and
   any handler sees the request: a whole-request refusal is answered without either, refused
   entries are taken out of the request (nothing is applied for them) and their errors put
@@ -342,7 +343,7 @@ class Pipeline:
         return inject_errors(api_key, version, request, answer, layout, self._topic_name)
 
     def _read(self, frame: bytes) -> tuple[RequestHeader, Any] | bytearray:
-        """A request's header and body; or its answer already (an ApiVersions request above
+        """A request's header and body; or its answer already (an ApiVersions request out of
         the served range); ``ConnectionClosed`` for a request that cannot be served or
         parsed."""
         try:
@@ -353,7 +354,12 @@ class Pipeline:
         if versions is None:
             raise ConnectionClosed(f"unsupported API key {api_key}")
         if version not in versions:
-            if api_key == API_VERSIONS_KEY and version > versions.stop - 1:
+            if api_key == API_VERSIONS_KEY:
+                try:
+                    read_unsupported_header(frame)
+                except (DecodeError, IndexError, struct.error) as exc:
+                    raise ConnectionClosed(f"malformed request header (ApiVersions "
+                                           f"v{version}): {exc}") from None
                 return unsupported_api_versions(correlation_id, versions,
                                                 self.cluster.settings.kafka_version)
             raise ConnectionClosed(f"unsupported version {version} of API key {api_key}")
@@ -518,9 +524,21 @@ def _target_text(target: Target) -> str:
     return f"{target.topic}/{target.partition}"
 
 
+def read_unsupported_header(frame: bytes) -> None:
+    """Read the header of an ApiVersions request out of the served range as Kafka does before
+    answering it (its body is never read): v2 (tagged fields after the client id) for a
+    version at or past the first flexible one, v1 below it (negative versions too);
+    ``DecodeError``, ``IndexError`` or ``struct.error`` if it does not parse."""
+    from fakebroker.protocol.codec import header_codec
+
+    version = peek_header(frame)[1]
+    flexible = version >= min(api_spec(API_VERSIONS_KEY).flexible)
+    header_codec("RequestHeader", 2 if flexible else 1).compiled_parser()(bytes(frame), 0)
+
+
 def unsupported_api_versions(correlation_id: int, versions: range,
                              release: str | None = None) -> bytearray:
-    """ApiVersions v0 answer for a request above the served range: with ApiVersions' own
+    """ApiVersions v0 answer for a request out of the served range: with ApiVersions' own
     range (KIP-511, Kafka 2.4 on), or no API at all for a ``release`` before 2.4 (its
     ``ApiVersionsRequest.getErrorResponse``)."""
     from fakebroker.protocol.releases import before

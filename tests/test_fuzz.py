@@ -45,6 +45,20 @@ def test_a_seed_makes_the_same_mutations():
     assert first == again and len({m.frame for m in first}) > 1
 
 
+def test_the_differential_mode_repeats_an_element_at_most_300_times():
+    """Kafka reads a keyed array with thousands of equal keys for minutes on a network thread
+    (tests/fuzz/differential.py: MAX_REPEAT, measured): three such inputs stalled it."""
+    from tests.fuzz.differential import MAX_REPEAT
+
+    seed = Seed.of(0, 9, "fuzz", {"acks": 1, "timeout_ms": 1000, "topic_data": [
+        {"name": "orders", "partition_data": []}]})
+    rng = random.Random(3)
+    lengths = {len(m.body["topic_data"]) for m in (mutate(seed, rng, MAX_REPEAT)
+                                                   for _ in range(400))
+               if m.body is not None and m.mutations == ("topic_data: repeated element",)}
+    assert MAX_REPEAT == 300 and max(lengths) == 1 + MAX_REPEAT
+
+
 def test_the_socket_check_finds_a_malformed_frame_harmless_to_other_connections():
     with SocketCheck() as check:
         assert check.check(b"\x00\x03\x00\x0c") == []  # Metadata v12, cut after its version
@@ -114,16 +128,18 @@ def test_an_unknown_config_operation_on_a_group_fails_as_on_a_topic(caplog):
 
 
 def test_an_answer_too_large_for_its_version_closes_only_with_a_reason(caplog):
-    """A group id of 40,000 characters (a flexible JoinGroup may make one) cannot be listed
-    by ListGroups v0-2, whose strings' lengths are int16: the connection closes, with no
-    traceback."""
+    """A group id of 20,000 bytes that are not UTF-8 (read as 20,000 U+FFFD, as Kafka reads
+    them: 60,000 bytes written) cannot be listed by ListGroups v0-2, whose strings' lengths
+    are int16: the connection closes, with no traceback. (A longer string is refused as the
+    request is read, as Kafka's readers refuse one of more than 32,767 bytes.)"""
     pipeline = a_pipeline()
+    heartbeat = frame("ConsumerGroupHeartbeat", 0, {
+        "group_id": "g" * 20_000, "member_id": "", "member_epoch": 0, "rack_id": None,
+        "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
+        "server_assignor": None, "topic_partitions": []})
 
     async def listed() -> object:  # the heartbeat reads trio's clock
-        pipeline.answer_now(frame("ConsumerGroupHeartbeat", 0, {
-            "group_id": "g" * 40_000, "member_id": "", "member_epoch": 0, "rack_id": None,
-            "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["orders"],
-            "server_assignor": None, "topic_partitions": []}), PEER)
+        pipeline.answer_now(heartbeat.replace(b"g" * 20_000, b"\xff" * 20_000), PEER)
         return pipeline.answer_now(frame("ListGroups", 0, {}), PEER)
 
     outcome = trio.run(listed)

@@ -4,6 +4,7 @@ the refusal of codes Kafka cannot parse."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from fakebroker.api.context import ConnectionClosed, RequestContext
@@ -23,6 +24,18 @@ NO_AUTHORIZER = "No Authorizer is configured."  # Kafka's message (CreateAcls, D
 def authorizing(ctx: RequestContext) -> bool:
     """Whether the cluster runs an authorizer (without one: SECURITY_DISABLED)."""
     return ctx.cluster.settings.authorizer
+
+
+FILTER_CODES = ("resource_type_filter", "pattern_type_filter", "operation", "permission_type")
+CREATION_CODES = ("resource_type", "resource_pattern_type", "operation", "permission_type")
+
+
+def refuse_unknown(entries: Iterable[Any], fields: tuple[str, ...], what: str) -> None:
+    """``ConnectionClosed`` for an entry with one of ``fields`` at UNKNOWN's own code (0):
+    Kafka's ACL request classes refuse it as they parse the request, with or without an
+    authorizer (measured). Other codes they do not know pass the parsing (``names``)."""
+    if any(entry[name] == 0 for entry in entries for name in fields):
+        raise ConnectionClosed(f"malformed request: {what} contain UNKNOWN elements")
 
 
 def names(entry: Any, resource_type: str, pattern_type: str, operation: str,

@@ -6,14 +6,16 @@ Behavior:
 * Lists every served API with its min and max version (the newest stable one); a cluster
   answering as a Kafka release (the ``kafka_version`` setting) lists exactly what that
   release's broker lists (``protocol_specs/releases.json``), in key order.
-* A request above the served range never reaches this handler: the server answers it at v0
-  with UNSUPPORTED_VERSION and ApiVersions' own range.
+* A request out of the served range (above or below it) never reaches this handler: the
+  server reads its header (v2 from v3 up, v1 below; one that does not parse closes the
+  connection, as on Kafka) and answers it at v0 with UNSUPPORTED_VERSION and ApiVersions'
+  own range.
 * v3+: the client software name and version must be non-empty, of letters, digits, '-' and
   '.', starting and ending with a letter or digit, else INVALID_REQUEST (as Kafka checks).
-* v5: a client that names the cluster or node it means to reach (KIP-1242) and reached
-  another gets REBOOTSTRAP_REQUIRED, as Kafka answers; naming one without the other (a
-  cluster id, "" too, with node id -1, or a node id with a null cluster id) is
-  INVALID_REQUEST (Kafka 4.4's ``ApiVersionsRequest.isValid``).
+* v5: a client names the cluster and node it means to reach (KIP-1242) or neither: one
+  without the other (a cluster id with node -1, a node without a cluster id) is
+  INVALID_REQUEST; both, and another was reached, REBOOTSTRAP_REQUIRED (measured on Kafka
+  4.4).
 * v3+ lists the features a combined-mode Kafka 4.4.0 node lists (a cluster answering as a
   release: those of that release, ``protocol_specs/releases.json``), measured: supported (from
   v4; v3 answers leave out supported features whose minimum is 0, which v3 clients cannot
@@ -77,10 +79,12 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if ctx.version >= 3 and not (
         SOFTWARE.fullmatch(request.client_software_name or "")
         and SOFTWARE.fullmatch(request.client_software_version or "")
-    ) or (request.cluster_id is None) != (request.node_id == -1):
+    ):
         error = error_code("INVALID_REQUEST")
-    elif request.cluster_id not in (None, ctx.cluster.cluster_id) \
-            or request.node_id not in (-1, ctx.broker.id):
+    elif (request.cluster_id is None) != (request.node_id == -1):
+        error = error_code("INVALID_REQUEST")  # one named without the other
+    elif request.cluster_id is not None and (request.cluster_id != ctx.cluster.cluster_id
+                                             or request.node_id != ctx.broker.id):
         error = error_code("REBOOTSTRAP_REQUIRED")
     answer = {"error_code": error,
               "api_keys": [] if error else api_keys(ctx.cluster.settings.kafka_version),

@@ -4,7 +4,8 @@ Versions: 0-3 (3.9; 4.x serves 1-3). Flexible from v2.
 
 Behavior:
 * With no authorizer (the ``authorizer`` setting off) every creation gets SECURITY_DISABLED,
-  "No Authorizer is configured.", as Kafka answers.
+  "No Authorizer is configured.", as Kafka answers, once the request parsed (a code of 0,
+  UNKNOWN's own, closes the connection first, with or without an authorizer: measured).
 * The principal needs ALTER on the cluster, else every creation gets
   CLUSTER_AUTHORIZATION_FAILED.
 * A creation with resource type ANY, pattern type ANY or MATCH, operation ANY or permission
@@ -22,7 +23,13 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
-from fakebroker.api.acl_requests import NO_AUTHORIZER, acl_of, authorizing
+from fakebroker.api.acl_requests import (
+    CREATION_CODES,
+    NO_AUTHORIZER,
+    acl_of,
+    authorizing,
+    refuse_unknown,
+)
 from fakebroker.api.context import ConnectionClosed, RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import error_code
@@ -37,6 +44,7 @@ UNBUILDABLE = {"resource_type": {"ANY"}, "pattern_type": {"ANY", "MATCH"},
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     creations = request.creations
+    refuse_unknown(creations, CREATION_CODES, "CreatableAcls")
     if not authorizing(ctx):
         return every(creations, "SECURITY_DISABLED", NO_AUTHORIZER)
     acls = [acl_of(creation) for creation in creations]

@@ -4,7 +4,8 @@ Versions: 0-3 (3.9; 4.x serves 1-3). Flexible from v2.
 
 Behavior:
 * With no authorizer (the ``authorizer`` setting off) every filter gets SECURITY_DISABLED,
-  "No Authorizer is configured.", as Kafka answers.
+  "No Authorizer is configured.", as Kafka answers, once the request parsed (a code of 0,
+  UNKNOWN's own, closes the connection first, with or without an authorizer: measured).
 * The principal needs ALTER on the cluster, else every filter gets
   CLUSTER_AUTHORIZATION_FAILED.
 * Filters select as DescribeAcls' filter does (v0: ANY read as LITERAL); every filter is
@@ -18,7 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
-from fakebroker.api.acl_requests import NO_AUTHORIZER, authorizing, binding_fields, filter_of
+from fakebroker.api.acl_requests import (
+    FILTER_CODES,
+    NO_AUTHORIZER,
+    authorizing,
+    binding_fields,
+    filter_of,
+    refuse_unknown,
+)
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import error_code
@@ -29,6 +37,7 @@ AUTHORIZES = (cluster("ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    refuse_unknown(request.filters, FILTER_CODES, "Filters")
     if not authorizing(ctx):
         return {"throttle_time_ms": 0, "filter_results": [
             {"error_code": error_code("SECURITY_DISABLED"), "error_message": NO_AUTHORIZER,

@@ -4,7 +4,8 @@ Versions: 0-3 (3.9; 4.x serves 1-3). Flexible from v2.
 
 Behavior:
 * With no authorizer (the ``authorizer`` setting off): SECURITY_DISABLED, "No Authorizer is
-  configured on the broker", as Kafka answers.
+  configured on the broker", as Kafka answers, once the request parsed (a code of 0, UNKNOWN's
+  own, closes the connection first, with or without an authorizer: measured).
 * The principal needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 * The filter selects as Kafka's ``AclBindingFilter``: a null name, principal or host and the
   code ANY match anything; pattern type MATCH with a name selects every ACL that applies to
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakebroker.api.access import cluster
-from fakebroker.api.acl_requests import authorizing, filter_of
+from fakebroker.api.acl_requests import FILTER_CODES, authorizing, filter_of, refuse_unknown
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import error_code
@@ -32,6 +33,7 @@ NO_AUTHORIZER = "No Authorizer is configured on the broker"  # Kafka's message
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    refuse_unknown([request], FILTER_CODES, "DescribeAclsRequest")
     if not authorizing(ctx):
         return {"throttle_time_ms": 0, "error_code": error_code("SECURITY_DISABLED"),
                 "error_message": NO_AUTHORIZER, "resources": []}

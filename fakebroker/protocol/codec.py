@@ -17,8 +17,14 @@ Guarantees:
   Importing this module does not import construct; building the first codec does.
 * Parsing fills every field of the message's whole field tree, including fields absent from the
   version and tagged fields not sent, with their defaults (0, ``""``, ``False``, ``[]``, zero
-  UUID, ``None`` for null defaults), so handlers never branch on a field's presence. A known
-  tagged field is read from the bytes its size gives; unknown tags are skipped.
+  UUID, ``None`` for null defaults), so handlers never branch on a field's presence.
+* Parsing reads as Kafka's generated readers do (``MessageDataGenerator``; a request they
+  refuse closes its connection on Kafka): varints of at most 5 bytes read as a Java ``int``
+  (a compact length read negative is null); a string of more than 32,767 bytes is refused,
+  compact ones too, and an array of more elements than bytes left or over 1,000,000; a
+  tagged-field section's count must be 0 to 10,000 and no more than the bytes left; a known
+  tagged field is read where it starts (its size not checked against it), an unknown one
+  skipped by its size, and a tag the struct has at other versions only is refused.
 * Bytes that do not parse raise ``DecodeError`` from ``parse`` and ``parse_from``.
 * Building takes any mapping; a missing field is written as its default. Tagged fields follow
   Kafka's rule (some clients, librdkafka 2.0.2 among them, fail on a default-valued tagged
@@ -71,17 +77,14 @@ def write_uvarint_into(out: bytearray, value: int) -> None:
 
 
 def read_uvarint_at(data: bytes, pos: int) -> tuple[int, int]:
-    """An unsigned varint at ``pos``: (value, position after it). IndexError if truncated."""
-    result = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 35:
-            raise DecodeError("varint too long")
+    """An unsigned varint at ``pos`` as Kafka reads one (``ByteUtils.readUnsignedVarint``):
+    (value, position after it). At most 5 bytes (``DecodeError`` if the fifth continues), the
+    value a Java ``int``: bits above 32 dropped, 2^31 and more read negative. IndexError if
+    truncated."""
+    first = data[pos]
+    if first < 0x80:
+        return first, pos + 1
+    return _uvarint_rest(data, pos + 1, first)
 
 
 @functools.cache
@@ -173,18 +176,21 @@ class Message:
 
     ``fields``: (name, type, default) in wire order. ``tagged``: (tag, name, type, default)
     ascending by tag, or None for a classic struct (no tagged-field section). ``absent``:
-    (name, default) for fields of the tree not in this version.
+    (name, default) for fields of the tree not in this version. ``misplaced``: the tags of
+    fields tagged at other versions only, which Kafka refuses at this one.
     """
 
-    __slots__ = ("_builder", "_parser", "absent", "fields", "tagged")
+    __slots__ = ("_builder", "_parser", "absent", "fields", "misplaced", "tagged")
 
     def __init__(
         self,
         fields: list[tuple[str, FieldType, Default]],
         tagged: list[tuple[int, str, FieldType, Default]] | None,
         absent: list[tuple[str, Default]],
+        misplaced: frozenset[int] = frozenset(),
     ):
         self.fields, self.tagged, self.absent = fields, tagged, absent
+        self.misplaced = misplaced
         self._parser: Callable[[bytes, int], tuple[Container, int]] | None = None
         self._builder: Callable[[Mapping[str, Any], bytearray], None] | None = None
 
@@ -296,10 +302,13 @@ def tree_default(rows: list[list[Any]]) -> Default:
 
 def message_codec(rows: list[list[Any]], version: int, flexible: bool) -> tuple[Message, Default]:
     """The codec for a field tree at one version, and a factory of its default value."""
-    fields, tagged, absent = [], [], []
+    fields, tagged, absent, misplaced = [], [], [], set()
     for row in rows:
         name = snake(row[0])
         extras = row[3] if len(row) > 3 else {}
+        if "tag" in extras and version not in parse_range(row[2]) & parse_range(
+                extras.get("tagged", "")):
+            misplaced.add(extras["tag"])
         if version not in parse_range(row[2]):
             absent.append((name, field_codec(row, max(parse_range(row[2])), False)[1]))
             continue
@@ -309,7 +318,8 @@ def message_codec(rows: list[list[Any]], version: int, flexible: bool) -> tuple[
         else:
             fields.append((name, codec, default))
     tagged.sort(key=lambda t: t[0])
-    return Message(fields, tagged if flexible else None, absent), tree_default(rows)
+    return (Message(fields, tagged if flexible else None, absent, frozenset(misplaced)),
+            tree_default(rows))
 
 
 def _versioned(spec: Mapping[str, Any], version: int) -> Message:
@@ -352,6 +362,8 @@ def data_codec(name: str, version: int) -> Message:
 # read and written by a generated function of its own type, as the payload its size prefixes.
 
 _MISSING = object()
+MAX_ARRAY = 1_000_000  # elements in an array Kafka 4.4's readers read (its kafka-clients jar)
+MAX_TAGGED = 10_000  # tagged fields in one section Kafka 4.4's readers read
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _NULL_INT16 = _I16.pack(-1)
@@ -360,41 +372,76 @@ _IMMUTABLE = (int, float, str, bytes, uuid.UUID, type(None))
 
 
 def _uvarint_rest(data: bytes, pos: int, first: int) -> tuple[int, int]:
-    """The rest of an unsigned varint whose first byte ``first`` (>= 0x80) was just read."""
-    result, shift = first & 0x7F, 7
-    while True:
+    """The rest of an unsigned varint whose first byte ``first`` (>= 0x80) was just read, as
+    ``read_uvarint_at`` reads it (a Java ``int``)."""
+    result = first & 0x7F
+    for shift in (7, 14, 21):
         b = data[pos]
         pos += 1
-        result |= (b & 0x7F) << shift
         if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 35:
-            raise DecodeError("varint too long")
+            return result | (b << shift), pos
+        result |= (b & 0x7F) << shift
+    b = data[pos]
+    if b >= 0x80:
+        raise DecodeError("varint longer than 5 bytes")
+    result = (result | (b << 28)) & 0xFFFF_FFFF
+    return (result - 0x1_0000_0000 if result >= 0x8000_0000 else result), pos + 1
+
+
+def _length_rest(data: bytes, pos: int, first: int) -> tuple[int, int]:
+    """A compact length (a varint of length + 1) whose first byte ``first`` (>= 0x80) was just
+    read: the length, subtracted as Java's ``int`` does (a varint read as -2^31 gives 2^31-1);
+    negative means null."""
+    value, pos = _uvarint_rest(data, pos, first)
+    return (0x7FFF_FFFF if value == -0x8000_0000 else value - 1), pos
 
 
 def _short(needed: int, left: int) -> DecodeError:
     return DecodeError(f"needed {needed} bytes, {left} left")
 
 
+def _too_many(count: int, left: int, path: str) -> DecodeError:
+    """An array Kafka's readers refuse: more elements than bytes left, or over a million."""
+    return DecodeError(f"array of {count} at {path}: {left} bytes left (or over {MAX_ARRAY})")
+
+
+def _tagged_count(data: bytes, pos: int) -> tuple[int, int]:
+    """The count of a tagged-field section at ``pos`` (and the position after it); Kafka
+    4.4's readers refuse a negative one, one over the bytes left and one over 10,000."""
+    count, pos = read_uvarint_at(data, pos)
+    if count < 0 or count > len(data) - pos or count > MAX_TAGGED:
+        raise DecodeError(f"{count} tagged fields, {len(data) - pos} bytes left")
+    return count, pos
+
+
+def _too_long(length: int, path: str) -> DecodeError:
+    """A string longer than Kafka reads one: its generated readers refuse a length over
+    0x7fff bytes (an int16's maximum) in compact strings too."""
+    return DecodeError(f"string of {length} bytes at {path}: more than 32,767")
+
+
 def _null(path: str) -> DecodeError:
     return DecodeError(f"null in a non-nullable field at {path}")
 
 
-def _tagged_field_end(data: bytes, pos: int) -> tuple[int, int, int]:
-    """A tagged field's header at ``pos``: (tag, start of its payload, end of its payload)."""
-    tag, pos = read_uvarint_at(data, pos)
-    size, pos = read_uvarint_at(data, pos)
-    if pos + size > len(data):
+def _skip_unknown(data: bytes, pos: int, tag: int, size: int, misplaced: frozenset[int]) -> int:
+    """Past the payload of a tagged field the struct does not read at this version, whose
+    tag and size were just read: ``DecodeError`` as Kafka refuses it, for a tag the struct
+    has at other versions only, a negative size or one past the end."""
+    if tag in misplaced:
+        raise DecodeError(f"tag {tag} is not valid for this version")
+    if size < 0 or pos + size > len(data):
         raise DecodeError(f"tagged field {tag} needs {size} bytes, {len(data) - pos} left")
-    return tag, pos, pos + size
+    return pos + size
 
 
-def _skip_tagged(data: bytes, pos: int) -> int:
-    """Past a tagged-field section none of whose tags the struct knows."""
-    count, pos = read_uvarint_at(data, pos)
+def _skip_tagged(data: bytes, pos: int, misplaced: frozenset[int] = frozenset()) -> int:
+    """Past a tagged-field section none of whose tags the struct reads at this version."""
+    count, pos = _tagged_count(data, pos)
     for _ in range(count):
-        pos = _tagged_field_end(data, pos)[2]
+        tag, pos = read_uvarint_at(data, pos)
+        size, pos = read_uvarint_at(data, pos)
+        pos = _skip_unknown(data, pos, tag, size, misplaced)
     return pos
 
 
@@ -418,9 +465,10 @@ class _Source:
         self.names: dict[str, Any] = {
             "Container": container, "Parsed": parsed, "_self_dict": object.__setattr__,
             "DecodeError": DecodeError, "UUID": uuid.UUID, "ZERO_UUID": ZERO_UUID,
-            "_uvarint_rest": _uvarint_rest, "_short": _short, "_null": _null,
+            "_length_rest": _length_rest, "_short": _short, "_null": _null,
+            "_too_long": _too_long, "_too_many": _too_many, "_tagged_count": _tagged_count,
             "_MISSING": _MISSING, "_pack": struct.pack, "_uvarint_into": write_uvarint_into,
-            "_uvarint_at": read_uvarint_at, "_tagged_field_end": _tagged_field_end,
+            "_uvarint_at": read_uvarint_at, "_skip_unknown": _skip_unknown,
             "_skip_tagged": _skip_tagged, "_tagged_into": _tagged_into,
             "_I16": _I16, "_I32": _I32, "_NULL_INT16": _NULL_INT16, "_NULL_INT32": _NULL_INT32,
             "FrozenArray": FrozenArray,
@@ -494,8 +542,8 @@ def _parse_length(src: _Source, ind: int, var: str, compact: bool, classic: stru
     """Read a compact (uvarint + 1) or classic length into ``var``."""
     if compact:
         src.add(ind, f"{var} = data[pos]", "pos += 1",
-                f"if {var} >= 0x80:", f"    {var}, pos = _uvarint_rest(data, pos, {var})",
-                f"{var} -= 1")
+                f"if {var} >= 0x80:", f"    {var}, pos = _length_rest(data, pos, {var})",
+                "else:", f"    {var} -= 1")
     else:
         src.add(ind, f"{var} = {src.bind(classic.unpack_from)}(data, pos)[0]",
                 f"pos += {classic.size}")
@@ -515,6 +563,8 @@ def _emit_parse(src: _Source, codec: FieldType, target: str, ind: int, path: str
         _parse_length(src, ind, n, codec.compact, codec.prefix)
         src.add(ind, f"if {n} < 0:")
         src.add(ind + 1, f"{target} = None" if codec.nullable else f"raise _null({path!r})")
+        if codec.text and codec.compact:  # a classic (int16) length is at most 0x7fff
+            src.add(ind, f"elif {n} > 0x7FFF:", f"    raise _too_long({n}, {path!r})")
         src.add(ind, "else:", f"    if pos + {n} > len(data):",
                 f"        raise _short({n}, len(data) - pos)",
                 f"    {target} = data[pos:pos + {n}]"
@@ -526,6 +576,8 @@ def _emit_parse(src: _Source, codec: FieldType, target: str, ind: int, path: str
         src.add(ind, f"if {n} < 0:")
         src.add(ind + 1, f"{target} = None" if codec.nullable
                 else f"raise DecodeError('null array in a non-nullable field at {path}')")
+        src.add(ind, f"elif {n} > len(data) - pos or {n} > {MAX_ARRAY}:",
+                f"    raise _too_many({n}, len(data) - pos, {path!r})")
         src.add(ind, "else:", f"    {target} = []", f"    for _ in range({n}):")
         _emit_parse(src, codec.element, item, ind + 2, path)
         src.add(ind + 2, f"{target}.append({item})")
@@ -549,20 +601,25 @@ def _value_parser(codec: FieldType, path: str) -> Callable[[bytes, int], tuple[A
 
 
 def _emit_tagged_parse(src: _Source, message: Message) -> None:
-    """Lines that read the tagged-field section at ``pos`` into ``o``: known tags from their
-    payload's bytes alone, unknown ones skipped, the ones not sent at their defaults."""
+    """Lines that read the tagged-field section at ``pos`` into ``o`` as Kafka's generated
+    readers do: a known tag's value read where it starts (its size not checked against it),
+    others skipped by their size, the ones not sent at their defaults."""
+    misplaced = src.bind(message.misplaced)
     if not message.tagged:  # no tagged fields of its own: usually a single 0 byte
-        src.add(1, "if data[pos]:", "    pos = _skip_tagged(data, pos)", "else:", "    pos += 1")
+        src.add(1, "if data[pos]:", f"    pos = _skip_tagged(data, pos, {misplaced})",
+                "else:", "    pos += 1")
         return
     for _, name, _, default in message.tagged:
         src.add(1, f"o[{name!r}] = {src.default(default)}")
-    count, tag, start = src.temp(), src.temp(), src.temp()
-    src.add(1, f"{count}, pos = _uvarint_at(data, pos)", f"for _ in range({count}):",
-            f"    {tag}, {start}, pos = _tagged_field_end(data, pos)")
+    count, tag, size = src.temp(), src.temp(), src.temp()
+    src.add(1, f"{count}, pos = _tagged_count(data, pos)", f"for _ in range({count}):",
+            f"    {tag}, pos = _uvarint_at(data, pos)",
+            f"    {size}, pos = _uvarint_at(data, pos)")
     for i, (number, name, codec, _) in enumerate(message.tagged):
         parse = src.bind(_value_parser(codec, name))
         src.add(2, f"{'if' if i == 0 else 'elif'} {tag} == {number}:",
-                f"    o[{name!r}] = {parse}(data[{start}:pos], 0)[0]")
+                f"    o[{name!r}], pos = {parse}(data, pos)")
+    src.add(2, "else:", f"    pos = _skip_unknown(data, pos, {tag}, {size}, {misplaced})")
 
 
 def _compile_parser(message: Message) -> Callable[[bytes, int], tuple[Container, int]]:

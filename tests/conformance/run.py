@@ -71,13 +71,14 @@ def corpus(versions: dict[str, list[int]]) -> list[Step]:
 
 
 @contextlib.contextmanager
-def both_brokers(tmp_dir: Path) -> Iterator[list[Side]]:
+def both_brokers(tmp_dir: Path, kafka_version: str | None = None) -> Iterator[list[Side]]:
     """A real Kafka (in ``tmp_dir``) and a fake one with the settings that matter set alike,
-    as the sides of a replay (Kafka's first), closed after."""
+    as the sides of a replay (Kafka's first), closed after; the fake answering as Kafka
+    ``kafka_version`` if given (the versions it serves and refuses)."""
     with start_real_kafka(tmp_dir) as kafka, FakeKafka(
             brokers=1, cluster_id=kafka.cluster_id, auto_create_topics=True,
             default_partitions=1, group_initial_rebalance_delay_ms=0,
-            overrides=SUITE_LOG_TIMING) as fake:
+            overrides=SUITE_LOG_TIMING, kafka_version=kafka_version) as fake:
         sides = [Side(KAFKA, kafka.bootstrap_servers), Side(FAKE, fake.bootstrap_servers)]
         try:
             yield sides

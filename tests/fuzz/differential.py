@@ -2,14 +2,18 @@
 4.4.0, their outcomes compared.
 
 Both brokers are started as the conformance run starts them (``both_brokers``: a single-node
-KRaft Kafka and a one-broker fake with the settings that matter set alike) and get the
+KRaft Kafka and a one-broker fake with the settings that matter set alike, answering as Kafka
+4.4.0: the versions it serves and refuses) and get the
 conformance corpus, unmutated, first (``replay``): the same topics, groups and producers on
 both, and each side's ids learnt. Then every input is a corpus request, its placeholders
 filled in for each side, mutated on both sides by generators seeded alike (so both get the
 same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
 the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
 the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
-pending and the other not is inconclusive, not a difference); a difference
+pending and the other not is inconclusive, not a difference; so is an input whose byte-level
+mutations fell on frames of different lengths, as when the two sides' member ids differ in
+length: the same seeded positions then hit different fields, two inputs and not one); a
+difference
 not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
 *unexplained*.
 """
@@ -37,6 +41,7 @@ from tests.conformance.run import both_brokers, common_versions, corpus
 from tests.fuzz.mutations import Mutant, mutate
 from tests.fuzz.outcomes import CLOSED, NO_ANSWER, PENDING, Outcome, answered
 from tests.fuzz.seeds import seed_of
+from tests.real_kafka import KAFKA_VERSION
 
 WAIT = 0.5  # s an input may take to be answered (a mutated long poll may take its maximum)
 CONNECT_ATTEMPTS = 3
@@ -46,6 +51,14 @@ CONNECT_ATTEMPTS = 3
 # create up to 10,000 partitions on disk, after which it answers nothing in time for
 # minutes on a 2-core machine. The in-process mode mutates them.
 NOT_REPLAYED = frozenset({"AlterClientQuotas"})
+# Array elements repeated at most this often here (the in-process mode: 5,000). Kafka reads a
+# keyed array (an ImplicitLinkedHashMultiCollection: Produce's topics, ElectLeaders' and
+# AddPartitionsToTxn's...) in a time that grows faster than the square of its equal keys, on
+# the network thread that read the request (measured on Kafka 4.4, ElectLeaders v2 with N
+# entries for one topic: 500 0.23 s, 1,000 2.4 s, 3,000 36 s, 5,000 over 120 s; N distinct
+# topics: 0.02 s at 2,000). Three such requests hold its three network threads: it then
+# answers nothing and accepts no connection for minutes.
+MAX_REPEAT = 300
 NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
 PROBE_CORRELATION = 0x7FFF_FFF0
 PROBE = encode_request(18, 0, PROBE_CORRELATION, "fuzz-probe", {})
@@ -88,12 +101,14 @@ class Difference:
     kafka: Outcome
     fake: Outcome
     frame: bytes  # the fake's input
+    kafka_frame: bytes  # Kafka's (its own ids filled in)
     explained_by: str | None
 
     def as_json(self) -> dict[str, Any]:
         return {"index": self.index, "api": self.api, "version": self.version,
                 "mutation": self.mutation, "kafka": str(self.kafka), "fake": str(self.fake),
-                "frame": self.frame.hex(), "explained_by": self.explained_by}
+                "frame": self.frame.hex(), "kafka_frame": self.kafka_frame.hex(),
+                "explained_by": self.explained_by}
 
 
 @dataclass
@@ -105,6 +120,7 @@ class DiffResult:
     outcomes: Counter[str] = field(default_factory=Counter)  # Kafka's, by kind
     stopped: str | None = None  # why the run ended early
     inconclusive: int = 0  # one side answered, the other not within WAIT
+    unlike: int = 0  # byte-level mutations of frames of different lengths: not one input
     seconds: float = 0.0
 
     @property
@@ -119,6 +135,7 @@ class DiffResult:
     def summary(self) -> str:
         lines = [f"seed {self.seed}: {self.inputs} inputs in {self.seconds:.0f} s, "
                  f"{self.same} same outcome, {self.inconclusive} inconclusive (one side pending), "
+                 f"{self.unlike} unlike (frames of different lengths mutated byte-wise), "
                  f"{len(self.differences)} differences "
                  f"({len(self.unexplained)} unexplained); Kafka's outcomes: "
                  + ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()))
@@ -203,7 +220,7 @@ def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
     seeded mutations to both and compare their outcomes."""
     explained = load_explained()
     logging.getLogger("fakebroker").setLevel(logging.ERROR)  # a warning per closed input
-    with both_brokers(tmp_dir) as sides:
+    with both_brokers(tmp_dir, kafka_version=KAFKA_VERSION) as sides:
         steps = [dataclasses.replace(s, quota_entities=None) if isinstance(s, Settle) else s
                  for s in corpus(common_versions(sides[0]))
                  if not (isinstance(s, Request) and s.api in NOT_REPLAYED)]
@@ -224,8 +241,8 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
         for index in range(inputs):
             kafka_seed, fake_seed = rng.choice(seeds)
             draw = rng.getrandbits(64)
-            mutants = [mutate(kafka_seed, random.Random(draw)),
-                       mutate(fake_seed, random.Random(draw))]
+            mutants = [mutate(kafka_seed, random.Random(draw), MAX_REPEAT),
+                       mutate(fake_seed, random.Random(draw), MAX_REPEAT)]
             try:
                 for connection, mutant in zip(connections, mutants, strict=True):
                     connection.send(mutant.frame)
@@ -237,10 +254,12 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             result.inputs = index + 1
             if outcomes[0] == outcomes[1]:
                 result.same += 1
+            elif mutants[0].body is None and len(kafka_seed.frame) != len(fake_seed.frame):
+                result.unlike += 1
             elif PENDING in (outcomes[0].kind, outcomes[1].kind):
                 result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
             else:
-                result.differences.append(_difference(index, mutants[1], *outcomes,
+                result.differences.append(_difference(index, mutants, *outcomes,
                                                       explained))
             if progress and result.inputs % 1000 == 0:
                 result.seconds = time.perf_counter() - started
@@ -252,12 +271,14 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
     return result
 
 
-def _difference(index: int, mutant: Mutant, kafka: Outcome, fake: Outcome,
+def _difference(index: int, mutants: list[Mutant], kafka: Outcome, fake: Outcome,
                 explained: list[Explained]) -> Difference:
     from fakebroker.protocol.specs import api_spec
 
+    mutant = mutants[1]
     found = Difference(index, api_spec(mutant.seed.api_key).name, mutant.seed.version,
-                       ", ".join(mutant.mutations), kafka, fake, mutant.frame, None)
+                       ", ".join(mutant.mutations), kafka, fake, mutant.frame,
+                       mutants[0].frame, None)
     for entry in explained:
         if entry.covers(found):
             return Difference(**{**found.__dict__, "explained_by": entry.reason[:60]})

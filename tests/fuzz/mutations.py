@@ -37,7 +37,7 @@ from tests.fuzz.batches import mutate_batch
 
 INTS = (0, -1, 1, -2, 2**15 - 1, -(2**15), 2**31 - 1, -(2**31), 2**63 - 1, -(2**63), 2**16,
         1000, 7)
-MAX_REPEAT = 5000  # an array's element repeated at most this often (a "huge array")
+MAX_REPEAT = 5000  # array elements repeated at most this often (a "huge array")
 _HEADER = struct.Struct(">hh")
 
 
@@ -74,14 +74,15 @@ class Mutant:
             ", ".join(self.mutations)
 
 
-def mutate(seed: Seed, rng: random.Random) -> Mutant:
+def mutate(seed: Seed, rng: random.Random, max_repeat: int = MAX_REPEAT) -> Mutant:
     """One to three mutations of ``seed``: a field-aware one first if its body is known
-    (two times in three), then frame mutations."""
+    (two times in three), then frame mutations. An array's element is repeated at most
+    ``max_repeat`` times (the same choices from ``rng`` whatever it is)."""
     names: list[str] = []
     body: Mapping[str, Any] | None = None
     frame = seed.frame
     if seed.body is not None and rng.random() < 2 / 3:
-        changed, name = mutate_body(seed.body, rng)
+        changed, name = mutate_body(seed.body, rng, max_repeat)
         try:
             frame = encode_request(seed.api_key, seed.version, 1, seed.client_id, changed)[4:]
         except (struct.error, OverflowError, ValueError, TypeError, AttributeError,
@@ -123,7 +124,8 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def mutate_body(body: Mapping[str, Any], rng: random.Random) -> tuple[dict[str, Any], str]:
+def mutate_body(body: Mapping[str, Any], rng: random.Random, max_repeat: int = MAX_REPEAT
+                ) -> tuple[dict[str, Any], str]:
     """A copy of ``body`` with one value replaced, and the mutation's name (``path: what``)."""
     copy = _copy(body)
     slots: list[tuple[str, Any, Any]] = []
@@ -132,12 +134,12 @@ def mutate_body(body: Mapping[str, Any], rng: random.Random) -> tuple[dict[str, 
         return copy, "empty body"
     path, parent, key = rng.choice(slots)
     value = parent[key]
-    new, what = _replacement(value, rng)
+    new, what = _replacement(value, rng, max_repeat)
     parent[key] = new
     return copy, f"{path.lstrip('.')}: {what}"
 
 
-def _replacement(value: Any, rng: random.Random) -> tuple[Any, str]:
+def _replacement(value: Any, rng: random.Random, max_repeat: int) -> tuple[Any, str]:
     """A mutated ``value`` and what was done."""
     if isinstance(value, bool):
         return not value, "flipped"
@@ -182,8 +184,8 @@ def _replacement(value: Any, rng: random.Random) -> tuple[Any, str]:
         if choice == 1:
             return None, "null array"
         if choice == 2 and value:
-            return [_copy(value[rng.randrange(len(value))])
-                    for _ in range(rng.choice((2, 3, 100, MAX_REPEAT)))] + value, \
+            times = min(rng.choice((2, 3, 100, MAX_REPEAT)), max_repeat)
+            return [_copy(value[rng.randrange(len(value))]) for _ in range(times)] + value, \
                 "repeated element"
         if value:
             rest = list(value)
