@@ -168,6 +168,19 @@ def test_validate_only_is_charged_and_a_topic_refused_for_another_reason_is_not(
     assert set(kafka.topics()).isdisjoint(checked | refused)
 
 
+def test_topics_the_quota_refuses_write_no_records_toward_kafkas_bound(
+        kafka: Any, mutator: str) -> None:
+    """Kafka's controller refuses a CreateTopics whose topics would write more than 10,000
+    metadata records (the topic and each partition one), counting only the topics it would
+    create: 5,000 + 4,999 partitions are 10,001 records, but the first topic empties the
+    bucket and the second is refused by the quota, so the first passes."""
+    first, second = topics_of(5000), topics_of(4999)
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=60) as client:
+        _, results = create_topics(client, 7, first | second, validate_only=True)
+    assert results == {**{name: CREATED for name in first},
+                       **{name: THROTTLED for name in second}}
+
+
 def test_topics_auto_created_for_metadata_are_charged_and_those_refused_not_made(
         kafka: Any, mutator: str) -> None:
     """Kafka's broker auto-creates the topics a Metadata request names with a CreateTopics of
