@@ -16,6 +16,7 @@ import uuid
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.real_cluster import wait_for
 from fakebroker.wire_client import WireClient
 
 pytestmark = [pytest.mark.fake_kafka(topics={}), pytest.mark.timeout(180)]
@@ -95,4 +96,6 @@ def test_a_refused_request_grows_nothing(kafka):
     suffix = f"-{uuid.uuid4().hex[:6]}"
     asked = [("a" + suffix, 6001), ("b" + suffix, 6001)]
     assert grow(kafka, asked, validate_only=False) == {name: TOO_MANY for name, _ in asked}
-    assert partitions(kafka, suffix) == [1, 1]
+    # Kafka's broker lists a topic once it has applied the controller's records: wait for it.
+    assert wait_for(lambda: len(partitions(kafka, suffix)) == 2 and partitions(kafka, suffix),
+                    "the two topics listed") == [1, 1]
