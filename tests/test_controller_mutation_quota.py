@@ -246,3 +246,18 @@ def test_a_create_topics_refused_whole_by_the_records_bound_is_charged_all_the_s
         throttle, results = create_topics(client, 7, small, validate_only=True)
     assert results == {name: THROTTLED for name in small}
     assert 1_980_000 <= throttle <= 1_988_800, throttle
+
+
+
+def test_a_create_partitions_over_the_bound_is_not_charged(kafka: Any, mutator: str) -> None:
+    """Unlike CreateTopics' records bound, CreatePartitions' bound (10,000 new partitions a
+    request) refuses the request before any topic is charged: 10,001 more are refused,
+    POLICY_VIOLATION, and the full bucket (55) then grows another topic by 59."""
+    big, small = topics_of(1), topics_of(1)
+    prepared(kafka, "CreatePartitions", big, small)
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=60) as client:
+        assert create_partitions(client, 3, dict.fromkeys(big, 10_001)) == (0, dict.fromkeys(
+            big, ("POLICY_VIOLATION",
+                  "Excessively large number of additional partitions per request.")))
+        assert create_partitions(client, 3, dict.fromkeys(small, 59)) == (
+            0, dict.fromkeys(small, CREATED))
