@@ -7,7 +7,7 @@ process's memory. Guarantees:
 * What counts: the bytes of the record batches every partition log holds, as stored (after
   the broker's rewrites), one copy per partition whatever its replicas; what retention,
   compaction, DeleteRecords and a topic's deletion drop stops counting at once.
-* ``admit``: a Produce whose batch would take the total past the cap is refused with
+* ``Budget.admit``: a Produce whose batch would take the total past the cap is refused with
   ``REFUSAL`` (not retriable: clients report it at once instead of retrying until their
   delivery timeout) and a message naming the cap and the setting; nothing is appended. A
   batch that fits is appended, so the total never passes the cap by Produce. Transaction
