@@ -648,3 +648,21 @@ def test_a_brokers_loggers_need_describe_and_alter_configs_on_the_cluster(broker
         ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.", [])
     assert refused == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     assert malformed == (ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+
+
+def test_create_partitions_counts_no_denied_topic_toward_its_bound(broker):
+    """Kafka's broker answers a topic the principal may not ALTER before its controller sums
+    what the request adds (at most 10,000): 6,000 more partitions to a denied topic beside
+    6,000 to an allowed one are not over the bound."""
+    from confluent_kafka.admin import ResourceType
+
+    allowed, denied = unique("grown"), unique("denied")
+    for name in (allowed, denied):
+        create_topic(broker, name)
+    deny_anonymous(broker, ResourceType.TOPIC, denied)
+    with WireClient(broker, timeout=60) as client:
+        answer = client.request("CreatePartitions", 3, {"topics": [
+            {"name": name, "count": 6001, "assignments": None} for name in (allowed, denied)],
+            "timeout_ms": 30000, "validate_only": True})
+    assert {r.name: (r.error_code, r.error_message) for r in answer.results} == {
+        allowed: (0, None), denied: (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)}

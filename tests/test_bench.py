@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from fakebroker.bench import latency, peers, scale, systems, throughput, user_suite
 from fakebroker.bench.__main__ import main
@@ -249,12 +250,35 @@ def test_a_curves_growth_is_named_from_its_last_slope(curve, inverse, name):
     assert scale.growth(curve, inverse)[0] == name
 
 
-def test_the_scale_workload_grows_a_large_topic_by_create_partitions(monkeypatch):
-    """Past Kafka's bound of one CreateTopics (10,000 records), scaled down to 4 a request."""
+def test_the_scale_workload_keeps_each_request_within_kafkas_partitions_bound(monkeypatch):
+    """Kafka refuses a CreateTopics or CreatePartitions request of more than 10,000
+    partitions in all (its topics together): scaled down to 4 a request, three topics of 10
+    are made one by one with 4 partitions, grown one by one by 4 more, then two by two by
+    their last 2."""
     monkeypatch.setattr(scale, "PARTITIONS_PER_REQUEST", 4)
+    requests: list[tuple[str, dict[str, int]]] = []
+
+    class Recording(AdminClient):
+        def create_topics(self, new_topics, **options):
+            requests.append(("CreateTopics", {t.topic: t.num_partitions for t in new_topics}))
+            return super().create_topics(new_topics, **options)
+
+        def create_partitions(self, new_partitions, **options):
+            requests.append(("CreatePartitions",
+                             {p.topic: p.new_total_count for p in new_partitions}))
+            return super().create_partitions(new_partitions, **options)
+
+    monkeypatch.setattr(scale, "AdminClient", Recording)
     with systems.launch("fakebroker") as system:
-        scale.create_topics(system, ["wide", "wider"], 10)
+        scale.create_topics(system, ["wide", "wider", "widest"], 10)
         with WireClient(system.bootstrap) as client:
             topics = client.request("Metadata", 12, {"topics": None,
                                                      "allow_auto_topic_creation": False}).topics
-    assert sorted((t.name, len(t.partitions)) for t in topics) == [("wide", 10), ("wider", 10)]
+    assert sorted((t.name, len(t.partitions)) for t in topics) == [
+        ("wide", 10), ("wider", 10), ("widest", 10)]
+    assert requests == [
+        ("CreateTopics", {"wide": 4}), ("CreateTopics", {"wider": 4}),
+        ("CreateTopics", {"widest": 4}),
+        ("CreatePartitions", {"wide": 8}), ("CreatePartitions", {"wider": 8}),
+        ("CreatePartitions", {"widest": 8}),
+        ("CreatePartitions", {"wide": 10, "wider": 10}), ("CreatePartitions", {"widest": 10})]

@@ -254,7 +254,8 @@ def test_a_cleaned_log_is_down_converted_for_an_old_fetcher():
 def test_records_the_cleaner_cannot_read_mark_only_their_log_uncleanable(caplog):
     """A batch whose CRC holds but whose record does not parse (produce checks batches, not
     each record) stops neither the cleaner nor the cluster: that log stays as it was, marked
-    uncleanable with one warning (Kafka's markPartitionUncleanable); other logs are cleaned."""
+    uncleanable with one warning (Kafka's markPartitionUncleanable); other logs are cleaned.
+    Marking it is not a cleaning: the cleaner backs off before the next, as Kafka's."""
     (topic, partition), (good_topic, good) = topic_log(), topic_log()
     bad = bytearray(encode_batch([(b"a", b"v", [], 1000)]))
     bad[61] = 0x7E  # the record's length (after the 61-byte header): 63, past the batch
@@ -265,13 +266,15 @@ def test_records_the_cleaner_cannot_read_mark_only_their_log_uncleanable(caplog)
             keyed(log, b"a", timestamp)
     before = [b.data for b in partition.log.batches]
     cluster = SimpleNamespace(topics={"bad": topic, "good": good_topic})
-    while clean_filthiest(cluster, 10_000):
-        pass
+    cleaned = [clean_filthiest(cluster, 10_000) for _ in range(3)]
     assert partition.log.uncleanable and [b.data for b in partition.log.batches] == before
     assert [r.offset for r in decode_records(b"".join(b.data for b in good.log.batches))] == [
         1, 2]  # a@0 superseded; a@2 in the active segment
     assert [r.getMessage() for r in caplog.records] == [
         "the cleaner cannot read t-0 (bad record length 63): marked uncleanable"]
+    # The bad log (the filthier: one batch more) marked, which is no cleaning; then the
+    # good one cleaned; then none is due.
+    assert cleaned == [False, True, False]
 
 
 def test_a_record_without_a_key_is_refused_by_a_compacted_topic(kafka: Any) -> None:

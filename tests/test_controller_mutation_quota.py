@@ -168,6 +168,19 @@ def test_validate_only_is_charged_and_a_topic_refused_for_another_reason_is_not(
     assert set(kafka.topics()).isdisjoint(checked | refused)
 
 
+def test_topics_the_quota_refuses_write_no_records_toward_kafkas_bound(
+        kafka: Any, mutator: str) -> None:
+    """Kafka's controller refuses a CreateTopics whose topics would write more than 10,000
+    metadata records (the topic and each partition one), counting only the topics it would
+    create: 5,000 + 4,999 partitions are 10,001 records, but the first topic empties the
+    bucket and the second is refused by the quota, so the first passes."""
+    first, second = topics_of(5000), topics_of(4999)
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=60) as client:
+        _, results = create_topics(client, 7, first | second, validate_only=True)
+    assert results == {**{name: CREATED for name in first},
+                       **{name: THROTTLED for name in second}}
+
+
 def test_topics_auto_created_for_metadata_are_charged_and_those_refused_not_made(
         kafka: Any, mutator: str) -> None:
     """Kafka's broker auto-creates the topics a Metadata request names with a CreateTopics of
@@ -211,3 +224,40 @@ def test_java_admin_retries_a_refused_topic_after_the_throttle_time(
     assert (failure["error"], failure["message"]) == (
         "ThrottlingQuotaExceededException", "The throttling quota has been exceeded.")
     assert failure["throttleTimeMs"] >= 4000, failure
+
+
+
+def test_a_create_topics_refused_whole_by_the_records_bound_is_charged_all_the_same(
+        kafka: Any, mutator: str) -> None:
+    """Kafka's controller charges each topic's partitions as it checks it, before the bound of
+    10,000 metadata records refuses the whole operation: 9,999 partitions and a config
+    (10,001 records) are refused, POLICY_VIOLATION, the answer not throttled; the next topic
+    finds the bucket 9,944 below zero (~1,989 s at 5 a second)."""
+    big, small = topics_of(9999), topics_of(1)
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=60) as client:
+        answer = client.request("CreateTopics", 7, {"topics": [
+            {"name": name, "num_partitions": count, "replication_factor": 1, "assignments": [],
+             "configs": [{"name": "retention.ms", "value": "100000"}]}
+            for name, count in big.items()], "timeout_ms": 10000, "validate_only": True})
+    assert [(error_name(t.error_code), t.error_message) for t in answer.topics] == [
+        ("POLICY_VIOLATION", "Unable to perform excessively large batch operation.")]
+    assert answer.throttle_time_ms == 0
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=60) as client:
+        throttle, results = create_topics(client, 7, small, validate_only=True)
+    assert results == {name: THROTTLED for name in small}
+    assert 1_980_000 <= throttle <= 1_988_800, throttle
+
+
+
+def test_a_create_partitions_over_the_bound_is_not_charged(kafka: Any, mutator: str) -> None:
+    """Unlike CreateTopics' records bound, CreatePartitions' bound (10,000 new partitions a
+    request) refuses the request before any topic is charged: 10,001 more are refused,
+    POLICY_VIOLATION, and the full bucket (55) then grows another topic by 59."""
+    big, small = topics_of(1), topics_of(1)
+    prepared(kafka, "CreatePartitions", big, small)
+    with WireClient(kafka.bootstrap_servers, client_id=mutator, timeout=60) as client:
+        assert create_partitions(client, 3, dict.fromkeys(big, 10_001)) == (0, dict.fromkeys(
+            big, ("POLICY_VIOLATION",
+                  "Excessively large number of additional partitions per request.")))
+        assert create_partitions(client, 3, dict.fromkeys(small, 59)) == (
+            0, dict.fromkeys(small, CREATED))

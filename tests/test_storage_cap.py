@@ -14,8 +14,11 @@ from confluent_kafka import KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from fakebroker.options import OptionError
+from fakebroker.protocol.records import encode_batch
 from fakebroker.real_cluster import wait_for
+from fakebroker.state.log import PartitionLog
 from fakebroker.sync import FakeKafka
+from fakebroker.wire_client import WireClient
 from tests.clients.java import HarnessError, run_harness
 
 pytestmark = pytest.mark.timeout(60)
@@ -138,3 +141,44 @@ def test_a_transaction_filling_the_cap_still_commits() -> None:
         assert kafka.offsets("events", 0) == (0, 2)  # the record and its commit marker
         assert [(r.offset, r.value) for r in kafka.records("events", 0)] == [(0, VALUE)]
         assert delivery(producer_of(kafka), "events").code() == KafkaError.POLICY_VIOLATION
+
+
+def produce_to_each(kafka: FakeKafka, topic: str, partitions: int) -> list[int]:
+    """One Produce v9 of one record of ``VALUE`` to each of ``topic``'s first ``partitions``
+    partitions; each partition's error code."""
+    batch = encode_batch([(None, VALUE, (), int(time.time() * 1000))])
+    assert len(batch) == BATCH
+    with WireClient(kafka.bootstrap_servers) as client:
+        answer = client.request("Produce", 9, {
+            "transactional_id": None, "acks": 1, "timeout_ms": 10000, "topic_data": [
+                {"name": topic, "partition_data": [{"index": i, "records": batch}
+                                                   for i in range(partitions)]}]})
+    return [p.error_code for t in answer.responses for p in t.partition_responses]
+
+
+def test_one_produce_counts_its_own_batches_against_the_cap() -> None:
+    """A request whose batches fit one by one but not together: those past the cap are
+    refused, the earlier ones appended."""
+    with FakeKafka(max_stored_bytes=CAP, topics={"events": 3}) as kafka:
+        assert produce_to_each(kafka, "events", 3) == [0, 0, KafkaError.POLICY_VIOLATION]
+        assert [kafka.offsets("events", p) for p in range(3)] == [(0, 1), (0, 1), (0, 0)]
+
+
+def test_a_produce_to_many_partitions_sums_the_stored_bytes_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap's cost does not grow with the square of the partitions a Produce writes: the
+    request reads each log's size once (the cluster's other logs included), not once for
+    each batch."""
+    reads = 0
+    size = PartitionLog.stored_bytes
+
+    def counted(log: PartitionLog) -> int:
+        nonlocal reads
+        reads += 1
+        return size.fget(log)
+
+    monkeypatch.setattr(PartitionLog, "stored_bytes", property(counted))
+    with FakeKafka(max_stored_bytes=10**9, topics={"wide": 200}) as kafka:
+        assert produce_to_each(kafka, "wide", 200) == [0] * 200
+        logs = sum(kafka.topics().values())
+    assert 200 <= reads <= logs

@@ -1,8 +1,9 @@
 """How large a CreateTopics request may be, measured on Apache Kafka 4.4 (``--kafka=both``).
 
 Kafka's controller writes a created topic as metadata records (one for the topic, one per
-partition, one per config the request sets) into a list bounded at 10,000 for one operation;
-a request that would write more is refused whole: every topic it names is answered
+partition, one per config name the request sets, however often it is given) into a list
+bounded at 10,000 for one operation (a topic it refuses, the mutation quota's included,
+writes none); a request that would write more is refused whole: every topic it names is answered
 POLICY_VIOLATION "Unable to perform excessively large batch operation.", validate_only too,
 and nothing is created. Before that, a request asking more than 10,000 partitions in all is
 refused whole as well: "Excessively large number of partitions per request.". A topic of more
@@ -25,10 +26,10 @@ TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
 
 
 def create(kafka, topics: dict[str, int], validate_only: bool = False,
-           configs: int = 0) -> list[Any]:
-    """CreateTopics v7 of ``topics`` (name -> partitions), each setting ``configs`` configs;
-    each topic's answer, in order."""
-    names = ("cleanup.policy", "retention.ms", "segment.ms")[:configs]
+           configs: int = 0, given: int = 1) -> list[Any]:
+    """CreateTopics v7 of ``topics`` (name -> partitions), each setting ``configs`` configs,
+    each of them ``given`` times over; each topic's answer, in order."""
+    names = ("cleanup.policy", "retention.ms", "segment.ms")[:configs] * given
     values = {"cleanup.policy": "delete", "retention.ms": "86400000", "segment.ms": "3600000"}
     with WireClient(kafka.bootstrap_servers, timeout=120) as client:
         return list(client.request("CreateTopics", 7, {
@@ -57,6 +58,11 @@ def test_a_topic_of_up_to_ten_thousand_records_passes_validation(kafka):
     assert (answer.error_code, answer.num_partitions) == (0, 9999)
     (answer,) = create(kafka, {"wide": 9997}, validate_only=True, configs=2)
     assert (answer.error_code, answer.num_partitions) == (0, 9997)
+
+
+def test_a_config_given_twice_is_one_record(kafka):
+    (answer,) = create(kafka, {"wide": 9998}, validate_only=True, configs=1, given=2)
+    assert (answer.error_code, answer.num_partitions) == (0, 9998)
 
 
 @pytest.mark.parametrize(("partitions", "configs"), [(10_000, 0), (9998, 2)])

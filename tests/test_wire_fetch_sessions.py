@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.state.fetch_sessions import FetchSession
 from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
 from tests.test_wire_versions import leader_of
@@ -254,3 +255,19 @@ def test_a_broker_back_up_has_lost_its_sessions_as_a_restarted_kafka(kafka):
     with WireClient(address) as client:
         assert fetch(client, 12, session, 1, {}).error_code == \
             ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+@pytest.mark.fake_only("counts the fake's own work")
+def test_without_client_quotas_an_incremental_fetch_keeps_no_copy_of_its_session(
+        kafka, monkeypatch):
+    """What a session had told is copied, for a throttled answer to restore, only while a
+    client quota could throttle the answer: without one, an incremental fetch costs what
+    changed, not a pass over every partition of its session."""
+    copies = []
+    told = FetchSession.told
+    monkeypatch.setattr(FetchSession, "told", lambda session: copies.append(1) or told(session))
+    with WireClient(kafka.bootstrap_servers) as client:
+        full = fetch(client, 12, 0, 0, {0: 0, 1: 0, 2: 0})
+        for epoch in (1, 2, 3):
+            assert answered(fetch(client, 12, full.session_id, epoch, {})) == []
+    assert copies == []

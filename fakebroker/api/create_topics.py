@@ -16,8 +16,10 @@ Behavior:
   POLICY_VIOLATION for every topic it names (validate_only too, nothing created): more than
   10,000 partitions asked in all (``-1``: num.partitions; assignments: theirs) is "Excessively
   large number of partitions per request.", checked first; more than 10,000 metadata records
-  for the topics that would be created (one a topic, one a partition, one a config set) is
-  "Unable to perform excessively large batch operation.".
+  for the topics that would be created (one a topic, one a partition, one a config name set:
+  a name given twice is one) is "Unable to perform excessively large batch operation.": the
+  topics refused on a check, the mutation quota's included, write none (Kafka's controller
+  charges the quota as it goes, topic by topic, before the bound fails the operation).
 * v5+ answers with the partitions, replication factor and every topic config with its source
   (a refused topic: an empty config list); a created topic's error message is null.
 * The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is
@@ -37,6 +39,7 @@ Behavior:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from fakebroker.api.access import in_handler
@@ -47,7 +50,7 @@ from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
-from fakebroker.state.cluster import MAX_PARTITIONS_PER_BATCH
+from fakebroker.state.cluster import MAX_PARTITIONS_PER_BATCH, Topic
 
 API_KEY = 19
 # A topic's answer before it is created (and beside an error): no configs, as Kafka answers.
@@ -72,12 +75,12 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     creator = ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
     asked = [t for t in request.topics if counts[t.name] == 1
              and (creator or ctx.allowed("CREATE", "TOPIC", t.name))]
-    bound = over_bound(asked, ctx)
-    if bound is not None:  # the whole operation fails: every topic named gets its error
-        return {"throttle_time_ms": 0, "topics": [
-            dict(NOT_CREATED, name=t.name, error_code=error_code("POLICY_VIOLATION"),
-                 error_message=bound) for t in request.topics]}
+    if sum(asked_partitions(t, ctx) for t in asked) > MAX_PARTITIONS_PER_BATCH:
+        return refuse_all(request, TOO_MANY_PARTITIONS)
     quota = mutation_quota(ctx, strict_since=6)
+    checked = check(asked, ctx, None if quota is None else quota.admit)
+    if sum(records(t, ctx) for t in asked if checked[t.name] is None) > MAX_RECORDS_PER_USER_OP:
+        return refuse_all(request, TOO_MANY_RECORDS)
     for wanted in request.topics:
         if counts[wanted.name] > 1:
             continue
@@ -87,15 +90,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             continue
         result: dict[str, Any] = dict(NOT_CREATED, name=wanted.name)
         try:
-            topic = ctx.cluster.create_topic(
-                wanted.name,
-                partitions=wanted.num_partitions,
-                replication_factor=wanted.replication_factor,
-                configs={c.name: c.value for c in wanted.configs},
-                assignments={a.partition_index: list(a.broker_ids) for a in wanted.assignments},
-                validate_only=request.validate_only,
-                admit=None if quota is None else quota.admit,
-            )
+            error = checked[wanted.name]
+            if error is not None:
+                raise error
+            topic = create(ctx, wanted, request.validate_only)
         except ClusterError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
@@ -132,26 +130,41 @@ def asked_partitions(wanted: Any, ctx: RequestContext) -> int:
     return max(wanted.num_partitions, 0)
 
 
-def over_bound(asked: list[Any], ctx: RequestContext) -> str | None:
-    """Kafka's message when the topics ``asked`` (each named once, each allowed) exceed what
-    its controller does in one operation, else None. The records are counted for the topics
-    that pass validation only, found by validating (nothing created) when an upper bound of
-    them is over the limit."""
-    if sum(asked_partitions(t, ctx) for t in asked) > MAX_PARTITIONS_PER_BATCH:
-        return TOO_MANY_PARTITIONS
-    records = [1 + asked_partitions(t, ctx) + len(t.configs) for t in asked]
-    if sum(records) <= MAX_RECORDS_PER_USER_OP:
-        return None
-    written = 0
-    for wanted, count in zip(asked, records, strict=True):
+def records(wanted: Any, ctx: RequestContext) -> int:
+    """The metadata records Kafka's controller writes for a topic entry: the topic, each
+    partition, each config it sets (a name given twice is one record: the last value)."""
+    return 1 + asked_partitions(wanted, ctx) + len({c.name for c in wanted.configs})
+
+
+def create(ctx: RequestContext, wanted: Any, validate_only: bool,
+           admit: Callable[[int], bool] | None = None) -> Topic:
+    """Create (or only validate) the topic entry ``wanted``; ``ClusterError`` when refused."""
+    return ctx.cluster.create_topic(
+        wanted.name, partitions=wanted.num_partitions,
+        replication_factor=wanted.replication_factor,
+        configs={c.name: c.value for c in wanted.configs},
+        assignments={a.partition_index: list(a.broker_ids) for a in wanted.assignments},
+        validate_only=validate_only, admit=admit)
+
+
+def check(asked: list[Any], ctx: RequestContext, admit: Callable[[int], bool] | None
+          ) -> dict[str, ClusterError | None]:
+    """Each topic entry of ``asked`` (each named once, each allowed) validated in order, the
+    client's mutation quota charged for those that pass (``admit``), as Kafka's controller
+    goes through them before it knows whether the operation fits its bound: each name's
+    error, or None."""
+    checked: dict[str, ClusterError | None] = {}
+    for wanted in asked:
         try:
-            ctx.cluster.create_topic(
-                wanted.name, partitions=wanted.num_partitions,
-                replication_factor=wanted.replication_factor,
-                configs={c.name: c.value for c in wanted.configs},
-                assignments={a.partition_index: list(a.broker_ids) for a in wanted.assignments},
-                validate_only=True)
-        except ClusterError:
-            continue
-        written += count
-    return TOO_MANY_RECORDS if written > MAX_RECORDS_PER_USER_OP else None
+            create(ctx, wanted, validate_only=True, admit=admit)
+            checked[wanted.name] = None
+        except ClusterError as exc:
+            checked[wanted.name] = exc
+    return checked
+
+
+def refuse_all(request: Any, message: str) -> dict[str, Any]:
+    """The whole operation refused: every topic the request names gets POLICY_VIOLATION."""
+    return {"throttle_time_ms": 0, "topics": [
+        dict(NOT_CREATED, name=t.name, error_code=error_code("POLICY_VIOLATION"),
+             error_message=message) for t in request.topics]}

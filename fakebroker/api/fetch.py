@@ -193,7 +193,8 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         session = context.session
         if session.epoch != context.epoch:  # another fetch of the session came meanwhile
             return session_error("INVALID_FETCH_SESSION_EPOCH", session.id)
-        context.told_before = session.told()
+        if ctx.cluster.throttling and not from_follower(request, ctx.version):
+            context.told_before = session.told()  # for a throttled answer to undo
         answered = changed_only(answered, session, ctx.version >= 13)
         session_id = session.id
     return answer_body(answered, ctx, session_id)

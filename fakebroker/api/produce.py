@@ -125,13 +125,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
     appended = False
     leaders: set[int] = set()
     responses = []
+    budget = storage_cap.Budget(ctx.cluster)
     for topic_data in request.topic_data:
         topic = resolve_topic(ctx, topic_data.name, topic_data.topic_id)
         results = []
         for data in topic_data.partition_data:
             result: dict[str, Any] = {"index": data.index}
             try:
-                result.update(append(ctx, topic, data.index, data.records,
+                result.update(append(ctx, topic, data.index, data.records, budget,
                                      request.transactional_id, request.acks))
                 appended = True
             except ClusterError as exc:
@@ -192,8 +193,10 @@ def any_transactional(request: Any) -> bool:
 
 
 def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
-           transactional_id: str | None = None, acks: int = 1) -> dict[str, Any]:
-    """Validate and append one partition's records; the partition's response fields."""
+           budget: storage_cap.Budget, transactional_id: str | None = None, acks: int = 1
+           ) -> dict[str, Any]:
+    """Validate and append one partition's records (``budget``: the request's view of the
+    storage cap); the partition's response fields."""
     if topic is None:
         raise ClusterError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
                              else "UNKNOWN_TOPIC_OR_PARTITION")
@@ -229,7 +232,7 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     base = log.log_end_offset
     data = in_log_format(ctx, topic, records, headers, magic, append_time)
     stored = assign_offsets(data, base, partition.leader_epoch, append_time)
-    storage_cap.admit(ctx.cluster, len(stored), partition.topic, partition.index)
+    budget.admit(len(stored), partition.topic, partition.index)
     span = sum(h.last_offset_delta + 1 if h.magic == 2 else h.record_count for h in headers)
     max_timestamp = append_time if append_time is not None else max(
         h.max_timestamp for h in headers)

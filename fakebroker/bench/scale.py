@@ -20,8 +20,11 @@ of one point kept for the next, so a point's size is what the broker holds then:
 Metadata is timed on a raw connection (``latency.round_trips``: the answer read as bytes, not
 decoded), with a new client id every request so no kept answer fits; produce and consume with
 confluent-kafka (records per second; produce: one untimed record per partition, then the
-median of ``ROUNDS`` timed rounds of ``records``; consume: every record written, from
-``assign()`` on a connected consumer). Before any point each broker is warmed up
+median of ``ROUNDS`` timed rounds of ``records``; consume: as many records as the point
+produced, read from the beginning of the same partitions, from ``assign()`` on a connected
+consumer: at a ``partitions`` point exactly those records, the topic being new; at a
+``topics`` or ``connections`` point the oldest ones, earlier points' records first, as the
+partitions hold those too). Before any point each broker is warmed up
 (``warm_up``).
 
 A group's members are wire clients (``GroupJoin``: FindCoordinator v3, then JoinGroup v5,
@@ -166,30 +169,41 @@ def _admin(system: Running) -> AdminClient:
 
 
 # Kafka's controller refuses an operation of more than 10,000 metadata records (a topic is one,
-# each partition one more) with POLICY_VIOLATION: larger topics grow by CreatePartitions.
+# each partition one more) and a CreateTopics or CreatePartitions request of more than 10,000
+# partitions in all (POLICY_VIOLATION): requests here make or add at most this many.
 PARTITIONS_PER_REQUEST = 5000
 
 
 def create_topics(system: Running, names: list[str], partitions: int = 1,
                   chunk: int = 1000) -> None:
-    """Create the topics with CreateTopics, ``chunk`` to a request; a topic of more than
-    ``PARTITIONS_PER_REQUEST`` partitions is created with that many, then grown by
-    CreatePartitions, ``PARTITIONS_PER_REQUEST`` at a time."""
+    """Create the topics with CreateTopics, at most ``chunk`` topics and
+    ``PARTITIONS_PER_REQUEST`` partitions to a request; a topic of more partitions than that
+    is created with that many, then grown by CreatePartitions, ``PARTITIONS_PER_REQUEST`` at a
+    time, as many topics to a request as that bound allows."""
     admin = _admin(system)
     options = {"operation_timeout": TIMEOUT_S, "request_timeout": TIMEOUT_S}
     first = min(partitions, PARTITIONS_PER_REQUEST)
-    for start in range(0, len(names), chunk):
-        futures = admin.create_topics([NewTopic(n, first, 1) for n in names[start:start + chunk]],
-                                      **options)
+    for batch in _batches(names, first, chunk):
+        futures = admin.create_topics([NewTopic(n, first, 1) for n in batch], **options)
         for future in futures.values():
             future.result(TIMEOUT_S)
-    for total in range(first + PARTITIONS_PER_REQUEST, partitions + PARTITIONS_PER_REQUEST,
-                       PARTITIONS_PER_REQUEST):
-        futures = admin.create_partitions(
-            [NewPartitions(n, min(total, partitions)) for n in names], **options)
-        for future in futures.values():
-            future.result(TIMEOUT_S)
+    grown = first
+    while grown < partitions:
+        total = min(grown + PARTITIONS_PER_REQUEST, partitions)
+        for batch in _batches(names, total - grown, chunk):
+            futures = admin.create_partitions([NewPartitions(n, total) for n in batch],
+                                              **options)
+            for future in futures.values():
+                future.result(TIMEOUT_S)
+        grown = total
     wait_listed(system, names, partitions)
+
+
+def _batches(names: list[str], each: int, chunk: int) -> list[list[str]]:
+    """``names`` in runs of at most ``chunk`` names, and of at most ``PARTITIONS_PER_REQUEST``
+    partitions when each name is given ``each`` (at least one name a run)."""
+    size = max(1, min(chunk, PARTITIONS_PER_REQUEST // each))
+    return [names[start:start + size] for start in range(0, len(names), size)]
 
 
 def wait_listed(system: Running, names: list[str], partitions: int) -> None:

@@ -162,7 +162,6 @@ def prepare(name: str) -> None:
     COMMANDS[name][0](0)
 
 
-# system name -> the folder holding the fakebroker it runs (default: the one measuring)
 def compile_checkout() -> None:
     """Compile the running fakebroker's sources to bytecode (``__pycache__``, ignored by git),
     as ``pip install`` does: a checkout run with PYTHONDONTWRITEBYTECODE (this project's CI
@@ -171,6 +170,7 @@ def compile_checkout() -> None:
     compileall.compile_dir(Path(fakebroker.__file__).parent, quiet=1)
 
 
+# system name -> the folder holding the fakebroker it runs (default: the one measuring)
 SOURCES: dict[str, Path] = {}
 
 

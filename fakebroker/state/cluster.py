@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 
 LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME = 249
-# Partitions one CreateTopics may make, or one CreatePartitions add to a topic (Kafka's
-# controller, ReplicationControlManager).
+# Partitions one CreateTopics request may make, or one CreatePartitions request add, all
+# its topics together (Kafka's controller, ReplicationControlManager); the API handlers
+# apply it.
 MAX_PARTITIONS_PER_BATCH = 10_000
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
@@ -515,10 +516,10 @@ class Cluster:
         self, name: str, count: int, assignments: list[list[int]] | None = None,
         validate_only: bool = False, admit: Callable[[int], bool] | None = None,
     ) -> None:
-        """Grow topic ``name`` to ``count`` partitions (by at most ``MAX_PARTITIONS_PER_BATCH``,
-        as Kafka's controller: POLICY_VIOLATION beyond); ``admit(added)`` is asked where Kafka's
-        controller checks the client's mutation quota, before the assignments' brokers
-        (False: THROTTLING_QUOTA_EXCEEDED without a message)."""
+        """Grow topic ``name`` to ``count`` partitions (the request's bound,
+        ``MAX_PARTITIONS_PER_BATCH``, is the CreatePartitions handler's); ``admit(added)`` is
+        asked where Kafka's controller checks the client's mutation quota, before the
+        assignments' brokers (False: THROTTLING_QUOTA_EXCEEDED without a message)."""
         topic = self.topics.get(name)
         if topic is None:
             raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist.")
@@ -528,9 +529,6 @@ class Cluster:
         if count < current:
             raise ClusterError("INVALID_PARTITIONS", f"The topic {name} currently has {current} "
                                f"partition(s); {count} would not be an increase.")
-        if count - current > MAX_PARTITIONS_PER_BATCH:
-            raise ClusterError("POLICY_VIOLATION",
-                               "Excessively large number of additional partitions per request.")
         factor = len(topic.partitions[0].replicas)
         if assignments is not None:
             if len(assignments) != count - current:

@@ -287,7 +287,8 @@ def clean_filthiest(cluster: Cluster, now_ms: int) -> bool:
     """Clean the filthiest log, if one is due; whether one was. Records the cleaner cannot
     read (stored as a client sent them: produce checks batches, not every record) leave
     the log as it was, marked uncleanable with one warning, as Kafka's cleaner thread marks
-    such a partition and goes on with the others."""
+    such a partition and goes on with the others: not a cleaning (False), so the cleaner
+    backs off before the next, as Kafka's (``LogCleaner.cleanFilthiestLog``)."""
     target = filthiest(cluster, now_ms)
     if target is None:
         return False
@@ -297,4 +298,5 @@ def clean_filthiest(cluster: Cluster, now_ms: int) -> bool:
         target.partition.log.uncleanable = True
         logger.warning("the cleaner cannot read %s-%d (%s): marked uncleanable",
                     target.topic.name, target.partition.index, exc)
+        return False
     return True

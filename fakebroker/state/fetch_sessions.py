@@ -231,7 +231,9 @@ class FetchContext:
     A full fetch's ``named`` are the partitions it names, in its order: its session's, also
     those a fault rule or the authorizer answered instead of the handler; ``cache``, the
     one its session goes in. An incremental fetch's ``told_before`` is what its session had
-    told before its answer (``FetchSession.told``), for a throttled answer to restore."""
+    told before its answer (``FetchSession.told``), for a throttled answer to restore: taken
+    only while some client quota is set (``Cluster.throttling``), the only time a consumer's
+    answer can be throttled (O(partitions) a fetch otherwise spent for nothing)."""
 
     kind: str
     session: FetchSession | None = None
