@@ -9,9 +9,11 @@ import logging
 import random
 import uuid
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from fakebroker.outcomes import Close, Peer
 from fakebroker.protocol.errors import error_code
@@ -185,3 +187,48 @@ def test_a_difference_entry_covers_only_its_versions():
                                 fake="answered NONE") for v in (0, 2, 3)}
     assert [entry.covers(found[v]) for v in (0, 2, 3)] == [True, True, False]
     assert Explained("Produce", ".*", "closed", "answered .*", "why").covers(found[3])
+
+
+def test_a_stored_batch_whose_records_do_not_parse_is_read_from_its_header(caplog):
+    """Found with record batches mutated inside (``tests.fuzz.batches``): Produce reads
+    records one by one only where it decodes them anyway, so a batch whose length and CRC
+    are right but whose records are not is stored on a delete-policy topic (Kafka's
+    LogValidator refuses it: written down in differences.toml); ListOffsets by timestamp then
+    raised in the handler. Its readers now answer from the batch's header: ListOffsets gives
+    the batch's first offset and maximum timestamp, a down-converting Fetch skips it."""
+    import struct as _struct
+
+    import crc32c
+
+    from fakebroker.protocol.records import encode_batch
+
+    good = bytearray(encode_batch([(b"k", b"v" * 20, [], 1_700_000_000_000)] * 3))
+    good[61] = 0x7F  # the first record's length varint: 63 bytes, past the batch
+    _struct.pack_into(">I", good, 17, crc32c.crc32c(bytes(good[21:])))
+    pipeline = a_pipeline()
+    produced = pipeline.answer_now(frame("Produce", 9, {
+        "transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "orders", "partition_data": [{"index": 0, "records": bytes(good)}]}]}),
+        PEER)
+    [topic] = decoded("Produce", 9, produced)[1].responses
+    assert topic.partition_responses[0].error_code == 0  # stored unread (the difference)
+    for timestamp in (1_600_000_000_000, -3):  # by timestamp; the largest timestamp (v7+)
+        answer = pipeline.answer_now(frame("ListOffsets", 7, {
+            "replica_id": -1, "isolation_level": 0, "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "current_leader_epoch": -1, "timestamp": timestamp}]}]}),
+            PEER)
+        [partition] = decoded("ListOffsets", 7, answer)[1].topics[0].partitions
+        assert (partition.error_code, partition.timestamp) == (0, 1_700_000_000_000)
+        assert partition.offset in (0, 2)
+    fetch = frame("Fetch", 3, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "topics": [
+            {"topic": "orders", "partitions": [
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+
+    async def fetched_now() -> Any:
+        return await pipeline.answer(fetch, PEER)
+
+    fetched = trio.run(fetched_now, clock=trio.testing.MockClock(autojump_threshold=0))
+    [partition] = decoded("Fetch", 3, fetched)[1].responses[0].partitions
+    assert partition.error_code == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -123,8 +123,11 @@ def _convert(data: bytes, spans: list[tuple[int, int]], magic: int, fetch_offset
             out.append(stored)
             continue
         compressed = header.compression != NONE
-        records = [(r.offset, r.timestamp, r.key, r.value) for r in decode_records(stored)
-                   if compressed or r.offset >= fetch_offset]
+        try:
+            records = [(r.offset, r.timestamp, r.key, r.value) for r in decode_records(stored)
+                       if compressed or r.offset >= fetch_offset]
+        except ValueError:  # stored unread and not parsable (state.log.readable_records)
+            continue  # converts to nothing, as a marker does: the fetcher skips it
         if records:
             append_time = header.max_timestamp if header.timestamp_type else None
             out.append(legacy_records.build(records, magic, header.compression, append_time))

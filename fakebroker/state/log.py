@@ -35,7 +35,10 @@ import bisect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from fakebroker.protocol.record_entries import Record
 
 INDEX_INTERVAL_BYTES = 4096  # Kafka's index.interval.bytes default
 
@@ -70,6 +73,19 @@ class Segment:
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def readable_records(batch: StoredBatch) -> list[Record] | None:
+    """``batch``'s records, or None where they do not parse. Produce reads records one by
+    one only where it decodes them anyway (``api.produce_validation``), so a batch whose
+    framing and CRC are right but whose records are not (which Kafka's LogValidator refuses;
+    no client writes one) can be stored: its readers answer from its header instead."""
+    from fakebroker.protocol.records import decode_records
+
+    try:
+        return decode_records(batch.data)
+    except ValueError:  # CorruptRecordError, InvalidRecordError, a codec's error
+        return None
 
 
 class StoredBatch(NamedTuple):
@@ -427,27 +443,28 @@ class PartitionLog:
         del self.index[:bisect.bisect_left(self.index, first, key=lambda entry: entry[1])]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """The first (offset, timestamp) whose timestamp >= ``timestamp``, or None."""
-        from fakebroker.protocol.records import decode_records
-
+        """The first (offset, timestamp) whose timestamp >= ``timestamp``, or None; in a
+        batch whose records do not parse (``readable_records``), the batch's first offset
+        and its maximum timestamp."""
         for batch in self.batches:
             if batch.max_timestamp >= timestamp:
-                for record in decode_records(batch.data):
+                records = readable_records(batch)
+                if records is None:
+                    return max(batch.base_offset, self.log_start_offset), batch.max_timestamp
+                for record in records:
                     if record.offset >= self.log_start_offset and record.timestamp >= timestamp:
                         return record.offset, record.timestamp
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """The (offset, timestamp) of the record with the largest timestamp (first such)."""
-        from fakebroker.protocol.records import decode_records
-
         best: StoredBatch | None = None
         for batch in self.batches:
             if best is None or batch.max_timestamp > best.max_timestamp:
                 best = batch
         if best is None:
             return None
-        for record in decode_records(best.data):
+        for record in readable_records(best) or ():
             if record.timestamp == best.max_timestamp and record.offset >= self.log_start_offset:
                 return record.offset, record.timestamp
         return best.last_offset, best.max_timestamp
