@@ -246,8 +246,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             try:
                 for connection, mutant in zip(connections, mutants, strict=True):
                     connection.send(mutant.frame)
-            except TimeoutError:
-                result.stopped = f"a broker accepted no connection after input {index}"
+            except OSError as exc:  # a timeout (Kafka's acceptor), a refusal (a broker gone)
+                result.stopped = (f"a broker accepted no connection after input {index}: "
+                                  f"{exc!r}")
                 break
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             result.outcomes[outcomes[0].kind] += 1

@@ -9,6 +9,7 @@ answer that fakebroker's own codec cannot decode is ``undecodable``: a bug, like
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from fakebroker.journal import answer_errors
@@ -38,11 +39,11 @@ def answered(request: bytes, frame: bytes | bytearray) -> Outcome:
     """The outcome of an answer frame (without its size prefix) to the request frame
     ``request``: read at the API and version its header names (ApiVersions above the
     served range is answered at v0, KIP-511)."""
-    api_key, version, _ = peek_header(request)
-    if api_key == API_VERSIONS_KEY and version not in api_spec(api_key).versions:
-        version = 0
     try:
+        api_key, version, _ = peek_header(request)
+        if api_key == API_VERSIONS_KEY and version not in api_spec(api_key).versions:
+            version = 0
         _, body = decode_response(api_key, version, bytes(frame))
-    except (DecodeError, ValueError, IndexError, KeyError) as exc:
+    except (DecodeError, ValueError, IndexError, KeyError, struct.error) as exc:
         return Outcome(UNDECODABLE, frozenset({f"{type(exc).__name__}: {exc}"[:200]}))
     return Outcome(ANSWERED, frozenset(answer_errors(api_key, version, body)))

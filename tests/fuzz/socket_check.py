@@ -73,15 +73,15 @@ class SocketCheck:
         self._lines.take()
         findings = []
         with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
-            sock.sendall(struct.pack(">i", len(frame)) + frame if sized else frame)
-            sock.shutdown(socket.SHUT_WR)
             try:
+                sock.sendall(struct.pack(">i", len(frame)) + frame if sized else frame)
+                sock.shutdown(socket.SHUT_WR)
                 while sock.recv(65536):
                     pass
             except TimeoutError:
                 pass  # a request that waits (a long poll): its connection is left open
-            except ConnectionResetError:
-                pass
+            except (ConnectionResetError, BrokenPipeError):
+                pass  # closed by the broker before the whole frame was sent or read
         try:
             with WireClient(self.address, timeout=TIMEOUT) as other:
                 other.request("ApiVersions", 3, {"client_software_name": "fuzz",
