@@ -30,6 +30,7 @@ from __future__ import annotations
 import cProfile
 import functools
 import itertools
+import json
 import logging
 import random
 import threading
@@ -266,7 +267,7 @@ async def _fuzz(inputs: int, seed: int, guided: bool, progress: Callable[[str], 
                                   "\n".join(filter(None, [problem, *found])))
                     report.crashes.append(crash)
                     if progress:
-                        progress(f"CRASH {crash.as_json()}")
+                        progress(f"CRASH {json.dumps(crash.as_json())}")
             signature = (parent.api_key, parent.version, outcome)
             if (traced and coverage.new(parent.api_key)) or signature not in signatures:
                 signatures.add(signature)
