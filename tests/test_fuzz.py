@@ -5,6 +5,7 @@ with one line and no traceback."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 import uuid
@@ -59,6 +60,29 @@ def test_the_differential_mode_repeats_an_element_at_most_300_times():
                                                    for _ in range(400))
                if m.body is not None and m.mutations == ("topic_data: repeated element",)}
     assert MAX_REPEAT == 300 and max(lengths) == 1 + MAX_REPEAT
+
+
+def test_a_mutation_leaves_its_parent_as_it_was():
+    """Mutants share the values they did not change with their parent (only the mutated
+    value's path is copied), so no mutation may change a value in place."""
+    body = {"topics": [{"name": "orders", "partitions": [{"index": 0, "records": b"abc"}]},
+                       {"name": "zero", "partitions": []}],
+            "acks": -1, "timeout_ms": 30000}
+    parent = Seed.of(0, 9, "fuzz", body)
+    kept = copy.deepcopy(body)
+    rng = random.Random(3)
+    children = [mutate(parent, rng) for _ in range(200)]
+    grandchildren = [mutate(Seed(0, 9, "fuzz", c.body, c.frame), rng)
+                     for c in children if c.body is not None]
+    assert parent.body == kept and len(grandchildren) > 50
+    assert any(m.mutations[0].startswith("topics[0].partitions[0].") for m in children)
+
+
+def test_a_broker_holding_too_many_partitions_is_replaced_by_a_fresh_one():
+    """Past ``max_partitions`` (checked every 100 inputs) the run goes on against a fresh
+    broker, the corpus replayed to it: here every 100 inputs, the corpus's 148 being over 0."""
+    report = run_in_process(200, seed=1, max_partitions=0)
+    assert report.fresh_brokers == 2 and report.inputs == 200 and report.crashes == []
 
 
 def test_the_socket_check_finds_a_malformed_frame_harmless_to_other_connections():

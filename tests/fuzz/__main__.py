@@ -21,15 +21,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--unguided", action="store_true",
                         help="in-process: no coverage tracing (new outcomes alone make parents)")
-    parser.add_argument("--crashes", type=Path, help="in-process: write crashes as JSON lines")
+    parser.add_argument("--crashes", type=Path,
+                        help="in-process: write crashes as JSON lines (each as it is found)")
     parser.add_argument("--differences", type=Path,
                         help="differential: write every difference as JSON lines")
     args = parser.parse_args(argv)
     if args.mode == "in-process":
         from tests.fuzz.inprocess import run_in_process
 
+        def progress(line: str) -> None:
+            print(line, flush=True)
+            if args.crashes and line.startswith("CRASH "):
+                with args.crashes.open("a") as out:
+                    out.write(line.removeprefix("CRASH ") + "\n")
+
+        if args.crashes:
+            args.crashes.write_text("")
         report = run_in_process(args.inputs, args.seed, guided=not args.unguided,
-                                progress=lambda line: print(line, flush=True))
+                                progress=progress)
         print(report.summary())
         for crash in report.crashes:
             print(f"CRASH #{crash.index} {crash.label}\n{crash.problem}")

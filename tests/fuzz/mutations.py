@@ -103,39 +103,43 @@ def mutate(seed: Seed, rng: random.Random, max_repeat: int = MAX_REPEAT) -> Muta
 # -- field-aware --------------------------------------------------------------------------
 
 
-def _slots(value: Any, path: str, out: list[tuple[str, Any, Any]], parent: Any = None,
-           key: Any = None) -> None:
-    """Every (path, container, key) in ``value`` whose value may be replaced."""
-    if parent is not None:
-        out.append((path, parent, key))
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _slots(v, f"{path}.{k}", out, value, k)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _slots(v, f"{path}[{i}]", out, value, i)
+def _slots(value: Any, out: list[tuple[int, Any, Any]], up: int = -1) -> None:
+    """Every (container, key) in ``value`` (plain data: dicts, lists, scalars) whose value
+    may be replaced, in pre-order, each with the index in ``out`` of the slot holding its
+    container (-1: ``value`` itself)."""
+    items = value.items() if type(value) is dict else enumerate(value)
+    for key, child in items:
+        out.append((up, value, key))
+        if type(child) is dict or type(child) is list:
+            _slots(child, out, len(out) - 1)
 
 
 def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy(v) for v in value]
-    return value
+    """A container copied one level deep (a mapping as a dict, a sequence as a list)."""
+    return dict(value) if isinstance(value, Mapping) else list(value)
 
 
 def mutate_body(body: Mapping[str, Any], rng: random.Random, max_repeat: int = MAX_REPEAT
                 ) -> tuple[dict[str, Any], str]:
-    """A copy of ``body`` with one value replaced, and the mutation's name (``path: what``)."""
-    copy = _copy(body)
-    slots: list[tuple[str, Any, Any]] = []
-    _slots(copy, "", slots)
+    """A copy of ``body`` with one value replaced, and the mutation's name (``path: what``).
+    Only the containers on the replaced value's path are copied: the rest is shared with
+    ``body``, which no mutation changes in place."""
+    slots: list[tuple[int, Any, Any]] = []
+    _slots(dict(body), slots)
     if not slots:
-        return copy, "empty body"
-    path, parent, key = rng.choice(slots)
-    value = parent[key]
-    new, what = _replacement(value, rng, max_repeat)
-    parent[key] = new
+        return dict(body), "empty body"
+    up, parent, key = slots[rng.randrange(len(slots))]  # as rng.choice(slots) draws
+    new, what = _replacement(parent[key], rng, max_repeat)
+    chain = [(parent, key)]
+    while up >= 0:
+        up, parent, key = slots[up]
+        chain.append((parent, key))
+    copy = container = _copy(body)
+    for parent, key in reversed(chain[1:]):
+        container[key] = container = _copy(parent[key])
+    container[chain[0][1]] = new
+    path = "".join(f".{key}" if isinstance(parent, Mapping) else f"[{key}]"
+                   for parent, key in reversed(chain))
     return copy, f"{path.lstrip('.')}: {what}"
 
 
@@ -185,7 +189,7 @@ def _replacement(value: Any, rng: random.Random, max_repeat: int) -> tuple[Any, 
             return None, "null array"
         if choice == 2 and value:
             times = min(rng.choice((2, 3, 100, MAX_REPEAT)), max_repeat)
-            return [_copy(value[rng.randrange(len(value))]) for _ in range(times)] + value, \
+            return [value[rng.randrange(len(value))] for _ in range(times)] + list(value), \
                 "repeated element"
         if value:
             rest = list(value)
