@@ -144,8 +144,6 @@ class ClassicGroupCoordinator:
         """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
         waits at the barrier. Raises ``ClusterError`` for the errors answered at once.
         ``max_size`` is group.max.size."""
-        if not group_id:
-            raise ClusterError("INVALID_GROUP_ID")
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             raise ClusterError("INVALID_SESSION_TIMEOUT")
         group = self._group_or_new(group_id)
