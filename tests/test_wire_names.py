@@ -1,0 +1,116 @@
+"""Names are checked before anything is looked up, as Kafka checks them: an illegal topic name
+is INVALID_TOPIC_EXCEPTION (not UNKNOWN_TOPIC_OR_PARTITION) wherever Kafka validates it, and an
+empty group id is INVALID_GROUP_ID (or INVALID_REQUEST, for the KIP-848 heartbeat) before the
+group or its member is looked for. Found by the differential fuzzer (python -m tests.fuzz
+differential); they run on the fake and on Apache Kafka (``--kafka=both``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakebroker.protocol.codec import ZERO_UUID
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
+from tests.bodies import join_body
+
+pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
+
+# Each breaks one of Topic.validate's rules: a character outside [a-zA-Z0-9._-], empty,
+# "." and "..", longer than 249 characters.
+ILLEGAL_TOPIC_NAMES = ["bad/name", "é", "", ".", "..", "x" * 250]
+
+
+def client_of(kafka) -> WireClient:
+    return WireClient(kafka.bootstrap_servers.split(",")[0])
+
+
+def metadata_errors(kafka, names: list[str | None], auto_create: bool, version: int = 12
+                    ) -> list[int]:
+    with client_of(kafka) as client:
+        answer = client.request("Metadata", version, {
+            "topics": [{"name": name, "topic_id": ZERO_UUID} for name in names],
+            "allow_auto_topic_creation": auto_create})
+    return [topic.error_code for topic in answer.topics]
+
+
+# -- topic names ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("auto_create", [False, True], ids=["no-auto-create", "auto-create"])
+@pytest.mark.parametrize("name", ILLEGAL_TOPIC_NAMES, ids=lambda n: repr(n[:12]))
+def test_metadata_answers_an_illegal_topic_name_invalid_topic(kafka, name, auto_create):
+    assert metadata_errors(kafka, [name], auto_create) == [ErrorCode.INVALID_TOPIC_EXCEPTION]
+
+
+def test_metadata_answers_a_legal_missing_topic_unknown_and_an_existing_one(kafka):
+    assert metadata_errors(kafka, ["orders", "no-such-topic"], auto_create=False) == [
+        0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_metadata_fails_whole_when_a_topic_has_neither_name_nor_id(kafka, version):
+    # Kafka's name check meets a null name (a NullPointerException): every topic gets
+    # UNKNOWN_SERVER_ERROR, as MetadataRequest.getErrorResponse answers.
+    errors = metadata_errors(kafka, ["orders", None], auto_create=False, version=version)
+    assert errors == [ErrorCode.UNKNOWN_SERVER_ERROR] * 2
+
+
+@pytest.mark.parametrize("name", ILLEGAL_TOPIC_NAMES, ids=lambda n: repr(n[:12]))
+def test_describe_configs_answers_an_illegal_topic_name_invalid_topic(kafka, name):
+    with client_of(kafka) as client:
+        answer = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 2, "resource_name": name, "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "no-such-topic",
+             "configuration_keys": None}]})
+    illegal, missing = answer.results
+    assert illegal.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert illegal.error_message.startswith("Topic name is invalid: ")
+    assert missing.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@pytest.mark.parametrize("name", ILLEGAL_TOPIC_NAMES, ids=lambda n: repr(n[:12]))
+def test_describe_producers_answers_an_illegal_topic_name_invalid_topic(kafka, name):
+    with client_of(kafka) as client:
+        answer = client.request("DescribeProducers", 0, {"topics": [
+            {"name": name, "partition_indexes": [0, 1]},
+            {"name": "no-such-topic", "partition_indexes": [0]}]})
+    illegal, missing = answer.topics
+    assert [p.error_code for p in illegal.partitions] == [ErrorCode.INVALID_TOPIC_EXCEPTION] * 2
+    assert [p.error_code for p in missing.partitions] == [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+
+
+# -- group ids ------------------------------------------------------------------------------
+
+# Kafka's group coordinator refuses an empty group id first (isGroupIdNotEmpty): each request
+# names a member that does not exist, which would otherwise be UNKNOWN_MEMBER_ID.
+EMPTY_GROUP_ID = {
+    "JoinGroup": (9, join_body(member_id="m", group=""), lambda a: a.error_code),
+    "SyncGroup": (5, {"group_id": "", "generation_id": 1, "member_id": "m",
+                      "protocol_type": "consumer", "protocol_name": "range",
+                      "assignments": []}, lambda a: a.error_code),
+    "Heartbeat": (4, {"group_id": "", "generation_id": 1, "member_id": "m"},
+                  lambda a: a.error_code),
+    "LeaveGroup": (0, {"group_id": "", "member_id": "m"}, lambda a: a.error_code),
+    "OffsetDelete": (0, {"group_id": "", "topics": [
+        {"name": "orders", "partitions": [{"partition_index": 0}]}]}, lambda a: a.error_code),
+    "ConsumerGroupDescribe": (1, {"group_ids": [""]}, lambda a: a.groups[0].error_code),
+    "ShareGroupDescribe": (1, {"group_ids": [""]}, lambda a: a.groups[0].error_code),
+}
+
+
+@pytest.mark.parametrize("api", EMPTY_GROUP_ID)
+def test_an_empty_group_id_is_invalid_before_the_member_is_looked_for(kafka, api):
+    version, body, error_of = EMPTY_GROUP_ID[api]
+    with client_of(kafka) as client:
+        assert error_of(client.request(api, version, body)) == ErrorCode.INVALID_GROUP_ID
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_consumer_group_heartbeat_answers_an_empty_group_id_invalid_request(kafka, version):
+    with client_of(kafka) as client:
+        answer = client.request("ConsumerGroupHeartbeat", version, {
+            "group_id": "", "member_id": "m" * 22, "member_epoch": 5,
+            "rebalance_timeout_ms": -1, "subscribed_topic_names": None,
+            "topic_partitions": None})
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
