@@ -6,6 +6,8 @@ differential); they run on the fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from fakebroker.protocol.codec import ZERO_UUID
@@ -114,3 +116,80 @@ def test_consumer_group_heartbeat_answers_an_empty_group_id_invalid_request(kafk
             "topic_partitions": None})
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+
+
+def test_txn_offset_commit_answers_an_empty_group_id_before_the_transaction(kafka):
+    # No such producer or transaction either: the group id is refused first, on the
+    # partitions that exist; the missing one is UNKNOWN_TOPIC_OR_PARTITION.
+    with client_of(kafka) as client:
+        answer = client.request("TxnOffsetCommit", 3, {
+            "transactional_id": "no-such-txn", "group_id": "", "producer_id": 19,
+            "producer_epoch": 0, "generation_id": -1, "member_id": "",
+            "group_instance_id": None, "topics": [
+                {"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1}]},
+                {"name": "no-such-topic", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1}]}]})
+    assert errors_by_partition(answer) == {
+        ("orders", 0): ErrorCode.INVALID_GROUP_ID,
+        ("no-such-topic", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+# -- OffsetCommit: partitions before the group ---------------------------------------------
+
+
+def errors_by_partition(answer) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> error: Kafka lists the partitions it refused before it asks the
+    group (the fake in the request's order), so the order is not compared."""
+    return {(t.name, p.partition_index): p.error_code for t in answer.topics
+            for p in t.partitions}
+
+
+def commit(kafka, version: int, group: str, generation: int, member: str,
+           topics: list[dict]) -> dict[tuple[str, int], int]:
+    with client_of(kafka) as client:
+        answer = client.request("OffsetCommit", version, {
+            "group_id": group, "generation_id_or_member_epoch": generation,
+            "member_id": member, "group_instance_id": None, "retention_time_ms": -1,
+            "topics": topics})
+    return errors_by_partition(answer)
+
+
+def partitions(*indexes: int) -> list[dict]:
+    return [{"partition_index": i, "committed_offset": 1, "committed_leader_epoch": -1,
+             "committed_metadata": ""} for i in indexes]
+
+
+def test_a_commit_to_partitions_that_do_not_exist_never_reaches_the_group(kafka):
+    # A member of no group (generation 5): GROUP_ID_NOT_FOUND, had Kafka asked the group.
+    assert commit(kafka, 9, "no-such-group", 5, "ghost", [
+        {"name": "no-such-topic", "partitions": partitions(0)},
+        {"name": "orders", "partitions": partitions(1000)}]) == {
+        ("no-such-topic", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ("orders", 1000): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def test_a_commit_by_an_unknown_topic_id_never_reaches_the_group(kafka):
+    assert commit(kafka, 10, "no-such-group", 5, "ghost", [
+        {"topic_id": uuid.uuid4(), "partitions": partitions(0)}]) == {
+        ("", 0): ErrorCode.UNKNOWN_TOPIC_ID}
+
+
+def test_a_commit_gets_the_group_error_only_on_the_partitions_that_exist(kafka):
+    assert commit(kafka, 9, "no-such-group", 5, "ghost", [
+        {"name": "orders", "partitions": partitions(0, 1000)}]) == {
+        ("orders", 0): ErrorCode.GROUP_ID_NOT_FOUND,
+        ("orders", 1000): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+@pytest.mark.parametrize("member", ["", "someone"])
+def test_a_commit_from_outside_an_empty_group_is_stored_with_or_without_a_member_id(
+        kafka, member):
+    group = f"outside-{member or 'anonymous'}"
+    assert commit(kafka, 8, group, -1, member, [
+        {"name": "orders", "partitions": partitions(0)}]) == {("orders", 0): 0}
+
+
+def test_the_empty_group_id_is_a_group_to_offset_commit(kafka):
+    assert commit(kafka, 8, "", -1, "", [{"name": "orders", "partitions": partitions(0)}]) == {
+        ("orders", 0): 0}

@@ -475,13 +475,12 @@ class ClassicGroupCoordinator:
 
     def validate_commit(self, group_id: str, generation_id: int, member_id: str,
                         instance_id: str | None, now: float) -> None:
-        """Whether an OffsetCommit may store its offsets, or ``ClusterError`` as Kafka answers;
-        a commit from outside the group creates it Empty if needed."""
-        if not group_id:
-            raise ClusterError("INVALID_GROUP_ID")
+        """Whether an OffsetCommit may store its offsets, or ``ClusterError`` as Kafka answers
+        (ClassicGroup.validateOffsetCommit); a commit from outside the group creates it Empty
+        if needed. Any group id is one, the empty one too (Kafka refuses only a null id)."""
         group = self._group_or_new(group_id)
-        if generation_id < 0 and not member_id and group.state is GroupState.EMPTY:
-            return  # a commit from outside the group (admin, assign-only consumer)
+        if generation_id < 0 and group.state is GroupState.EMPTY:
+            return  # from outside the group (admin, assign-only consumer), member id or not
         _, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
             raise ClusterError("ILLEGAL_GENERATION")

@@ -250,7 +250,7 @@ class Groups:
         before and for TxnOffsetCommit). ``version``: an OffsetCommit's (None for a
         TxnOffsetCommit), which a consumer group's members must send at v9+."""
         kind = self.kind(group_id)
-        if kind is None and generation_or_epoch >= 0 and group_id:
+        if kind is None and generation_or_epoch >= 0:
             raise ClusterError(no_group)
         if kind in (GroupKind.CONSUMER, GroupKind.STREAMS):
             coordinator = self.consumer if kind is GroupKind.CONSUMER else self.streams
