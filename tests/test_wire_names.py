@@ -193,3 +193,30 @@ def test_a_commit_from_outside_an_empty_group_is_stored_with_or_without_a_member
 def test_the_empty_group_id_is_a_group_to_offset_commit(kafka):
     assert commit(kafka, 8, "", -1, "", [{"name": "orders", "partitions": partitions(0)}]) == {
         ("orders", 0): 0}
+
+
+# -- config resources ----------------------------------------------------------------------
+
+
+def alter_error(kafka, resource_type: int, name: str, key: str, value: str) -> tuple:
+    with client_of(kafka) as client:
+        answer = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": resource_type, "resource_name": name, "configs": [
+                {"name": key, "config_operation": 0, "value": value}]}],
+            "validate_only": True})
+    return answer.responses[0].error_code, answer.responses[0].error_message
+
+
+@pytest.mark.parametrize("key, value", [("share.auto.offset.reset", "earliest"),
+                                        ("streams.session.timeout.ms", "1000"),
+                                        ("no.such.config", "1")])
+def test_incremental_alter_configs_refuses_the_default_group_resource_first(kafka, key, value):
+    assert alter_error(kafka, 32, "", key, value) == (
+        ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+
+
+@pytest.mark.parametrize("name", ["bad/name", ".", "x" * 250], ids=lambda n: repr(n[:12]))
+def test_incremental_alter_configs_refuses_an_illegal_topic_name_before_its_configs(kafka, name):
+    error, message = alter_error(kafka, 2, name, "no.such.config", "1")
+    assert error == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert message.startswith("Topic name is invalid: ")
