@@ -220,3 +220,42 @@ def test_incremental_alter_configs_refuses_an_illegal_topic_name_before_its_conf
     error, message = alter_error(kafka, 2, name, "no.such.config", "1")
     assert error == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert message.startswith("Topic name is invalid: ")
+
+
+# -- ShareGroupHeartbeat: the group before its member ---------------------------------------
+
+
+def share_heartbeat(client: WireClient, group: str, member: str, epoch: int,
+                    topics: list[str] | None = None) -> int:
+    return client.request("ShareGroupHeartbeat", 1, {
+        "group_id": group, "member_id": member, "member_epoch": epoch, "rack_id": None,
+        "subscribed_topic_names": topics}).error_code
+
+
+def test_share_group_heartbeat_looks_for_the_group_before_the_member(kafka):
+    member, stranger = "A" * 21 + "g", "B" * 21 + "g"
+    with client_of(kafka) as client:
+        assert share_heartbeat(client, "names-share", stranger, 1) == \
+            ErrorCode.GROUP_ID_NOT_FOUND
+        assert share_heartbeat(client, "names-share", stranger, -1) == \
+            ErrorCode.GROUP_ID_NOT_FOUND
+        assert share_heartbeat(client, "names-share", member, 0, ["orders"]) == 0
+        assert share_heartbeat(client, "names-share", stranger, 1, ["orders"]) == \
+            ErrorCode.UNKNOWN_MEMBER_ID
+        assert share_heartbeat(client, "names-share", member, -1) == 0
+        # Empty, the group stays: a stranger is an unknown member until it is deleted.
+        assert share_heartbeat(client, "names-share", stranger, 1) == \
+            ErrorCode.UNKNOWN_MEMBER_ID
+        deleted = client.request("DeleteGroups", 2, {"groups_names": ["names-share"]})
+        assert deleted.results[0].error_code == 0
+        assert share_heartbeat(client, "names-share", stranger, 1) == \
+            ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_share_group_heartbeat_answers_an_empty_group_id_invalid_request(kafka):
+    with client_of(kafka) as client:
+        answer = client.request("ShareGroupHeartbeat", 1, {
+            "group_id": "", "member_id": "A" * 21 + "g", "member_epoch": 1, "rack_id": None,
+            "subscribed_topic_names": None})
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
