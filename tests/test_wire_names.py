@@ -259,3 +259,29 @@ def test_share_group_heartbeat_answers_an_empty_group_id_invalid_request(kafka):
             "subscribed_topic_names": None})
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+
+
+def test_describe_configs_refuses_the_default_group_resource(kafka):
+    with client_of(kafka) as client:
+        answer = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 32, "resource_name": "", "configuration_keys": None}]})
+    assert (answer.results[0].error_code, answer.results[0].error_message) == (
+        ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+
+
+# -- FindCoordinator: the empty group id is a key like any ----------------------------------
+
+
+@pytest.mark.parametrize("version", range(4))
+def test_find_coordinator_finds_the_empty_group_ids_coordinator(kafka, version):
+    with client_of(kafka) as client:
+        answer = client.request("FindCoordinator", version, {"key": "", "key_type": 0})
+    assert answer.error_code == 0 and answer.node_id >= 0
+
+
+@pytest.mark.parametrize("version", [4, 5, 6])
+def test_find_coordinator_finds_the_empty_group_ids_coordinator_in_a_batch(kafka, version):
+    with client_of(kafka) as client:
+        answer = client.request("FindCoordinator", version, {
+            "key_type": 0, "coordinator_keys": ["", "g"]})
+    assert [(c.key, c.error_code) for c in answer.coordinators] == [("", 0), ("g", 0)]

@@ -35,7 +35,7 @@ Behavior (a new Kafka 4.4 cluster's answers):
   from the broker config backing each (``fakebroker.state.group_configs``) as this broker
   runs with it: its dynamic config, the cluster's dynamic default, the static config (an
   override it started with), else DEFAULT_CONFIG; the synonyms list each of those set, then
-  the default.
+  the default. The empty name: INVALID_REQUEST "Group name must not be empty".
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
@@ -240,6 +240,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     names, ctx.cluster.static_broker_configs, request.include_synonyms,
                     ctx.cluster.broker_configs.get(ctx.broker.id),
                     ctx.cluster.default_broker_configs)
+        elif resource.resource_type == GROUP and not resource.resource_name:
+            result.update(error_code=error_code("INVALID_REQUEST"),
+                          error_message="Group name must not be empty")
         elif resource.resource_type == GROUP:
             cluster = ctx.cluster
             result["configs"] = group_config_entries(

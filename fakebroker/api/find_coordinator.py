@@ -4,10 +4,10 @@ Versions: 0-6. Flexible from v3; v4+ looks up a batch of keys (coordinator_keys)
 
 Behavior: a key maps to a broker deterministically (or where it was moved); key type 0 is a
 group, 1 a transactional id, others get INVALID_REQUEST. A coordinator on a broker that is
-down answers COORDINATOR_NOT_AVAILABLE. An empty group id gets INVALID_REQUEST. A found
-coordinator's error message is "NONE" in v1-3 and "" in v4+, as Kafka writes them. The
-coordinator is named at its listener of the request's connection (a client stays on the
-listener it came on).
+down answers COORDINATOR_NOT_AVAILABLE. The empty key is a key like any (Kafka 4.4 finds its
+coordinator). A found coordinator's error message is "NONE" in v1-3 and "" in v4+, as Kafka
+writes them. The coordinator is named at its listener of the request's connection (a client
+stays on the listener it came on).
 
 The first key of a type makes its coordinator's topic, as Kafka does: ``__consumer_offsets``
 for a group, ``__transaction_state`` for a transactional id (50 partitions each, internal,
@@ -42,7 +42,7 @@ AUTHORIZES = (groups("DESCRIBE"), transactional_ids("DESCRIBE"))
 
 
 def locate(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
-    if key_type not in (GROUP, TRANSACTION) or not key:
+    if key_type not in (GROUP, TRANSACTION):
         return dict(NO_COORDINATOR, key=key, error_code=error_code("INVALID_REQUEST"),
                     error_message="Invalid coordinator key")
     ctx.cluster.coordinator_topic(COORDINATOR_TOPICS[key_type])
