@@ -14,6 +14,8 @@ from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
 from tests.bodies import join_body
+from tests.test_share_groups import share_fetch
+from tests.test_wire_versions import topic_id
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
 
@@ -285,3 +287,16 @@ def test_find_coordinator_finds_the_empty_group_ids_coordinator_in_a_batch(kafka
         answer = client.request("FindCoordinator", version, {
             "key_type": 0, "coordinator_keys": ["", "g"]})
     assert [(c.key, c.error_code) for c in answer.coordinators] == [("", 0), ("g", 0)]
+
+
+def test_a_share_fetch_before_any_member_joined_makes_no_group(kafka):
+    # Kafka keeps the share-partitions it makes for the fetch outside its group coordinator.
+    stranger = "B" * 21 + "g"
+    with client_of(kafka) as client:
+        fetched = share_fetch(client, "names-fetched", stranger, topic_id(kafka, "orders"), 0)
+        assert fetched.error_code == 0
+        assert share_heartbeat(client, "names-fetched", stranger, 1) == \
+            ErrorCode.GROUP_ID_NOT_FOUND
+        listed = client.request("ListGroups", 5, {"states_filter": [],
+                                                  "types_filter": ["share"]})
+        assert "names-fetched" not in [g.group_id for g in listed.groups]

@@ -97,7 +97,7 @@ class Groups:
         """The kind of the group ``group_id`` names, or None when there is no such group."""
         if group_id in self.consumer.groups:
             return GroupKind.CONSUMER
-        if group_id in self.share.groups:
+        if self.share.group(group_id) is not None:
             return GroupKind.SHARE
         if group_id in self.streams.groups:
             return GroupKind.STREAMS
@@ -112,20 +112,20 @@ class Groups:
         return self.consumer.groups.get(group_id)
 
     def share_group(self, group_id: str) -> ShareGroup | None:
-        return self.share.groups.get(group_id)
+        return self.share.group(group_id)
 
     def streams_group(self, group_id: str) -> StreamsGroup | None:
         return self.streams.groups.get(group_id)
 
     def _exclusive(self, group_id: str) -> bool:
         """Whether a share or streams group holds ``group_id`` (no other kind may take it)."""
-        return group_id in self.share.groups or group_id in self.streams.groups
+        return self.share.group(group_id) is not None or group_id in self.streams.groups
 
     def ids(self) -> Iterator[str]:
         """Every group id, of any kind."""
         yield from self.classic.groups
         yield from self.consumer.groups
-        yield from self.share.groups
+        yield from (g.group_id for g in self.share.groups.values() if g.known)
         yield from self.streams.groups
 
     def _claim_for_consumer_group(self, group_id: str, joining: bool) -> ConsumerGroup:
