@@ -300,3 +300,24 @@ def test_a_share_fetch_before_any_member_joined_makes_no_group(kafka):
         listed = client.request("ListGroups", 5, {"states_filter": [],
                                                   "types_filter": ["share"]})
         assert "names-fetched" not in [g.group_id for g in listed.groups]
+
+
+# -- OffsetFetch v10: topics by id ----------------------------------------------------------
+
+
+def test_offset_fetch_answers_an_unknown_topic_id_unknown_topic_id(kafka):
+    orders, unknown = topic_id(kafka, "orders"), uuid.uuid4()
+    with client_of(kafka) as client:
+        answer = client.request("OffsetFetch", 10, {"groups": [{
+            "group_id": "names-fetch", "member_id": None, "member_epoch": -1, "topics": [
+                {"topic_id": orders, "partition_indexes": [0]},
+                {"topic_id": unknown, "partition_indexes": [0, 1]},
+                {"topic_id": ZERO_UUID, "partition_indexes": [3]}]}],
+            "require_stable": False})
+    (group,) = answer.groups
+    assert group.error_code == 0
+    assert {t.topic_id: [(p.partition_index, p.error_code, p.committed_offset)
+                         for p in t.partitions] for t in group.topics} == {
+        orders: [(0, 0, -1)],
+        unknown: [(0, ErrorCode.UNKNOWN_TOPIC_ID, -1), (1, ErrorCode.UNKNOWN_TOPIC_ID, -1)],
+        ZERO_UUID: [(3, ErrorCode.UNKNOWN_TOPIC_ID, -1)]}
