@@ -321,3 +321,18 @@ def test_offset_fetch_answers_an_unknown_topic_id_unknown_topic_id(kafka):
         orders: [(0, 0, -1)],
         unknown: [(0, ErrorCode.UNKNOWN_TOPIC_ID, -1), (1, ErrorCode.UNKNOWN_TOPIC_ID, -1)],
         ZERO_UUID: [(3, ErrorCode.UNKNOWN_TOPIC_ID, -1)]}
+
+
+# -- DeleteTopics: a name given twice -------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [1, 3, 5, 6])
+def test_delete_topics_refuses_a_topic_name_given_twice_at_every_version(kafka, version):
+    names = ["ghost", "ghost", "no-such-topic"]
+    body = ({"topics": [{"name": n, "topic_id": ZERO_UUID} for n in names]} if version >= 6
+            else {"topic_names": names})
+    with client_of(kafka) as client:
+        answer = client.request("DeleteTopics", version, dict(body, timeout_ms=5000))
+    assert {(r.name, r.error_code) for r in answer.responses} == {
+        ("ghost", ErrorCode.INVALID_REQUEST),
+        ("no-such-topic", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}

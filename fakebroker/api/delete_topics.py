@@ -3,8 +3,9 @@
 Versions: 0-6 (3.9; 4.x keeps 1-6). Flexible from v4.
 
 Behavior: UNKNOWN_TOPIC_OR_PARTITION for an unknown name, UNKNOWN_TOPIC_ID for an unknown id,
-each with Kafka's message (v5+); v6 answers INVALID_REQUEST for an entry with neither a name
-nor an id, or with both, and for a name or id given twice. The topic's log and producer state
+each with Kafka's message (v5+); INVALID_REQUEST for a name given twice (every version: Kafka's
+controller checks the names of all), and in v6 for an entry with neither a name nor an id, or
+with both, and for an id given twice. The topic's log and producer state
 go with it. Kafka shuffles the answers on purpose; here they keep the request's order.
 
 The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is charged
@@ -40,7 +41,8 @@ UNKNOWN_ID = "This server does not host this topic ID."
 
 
 def refusal(name: str | None, topic_id: Any, counts: Counter[Any]) -> str | None:
-    """Why Kafka refuses a v6 entry before looking the topic up, or None."""
+    """Why Kafka refuses an entry before looking the topic up, or None (before v6, whose
+    entries are names, only a name given twice)."""
     if name is None and topic_id == ZERO_UUID:
         return "Neither topic name nor id were specified."
     if name is not None and topic_id != ZERO_UUID:
@@ -57,7 +59,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     responses = []
     quota = mutation_quota(ctx, strict_since=5)
     for name, topic_id in wanted:
-        refused = refusal(name, topic_id, counts) if ctx.version >= 6 else None
+        refused = refusal(name, topic_id, counts)
         if refused is not None:
             responses.append({"name": name, "topic_id": topic_id,
                               "error_code": error_code("INVALID_REQUEST"),
