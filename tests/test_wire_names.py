@@ -336,3 +336,17 @@ def test_delete_topics_refuses_a_topic_name_given_twice_at_every_version(kafka, 
     assert {(r.name, r.error_code) for r in answer.responses} == {
         ("ghost", ErrorCode.INVALID_REQUEST),
         ("no-such-topic", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
+
+
+@pytest.mark.parametrize("resource_type, name", [(2, "bad/name"), (2, ""), (32, "")],
+                         ids=["illegal-topic", "default-topic", "default-group"])
+def test_incremental_alter_configs_checks_its_operations_before_the_resource_name(
+        kafka, resource_type, name):
+    with client_of(kafka) as client:
+        answer = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": resource_type, "resource_name": name, "configs": [
+                {"name": "retention.ms", "config_operation": 2, "value": "5"}]}],
+            "validate_only": True})
+    assert (answer.responses[0].error_code, answer.responses[0].error_message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Can't APPEND to key retention.ms because its type is not LIST.")
