@@ -350,3 +350,27 @@ def test_incremental_alter_configs_checks_its_operations_before_the_resource_nam
     assert (answer.responses[0].error_code, answer.responses[0].error_message) == (
         ErrorCode.INVALID_CONFIG,
         "Can't APPEND to key retention.ms because its type is not LIST.")
+
+
+# -- ShareFetch and ShareAcknowledge: the member id before the session -----------------------
+
+
+@pytest.mark.parametrize("member", ["", "m" * 37, "x" * 300], ids=["empty", "37", "300"])
+@pytest.mark.parametrize("epoch", [0, 1, -1])
+def test_a_share_session_request_refuses_an_empty_or_too_long_member_id(kafka, member, epoch):
+    with client_of(kafka) as client:
+        acknowledged = client.request("ShareAcknowledge", 1, {
+            "group_id": "names-session", "member_id": member, "share_session_epoch": epoch,
+            "topics": []})
+        fetched = share_fetch(client, "names-session", member, topic_id(kafka, "orders"),
+                              epoch)
+    assert (acknowledged.error_code, fetched.error_code) == (ErrorCode.INVALID_REQUEST,) * 2
+
+
+@pytest.mark.parametrize("member", [" ", "not-a-uuid", "m" * 36])
+def test_a_share_session_request_looks_any_other_member_id_up(kafka, member):
+    with client_of(kafka) as client:
+        acknowledged = client.request("ShareAcknowledge", 1, {
+            "group_id": "names-session", "member_id": member, "share_session_epoch": 1,
+            "topics": []})
+    assert acknowledged.error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
