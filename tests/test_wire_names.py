@@ -374,3 +374,18 @@ def test_a_share_session_request_looks_any_other_member_id_up(kafka, member):
             "group_id": "names-session", "member_id": member, "share_session_epoch": 1,
             "topics": []})
     assert acknowledged.error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+
+
+# -- AlterShareGroupOffsets, DeleteShareGroupOffsets: the empty group id --------------------
+
+
+@pytest.mark.parametrize("api, body", [
+    ("AlterShareGroupOffsets", {"group_id": "", "topics": [{"topic_name": "orders", "partitions": [
+        {"partition_index": 0, "start_offset": 0}]}]}),
+    ("DeleteShareGroupOffsets", {"group_id": "", "topics": [{"topic_name": "orders"}]})],
+    ids=["alter", "delete"])
+def test_share_group_offsets_refuse_an_empty_group_id(kafka, api, body):
+    with client_of(kafka) as client:
+        answer = client.request(api, 0, body)
+    assert (answer.error_code, answer.error_message, list(answer.responses)) == (
+        ErrorCode.INVALID_GROUP_ID, "The group id is invalid.", [])

@@ -55,7 +55,8 @@ def invalid_group_id(group_id: str | None) -> bool:
     """Whether Kafka's group coordinator refuses the group id with INVALID_GROUP_ID before
     anything else, NOT_COORDINATOR included (``isGroupIdNotEmpty``): a null or empty id, in
     JoinGroup, SyncGroup, Heartbeat, LeaveGroup, TxnOffsetCommit, OffsetDelete,
-    ConsumerGroupDescribe and ShareGroupDescribe. (OffsetCommit, OffsetFetch, DescribeGroups
+    ConsumerGroupDescribe, ShareGroupDescribe, AlterShareGroupOffsets and
+    DeleteShareGroupOffsets. (OffsetCommit, OffsetFetch, DescribeGroups
     and DeleteGroups refuse only a null id; ConsumerGroupHeartbeat and ShareGroupHeartbeat
     answer an empty one INVALID_REQUEST.)"""
     return not group_id
