@@ -389,3 +389,21 @@ def test_share_group_offsets_refuse_an_empty_group_id(kafka, api, body):
         answer = client.request(api, 0, body)
     assert (answer.error_code, answer.error_message, list(answer.responses)) == (
         ErrorCode.INVALID_GROUP_ID, "The group id is invalid.", [])
+
+
+# -- JoinGroup: a member id for a group that does not exist ---------------------------------
+
+
+@pytest.mark.parametrize("version", [0, 5, 9])
+@pytest.mark.parametrize("protocols", [[], None], ids=["no-protocols", "range"])
+def test_join_group_answers_a_member_of_no_group_unknown_member_before_its_protocols(
+        kafka, version, protocols):
+    group = f"names-join-{version}-{'none' if protocols == [] else 'range'}"
+    body = join_body(member_id="ghost", group=group)
+    if protocols is not None:
+        body["protocols"] = protocols
+    with client_of(kafka) as client:
+        joined = client.request("JoinGroup", version, body)
+        described = client.request("DescribeGroups", 5, {"groups": [group]})
+    assert (joined.error_code, joined.member_id) == (ErrorCode.UNKNOWN_MEMBER_ID, "ghost")
+    assert described.groups[0].group_state == "Dead"  # not made

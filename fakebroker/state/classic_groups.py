@@ -143,9 +143,13 @@ class ClassicGroupCoordinator:
     ) -> JoinAnswer | Pending[JoinAnswer]:
         """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
         waits at the barrier. Raises ``ClusterError`` for the errors answered at once.
-        ``max_size`` is group.max.size."""
+        ``max_size`` is group.max.size. In Kafka's order: the session timeout, then a member
+        id for a group that does not exist (UNKNOWN_MEMBER_ID; the group is not made), the
+        group's size, its protocols."""
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             raise ClusterError("INVALID_SESSION_TIMEOUT")
+        if member_id and group_id not in self.groups and self.claim(group_id):
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         group = self._group_or_new(group_id)
         if not self._accepts(group, member_id, max_size):
             self._refuse(group, member_id)
