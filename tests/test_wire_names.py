@@ -1,8 +1,10 @@
-"""Names are checked before anything is looked up, as Kafka checks them: an illegal topic name
-is INVALID_TOPIC_EXCEPTION (not UNKNOWN_TOPIC_OR_PARTITION) wherever Kafka validates it, and an
-empty group id is INVALID_GROUP_ID (or INVALID_REQUEST, for the KIP-848 heartbeat) before the
-group or its member is looked for. Found by the differential fuzzer (python -m tests.fuzz
-differential); they run on the fake and on Apache Kafka (``--kafka=both``)."""
+"""Names and ids are checked in Kafka's order, before anything is looked up: an illegal topic
+name is INVALID_TOPIC_EXCEPTION (not UNKNOWN_TOPIC_OR_PARTITION) wherever Kafka validates it; an
+empty group id is INVALID_GROUP_ID (INVALID_REQUEST for the modern heartbeats) before the group
+or its member is looked for, and a key like any where Kafka takes it; partitions that do not
+exist before the group; a group before its member. Found by the differential fuzzer
+(python -m tests.fuzz differential); they run on the fake and on Apache Kafka
+(``--kafka=both``)."""
 
 from __future__ import annotations
 
@@ -224,6 +226,28 @@ def test_incremental_alter_configs_refuses_an_illegal_topic_name_before_its_conf
     assert message.startswith("Topic name is invalid: ")
 
 
+def test_describe_configs_refuses_the_default_group_resource(kafka):
+    with client_of(kafka) as client:
+        answer = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 32, "resource_name": "", "configuration_keys": None}]})
+    assert (answer.results[0].error_code, answer.results[0].error_message) == (
+        ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+
+
+@pytest.mark.parametrize("resource_type, name", [(2, "bad/name"), (2, ""), (32, "")],
+                         ids=["illegal-topic", "default-topic", "default-group"])
+def test_incremental_alter_configs_checks_its_operations_before_the_resource_name(
+        kafka, resource_type, name):
+    with client_of(kafka) as client:
+        answer = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": resource_type, "resource_name": name, "configs": [
+                {"name": "retention.ms", "config_operation": 2, "value": "5"}]}],
+            "validate_only": True})
+    assert (answer.responses[0].error_code, answer.responses[0].error_message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Can't APPEND to key retention.ms because its type is not LIST.")
+
+
 # -- ShareGroupHeartbeat: the group before its member ---------------------------------------
 
 
@@ -263,12 +287,17 @@ def test_share_group_heartbeat_answers_an_empty_group_id_invalid_request(kafka):
         ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
 
 
-def test_describe_configs_refuses_the_default_group_resource(kafka):
+def test_a_share_fetch_before_any_member_joined_makes_no_group(kafka):
+    # Kafka keeps the share-partitions it makes for the fetch outside its group coordinator.
+    stranger = "B" * 21 + "g"
     with client_of(kafka) as client:
-        answer = client.request("DescribeConfigs", 4, {"resources": [
-            {"resource_type": 32, "resource_name": "", "configuration_keys": None}]})
-    assert (answer.results[0].error_code, answer.results[0].error_message) == (
-        ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        fetched = share_fetch(client, "names-fetched", stranger, topic_id(kafka, "orders"), 0)
+        assert fetched.error_code == 0
+        assert share_heartbeat(client, "names-fetched", stranger, 1) == \
+            ErrorCode.GROUP_ID_NOT_FOUND
+        listed = client.request("ListGroups", 5, {"states_filter": [],
+                                                  "types_filter": ["share"]})
+        assert "names-fetched" not in [g.group_id for g in listed.groups]
 
 
 # -- FindCoordinator: the empty group id is a key like any ----------------------------------
@@ -287,19 +316,6 @@ def test_find_coordinator_finds_the_empty_group_ids_coordinator_in_a_batch(kafka
         answer = client.request("FindCoordinator", version, {
             "key_type": 0, "coordinator_keys": ["", "g"]})
     assert [(c.key, c.error_code) for c in answer.coordinators] == [("", 0), ("g", 0)]
-
-
-def test_a_share_fetch_before_any_member_joined_makes_no_group(kafka):
-    # Kafka keeps the share-partitions it makes for the fetch outside its group coordinator.
-    stranger = "B" * 21 + "g"
-    with client_of(kafka) as client:
-        fetched = share_fetch(client, "names-fetched", stranger, topic_id(kafka, "orders"), 0)
-        assert fetched.error_code == 0
-        assert share_heartbeat(client, "names-fetched", stranger, 1) == \
-            ErrorCode.GROUP_ID_NOT_FOUND
-        listed = client.request("ListGroups", 5, {"states_filter": [],
-                                                  "types_filter": ["share"]})
-        assert "names-fetched" not in [g.group_id for g in listed.groups]
 
 
 # -- OffsetFetch v10: topics by id ----------------------------------------------------------
@@ -336,20 +352,6 @@ def test_delete_topics_refuses_a_topic_name_given_twice_at_every_version(kafka, 
     assert {(r.name, r.error_code) for r in answer.responses} == {
         ("ghost", ErrorCode.INVALID_REQUEST),
         ("no-such-topic", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
-
-
-@pytest.mark.parametrize("resource_type, name", [(2, "bad/name"), (2, ""), (32, "")],
-                         ids=["illegal-topic", "default-topic", "default-group"])
-def test_incremental_alter_configs_checks_its_operations_before_the_resource_name(
-        kafka, resource_type, name):
-    with client_of(kafka) as client:
-        answer = client.request("IncrementalAlterConfigs", 1, {"resources": [{
-            "resource_type": resource_type, "resource_name": name, "configs": [
-                {"name": "retention.ms", "config_operation": 2, "value": "5"}]}],
-            "validate_only": True})
-    assert (answer.responses[0].error_code, answer.responses[0].error_message) == (
-        ErrorCode.INVALID_CONFIG,
-        "Can't APPEND to key retention.ms because its type is not LIST.")
 
 
 # -- ShareFetch and ShareAcknowledge: the member id before the session -----------------------
