@@ -22,6 +22,7 @@ from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.consumer_groups import Assignment
 from fakebroker.state.features import GROUP_VERSION
+from fakebroker.state.groups import invalid_group_id
 
 API_KEY = 69
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # MemberType: -1 unknown, 0 classic, 1 consumer
@@ -48,6 +49,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+    if invalid_group_id(group_id):
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("INVALID_GROUP_ID"))
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.consumer_group(group_id)

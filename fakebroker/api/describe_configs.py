@@ -9,8 +9,9 @@ Behavior (a new Kafka 4.4 cluster's answers):
   config of the broker synonym (DYNAMIC_BROKER_CONFIG), the cluster's dynamic default
   (DYNAMIC_DEFAULT_BROKER_CONFIG: min.insync.replicas, as a formatted 4.x cluster has it, and
   whatever IncrementalAlterConfigs / AlterConfigs set), the broker's static config
-  (STATIC_BROKER_CONFIG: an override it started with), the rest DEFAULT_CONFIG; unknown
-  topic: UNKNOWN_TOPIC_OR_PARTITION.
+  (STATIC_BROKER_CONFIG: an override it started with), the rest DEFAULT_CONFIG; an illegal
+  name: INVALID_TOPIC_EXCEPTION with Kafka's message, checked first as Kafka's ConfigHelper
+  does; unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
 * Broker resources (type 4): the broker configs this fake knows (``fakebroker.options.
   BROKER_CONFIGS``), with the values the cluster runs with
   (``auto.create.topics.enable=false`` for a cluster started without auto-creation):
@@ -34,7 +35,7 @@ Behavior (a new Kafka 4.4 cluster's answers):
   from the broker config backing each (``fakebroker.state.group_configs``) as this broker
   runs with it: its dynamic config, the cluster's dynamic default, the static config (an
   override it started with), else DEFAULT_CONFIG; the synonyms list each of those set, then
-  the default.
+  the default. The empty name: INVALID_REQUEST "Group name must not be empty".
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
@@ -52,7 +53,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.acls import CLUSTER_NAME
-from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS, Topic
+from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS, Topic, invalid_topic_name
 from fakebroker.state.config_changes import broker_config_def
 from fakebroker.state.configs import (
     BROKER_DEFAULTS,
@@ -216,7 +217,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             continue
         if resource.resource_type == TOPIC:
             topic = ctx.cluster.topics.get(resource.resource_name)
-            if topic is None:
+            illegal = invalid_topic_name(resource.resource_name)
+            if illegal is not None:
+                result.update(error_code=illegal.code, error_message=illegal.message)
+            elif topic is None:
                 result["error_code"] = error_code("UNKNOWN_TOPIC_OR_PARTITION")
             else:
                 result["configs"] = topic_config_entries(
@@ -236,6 +240,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     names, ctx.cluster.static_broker_configs, request.include_synonyms,
                     ctx.cluster.broker_configs.get(ctx.broker.id),
                     ctx.cluster.default_broker_configs)
+        elif resource.resource_type == GROUP and not resource.resource_name:
+            result.update(error_code=error_code("INVALID_REQUEST"),
+                          error_message="Group name must not be empty")
         elif resource.resource_type == GROUP:
             cluster = ctx.cluster
             result["configs"] = group_config_entries(

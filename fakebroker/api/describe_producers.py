@@ -3,7 +3,8 @@ transactional), as their leader's producer state holds them.
 
 Versions: 0. Flexible.
 
-Behavior: per partition, answered by its leader (NOT_LEADER_OR_FOLLOWER elsewhere,
+Behavior: per partition, answered by its leader (an illegal topic name: INVALID_TOPIC_EXCEPTION
+with Kafka's message, first, as Kafka's ``checkValidTopic``; NOT_LEADER_OR_FOLLOWER elsewhere,
 UNKNOWN_TOPIC_OR_PARTITION for one that does not exist): each producer that appended to it,
 with its epoch, last sequence, last batch timestamp, the coordinator epoch of its last marker
 there (-1 before any; the fake's coordinators are always at epoch 0) and the first offset of
@@ -17,6 +18,7 @@ from typing import Any
 from fakebroker.api.access import topics
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
+from fakebroker.state.cluster import invalid_topic_name
 
 API_KEY = 61
 NO_PRODUCERS = {"error_message": None, "active_producers": ()}  # beside an error
@@ -29,10 +31,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     topics = []
     for topic in request.topics:
         partitions = []
+        illegal = invalid_topic_name(topic.name)
         for index in topic.partition_indexes:
             partition = ctx.cluster.partition(topic.name, index)
             answer: dict[str, Any] = dict(NO_PRODUCERS, partition_index=index,
                                           error_code=ctx.leader_check(partition))
+            if illegal is not None:
+                answer.update(error_code=illegal.code, error_message=illegal.message)
             if partition is not None and not answer["error_code"]:
                 states = ctx.cluster.producers.partitions.get((topic.name, index), {})
                 answer["active_producers"] = [

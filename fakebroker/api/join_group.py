@@ -27,6 +27,7 @@ from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.groups import invalid_group_id
 from fakebroker.state.mixed_groups import ClassicJoin
 
 API_KEY = 11
@@ -46,6 +47,9 @@ def refused_answer(request: Any, version: int, error: str) -> dict[str, Any]:
 async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     answer: dict[str, Any] = dict(NOT_JOINED, throttle_time_ms=0, member_id=request.member_id,
                                   protocol_name=None if ctx.version >= 7 else "")
+    if invalid_group_id(request.group_id):
+        answer["error_code"] = error_code("INVALID_GROUP_ID")
+        return answer
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
         return answer

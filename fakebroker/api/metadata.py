@@ -14,7 +14,8 @@ Behavior:
   their coordinators make them). As a KRaft Kafka broker does (it asks its controller to
   create the topic), that request is answered UNKNOWN_TOPIC_OR_PARTITION without partitions;
   the topic is there for the next one. Otherwise UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
-  when asked by id, v12+). An illegal name gets INVALID_TOPIC_EXCEPTION. The creation is
+  when asked by id, v12+). An illegal name (``check_topic_name``) gets INVALID_TOPIC_EXCEPTION,
+  auto-created or not. The creation is
   charged to the client's ``controller_mutation_rate`` as a strict CreateTopics (Kafka's
   broker forwards one at the newest version, in the client's name): a topic the quota refuses
   is not created, the answer the same (UNKNOWN_TOPIC_OR_PARTITION) and not throttled.
@@ -24,7 +25,8 @@ Behavior:
   v12, a topic given by id or without a name makes the whole request invalid: as Kafka's
   ``handleTopicMetadataRequest`` throws and ``MetadataRequest.getErrorResponse`` answers,
   every topic asked gets INVALID_REQUEST (its name, "" for none; its id as sent), with no
-  brokers, cluster id or controller.
+  brokers, cluster id or controller. From v12, a topic with neither name nor id makes Kafka's
+  name check throw (a NullPointerException): the same answer with UNKNOWN_SERVER_ERROR.
 * Asked for them (v8+), authorized operations (of every topic answered, a missing one too,
   but not a refused one) are every topic (and, v8-10, cluster) operation with no authorizer,
   as a Kafka broker without one answers; with one, those the principal may do (the
@@ -57,7 +59,7 @@ from fakebroker.api.throttling import mutation_quota
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.acls import CLUSTER_NAME
-from fakebroker.state.cluster import INTERNAL_TOPIC_CONFIGS, Topic
+from fakebroker.state.cluster import INTERNAL_TOPIC_CONFIGS, Topic, check_topic_name
 
 API_KEY = 3
 CACHEABLE = True
@@ -65,6 +67,7 @@ LEADER_NOT_AVAILABLE = error_code("LEADER_NOT_AVAILABLE")
 TOPIC_AUTHORIZATION_FAILED = error_code("TOPIC_AUTHORIZATION_FAILED")
 UNKNOWN_TOPIC_ID = error_code("UNKNOWN_TOPIC_ID")
 INVALID_REQUEST = error_code("INVALID_REQUEST")
+UNKNOWN_SERVER_ERROR = error_code("UNKNOWN_SERVER_ERROR")
 # Beside a topic's error: no partitions.
 NOT_DESCRIBED = {"is_internal": False, "partitions": ()}
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", error_fields=NOT_DESCRIBED))
@@ -80,7 +83,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     wanted = request.topics
     if 10 <= ctx.version < 12 and wanted and any(
             t.name is None or t.topic_id != ZERO_UUID for t in wanted):
-        return invalid_request(wanted)
+        return error_answer(wanted, INVALID_REQUEST)
+    if ctx.version >= 12 and wanted and any(
+            t.name is None and t.topic_id == ZERO_UUID for t in wanted):
+        return error_answer(wanted, UNKNOWN_SERVER_ERROR)
     if wanted is None or (ctx.version == 0 and not wanted):
         topics = [describe(t, live) for t in cluster.topics.values()
                   if ctx.allowed("DESCRIBE", "TOPIC", t.name)]
@@ -111,10 +117,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     return answer
 
 
-def invalid_request(wanted: Any) -> dict[str, Any]:
-    """Kafka's ``MetadataRequest.getErrorResponse`` for INVALID_REQUEST."""
+def error_answer(wanted: Any, error: int) -> dict[str, Any]:
+    """Kafka's ``MetadataRequest.getErrorResponse``: every topic asked gets ``error``."""
     return {"throttle_time_ms": 0, "brokers": (), "cluster_id": None, "controller_id": -1,
-            "topics": [dict(NOT_DESCRIBED, error_code=INVALID_REQUEST, name=t.name or "",
+            "topics": [dict(NOT_DESCRIBED, error_code=error, name=t.name or "",
                             topic_id=t.topic_id) for t in wanted]}
 
 
@@ -137,15 +143,16 @@ def lookup(entry: Any, allow_auto_create: bool, ctx: RequestContext, live: set[i
     if auto_create and not (ctx.allowed("CREATE", "CLUSTER", CLUSTER_NAME)
                             or ctx.allowed("CREATE", "TOPIC", name)):
         return dict(NOT_DESCRIBED, error_code=TOPIC_AUTHORIZATION_FAILED, name=name)
-    if auto_create:
-        try:
-            if name in INTERNAL_TOPIC_CONFIGS:  # made as its coordinator makes it
-                ctx.cluster.coordinator_topic(name)
-            else:
-                ctx.cluster.create_topic(name, admit=admit)
-        except ClusterError as exc:
-            if exc.error != "THROTTLING_QUOTA_EXCEEDED":
-                return dict(NOT_DESCRIBED, error_code=exc.code, name=name)
+    try:
+        if not auto_create:
+            check_topic_name(name)
+        elif name in INTERNAL_TOPIC_CONFIGS:  # made as its coordinator makes it
+            ctx.cluster.coordinator_topic(name)
+        else:
+            ctx.cluster.create_topic(name, admit=admit)
+    except ClusterError as exc:
+        if exc.error != "THROTTLING_QUOTA_EXCEEDED":
+            return dict(NOT_DESCRIBED, error_code=exc.code, name=name)
     return dict(NOT_DESCRIBED, error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"), name=name)
 
 

@@ -5,18 +5,23 @@ Versions: 0-9 (3.9), 10 (4.x, topic ids). Flexible from v8.
 Behavior:
 * A member commits for its generation: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
   FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (while the group awaits the leader's
-  assignment). A commit with generation -1 and no member id is accepted while the group is
-  Empty (assign-only consumers and admin tools) and creates the group if needed; a
+  assignment). A commit with a negative generation is accepted while the group is Empty
+  (assign-only consumers and admin tools; with a member id too, as Kafka's
+  ClassicGroup.validateOffsetCommit) and creates the group if needed; a
   member's commit (generation >= 0) to no group is GROUP_ID_NOT_FOUND from v9,
   ILLEGAL_GENERATION before, and creates none.
-* Per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) and
-  OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the rest are stored.
+* Per partition: OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the
+  rest are stored.
 * A KIP-848 consumer group member commits with its member epoch: STALE_MEMBER_EPOCH for
   another epoch, UNKNOWN_MEMBER_ID for an unknown member. A commit with a negative epoch is
   accepted only while the consumer group has no member; while it has members, one without a
   member id gets UNKNOWN_MEMBER_ID, and a member's commit below v9 UNSUPPORTED_VERSION (Kafka's
   ConsumerGroup.validateOffsetCommit).
-* Group-level errors (NOT_COORDINATOR, INVALID_GROUP_ID, ...) are given on every partition.
+* As Kafka's broker: partitions that do not exist are answered first
+  (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID), and the group is asked about the rest only:
+  its errors (NOT_COORDINATOR, UNKNOWN_MEMBER_ID, ...) are given on every partition that
+  exists, none when no partition does. Any group id names a group, the empty one too (Kafka
+  refuses only a null id, which the request cannot carry).
 * v0 (offsets kept in ZooKeeper) at an emulated KRaft release before 4.0 (3.3-3.9):
   UNSUPPORTED_VERSION on every partition, nothing stored, as those releases answer it.
 """
@@ -42,47 +47,59 @@ AUTHORIZES = (groups("READ"), topics("READ"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    group_error = 0
-    if offsets_in_zookeeper(ctx):
-        group_error = error_code("UNSUPPORTED_VERSION")
-    elif not ctx.is_coordinator(request.group_id):
-        group_error = error_code("NOT_COORDINATOR")
-    else:
-        try:
-            ctx.cluster.groups.validate_offset_commit(
-                request.group_id, request.generation_id_or_member_epoch, request.member_id,
-                request.group_instance_id, trio.current_time(),
-                no_group="GROUP_ID_NOT_FOUND" if ctx.version >= 9 else "ILLEGAL_GENERATION",
-                version=ctx.version)
-        except ClusterError as exc:
-            group_error = error_code(exc.error)
-    now = ctx.now_ms()
-    accepted: dict[TopicPartition, CommittedOffset] = {}
-    topics = []
+    topics, existing = [], []
     for wanted in request.topics:
         topic = resolve_topic(ctx, wanted.name, wanted.topic_id)
         results = []
         for p in wanted.partitions:
-            code = group_error
-            if not code:
-                code = partition_error(ctx, topic, p, unknown_id=ctx.version >= 10)
-            if not code:
-                assert topic is not None
+            result = {"partition_index": p.partition_index,
+                      "error_code": existence_error(topic, p, unknown_id=ctx.version >= 10)}
+            if not result["error_code"]:
+                existing.append((topic, p, result))
+            results.append(result)
+        topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
+    if existing:  # Kafka's broker asks the group coordinator only about partitions that exist
+        group_error = group_check(request, ctx)
+        now = ctx.now_ms()
+        accepted: dict[TopicPartition, CommittedOffset] = {}
+        for topic, p, result in existing:
+            result["error_code"] = group_error or metadata_error(p)
+            if not result["error_code"]:
                 accepted[(topic.name, p.partition_index)] = CommittedOffset(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, now)
-            results.append({"partition_index": p.partition_index, "error_code": code})
-        topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
-    ctx.cluster.groups.offsets.commit(request.group_id, accepted)
+        ctx.cluster.groups.offsets.commit(request.group_id, accepted)
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def partition_error(ctx: RequestContext, topic: Any, partition: Any, unknown_id: bool) -> int:
-    """A committed partition's own error (0: none); ``unknown_id``: the version names topics
-    by id, so an unknown one is UNKNOWN_TOPIC_ID."""
+def group_check(request: Any, ctx: RequestContext) -> int:
+    """The error the group coordinator gives every partition (0: it may store them)."""
+    if offsets_in_zookeeper(ctx):
+        return error_code("UNSUPPORTED_VERSION")
+    if not ctx.is_coordinator(request.group_id):
+        return error_code("NOT_COORDINATOR")
+    try:
+        ctx.cluster.groups.validate_offset_commit(
+            request.group_id, request.generation_id_or_member_epoch, request.member_id,
+            request.group_instance_id, trio.current_time(),
+            no_group="GROUP_ID_NOT_FOUND" if ctx.version >= 9 else "ILLEGAL_GENERATION",
+            version=ctx.version)
+    except ClusterError as exc:
+        return exc.code
+    return 0
+
+
+def existence_error(topic: Any, partition: Any, unknown_id: bool) -> int:
+    """UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist (``unknown_id``: the
+    version names topics by id, so an unknown topic is UNKNOWN_TOPIC_ID), else 0."""
     if topic is None:
         return error_code("UNKNOWN_TOPIC_ID" if unknown_id else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= partition.partition_index < len(topic.partitions):
         return error_code("UNKNOWN_TOPIC_OR_PARTITION")
+    return 0
+
+
+def metadata_error(partition: Any) -> int:
+    """OFFSET_METADATA_TOO_LARGE beyond offset.metadata.max.bytes, else 0."""
     metadata = partition.committed_metadata or ""
     if len(metadata.encode()) > MAX_METADATA_BYTES:
         return error_code("OFFSET_METADATA_TOO_LARGE")

@@ -18,6 +18,7 @@ from fakebroker.api.access import groups, topics
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import GROUP_ERRORS, Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.groups import invalid_group_id
 
 API_KEY = 47
 ERROR_PLACEMENT = Placement(per_topic("topics", "topics", partitions=per_partition(
@@ -26,6 +27,9 @@ AUTHORIZES = (groups("DELETE"), topics("READ"))
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if invalid_group_id(request.group_id):
+        return {"error_code": error_code("INVALID_GROUP_ID"), "throttle_time_ms": 0,
+                "topics": []}
     if not ctx.is_coordinator(request.group_id):
         return {"error_code": error_code("NOT_COORDINATOR"), "throttle_time_ms": 0,
                 "topics": []}

@@ -2,7 +2,8 @@
 
 Versions: 0-9 (3.9), 10 (4.x, topic ids). Flexible from v6; v8+ asks for several groups.
 
-Behavior: a partition without a committed offset answers offset -1 and empty metadata; a null
+Behavior: a partition without a committed offset answers offset -1 and empty metadata (v10: a
+topic named by an unknown id, the zero one too, UNKNOWN_TOPIC_ID on its partitions); a null
 topic list (v2+) answers every committed offset of the group; an unknown group answers like an
 empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level in v2-7 and per group
 from v8. v9+ requests from a KIP-848 member are checked against its member epoch
@@ -37,6 +38,7 @@ API_KEY = 9
 # A partition's answer without a committed offset (and beside an error).
 NOT_COMMITTED = {"committed_offset": -1, "committed_leader_epoch": -1, "metadata": ""}
 NO_TOPICS = {"topics": ()}  # beside a group's error (v8+)
+UNKNOWN_TOPIC_ID = error_code("UNKNOWN_TOPIC_ID")
 # The partition indexes of each topic (the request's entries are indexes); from v8 in groups.
 TOPICS = per_topic("topics", "topics", partitions=per_partition(
     "partition_indexes", "partitions", "", "partition_index", error_fields=NOT_COMMITTED))
@@ -51,8 +53,9 @@ AUTHORIZES = (groups("DESCRIBE"), topics("DESCRIBE"), in_handler(
 
 
 def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
-                  require_stable: bool = False) -> list[dict[str, Any]]:
-    """Answers per topic for ``topics`` (None = all committed) of ``group_id``."""
+                  require_stable: bool = False, by_id: bool = False) -> list[dict[str, Any]]:
+    """Answers per topic for ``topics`` (None = all committed) of ``group_id``; ``by_id``
+    (v10): a topic named by an id no topic has (the zero one too) gets UNKNOWN_TOPIC_ID."""
     offsets = ctx.cluster.groups.offsets.of_group(group_id)
     if topics is None:
         wanted: dict[str, list[int]] = {}
@@ -64,15 +67,19 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
         requested = []
         for t in topics:
             name = t.name
-            if t.get("topic_id", ZERO_UUID) != ZERO_UUID:
+            if by_id or t.get("topic_id", ZERO_UUID) != ZERO_UUID:
                 found = ctx.cluster.topic_by_id(t.topic_id)
-                name = found.name if found else ""
+                name = found.name if found else None
             requested.append((name, t.get("topic_id"), list(t.partition_indexes)))
     answer = []
     for name, topic_id, indexes in requested:
         partitions = []
         for index in indexes:
             partition = dict(NOT_COMMITTED, partition_index=index, error_code=error)
+            if name is None:  # an unknown topic id
+                partition["error_code"] = error or UNKNOWN_TOPIC_ID
+                partitions.append(partition)
+                continue
             committed = offsets.get((name, index))
             if require_stable and ctx.cluster.transactions.pending_offset(group_id, name, index):
                 partition["error_code"] = error or error_code("UNSTABLE_OFFSET_COMMIT")
@@ -81,8 +88,8 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
                                  committed_leader_epoch=committed.leader_epoch,
                                  metadata=committed.metadata or "")
             partitions.append(partition)
-        topic = ctx.cluster.topics.get(name)
-        answer.append({"name": name,
+        topic = ctx.cluster.topics.get(name or "")
+        answer.append({"name": name or "",
                        "topic_id": topic_id or (topic.id if topic else ZERO_UUID),
                        "partitions": partitions})
     return answer
@@ -102,7 +109,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             group = dict(NO_TOPICS, group_id=g.group_id, error_code=error)
             if not error:
                 group["topics"] = partitions_of(ctx, g.group_id, g.topics, 0,
-                                                request.require_stable)
+                                                request.require_stable, ctx.version >= 10)
             groups.append(group)
         return {"throttle_time_ms": 0, "groups": groups}
     if offsets_in_zookeeper(ctx):

@@ -19,6 +19,7 @@ from fakebroker.api.consumer_group_describe import partitions
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_group
 from fakebroker.protocol.errors import error_code
+from fakebroker.state.groups import invalid_group_id
 from fakebroker.state.share_groups import ASSIGNOR
 
 API_KEY = 77
@@ -41,6 +42,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+    if invalid_group_id(group_id):
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("INVALID_GROUP_ID"))
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.share_group(group_id)

@@ -21,6 +21,7 @@ from fakebroker.api.common import answer_of
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import TOP_LEVEL
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.groups import invalid_group_id
 
 API_KEY = 14
 ERROR_PLACEMENT = TOP_LEVEL
@@ -32,6 +33,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                               "protocol_type": None, "protocol_name": None}
     if ctx.version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         answer["error_code"] = error_code("INCONSISTENT_GROUP_PROTOCOL")
+        return answer
+    if invalid_group_id(request.group_id):
+        answer["error_code"] = error_code("INVALID_GROUP_ID")
         return answer
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")

@@ -32,9 +32,10 @@ import trio
 from fakebroker.api.access import groups, topics, transactional_ids
 from fakebroker.api.common import resolve_topic
 from fakebroker.api.context import RequestContext
-from fakebroker.api.offset_commit import partition_error
+from fakebroker.api.offset_commit import existence_error, metadata_error
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.groups import invalid_group_id
 from fakebroker.state.offsets import CommittedOffset, TopicPartition
 
 API_KEY = 28
@@ -51,7 +52,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     for t, wanted in enumerate(request.topics):
         topic = resolve_topic(ctx, wanted.get("name"), wanted.get("topic_id"))
         for p, partition in enumerate(wanted.partitions):
-            code = partition_error(ctx, topic, partition, unknown_id=ctx.version >= 6)
+            code = (existence_error(topic, partition, unknown_id=ctx.version >= 6)
+                    or metadata_error(partition))
             results[(t, p)] = code
             if not code:
                 assert topic is not None
@@ -77,7 +79,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def check(ctx: RequestContext, request: Any) -> int:
     """The error of the request's group and transaction, as Kafka's group coordinator and
-    the transaction verification answer it (0: the offsets may be stored)."""
+    the transaction verification answer it (0: the offsets may be stored): an empty group id
+    first (``invalid_group_id``)."""
+    if invalid_group_id(request.group_id):
+        return error_code("INVALID_GROUP_ID")
     if not ctx.is_coordinator(request.group_id):
         return error_code("NOT_COORDINATOR")
     transactions = ctx.cluster.transactions

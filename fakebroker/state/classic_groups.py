@@ -143,11 +143,13 @@ class ClassicGroupCoordinator:
     ) -> JoinAnswer | Pending[JoinAnswer]:
         """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
         waits at the barrier. Raises ``ClusterError`` for the errors answered at once.
-        ``max_size`` is group.max.size."""
-        if not group_id:
-            raise ClusterError("INVALID_GROUP_ID")
+        ``max_size`` is group.max.size. In Kafka's order: the session timeout, then a member
+        id for a group that does not exist (UNKNOWN_MEMBER_ID; the group is not made), the
+        group's size, its protocols."""
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             raise ClusterError("INVALID_SESSION_TIMEOUT")
+        if member_id and group_id not in self.groups and self.claim(group_id):
+            raise ClusterError("UNKNOWN_MEMBER_ID")
         group = self._group_or_new(group_id)
         if not self._accepts(group, member_id, max_size):
             self._refuse(group, member_id)
@@ -477,13 +479,12 @@ class ClassicGroupCoordinator:
 
     def validate_commit(self, group_id: str, generation_id: int, member_id: str,
                         instance_id: str | None, now: float) -> None:
-        """Whether an OffsetCommit may store its offsets, or ``ClusterError`` as Kafka answers;
-        a commit from outside the group creates it Empty if needed."""
-        if not group_id:
-            raise ClusterError("INVALID_GROUP_ID")
+        """Whether an OffsetCommit may store its offsets, or ``ClusterError`` as Kafka answers
+        (ClassicGroup.validateOffsetCommit); a commit from outside the group creates it Empty
+        if needed. Any group id is one, the empty one too (Kafka refuses only a null id)."""
         group = self._group_or_new(group_id)
-        if generation_id < 0 and not member_id and group.state is GroupState.EMPTY:
-            return  # a commit from outside the group (admin, assign-only consumer)
+        if generation_id < 0 and group.state is GroupState.EMPTY:
+            return  # from outside the group (admin, assign-only consumer), member id or not
         _, member = self._member(group_id, member_id, instance_id)
         if generation_id != group.generation_id:
             raise ClusterError("ILLEGAL_GENERATION")

@@ -154,8 +154,18 @@ NEW_CLUSTER_DEFAULTS: dict[str, str] = {"min.insync.replicas": "1"}
 
 
 def check_topic_name(name: str) -> None:
-    """Raise ``ClusterError(INVALID_TOPIC_EXCEPTION)`` for a name Kafka would refuse, with
-    Kafka's message."""
+    """Raise ``invalid_topic_name(name)`` if there is one."""
+    error = invalid_topic_name(name)
+    if error is not None:
+        raise error
+
+
+def invalid_topic_name(name: str) -> ClusterError | None:
+    """``ClusterError(INVALID_TOPIC_EXCEPTION)`` with Kafka's message for a name Kafka's
+    ``Topic.validate`` refuses (empty, "." or "..", longer than 249 characters, a character
+    other than ASCII letters, digits, '.', '_' and '-'), else None. Kafka checks it wherever
+    it names an illegal topic before looking the topic up: CreateTopics, Metadata (auto-
+    creating or not), DescribeConfigs, DescribeProducers, DescribeTopicPartitions."""
     reason = None
     if not name:
         reason = "the empty string is not allowed"
@@ -166,8 +176,9 @@ def check_topic_name(name: str) -> None:
     elif not LEGAL_TOPIC.fullmatch(name):
         reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
                   "'.', '_' and '-'")
-    if reason is not None:
-        raise ClusterError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}")
+    if reason is None:
+        return None
+    return ClusterError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}")
 
 
 @dataclass(eq=False)

@@ -5,8 +5,9 @@ resource's dynamic configs (IncrementalAlterConfigs' operations, or AlterConfigs
 when ``replace``) or raises ``ConfigChangeError`` with Kafka's error name and message, in the
 order Kafka makes its checks: the broker's preprocessing (duplicate keys, null values, the
 resource's type and this node's id, which broker configs a running broker may change) then the
-controller's (APPEND/SUBTRACT only on lists, topic config names and values, the topic's
-existence). Nothing is changed when a check fails, or with ``validate_only``.
+controller's (APPEND/SUBTRACT only on lists; the resource's name: no default topic or group
+resource "", a legal topic name (``invalid_topic_name``); topic config names and values, the
+topic's existence). Nothing is changed when a check fails, or with ``validate_only``.
 ``alter_loggers`` changes a broker's loggers (IncrementalAlterConfigs on BROKER_LOGGER,
 ``fakebroker.state.loggers``) after the same preprocessing and Kafka's ALTER_CONFIGS check on
 the cluster; AlterConfigs cannot (INVALID_REQUEST "Unknown resource type 8", from ``alter``).
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fakebroker.options import BROKER_CONFIGS
-from fakebroker.state.cluster import Cluster
+from fakebroker.state.cluster import Cluster, invalid_topic_name
 from fakebroker.state.configs import (
     BOOLEAN,
     BROKER_DEFAULTS,
@@ -103,11 +104,15 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
             raise ConfigChangeError("INVALID_CONFIG", "Cluster-level min.insync.replicas "
                                                       "cannot be removed while ELR is enabled.")
     elif resource_type == TOPIC:
-        if name == "":
-            raise ConfigChangeError("INVALID_REQUEST", "Default topic resources are not allowed.")
         topic = cluster.topics.get(name)
         current = topic.configs if topic is not None else {}
         updated = _updated(current, ops, replace, _topic_is_list)
+        # Kafka's controller validates the name after the operations, before the configs.
+        if name == "":
+            raise ConfigChangeError("INVALID_REQUEST", "Default topic resources are not allowed.")
+        illegal = invalid_topic_name(name)
+        if illegal is not None:
+            raise ConfigChangeError(illegal.error, illegal.message)
         for key, value in updated.items():
             try:
                 validate_topic_config(key, value, cluster.settings.kafka_version)
@@ -117,10 +122,14 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
             raise ConfigChangeError("UNKNOWN_TOPIC_OR_PARTITION",
                                     f"The topic '{name}' does not exist.")
     elif resource_type == GROUP:
-        current = cluster.groups.share.configs.setdefault(name, {})
+        current = cluster.groups.share.configs.get(name, {})
         updated = _updated(current, ops, replace, lambda key: False)
+        if name == "":  # as a topic's name, after the operations
+            raise ConfigChangeError("INVALID_REQUEST", "Default group resources are not allowed.")
         _check_group_configs(updated, cluster.groups.share.settings,
                              cluster.groups.streams.settings)
+        if not validate_only:
+            current = cluster.groups.share.configs.setdefault(name, current)
     else:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown resource type {resource_type}")
     if not validate_only:

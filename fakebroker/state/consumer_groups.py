@@ -216,10 +216,9 @@ def check_regex(regex: str) -> None:
 
 
 def validate(hb: Heartbeat) -> None:
-    """Kafka's request checks (throwIfConsumerGroupHeartbeatRequestIsInvalid)."""
-    if not hb.group_id:
-        raise ClusterError("INVALID_GROUP_ID")
-
+    """Kafka's request checks (throwIfConsumerGroupHeartbeatRequestIsInvalid), with its texts;
+    an empty group id first ("GroupId can't be empty.")."""
+    throw_if_empty(hb.group_id, "GroupId")
     if hb.version >= 1 or hb.member_epoch > 0 or hb.member_epoch == LEAVE:
         throw_if_empty(hb.member_id, "MemberId")
     throw_if_empty(hb.instance_id, "InstanceId")

@@ -51,6 +51,17 @@ from fakebroker.state.share_groups import ShareGroup, ShareGroupCoordinator
 from fakebroker.state.streams_groups import StreamsGroup, StreamsGroupCoordinator
 
 
+def invalid_group_id(group_id: str | None) -> bool:
+    """Whether Kafka's group coordinator refuses the group id with INVALID_GROUP_ID before
+    anything else, NOT_COORDINATOR included (``isGroupIdNotEmpty``): a null or empty id, in
+    JoinGroup, SyncGroup, Heartbeat, LeaveGroup, TxnOffsetCommit, OffsetDelete,
+    ConsumerGroupDescribe, ShareGroupDescribe, AlterShareGroupOffsets and
+    DeleteShareGroupOffsets. (OffsetCommit, OffsetFetch, DescribeGroups
+    and DeleteGroups refuse only a null id; ConsumerGroupHeartbeat and ShareGroupHeartbeat
+    answer an empty one INVALID_REQUEST.)"""
+    return not group_id
+
+
 class GroupKind(enum.Enum):
     CLASSIC = enum.auto()
     CONSUMER = enum.auto()
@@ -87,7 +98,7 @@ class Groups:
         """The kind of the group ``group_id`` names, or None when there is no such group."""
         if group_id in self.consumer.groups:
             return GroupKind.CONSUMER
-        if group_id in self.share.groups:
+        if self.share.group(group_id) is not None:
             return GroupKind.SHARE
         if group_id in self.streams.groups:
             return GroupKind.STREAMS
@@ -102,20 +113,20 @@ class Groups:
         return self.consumer.groups.get(group_id)
 
     def share_group(self, group_id: str) -> ShareGroup | None:
-        return self.share.groups.get(group_id)
+        return self.share.group(group_id)
 
     def streams_group(self, group_id: str) -> StreamsGroup | None:
         return self.streams.groups.get(group_id)
 
     def _exclusive(self, group_id: str) -> bool:
         """Whether a share or streams group holds ``group_id`` (no other kind may take it)."""
-        return group_id in self.share.groups or group_id in self.streams.groups
+        return self.share.group(group_id) is not None or group_id in self.streams.groups
 
     def ids(self) -> Iterator[str]:
         """Every group id, of any kind."""
         yield from self.classic.groups
         yield from self.consumer.groups
-        yield from self.share.groups
+        yield from (g.group_id for g in self.share.groups.values() if g.known)
         yield from self.streams.groups
 
     def _claim_for_consumer_group(self, group_id: str, joining: bool) -> ConsumerGroup:
@@ -240,7 +251,7 @@ class Groups:
         before and for TxnOffsetCommit). ``version``: an OffsetCommit's (None for a
         TxnOffsetCommit), which a consumer group's members must send at v9+."""
         kind = self.kind(group_id)
-        if kind is None and generation_or_epoch >= 0 and group_id:
+        if kind is None and generation_or_epoch >= 0:
             raise ClusterError(no_group)
         if kind in (GroupKind.CONSUMER, GroupKind.STREAMS):
             coordinator = self.consumer if kind is GroupKind.CONSUMER else self.streams

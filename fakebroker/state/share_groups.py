@@ -203,11 +203,25 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
+    # False while only a ShareFetch made it (no member joined, no offsets set): Kafka keeps
+    # those share-partitions outside its group coordinator, which knows no such group.
+    known: bool = True
 
     @property
     def state(self) -> str:
         """Kafka's share group states: Empty, Stable."""
         return "Stable" if self.members else "Empty"
+
+
+MAX_MEMBER_ID = 36  # characters: a UUID's string form
+
+
+def check_session_member_id(member_id: str) -> None:
+    """INVALID_REQUEST (no message) for a member id Kafka 4.4 refuses in ShareFetch and
+    ShareAcknowledge before it looks their share session up: empty, or longer than
+    ``MAX_MEMBER_ID`` characters (measured; any other string is looked up)."""
+    if not member_id or len(member_id) > MAX_MEMBER_ID:
+        raise ClusterError("INVALID_REQUEST", None)
 
 
 def validate(hb: Heartbeat) -> None:
@@ -267,11 +281,22 @@ class ShareGroupCoordinator:
 
     # -- membership -----------------------------------------------------------------------
 
+    def group(self, group_id: str) -> ShareGroup | None:
+        """The share group ``group_id`` names, as Kafka's group coordinator knows groups."""
+        group = self.groups.get(group_id)
+        return group if group is not None and group.known else None
+
+    def _make_known(self, group_id: str) -> ShareGroup:
+        """The group, made (or, made by a ShareFetch, kept with its share-partitions) now."""
+        group = self.groups.setdefault(group_id, ShareGroup(group_id))
+        group.known = True
+        return group
+
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ShareMember, Assignment | None]:
         """One ShareGroupHeartbeat: (the member, the assignment to send or None). Raises
         ``ClusterError`` (nothing changed) as Kafka answers."""
         validate(hb)
-        group = self.groups.get(hb.group_id)
+        group = self.group(hb.group_id)
         if hb.member_epoch == LEAVE:
             if group is None:
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {hb.group_id} not found.")
@@ -285,7 +310,7 @@ class ShareGroupCoordinator:
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a share group.")
-            group = self.groups[hb.group_id] = ShareGroup(hb.group_id)
+            group = self._make_known(hb.group_id)
         member = group.members.get(hb.member_id)
         bump = False
         if member is None:
@@ -353,7 +378,7 @@ class ShareGroupCoordinator:
     def delete(self, group_id: str) -> None:
         """DeleteGroups of a share group: NON_EMPTY_GROUP while it has members; its
         share-partitions go with it."""
-        group = self.groups.get(group_id)
+        group = self.group(group_id)
         if group is None:
             raise ClusterError("GROUP_ID_NOT_FOUND")
         if group.members:
@@ -406,11 +431,13 @@ class ShareGroupCoordinator:
     # -- records ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition:
+        """The group's share-partition, made at its first fetch; a fetch before any member
+        joined makes the group's record but not the group (``ShareGroup.known``)."""
         group = self.groups.get(group_id)
         if group is None:
             if not self.claim(group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
-            group = self.groups[group_id] = ShareGroup(group_id)
+            group = self.groups[group_id] = ShareGroup(group_id, known=False)
         return group.partitions.setdefault((topic, partition), SharePartition())
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int,
@@ -484,13 +511,13 @@ class ShareGroupCoordinator:
     def _empty_group(self, group_id: str, create: bool) -> ShareGroup:
         """The share group an offsets request changes: it must have no member (NON_EMPTY_GROUP
         "The group is not empty."); ``create`` makes a missing one, else GROUP_ID_NOT_FOUND."""
-        group = self.groups.get(group_id)
+        group = self.group(group_id)
         if group is None:
             if not create:
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} not found.")
             if not self.claim(group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
-            group = self.groups[group_id] = ShareGroup(group_id)
+            group = self._make_known(group_id)
         if group.members:
             raise ClusterError("NON_EMPTY_GROUP", "The group is not empty.")
         return group
