@@ -175,8 +175,6 @@ def test_an_answer_too_large_for_its_version_closes_only_with_a_reason(caplog):
 
 @pytest.mark.real_kafka
 @pytest.mark.timeout(240)
-@pytest.mark.xfail(strict=True, reason="the differences the differential fuzzer finds are "
-                   "not all analysed yet (docs/explanation/robustness.md)")
 def test_a_seeded_differential_slice_has_no_unexplained_difference_from_kafka(tmp_path,
                                                                              request):
     """~35 s, with ``--kafka=real`` or ``both``: a Kafka of its own (both brokers start empty),

@@ -327,3 +327,19 @@ def test_a_controller_request_of_no_time_left_times_out_whole_and_applies_nothin
             {"name": "orders"}, {"name": "fresh"}], "allow_auto_topic_creation": False}).topics
     assert (orders.error_code, len(orders.partitions)) == (0, 2)
     assert fresh.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+# -- DeleteRecords ----------------------------------------------------------------------------
+
+
+def test_delete_records_answers_a_partition_named_twice_once_for_the_last_offset(kafka):
+    """KafkaApis.handleDeleteRecordsRequest reads the request into a map keyed by partition:
+    the offset named last wins, and the partition is answered once (found by the
+    differential fuzzer: an out-of-range offset named first is not answered)."""
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
+        answer = client.request("DeleteRecords", 2, {"topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "offset": 99_999}]},
+            {"name": "orders", "partitions": [{"partition_index": 0, "offset": -1}]}],
+            "timeout_ms": 5000})
+    assert [(t.name, p.partition_index, p.error_code, p.low_watermark)
+            for t in answer.topics for p in t.partitions] == [("orders", 0, 0, 0)]

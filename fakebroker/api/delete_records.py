@@ -6,7 +6,8 @@ Behavior: offset -1 means the high watermark; an offset above the high watermark
 other than -1) gets OFFSET_OUT_OF_RANGE; the answer carries the new low watermark (log start).
 Leader-only: NOT_LEADER_OR_FOLLOWER elsewhere. Kafka's internal topics (``__consumer_offsets``
 ...) get INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager refuses them. Consumers
-positioned below the new log start get OFFSET_OUT_OF_RANGE on their next fetch.
+positioned below the new log start get OFFSET_OUT_OF_RANGE on their next fetch. A partition
+named twice is answered once, for the offset named last (as Kafka's maps keep it).
 """
 
 from __future__ import annotations
@@ -28,18 +29,24 @@ AUTHORIZES = (topics("DELETE"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    # Kafka reads the request into maps keyed by partition: a partition named twice is
+    # answered once, for the offset named last (KafkaApis.handleDeleteRecordsRequest).
+    wanted: dict[str, dict[int, int]] = {}
+    for topic in request.topics:
+        for p in topic.partitions:
+            wanted.setdefault(topic.name, {})[p.partition_index] = p.offset
     topics = []
-    for wanted in request.topics:
+    for name, offsets in wanted.items():
         results = []
-        for p in wanted.partitions:
-            partition = ctx.cluster.partition(wanted.name, p.partition_index)
-            result = dict(NOT_DELETED, partition_index=p.partition_index)
+        for index, asked in offsets.items():
+            partition = ctx.cluster.partition(name, index)
+            result = dict(NOT_DELETED, partition_index=index)
             error = ctx.leader_check(partition)
-            if partition is not None and ctx.cluster.topics[wanted.name].internal:
+            if partition is not None and ctx.cluster.topics[name].internal:
                 error = error_code("INVALID_TOPIC_EXCEPTION")  # never from a client's request
             if not error and partition is not None:
                 log = partition.log
-                offset = log.high_watermark if p.offset == HIGH_WATERMARK else p.offset
+                offset = log.high_watermark if asked == HIGH_WATERMARK else asked
                 if not 0 <= offset <= log.high_watermark:
                     error = error_code("OFFSET_OUT_OF_RANGE")
                 else:
@@ -47,5 +54,5 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     result["low_watermark"] = log.log_start_offset
             result["error_code"] = error
             results.append(result)
-        topics.append({"name": wanted.name, "partitions": results})
+        topics.append({"name": name, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
