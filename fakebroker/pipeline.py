@@ -93,7 +93,7 @@ from fakebroker.faults.rules import FaultRegistry
 from fakebroker.faults.seam import Seam
 from fakebroker.journal import Journal, answer_errors
 from fakebroker.outcomes import WAIT, Close, Outcome, Peer, Throttled, Wait
-from fakebroker.protocol.codec import DecodeError
+from fakebroker.protocol.codec import WRITING_ANSWER, DecodeError
 from fakebroker.protocol.errors import error_code, error_name
 from fakebroker.protocol.framing import (
     API_VERSIONS_KEY,
@@ -507,13 +507,17 @@ def _parked_after(handler: Coroutine[Any, Any, Any], busy: list[int], started: i
 
 def _encoded(api_key: int, version: int, correlation_id: int, response: Any) -> bytearray:
     """The answer frame; ``ConnectionClosed`` when a value cannot be put in the version's
-    fields (a 40,000-character group id, made by a flexible request, listed at a version
-    whose strings' lengths are int16): Kafka's serializer refuses such an answer too."""
+    fields (a string of more than 32,767 bytes, as an error message naming thousands of a
+    request's listeners; a group id too long for a version whose strings' lengths are
+    int16): Kafka's serializer refuses such an answer too."""
+    writing = WRITING_ANSWER.set(True)
     try:
         return encode_response(api_key, version, correlation_id, response)
     except (struct.error, OverflowError) as exc:
         raise ConnectionClosed(f"the answer (api {api_key} v{version}) cannot be encoded: "
                                f"{exc}") from None
+    finally:
+        WRITING_ANSWER.reset(writing)
 
 
 def _target_text(target: Target) -> str:

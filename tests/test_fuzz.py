@@ -254,3 +254,20 @@ def test_a_stored_batch_whose_records_do_not_parse_is_read_from_its_header(caplo
     [partition] = decoded("Fetch", 3, fetched)[1].responses[0].partitions
     assert partition.error_code == 0
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_an_answer_holding_a_string_over_32767_bytes_closes_only_with_a_reason(caplog):
+    """Found by the in-process fuzzer (an AddRaftVoter of thousands of listeners: its
+    INVALID_REQUEST message names every one, 230,000 bytes): Kafka's generated writers refuse
+    a string of more than 32,767 bytes, compact ones too, so the answer is never sent; the
+    fake wrote it (and its own reader refused it). Now the connection closes with one line."""
+    listeners = [{"name": f"L{i}", "host": "localhost", "port": 9} for i in range(5000)]
+    answer = a_pipeline().answer_now(frame("AddRaftVoter", 0, {
+        "cluster_id": None, "timeout_ms": 1000, "voter_id": 2,
+        "voter_directory_id": uuid.UUID(int=7), "listeners": listeners}), PEER)
+    assert isinstance(answer, Close) and "more than 32,767" in answer.reason
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    few = a_pipeline().answer_now(frame("AddRaftVoter", 0, {
+        "cluster_id": None, "timeout_ms": 1000, "voter_id": 2,
+        "voter_directory_id": uuid.UUID(int=7), "listeners": listeners[:3]}), PEER)
+    assert decoded("AddRaftVoter", 0, few)[1].error_code == error_code("INVALID_REQUEST")

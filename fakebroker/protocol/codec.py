@@ -48,6 +48,7 @@ import re
 import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -651,6 +652,18 @@ def _compile_parser(message: Message) -> Callable[[bytes, int], tuple[Container,
 # --- building ----------------------------------------------------------------------------------
 
 
+# True while an answer is encoded (``fakebroker.pipeline``): Kafka's generated writers refuse
+# a string of more than 32,767 bytes, compact ones too ("field is too long to be
+# serialized"), so an answer holding one is never sent. The requests the fake's own clients
+# and tests encode are not held to it: tests and the fuzzer send such strings on purpose.
+WRITING_ANSWER: ContextVar[bool] = ContextVar("WRITING_ANSWER", default=False)
+
+
+def _long_string(size: int) -> None:
+    if WRITING_ANSWER.get():
+        raise OverflowError(f"a string of {size} bytes, more than 32,767")
+
+
 def _build_length(src: _Source, ind: int, size: str, compact: bool, classic: struct.Struct):
     if compact:
         src.add(ind, f"if {size} < 0x7F:", f"    out.append({size} + 1)",
@@ -670,6 +683,9 @@ def _emit_build(src: _Source, codec: FieldType, value: str, ind: int) -> None:
         null = "b'\\x00'" if codec.compact else "_NULL_INT16"
         src.add(ind, f"if {value} is None:", f"    out += {null}", "else:",
                 f"    {data} = {value}.encode()")
+        if codec.compact:  # a classic length's int16 refuses it by itself (struct.error)
+            src.add(ind + 1, f"if len({data}) > 0x7FFF:",
+                    f"    {src.bind(_long_string)}(len({data}))")
         _build_length(src, ind + 1, f"len({data})", codec.compact, codec.prefix)
         src.add(ind + 1, f"out += {data}")
     elif isinstance(codec, Sized):  # bytes: one bytes-like value, or a list of them in a row
