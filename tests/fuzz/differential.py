@@ -219,14 +219,20 @@ def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
     """Start both brokers (Kafka in ``tmp_dir``), replay the corpus, then send ``inputs``
     seeded mutations to both and compare their outcomes."""
     explained = load_explained()
-    logging.getLogger("fakebroker").setLevel(logging.ERROR)  # a warning per closed input
-    with both_brokers(tmp_dir, kafka_version=KAFKA_VERSION) as sides:
-        steps = [dataclasses.replace(s, quota_entities=None) if isinstance(s, Settle) else s
-                 for s in corpus(common_versions(sides[0]))
-                 if not (isinstance(s, Request) and s.api in NOT_REPLAYED)]
-        replay(steps, sides)
-        requests = [s for s in steps if isinstance(s, Request) and s.api not in NOT_MUTATED]
-        return _fuzz(sides, requests, inputs, seed, explained, progress)
+    logger = logging.getLogger("fakebroker")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # a warning per closed input; restored after the run
+    try:
+        with both_brokers(tmp_dir, kafka_version=KAFKA_VERSION) as sides:
+            steps = [dataclasses.replace(s, quota_entities=None) if isinstance(s, Settle)
+                     else s for s in corpus(common_versions(sides[0]))
+                     if not (isinstance(s, Request) and s.api in NOT_REPLAYED)]
+            replay(steps, sides)
+            requests = [s for s in steps
+                        if isinstance(s, Request) and s.api not in NOT_MUTATED]
+            return _fuzz(sides, requests, inputs, seed, explained, progress)
+    finally:
+        logger.setLevel(level)
 
 
 def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
