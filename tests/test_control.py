@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
+from fakebroker.control.access import token_for
 from fakebroker.control.ctl import ControlCallError, call
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
@@ -414,6 +415,15 @@ def test_the_control_api_listens_on_loopback_whatever_host_the_brokers_bind(tmp_
             raw_get(f"http://127.0.0.2:{port}", "/health")
     finally:
         assert stop_served(process) == 0
+
+
+def test_a_generated_token_is_never_read_as_an_option_by_ctl():
+    """``fakebroker ctl --token TOKEN``: a token beginning with "-" (one URL-safe base64 token
+    in 64 did) is read by argparse as an option, and ctl stops ("expected one argument")."""
+    tokens = {token_for("0.0.0.0", None) for _ in range(500)}
+    assert len(tokens) == 500
+    assert all(len(t) == 64 and set(t) <= set("0123456789abcdef") for t in tokens)
+    assert token_for("0.0.0.0", "-given") == "-given" and token_for("127.0.0.1", None) is None
 
 
 def test_a_control_api_on_another_address_answers_only_its_generated_token(tmp_path):

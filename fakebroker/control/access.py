@@ -33,12 +33,14 @@ def is_loopback(host: str) -> bool:
 
 def token_for(host: str, given: str | None) -> str | None:
     """The token the control API on ``host`` requires: ``given``, else a generated one for a
-    host that is not loopback, else None (loopback, no token asked for)."""
+    host that is not loopback (256 random bits in hex: URL-safe base64 may begin with "-",
+    which ``fakebroker ctl --token TOKEN`` would read as an option), else None (loopback, no
+    token asked for)."""
     if given is not None or is_loopback(host):
         return given
     import secrets  # here, not at the top: ``fakebroker serve`` imports this module at start
 
-    return secrets.token_urlsafe(32)
+    return secrets.token_hex(32)
 
 
 def control_url(host: str, port: int, advertised: str) -> str:
