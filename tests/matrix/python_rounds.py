@@ -66,6 +66,8 @@ def kafka_python(round_: str, bootstrap: str, topic: str, group: str) -> None:
                                  auto_offset_reset="earliest", enable_auto_commit=False,
                                  session_timeout_ms=10000, heartbeat_interval_ms=500)
                    for _ in range(3)]
+        for member in members:  # kafka-python 3.0.12's lost rejoin: tests/clients/consumers.py
+            member.partitions_for_topic(topic)
         done, committed, close = threading.Event(), threading.Barrier(4), threading.Event()
         read: set[tuple[int, int]] = set()
         held: list[set] = [set(), set(), set()]  # a member's partition once read to its end
