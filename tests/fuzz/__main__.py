@@ -1,8 +1,9 @@
 """``python -m tests.fuzz in-process --inputs N [--seed S] [--crashes FILE]`` fuzzes the fake's
 request path in process (tests/fuzz/inprocess.py); ``python -m tests.fuzz differential --inputs
 N [--seed S] [--differences FILE]`` sends the same mutated requests to the fake and to a local
-Apache Kafka 4.4.0 and compares the outcomes (tests/fuzz/differential.py). Both print a
-summary; exit 1 on a crash (in-process) or a difference not explained in
+Apache Kafka 4.4.0 and compares the outcomes (tests/fuzz/differential.py); ``--only API,API``,
+``--skip A-B,C`` and ``--trace`` narrow down the earlier inputs a difference needs. Both print
+a summary; exit 1 on a crash (in-process) or a difference not explained in
 tests/fuzz/differences.toml (differential)."""
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="in-process: write crashes as JSON lines (each as it is found)")
     parser.add_argument("--differences", type=Path,
                         help="differential: write every difference as JSON lines")
+    parser.add_argument("--only", default="",
+                        help="differential: send only these APIs' inputs (comma-separated "
+                             "names; the others are drawn, not sent)")
+    parser.add_argument("--skip", default="",
+                        help="differential: inputs not sent, as ranges 'A-B,C' (to narrow "
+                             "down the earlier inputs a difference needs)")
+    parser.add_argument("--trace", action="store_true",
+                        help="differential: print every input sent with both outcomes")
     args = parser.parse_args(argv)
     if args.mode == "in-process":
         from tests.fuzz.inprocess import run_in_process
@@ -48,9 +57,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if report.crashes else 0
     from tests.fuzz.differential import run_differential
 
+    only = {name for name in args.only.split(",") if name}
+    skipped = [range(int(a), int(b or a) + 1) for a, _, b in
+               (part.partition("-") for part in args.skip.split(",") if part)]
+
+    def sent(index: int, api: str) -> bool:
+        return (not only or api in only) and not any(index in r for r in skipped)
+
     with tempfile.TemporaryDirectory(prefix="fuzz-kafka-") as tmp:
         result = run_differential(Path(tmp), args.inputs, args.seed,
-                                  progress=lambda line: print(line, flush=True))
+                                  progress=lambda line: print(line, flush=True),
+                                  sent=sent if only or skipped else None,
+                                  trace=(lambda line: print(line, flush=True))
+                                  if args.trace else None)
     print(result.summary())
     if args.differences:
         args.differences.write_text("".join(json.dumps(d.as_json()) + "\n"

@@ -215,9 +215,16 @@ def _exactly(sock: socket.socket, n: int) -> bytes:
 
 
 def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
-                     progress: Callable[[str], None] | None = None) -> DiffResult:
+                     progress: Callable[[str], None] | None = None,
+                     sent: Callable[[int, str], bool] | None = None,
+                     trace: Callable[[str], None] | None = None) -> DiffResult:
     """Start both brokers (Kafka in ``tmp_dir``), replay the corpus, then send ``inputs``
-    seeded mutations to both and compare their outcomes."""
+    seeded mutations to both and compare their outcomes.
+
+    ``sent(index, api)``, when given, chooses the inputs sent: the others are drawn all the
+    same (every input is the one the whole run has at its index) but not sent, so a
+    difference that earlier inputs cause can be narrowed down to them. ``trace``, when given,
+    gets a line for every input sent: its index, API, version, mutations and both outcomes."""
     explained = load_explained()
     logger = logging.getLogger("fakebroker")
     level = logger.level
@@ -230,13 +237,17 @@ def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
             replay(steps, sides)
             requests = [s for s in steps
                         if isinstance(s, Request) and s.api not in NOT_MUTATED]
-            return _fuzz(sides, requests, inputs, seed, explained, progress)
+            return _fuzz(sides, requests, inputs, seed, explained, progress, sent, trace)
     finally:
         logger.setLevel(level)
 
 
 def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
-          explained: list[Explained], progress: Callable[[str], None] | None) -> DiffResult:
+          explained: list[Explained], progress: Callable[[str], None] | None,
+          sent: Callable[[int, str], bool] | None = None,
+          trace: Callable[[str], None] | None = None) -> DiffResult:
+    from fakebroker.protocol.specs import api_spec
+
     kafka, fake = sides
     seeds = [(seed_of(r, kafka), seed_of(r, fake)) for r in requests]
     connections = [_Connection(kafka.address), _Connection(fake.address)]
@@ -247,6 +258,8 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
         for index in range(inputs):
             kafka_seed, fake_seed = rng.choice(seeds)
             draw = rng.getrandbits(64)
+            if sent is not None and not sent(index, api_spec(fake_seed.api_key).name):
+                continue
             mutants = [mutate(kafka_seed, random.Random(draw), MAX_REPEAT),
                        mutate(fake_seed, random.Random(draw), MAX_REPEAT)]
             try:
@@ -258,6 +271,10 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 break
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             result.outcomes[outcomes[0].kind] += 1
+            if trace:
+                trace(f"#{index} {api_spec(fake_seed.api_key).name} v{fake_seed.version} "
+                      f"[{', '.join(mutants[1].mutations)}] Kafka {outcomes[0]} / fake "
+                      f"{outcomes[1]}")
             result.inputs = index + 1
             if outcomes[0] == outcomes[1]:
                 result.same += 1
