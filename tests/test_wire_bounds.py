@@ -343,3 +343,26 @@ def test_delete_records_answers_a_partition_named_twice_once_for_the_last_offset
             "timeout_ms": 5000})
     assert [(t.name, p.partition_index, p.error_code, p.low_watermark)
             for t in answer.topics for p in t.partitions] == [("orders", 0, 0, 0)]
+
+
+# -- DescribeCluster --------------------------------------------------------------------------
+
+
+def test_describe_cluster_for_other_endpoints_than_brokers_is_refused_with_kafkas_error(kafka):
+    """A broker's listener serves brokers' endpoints (1) only: controllers' (2) is
+    MISMATCHED_ENDPOINT_TYPE, any other value UNSUPPORTED_ENDPOINT_TYPE, with no cluster id,
+    no controller and no brokers; asked for, no authorized operations either."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        for version in (v for v in versions_of(kafka, "DescribeCluster") if v >= 1):
+            for endpoint_type, error, message in (
+                    (2, ErrorCode.MISMATCHED_ENDPOINT_TYPE, "The request was sent to an endpoint"
+                     " of type BROKER, but we wanted an endpoint of type CONTROLLER"),
+                    (0, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, "Unsupported endpoint type 0"),
+                    (-1, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, "Unsupported endpoint type -1")):
+                answer = client.request("DescribeCluster", version, {
+                    "include_cluster_authorized_operations": True,
+                    "endpoint_type": endpoint_type})
+                assert (answer.error_code, answer.error_message, answer.cluster_id,
+                        answer.controller_id, list(answer.brokers),
+                        answer.cluster_authorized_operations) == (
+                    error, message, "", -1, [], -2**31), (version, endpoint_type)
