@@ -366,3 +366,27 @@ def test_describe_cluster_for_other_endpoints_than_brokers_is_refused_with_kafka
                         answer.controller_id, list(answer.brokers),
                         answer.cluster_authorized_operations) == (
                     error, message, "", -1, [], -2**31), (version, endpoint_type)
+
+
+# -- current leader epochs ----------------------------------------------------------------------
+
+
+def test_a_current_leader_epoch_below_minus_one_is_fenced_except_in_a_fetch(kafka):
+    """ListOffsets (v4+) and OffsetForLeaderEpoch (v2+): -1 alone means "no epoch", any
+    other negative current_leader_epoch is older than every leader's
+    (Partition.checkCurrentLeaderEpoch): FENCED_LEADER_EPOCH. Fetch (v9+) reads every negative
+    epoch as none (FetchRequest's optionalEpoch)."""
+    with WireClient(leader_of(kafka, "orders", 0)) as client:
+        for epoch in (-2, -32768):
+            fetch = fetch_body("orders", 0, 0)
+            fetch["topics"][0]["partitions"][0]["current_leader_epoch"] = epoch
+            [topic] = client.request("Fetch", 12, fetch).responses
+            assert topic.partitions[0].error_code == 0, epoch
+            assert list_offsets(client, 7, (0, -1, epoch)) == [
+                (0, ErrorCode.FENCED_LEADER_EPOCH)], epoch
+            [topic] = client.request("OffsetForLeaderEpoch", 4, {
+                "replica_id": -1, "topics": [{"topic": "orders", "partitions": [
+                    {"partition": 0, "current_leader_epoch": epoch,
+                     "leader_epoch": 0}]}]}).topics
+            assert topic.partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH, epoch
+        assert list_offsets(client, 7, (0, -1, -1)) == [(0, 0)]

@@ -73,8 +73,10 @@ class RequestContext:
         return self.cluster.coordinator_of(key) == self.broker.id
 
     def epoch_check(self, partition: Partition, current_leader_epoch: int) -> int:
-        """FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's epoch is off; -1 skips."""
-        if current_leader_epoch < 0 or current_leader_epoch == partition.leader_epoch:
+        """FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the client's epoch is off; -1 alone
+        skips (any other negative epoch is older than every leader's: fenced, as Kafka's
+        Partition.checkCurrentLeaderEpoch compares it)."""
+        if current_leader_epoch == -1 or current_leader_epoch == partition.leader_epoch:
             return 0
         if current_leader_epoch < partition.leader_epoch:
             return error_code("FENCED_LEADER_EPOCH")

@@ -352,7 +352,9 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
                  if 0 <= wanted.partition < len(topic.partitions) else None)
     error = ctx.leader_check(partition)
     if partition is not None and not error:
-        error = ctx.epoch_check(partition, wanted.current_leader_epoch)
+        # Kafka's FetchRequest reads any negative epoch as none (optionalEpoch), where
+        # ListOffsets and OffsetForLeaderEpoch fence all but -1 (measured on Kafka 4.4)
+        error = ctx.epoch_check(partition, max(wanted.current_leader_epoch, -1))
     if partition is not None and not error and from_follower(request, ctx.version):
         error = follower_check(request, ctx.version, partition, wanted.current_leader_epoch)
     if error:

@@ -42,7 +42,6 @@ EARLIEST_PENDING_UPLOAD = -6
 # ReplicaManager.timestampMinSupportedVersion); another negative one is never.
 SINCE_VERSION = {LATEST: 1, EARLIEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9,
                  EARLIEST_PENDING_UPLOAD: 11}
-NO_EPOCH = -1  # current_leader_epoch: the client names none
 READ_COMMITTED = 1
 # A partition's answer when no offset is found (and beside an error).
 NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1, "old_style_offsets": ()}
@@ -91,10 +90,8 @@ def lookup(ctx: RequestContext, topic: Any, wanted: Any, committed: bool) -> dic
                  if topic is not None and 0 <= wanted.partition_index < len(topic.partitions)
                  else None)
     error = ctx.leader_check(partition)
-    if partition is not None and not error and wanted.current_leader_epoch != NO_EPOCH:
-        error = (ctx.epoch_check(partition, wanted.current_leader_epoch)
-                 if wanted.current_leader_epoch >= 0  # below -1: older than any leader's
-                 else error_code("FENCED_LEADER_EPOCH"))
+    if partition is not None and not error:
+        error = ctx.epoch_check(partition, wanted.current_leader_epoch)
     if error:
         result["error_code"] = error
         return result
