@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
 from tests.bodies import batch, fetch_body, produce_body
@@ -181,6 +182,34 @@ def test_delete_topics_answers_a_name_given_twice_once_as_an_invalid_request(kaf
         assert [(r.name, r.topic_id, r.error_code, r.error_message) for r in answer.responses] \
             == [(None, orders_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")]
         assert topic_id(kafka, "orders") == orders_id  # not deleted
+
+
+def test_delete_topics_whose_every_entry_is_refused_is_answered_past_its_deadline(kafka):
+    """Entries refused before any lookup (neither name nor id, both, a duplicate) leave the
+    controller nothing to do: the request is answered with its refusals even with no time
+    left, where one entry left to look up times the whole request out."""
+    zero = ZERO_UUID
+    with WireClient(kafka.bootstrap_servers) as client:
+        orders_id = topic_id(kafka, "orders")
+        for entries, expected in (
+                ([{"name": None, "topic_id": zero}],
+                 [(None, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")]),
+                ([{"name": "ghost", "topic_id": orders_id}],
+                 [("ghost", ErrorCode.INVALID_REQUEST,
+                   "You may not specify both topic name and topic id.")]),
+                ([{"name": "ghost", "topic_id": zero}] * 2,
+                 [("ghost", ErrorCode.INVALID_REQUEST, "Duplicate topic name.")]),
+                ([{"name": "ghost", "topic_id": zero}, {"name": None, "topic_id": zero}],
+                 [("ghost", ErrorCode.REQUEST_TIMED_OUT, None),
+                  (None, ErrorCode.REQUEST_TIMED_OUT, None)])):
+            answer = client.request("DeleteTopics", 6, {"topics": entries, "timeout_ms": 0})
+            assert sorted(((r.name, r.error_code, r.error_message) for r in answer.responses),
+                          key=str) == sorted(expected, key=str), entries
+        answer = client.request("DeleteTopics", 4, {"topic_names": ["ghost"] * 2,
+                                                    "timeout_ms": -1})
+        assert [(r.name, r.error_code) for r in answer.responses] == [
+            ("ghost", ErrorCode.INVALID_REQUEST)]
+    assert topic_id(kafka, "orders") == orders_id
 
 
 # -- WriteTxnMarkers --------------------------------------------------------------------------

@@ -9,7 +9,9 @@ once and not deleted (``ControllerApis.deleteTopics``). The topic's log and prod
 go with it. Kafka shuffles the answers on purpose; here they keep the request's order.
 
 A timeout of 0 or less is past the controller's deadline: every entry REQUEST_TIMED_OUT,
-nothing deleted (``fakebroker.api.common.deadline_passed``).
+nothing deleted (``fakebroker.api.common.deadline_passed``), once an entry is left to look up
+(a request whose every entry is refused is answered at once, with its refusals: measured on
+Kafka 4.4).
 
 The client's ``controller_mutation_rate`` (KIP-599; ``fakebroker.api.throttling``) is charged
 each topic's partitions once the topic is found: from v5 a topic asked while the quota's
@@ -62,12 +64,13 @@ def key_of(name: str | None, topic_id: Any) -> Any:
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     wanted = ([(t.name, t.topic_id) for t in request.topics] if ctx.version >= 6
               else [(name, ZERO_UUID) for name in request.topic_names])
-    if deadline_passed(request.timeout_ms):  # every entry, as Kafka's getErrorResponse
+    counts = Counter(key_of(name, topic_id) for name, topic_id in wanted
+                     if (name is None) != (topic_id == ZERO_UUID))
+    looked_up = any(refusal(name, topic_id, counts) is None for name, topic_id in wanted)
+    if looked_up and deadline_passed(request.timeout_ms):  # as Kafka's getErrorResponse
         return {"throttle_time_ms": 0, "responses": [
             {"name": name, "topic_id": topic_id, "error_message": None,
              "error_code": error_code("REQUEST_TIMED_OUT")} for name, topic_id in wanted]}
-    counts = Counter(key_of(name, topic_id) for name, topic_id in wanted
-                     if (name is None) != (topic_id == ZERO_UUID))
     responses = []
     refused_keys: set[Any] = set()  # a duplicate is answered once
     quota = mutation_quota(ctx, strict_since=5)
