@@ -483,12 +483,15 @@ class ClassicGroupCoordinator:
 
     def _expire_pending_sync(self, group: ClassicGroup, now: float) -> None:
         """The rebalance timeout passed since the barrier closed: the members that have not
-        sent SyncGroup leave and the group rebalances (Kafka's expirePendingSync)."""
+        sent SyncGroup leave and the group rebalances (Kafka's expirePendingSync). A static
+        member replaced since stays pending under its old member id, as in Kafka's
+        replaceStaticMember, so the group rebalances for it too."""
         group.sync_deadline = None
         if not group.pending_sync:
             return
         for member_id in list(group.pending_sync):
-            self._remove(group, member_id)
+            if member_id in group.members:
+                self._remove(group, member_id)
         self._prepare_rebalance(group, now)
         self._maybe_complete_join(group, now)
 
