@@ -7,8 +7,6 @@ the join barrier closed (expirePendingSync). They run on the fake and on Apache 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
@@ -74,14 +72,15 @@ def test_an_instance_id_the_group_does_not_know_makes_a_member_unknown(kafka):
 
 
 def test_a_member_that_does_not_sync_within_the_rebalance_timeout_leaves(kafka):
+    # Sessions of 30 s: a member gone within 5 s left for its rebalance timeout of 300 ms.
+    timeouts = {"session_timeout_ms": 30_000, "rebalance_timeout_ms": 300}
     with WireClient(coordinator(kafka)) as client:
-        synced = client.request("JoinGroup", 3, dict(join_body(group="synced"),
-                                                     rebalance_timeout_ms=300))
+        synced = client.request("JoinGroup", 3, dict(join_body(group="synced"), **timeouts))
         assert synced.error_code == 0 and sync(client, synced, "synced") == 0
-        silent = client.request("JoinGroup", 3, dict(join_body(), rebalance_timeout_ms=300))
+        silent = client.request("JoinGroup", 3, dict(join_body(), **timeouts))
         assert silent.error_code == 0
         eventually(lambda: heartbeat(client, silent) == ErrorCode.UNKNOWN_MEMBER_ID,
-                   "the member that did not sync to leave", timeout=10)
+                   "the member that did not sync to leave", timeout=5)
         assert heartbeat(client, synced, "synced") == 0
         # The group is Empty again: a member of another protocol type may join it.
         other = client.request("JoinGroup", 3, dict(join_body(), protocol_type="connect"))
@@ -90,8 +89,9 @@ def test_a_member_that_does_not_sync_within_the_rebalance_timeout_leaves(kafka):
 
 def test_a_negative_rebalance_timeout_counts_as_none(kafka):
     with WireClient(coordinator(kafka)) as client:
-        joined = client.request("JoinGroup", 3, dict(join_body(), rebalance_timeout_ms=-1))
+        joined = client.request("JoinGroup", 3, dict(join_body(), session_timeout_ms=30_000,
+                                                     rebalance_timeout_ms=-1))
         assert joined.error_code == 0
-        time.sleep(0.5)
-        assert heartbeat(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID
+        eventually(lambda: heartbeat(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID,
+                   "the member that did not sync to leave at once", timeout=5)
         assert sync(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID
