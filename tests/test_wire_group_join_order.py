@@ -7,6 +7,8 @@ the join barrier closed (expirePendingSync). They run on the fake and on Apache 
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
@@ -95,3 +97,31 @@ def test_a_negative_rebalance_timeout_counts_as_none(kafka):
         eventually(lambda: heartbeat(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID,
                    "the member that did not sync to leave at once", timeout=5)
         assert sync(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_static_member_replaced_before_it_synced_still_rebalances_the_group(kafka):
+    """Kafka's replaceStaticMember leaves the old member id among the members yet to sync,
+    so once the rebalance timeout passes the group rebalances for it."""
+    timeouts = {"session_timeout_ms": 30_000, "rebalance_timeout_ms": 1000}
+    answers = {}
+    with WireClient(coordinator(kafka)) as leader_client, \
+            WireClient(coordinator(kafka)) as follower_client:
+        leader = leader_client.request("JoinGroup", 5, dict(join_body(instance="pod-a"),
+                                                            **timeouts))
+        assert leader.error_code == 0 and sync(leader_client, leader) == 0
+        follower = threading.Thread(target=lambda: answers.update(b=follower_client.request(
+            "JoinGroup", 5, dict(join_body(instance="pod-b"), **timeouts))))
+        follower.start()
+        eventually(lambda: heartbeat(leader_client, leader) == ErrorCode.REBALANCE_IN_PROGRESS,
+                   "the follower's join to begin a rebalance", timeout=5)
+        leader = leader_client.request("JoinGroup", 5, dict(
+            join_body(leader.member_id, instance="pod-a"), **timeouts))
+        follower.join(timeout=10)
+        assert leader.error_code == answers["b"].error_code == 0
+        assert sync(leader_client, leader) == 0  # Stable; pod-b has not synced
+        restarted = leader_client.request("JoinGroup", 5, dict(join_body(instance="pod-b"),
+                                                               **timeouts))
+        assert restarted.error_code == 0 and restarted.generation_id == leader.generation_id
+        assert heartbeat(leader_client, leader) == 0
+        eventually(lambda: heartbeat(leader_client, leader) == ErrorCode.REBALANCE_IN_PROGRESS,
+                   "the group to rebalance for the old member id", timeout=5)
