@@ -14,6 +14,9 @@ Behavior:
   FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED, GROUP_MAX_SIZE_REACHED (group.max.size: a new
   member of a full group, or the last member to rejoin a full rebalance). v0 has no
   rebalance timeout: the session timeout serves as both.
+* As Kafka's coordinator: the group's protocols are checked before the member id (an Empty
+  group refuses an empty protocol type), and a member that does not send SyncGroup within
+  the rebalance timeout after joining leaves the group (``fakebroker.state.classic_groups``).
 """
 
 from __future__ import annotations

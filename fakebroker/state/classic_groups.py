@@ -11,6 +11,12 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
   is kept across generations while it stays a member.
 * A member whose session timeout passes without a join, sync, heartbeat or commit is removed
   and the group rebalances; a member id handed out with MEMBER_ID_REQUIRED expires too.
+* A member that has not sent SyncGroup within the group's rebalance timeout (the largest of
+  its members', a negative one counting as 0) after the join barrier closed is removed and
+  the group rebalances (Kafka's pending sync).
+* A JoinGroup's protocols are checked before its member id (Kafka's supportsProtocols): an
+  Empty group wants a non-empty protocol type and at least one protocol, any other the
+  group's protocol type and a protocol every member supports.
 * ``max_size`` (Kafka's group.max.size) bounds the members, as Kafka's acceptJoiningMember
   does: an Empty group takes every JoinGroup; a Stable or CompletingRebalance one a new member
   while it has fewer members; a rebalancing one a member already waiting at the barrier, or
@@ -92,6 +98,26 @@ class ClassicGroup:
     # pending (Kafka's tryCompleteInitialRebalanceElseSchedule, which does not look at them).
     initial: bool = False
     syncing: dict[str, Pending[bytes]] = field(default_factory=dict)  # followers' SyncGroups
+    # Members of this generation yet to send SyncGroup, and when they are removed for it
+    # (Kafka's pending sync: the group's rebalance timeout after the join barrier closed).
+    pending_sync: set[str] = field(default_factory=set)
+    sync_deadline: float | None = None
+
+    def rebalance_timeout_ms(self) -> int:
+        """The largest rebalance timeout of the members, never below 0 (Kafka's
+        ClassicGroup.rebalanceTimeoutMs: a member's negative timeout counts as 0)."""
+        return max([0, *(m.rebalance_timeout_ms for m in self.members.values())])
+
+    def supports(self, protocol_type: str, protocols: list[str]) -> bool:
+        """Whether a member with these protocols may join (Kafka's
+        ClassicGroup.supportsProtocols): an Empty group takes any non-empty protocol type
+        with at least one protocol; any other one the group's protocol type with a protocol
+        every member supports."""
+        if self.state is GroupState.EMPTY:
+            return bool(protocol_type) and bool(protocols)
+        return protocol_type == self.protocol_type and any(
+            all(name in {n for n, _ in m.protocols} for m in self.members.values())
+            for name in protocols)
 
     def all_rejoined(self) -> bool:
         """Every member waits at the join barrier and no member id handed out with
@@ -145,7 +171,9 @@ class ClassicGroupCoordinator:
         waits at the barrier. Raises ``ClusterError`` for the errors answered at once.
         ``max_size`` is group.max.size. In Kafka's order: the session timeout, then a member
         id for a group that does not exist (UNKNOWN_MEMBER_ID; the group is not made), the
-        group's size, its protocols."""
+        group's size, its protocols (``ClassicGroup.supports``), then the member id and
+        instance id (Kafka's validateMember). The rebalance timeout is kept as sent (the
+        JoinGroup API module sends the session timeout for v0)."""
         if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
             raise ClusterError("INVALID_SESSION_TIMEOUT")
         if member_id and group_id not in self.groups and self.claim(group_id):
@@ -156,12 +184,8 @@ class ClassicGroupCoordinator:
             return self.error_answer("", "GROUP_MAX_SIZE_REACHED")
         if group.state is GroupState.DEAD:
             raise ClusterError("COORDINATOR_NOT_AVAILABLE")
-        if not protocols or (group.members and (
-                protocol_type != group.protocol_type
-                or not self._candidates(group, [n for n, _ in protocols]))):
+        if not group.supports(protocol_type, [n for n, _ in protocols]):
             raise ClusterError("INCONSISTENT_GROUP_PROTOCOL")
-        rebalance_timeout_ms = rebalance_timeout_ms if rebalance_timeout_ms > 0 \
-            else session_timeout_ms
         if not member_id:
             return self._join_new(group, instance_id, client_id, client_host,
                                   session_timeout_ms, rebalance_timeout_ms, protocol_type,
@@ -171,11 +195,7 @@ class ClassicGroupCoordinator:
             member = Member(member_id, instance_id, client_id, client_host, session_timeout_ms,
                             rebalance_timeout_ms, protocol_type, protocols)
             return self._add_and_rebalance(group, member, now)
-        member = group.members.get(member_id)
-        if instance_id is not None and group.static.get(instance_id, member_id) != member_id:
-            raise ClusterError("FENCED_INSTANCE_ID")
-        if member is None:
-            raise ClusterError("UNKNOWN_MEMBER_ID")
+        member = self._validate_member(group, member_id, instance_id)
         changed = member.protocols != protocols
         member.protocols, member.client_id = protocols, client_id
         member.session_timeout_ms = session_timeout_ms
@@ -274,10 +294,11 @@ class ClassicGroupCoordinator:
         for syncing in group.syncing.values():
             syncing.fail(ClusterError("REBALANCE_IN_PROGRESS"))
         group.syncing.clear()
+        group.pending_sync.clear()
+        group.sync_deadline = None
         group.state = GroupState.PREPARING_REBALANCE
         group.initial = was_empty
-        timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
-        group.rebalance_deadline = now + timeout / 1000
+        group.rebalance_deadline = now + group.rebalance_timeout_ms() / 1000
         group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
                              if was_empty and self.initial_rebalance_delay_ms > 0 else None)
         self.new_deadline(group.rebalance_deadline if group.delay_until is None
@@ -309,12 +330,13 @@ class ClassicGroupCoordinator:
             assert member.joining is not None
             joining, member.joining = member.joining, None
             joining.resolve(self._join_answer(group, member))
+        group.pending_sync = set(group.members)
+        group.sync_deadline = now + group.rebalance_timeout_ms() / 1000
+        self.new_deadline(group.sync_deadline)
 
     @staticmethod
-    def _candidates(group: ClassicGroup, extra: list[str] | None = None) -> set[str]:
+    def _candidates(group: ClassicGroup) -> set[str]:
         sets = [{n for n, _ in m.protocols} for m in group.members.values()]
-        if extra is not None:
-            sets.append(set(extra))
         return set.intersection(*sets) if sets else set()
 
     @classmethod
@@ -358,6 +380,9 @@ class ClassicGroupCoordinator:
         self._touch(member, now)
         if group.state is GroupState.PREPARING_REBALANCE:
             raise ClusterError("REBALANCE_IN_PROGRESS")
+        group.pending_sync.discard(member_id)
+        if not group.pending_sync:
+            group.sync_deadline = None
         if group.state is GroupState.STABLE:
             return member.assignment
         if member_id != group.leader_id:
@@ -383,6 +408,23 @@ class ClassicGroupCoordinator:
         if member is None:
             raise ClusterError("UNKNOWN_MEMBER_ID")
         return group, member
+
+    @staticmethod
+    def _validate_member(group: ClassicGroup, member_id: str, instance_id: str | None
+                         ) -> Member:
+        """The member a JoinGroup names (Kafka's ClassicGroup.validateMember): an instance id
+        the group does not know is UNKNOWN_MEMBER_ID, one held by another member id
+        FENCED_INSTANCE_ID."""
+        if instance_id is not None:
+            known = group.static.get(instance_id)
+            if known is None:
+                raise ClusterError("UNKNOWN_MEMBER_ID")
+            if known != member_id:
+                raise ClusterError("FENCED_INSTANCE_ID")
+        member = group.members.get(member_id)
+        if member is None:
+            raise ClusterError("UNKNOWN_MEMBER_ID")
+        return member
 
     # -- Heartbeat, LeaveGroup ------------------------------------------------------------
 
@@ -425,6 +467,7 @@ class ClassicGroupCoordinator:
 
     def _remove(self, group: ClassicGroup, member_id: str) -> None:
         member = group.members.pop(member_id)
+        group.pending_sync.discard(member_id)
         if member.instance_id is not None and group.static.get(member.instance_id) == member_id:
             del group.static[member.instance_id]
         self._release(group, member, "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS")
@@ -437,6 +480,20 @@ class ClassicGroupCoordinator:
         syncing = group.syncing.pop(member.member_id, None)
         if syncing is not None:
             syncing.fail(ClusterError(sync_error))
+
+    def _expire_pending_sync(self, group: ClassicGroup, now: float) -> None:
+        """The rebalance timeout passed since the barrier closed: the members that have not
+        sent SyncGroup leave and the group rebalances (Kafka's expirePendingSync). A static
+        member replaced since stays pending under its old member id, as in Kafka's
+        replaceStaticMember, so the group rebalances for it too."""
+        group.sync_deadline = None
+        if not group.pending_sync:
+            return
+        for member_id in list(group.pending_sync):
+            if member_id in group.members:
+                self._remove(group, member_id)
+        self._prepare_rebalance(group, now)
+        self._maybe_complete_join(group, now)
 
     def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now: float) -> None:
         self._remove(group, member_id)
@@ -523,6 +580,8 @@ class ClassicGroupCoordinator:
                 deadlines.append(group.rebalance_deadline)
             if group.delay_until is not None:
                 deadlines.append(group.delay_until)
+            if group.sync_deadline is not None:
+                deadlines.append(group.sync_deadline)
         return min(deadlines)
 
     def expire(self, now: float) -> None:
@@ -538,6 +597,8 @@ class ClassicGroupCoordinator:
                 self._maybe_complete_join(group, now)
             if group.rebalance_deadline is not None and group.rebalance_deadline <= now:
                 self._complete_join(group, now)
+            if group.sync_deadline is not None and group.sync_deadline <= now:
+                self._expire_pending_sync(group, now)
             for member_id, member in list(group.members.items()):
                 if member.joining is None and member.deadline <= now \
                         and member_id in group.members:

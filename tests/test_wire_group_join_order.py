@@ -1,0 +1,127 @@
+"""The order in which a classic group's coordinator checks a JoinGroup, and the pending sync:
+Kafka's GroupMetadataManager checks the group's protocols (ClassicGroup.supportsProtocols, by
+the group's state) before the member id and instance id (ClassicGroup.validateMember), and
+removes the members that have not sent SyncGroup within the group's rebalance timeout after
+the join barrier closed (expirePendingSync). They run on the fake and on Apache Kafka
+(``--kafka=both``)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.real_cluster import wait_for as eventually
+from fakebroker.wire_client import WireClient
+from tests.bodies import join_body
+from tests.test_wire_groups import coordinator
+
+pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
+
+
+def heartbeat(client: WireClient, joined, group: str = "g") -> int:
+    return client.request("Heartbeat", 4, {
+        "group_id": group, "generation_id": joined.generation_id,
+        "member_id": joined.member_id}).error_code
+
+
+def sync(client: WireClient, joined, group: str = "g") -> int:
+    return client.request("SyncGroup", 5, {
+        "group_id": group, "generation_id": joined.generation_id,
+        "member_id": joined.member_id, "protocol_type": "consumer", "protocol_name": "range",
+        "assignments": [{"member_id": joined.member_id, "assignment": b""}]}).error_code
+
+
+def emptied_group(client: WireClient) -> None:
+    """Group ``g`` exists, Empty: its one member joined (v3: no MEMBER_ID_REQUIRED) and left."""
+    joined = client.request("JoinGroup", 3, join_body())
+    assert joined.error_code == 0
+    left = client.request("LeaveGroup", 0, {"group_id": "g", "member_id": joined.member_id})
+    assert left.error_code == 0
+
+
+def test_an_empty_protocol_type_is_refused_before_the_member_id(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        emptied_group(client)
+        nameless = client.request("JoinGroup", 9, dict(join_body("gone"), protocol_type=""))
+        named = client.request("JoinGroup", 9, join_body("gone"))
+        new = client.request("JoinGroup", 5, dict(join_body(), protocol_type=""))
+        # A member id for a group that does not exist is refused before any protocol check.
+        nowhere = client.request("JoinGroup", 9, dict(join_body("gone", group="none"),
+                                                      protocol_type=""))
+    assert nameless.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert named.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert new.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL  # not MEMBER_ID_REQUIRED
+    assert nowhere.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_new_group_refuses_an_empty_protocol_type(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        nameless = client.request("JoinGroup", 5, dict(join_body(), protocol_type=""))
+        named = client.request("JoinGroup", 5, join_body())
+    assert nameless.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert named.error_code == ErrorCode.MEMBER_ID_REQUIRED
+
+
+def test_an_instance_id_the_group_does_not_know_makes_a_member_unknown(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        joined = client.request("JoinGroup", 3, join_body())
+        assert joined.error_code == 0 and sync(client, joined) == 0
+        named = client.request("JoinGroup", 5, join_body(joined.member_id, instance="pod-9"))
+        assert named.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+        assert heartbeat(client, joined) == 0  # still a member
+
+
+def test_a_member_that_does_not_sync_within_the_rebalance_timeout_leaves(kafka):
+    # Sessions of 30 s: a member gone within 5 s left for its rebalance timeout of 300 ms.
+    timeouts = {"session_timeout_ms": 30_000, "rebalance_timeout_ms": 300}
+    with WireClient(coordinator(kafka)) as client:
+        synced = client.request("JoinGroup", 3, dict(join_body(group="synced"), **timeouts))
+        assert synced.error_code == 0 and sync(client, synced, "synced") == 0
+        silent = client.request("JoinGroup", 3, dict(join_body(), **timeouts))
+        assert silent.error_code == 0
+        eventually(lambda: heartbeat(client, silent) == ErrorCode.UNKNOWN_MEMBER_ID,
+                   "the member that did not sync to leave", timeout=5)
+        assert heartbeat(client, synced, "synced") == 0
+        # The group is Empty again: a member of another protocol type may join it.
+        other = client.request("JoinGroup", 3, dict(join_body(), protocol_type="connect"))
+        assert other.error_code == 0
+
+
+def test_a_negative_rebalance_timeout_counts_as_none(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        joined = client.request("JoinGroup", 3, dict(join_body(), session_timeout_ms=30_000,
+                                                     rebalance_timeout_ms=-1))
+        assert joined.error_code == 0
+        eventually(lambda: heartbeat(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID,
+                   "the member that did not sync to leave at once", timeout=5)
+        assert sync(client, joined) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_static_member_replaced_before_it_synced_still_rebalances_the_group(kafka):
+    """Kafka's replaceStaticMember leaves the old member id among the members yet to sync,
+    so once the rebalance timeout passes the group rebalances for it."""
+    timeouts = {"session_timeout_ms": 30_000, "rebalance_timeout_ms": 1000}
+    answers = {}
+    with WireClient(coordinator(kafka)) as leader_client, \
+            WireClient(coordinator(kafka)) as follower_client:
+        leader = leader_client.request("JoinGroup", 5, dict(join_body(instance="pod-a"),
+                                                            **timeouts))
+        assert leader.error_code == 0 and sync(leader_client, leader) == 0
+        follower = threading.Thread(target=lambda: answers.update(b=follower_client.request(
+            "JoinGroup", 5, dict(join_body(instance="pod-b"), **timeouts))))
+        follower.start()
+        eventually(lambda: heartbeat(leader_client, leader) == ErrorCode.REBALANCE_IN_PROGRESS,
+                   "the follower's join to begin a rebalance", timeout=5)
+        leader = leader_client.request("JoinGroup", 5, dict(
+            join_body(leader.member_id, instance="pod-a"), **timeouts))
+        follower.join(timeout=10)
+        assert leader.error_code == answers["b"].error_code == 0
+        assert sync(leader_client, leader) == 0  # Stable; pod-b has not synced
+        restarted = leader_client.request("JoinGroup", 5, dict(join_body(instance="pod-b"),
+                                                               **timeouts))
+        assert restarted.error_code == 0 and restarted.generation_id == leader.generation_id
+        assert heartbeat(leader_client, leader) == 0
+        eventually(lambda: heartbeat(leader_client, leader) == ErrorCode.REBALANCE_IN_PROGRESS,
+                   "the group to rebalance for the old member id", timeout=5)
