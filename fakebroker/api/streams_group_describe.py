@@ -2,7 +2,7 @@
 
 Versions: 0 (4.1), 1 (4.2+: topology description, its status, the assignor's name). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g
+Behavior: INVALID_GROUP_ID for an empty group id, before anything else; GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g
 not found.") or a group of another type ("Group g is not a streams group.", as
 ConsumerGroupDescribe answers for its own type), NOT_COORDINATOR on another broker; states
 Empty, NotReady, Assigning, Reconciling, Stable. The topology is the group's (null before a
@@ -25,6 +25,7 @@ from fakebroker.api.shapes import Placement, per_group
 from fakebroker.api.streams_group_heartbeat import task_ids
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.features import STREAMS_VERSION
+from fakebroker.state.groups import invalid_group_id
 from fakebroker.state.streams_groups import ASSIGNOR, StreamsGroup, Target, TopicInfo
 
 API_KEY = 89
@@ -55,6 +56,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def describe(ctx: RequestContext, group_id: str, include_description: bool = False
              ) -> dict[str, Any]:
+    if invalid_group_id(group_id):
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("INVALID_GROUP_ID"))
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.streams_group(group_id)
