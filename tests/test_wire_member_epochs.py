@@ -15,6 +15,8 @@ import pytest
 from fakebroker.protocol.codec import ZERO_UUID
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
+from tests.bodies import join_body, subscription
+from tests.test_wire_group_migration import ClassicMember
 from tests.test_wire_groups import coordinator
 from tests.test_wire_streams_groups import Member as StreamsMember
 from tests.test_wire_streams_groups import new_app, word_count
@@ -54,6 +56,25 @@ def test_a_repeated_topic_name_is_the_same_subscription_and_moves_no_epoch(kafka
         (group,) = client.request("ConsumerGroupDescribe", 1, {"group_ids": ["repeated"]}).groups
         assert [list(m.subscribed_topic_names) for m in group.members] == [["orders"]]
         assert group.group_epoch == epoch
+
+
+def test_a_classic_members_repeated_topic_name_moves_no_epoch_either(kafka):
+    client, _ = joined(kafka, "mixed")
+    with client:
+        classic = ClassicMember(client, group="mixed")
+        classic.join()
+        assert classic.sync().error_code == 0
+
+        def group_epoch() -> int:
+            (group,) = client.request("ConsumerGroupDescribe", 1, {"group_ids": ["mixed"]}).groups
+            return group.group_epoch
+
+        before = group_epoch()
+        rejoined = client.request("JoinGroup", 9, join_body(classic.member_id, group="mixed",
+                                                            protocols=[{
+            "name": "range", "metadata": subscription("orders", "orders")}]))
+        assert (rejoined.error_code, rejoined.generation_id) == (0, classic.generation)
+        assert group_epoch() == before
 
 
 # -- OffsetFetch v10 ------------------------------------------------------------------------
