@@ -3,12 +3,13 @@
 Versions: 0-9 (3.9), 10 (4.x, topic ids). Flexible from v6; v8+ asks for several groups.
 
 Behavior: a partition without a committed offset answers offset -1 and empty metadata (v10: a
-topic named by an unknown id, the zero one too, UNKNOWN_TOPIC_ID on its partitions); a null
-topic list (v2+) answers every committed offset of the group; an unknown group answers like an
-empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level in v2-7 and per group
-from v8. v9+ requests from a KIP-848 member are checked against its member epoch
-(STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); a classic group's member ids are not checked, as
-Kafka's ClassicGroup does not.
+topic named by an unknown id, the zero one too, UNKNOWN_TOPIC_ID on its partitions, after the
+known topics); a null topic list (v2+) answers every committed offset of the group; an unknown
+group answers like an empty one. NOT_COORDINATOR sits per partition in v0-1, at the top level
+in v2-7 and per group from v8. v9+ requests to a KIP-848 consumer or streams group are checked
+against the asker's member epoch before any topic (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), but
+for an admin's (a null member id with a negative epoch); a classic group's member ids are not
+checked, as Kafka's ClassicGroup does not.
 With ``require_stable`` (v7+), a partition whose offset a transaction has committed but not
 yet ended (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT and offset -1, so the client
 retries until the transaction ends; without it the last committed offset is answered.
@@ -71,6 +72,8 @@ def partitions_of(ctx: RequestContext, group_id: str, topics: Any, error: int,
                 found = ctx.cluster.topic_by_id(t.topic_id)
                 name = found.name if found else None
             requested.append((name, t.get("topic_id"), list(t.partition_indexes)))
+        if by_id:  # Kafka's broker answers the unknown ids after the coordinator's topics
+            requested.sort(key=lambda topic: topic[0] is None)
     answer = []
     for name, topic_id, indexes in requested:
         partitions = []

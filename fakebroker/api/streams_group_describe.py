@@ -2,12 +2,13 @@
 
 Versions: 0 (4.1), 1 (4.2+: topology description, its status, the assignor's name). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g
-not found.") or a group of another type ("Group g is not a streams group.", as
-ConsumerGroupDescribe answers for its own type), NOT_COORDINATOR on another broker; states
-Empty, NotReady, Assigning, Reconciling, Stable. The topology is the group's (null before a
-member sent one), its internal topics with their partition counts once it is ready (0, to be
-decided, before); each member with its process, topology epoch, current and target tasks.
+Behavior: INVALID_GROUP_ID for an empty group id, before anything else (answered first);
+GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g not found.")
+or a group of another type ("Group g is not a streams group.", as ConsumerGroupDescribe answers
+for its own type), NOT_COORDINATOR on another broker; states Empty, NotReady, Assigning,
+Reconciling, Stable. The topology is the group's (null before a member sent one), its internal
+topics with their partition counts once it is ready (0, to be decided, before); each member
+with its process, topology epoch, current and target tasks.
 v1: the assignor ``sticky``, no topology description (status NOT_STORED when asked for it,
 else 0, as Kafka without a description plugin). Asked for them, a described group's
 authorized operations. streams.version finalized at 0 (UpdateFeatures): every group named
@@ -25,6 +26,7 @@ from fakebroker.api.shapes import Placement, per_group
 from fakebroker.api.streams_group_heartbeat import task_ids
 from fakebroker.protocol.errors import error_code
 from fakebroker.state.features import STREAMS_VERSION
+from fakebroker.state.groups import invalid_group_id
 from fakebroker.state.streams_groups import ASSIGNOR, StreamsGroup, Target, TopicInfo
 
 API_KEY = 89
@@ -44,7 +46,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             dict(UNDESCRIBED, group_id=g, error_code=error_code("UNSUPPORTED_VERSION"))
             for g in request.group_ids]}
     include = ctx.version >= 1 and request.include_topology_description
-    described = [describe(ctx, g, include) for g in request.group_ids]
+    # the empty ids' answers first, as Kafka's coordinator service completes them at once
+    described = sorted((describe(ctx, g, include) for g in request.group_ids),
+                       key=lambda group: bool(group["group_id"]))
     if request.include_authorized_operations:
         for group in described:
             if not group["error_code"]:
@@ -55,6 +59,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 def describe(ctx: RequestContext, group_id: str, include_description: bool = False
              ) -> dict[str, Any]:
+    if invalid_group_id(group_id):
+        return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("INVALID_GROUP_ID"))
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.streams_group(group_id)

@@ -9,7 +9,9 @@ Behavior (fakebroker/state/streams_groups.py has the details):
   one with tasks it still owns), else FENCED_MEMBER_EPOCH. UNKNOWN_MEMBER_ID for an unknown
   member, GROUP_ID_NOT_FOUND for an unknown group or an id a group of another kind holds,
   INVALID_REQUEST / STREAMS_INVALID_TOPOLOGY for the request shapes Kafka refuses, with its
-  messages; NOT_COORDINATOR on another broker; GROUP_MAX_SIZE_REACHED for a join of a new
+  messages (a topology naming one of Kafka's internal topics or an illegal topic name is
+  STREAMS_INVALID_TOPOLOGY first, whatever the epoch, as Kafka's broker checks it before its
+  coordinator); NOT_COORDINATOR on another broker; GROUP_MAX_SIZE_REACHED for a join of a new
   member once the group has group.streams.max.size members.
 * The broker configures the topology: the internal topics missing (repartition, changelog)
   are created with the partition counts it decides, after the answer names them in a
@@ -35,6 +37,7 @@ from fakebroker.api.access import groups
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.cluster import INTERNAL_TOPICS, invalid_topic_name
 from fakebroker.state.features import STREAMS_VERSION
 from fakebroker.state.streams_groups import (
     ACCEPTABLE_RECOVERY_LAG,
@@ -57,6 +60,10 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     answer: dict[str, Any] = dict(NOT_ANSWERED, throttle_time_ms=0, status=[])
     if not ctx.cluster.features.at_least(STREAMS_VERSION, 1):  # streams groups turned off
         answer["error_code"] = error_code("UNSUPPORTED_VERSION")
+        return answer
+    problem = None if request.topology is None else topic_name_problem(request.topology)
+    if problem is not None:
+        answer.update(error_code=error_code("STREAMS_INVALID_TOPOLOGY"), error_message=problem)
         return answer
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")
@@ -99,6 +106,24 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         except ClusterError:
             pass  # the next heartbeat reports the topic still missing
     return answer
+
+
+def topic_name_problem(sent: Any) -> str | None:
+    """Kafka's broker-side check of the topology's topic names (KafkaApis, before the group
+    coordinator: STREAMS_INVALID_TOPOLOGY whatever the member epoch), with its message: an
+    internal topic of Kafka's, then a name ``Topic.isValid`` refuses; None if none."""
+    names = list(dict.fromkeys(name for s in sent.subtopologies for name in (
+        *s.source_topics, *s.repartition_sink_topics,
+        *(t.name for t in s.repartition_source_topics),
+        *(t.name for t in s.state_changelog_topics))))
+    internal = [name for name in names if name in INTERNAL_TOPICS]
+    if internal:
+        return (f"Use of Kafka internal topics {','.join(internal)} in a Kafka Streams "
+                "topology is prohibited.")
+    invalid = [name for name in names if invalid_topic_name(name) is not None]
+    if invalid:
+        return f"Topic names {','.join(invalid)} are not valid topic names."
+    return None
 
 
 def topology(sent: Any) -> Topology:

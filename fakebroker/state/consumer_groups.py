@@ -473,8 +473,9 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
         member.client_id, member.client_host = hb.client_id, hb.client_host
         names_changed = regex_changed = False
         names = hb.subscribed_topic_names
-        if names is not None and sorted(names) != sorted(member.subscribed):
-            member.subscribed, names_changed = list(names), True
+        # a set, as Kafka's ConsumerGroupMember holds them: a name repeated changes nothing
+        if names is not None and set(names) != set(member.subscribed):
+            member.subscribed, names_changed = list(dict.fromkeys(names)), True
         regex = hb.subscribed_topic_regex
         if regex is not None and regex != (member.regex or ""):
             member.regex, regex_changed = regex or None, True

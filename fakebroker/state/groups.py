@@ -55,7 +55,7 @@ def invalid_group_id(group_id: str | None) -> bool:
     """Whether Kafka's group coordinator refuses the group id with INVALID_GROUP_ID before
     anything else, NOT_COORDINATOR included (``isGroupIdNotEmpty``): a null or empty id, in
     JoinGroup, SyncGroup, Heartbeat, LeaveGroup, TxnOffsetCommit, OffsetDelete,
-    ConsumerGroupDescribe, ShareGroupDescribe, AlterShareGroupOffsets and
+    ConsumerGroupDescribe, ShareGroupDescribe, StreamsGroupDescribe, AlterShareGroupOffsets and
     DeleteShareGroupOffsets. (OffsetCommit, OffsetFetch, DescribeGroups
     and DeleteGroups refuse only a null id; ConsumerGroupHeartbeat and ShareGroupHeartbeat
     answer an empty one INVALID_REQUEST.)"""
@@ -263,15 +263,22 @@ class Groups:
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int
                               ) -> None:
-        """An OffsetFetch's member check (v9+): a consumer group's member that names itself
-        with an epoch must be one at that epoch (``ClusterError`` UNKNOWN_MEMBER_ID,
-        STALE_MEMBER_EPOCH); a classic group checks nothing (Kafka's
-        ClassicGroup.validateOffsetFetch), and no group answers as an empty one."""
+        """An OffsetFetch's member check (v9+), as Kafka's ConsumerGroup and StreamsGroup
+        validateOffsetFetch: only a null member id with a negative epoch (an admin client's,
+        a consumer without a group membership) is not checked; any other asker must be a
+        member of a consumer or streams group at its epoch (``ClusterError``
+        UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH: an empty member id and a negative epoch
+        too). A null member id with an epoch of 0 or more is UNKNOWN_MEMBER_ID here (Kafka
+        4.4 fails it with an uncaught NullPointerException: UNKNOWN_SERVER_ERROR). A classic
+        group checks nothing (Kafka's ClassicGroup.validateOffsetFetch), and no group answers
+        as an empty one."""
         kind = self.kind(group_id)
-        if member_id and member_epoch >= 0 and kind is GroupKind.CONSUMER:
-            self.consumer.validate_commit(group_id, member_id, member_epoch)
-        elif member_id and member_epoch >= 0 and kind is GroupKind.STREAMS:
-            self.streams.validate_commit(group_id, member_id, member_epoch)
+        if member_id is None and member_epoch < 0:
+            return
+        if kind is GroupKind.CONSUMER:
+            self.consumer.validate_commit(group_id, member_id or "", member_epoch)
+        elif kind is GroupKind.STREAMS:
+            self.streams.validate_commit(group_id, member_id or "", member_epoch)
 
     def validate_offset_delete(self, group_id: str) -> None:
         """Whether OffsetDelete may delete the group's offsets at all (``ClusterError``):

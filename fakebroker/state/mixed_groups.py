@@ -165,8 +165,8 @@ def upgraded(classic: ClassicGroup, policy: MigrationPolicy, max_size: int,
                           "re-attempting the upgrade") from None
         group.members[m.member_id] = ConsumerMember(
             m.member_id, m.instance_id, subscribed.rack_id, m.client_id, m.client_host,
-            subscribed=subscribed.topics, epoch=epoch, previous_epoch=epoch, assigned=assigned,
-            sent=assigned, rebalance_timeout_ms=m.rebalance_timeout_ms,
+            subscribed=list(dict.fromkeys(subscribed.topics)), epoch=epoch, previous_epoch=epoch,
+            assigned=assigned, sent=assigned, rebalance_timeout_ms=m.rebalance_timeout_ms,
             classic=ClassicMembership(m.session_timeout_ms, list(m.protocols)))
         group.target[m.member_id] = {t: set(ps) for t, ps in assigned.items()}
     group.subscription = {t: partitions_of[t] for t in sorted(
@@ -263,8 +263,8 @@ def join(coordinator: ConsumerGroupCoordinator, group: ConsumerGroup, request: C
     except DecodeError:
         raise ClusterError("UNKNOWN_SERVER_ERROR") from None
     member = _joining_member(group, member_id, request)
-    bump = sorted(subscribed.topics) != sorted(member.subscribed)
-    member.subscribed = subscribed.topics
+    bump = set(subscribed.topics) != set(member.subscribed)  # a set, as Kafka keeps them
+    member.subscribed = list(dict.fromkeys(subscribed.topics))
     member.rack_id = subscribed.rack_id if subscribed.rack_id is not None else member.rack_id
     if request.rebalance_timeout_ms > 0:
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
