@@ -20,6 +20,7 @@ from tests.test_wire_group_migration import ClassicMember
 from tests.test_wire_groups import coordinator
 from tests.test_wire_streams_groups import Member as StreamsMember
 from tests.test_wire_streams_groups import new_app, word_count
+from tests.test_wire_versions import versions_of
 
 pytestmark = [pytest.mark.fake_kafka(topics={"orders": 1, "lines": 3}),
               pytest.mark.timeout(120)]
@@ -147,9 +148,11 @@ def test_a_topologys_topic_names_are_checked_before_the_member_epoch(kafka, chan
             ErrorCode.STREAMS_INVALID_TOPOLOGY, message)
 
 
-def test_streams_group_describe_refuses_an_empty_group_id(kafka):
+@pytest.mark.parametrize("api", ["StreamsGroupDescribe", "ConsumerGroupDescribe",
+                                 "ShareGroupDescribe"])
+def test_a_modern_group_describe_refuses_an_empty_group_id_first(kafka, api):
     with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
-        answer = client.request("StreamsGroupDescribe", 0, {
+        answer = client.request(api, max(versions_of(kafka, api)), {
             "group_ids": ["no-such-app", "", "no-such-app-2"]})
     # the empty id's answer first, the others in the order of their coordinator's partitions
     first, *others = answer.groups

@@ -2,13 +2,14 @@
 
 Versions: 0 (3.9), 1 (4.x: member type). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for a group of another type
-("Group g is not a consumer group.") or none ("Group g not found."), NOT_COORDINATOR on another
-broker; states Empty, Assigning, Reconciling, Stable. A member without a regex subscription
-reports "" as its regex, and (v1) member type 1, a consumer-protocol member. Asked for them, a
-described group's authorized operations: every group operation with no authorizer, those the
-principal may do with one. group.version finalized at 0 (UpdateFeatures) turns KIP-848 off:
-every group named gets UNSUPPORTED_VERSION with a null message, as Kafka answers then.
+Behavior: INVALID_GROUP_ID for an empty group id, answered first; GROUP_ID_NOT_FOUND with an
+empty state, as Kafka answers, for a group of another type ("Group g is not a consumer group.")
+or none ("Group g not found."), NOT_COORDINATOR on another broker; states Empty, Assigning,
+Reconciling, Stable. A member without a regex subscription reports "" as its regex, and (v1)
+member type 1, a consumer-protocol member. Asked for them, a described group's authorized
+operations: every group operation with no authorizer, those the principal may do with one.
+group.version finalized at 0 (UpdateFeatures) turns KIP-848 off: every group named gets
+UNSUPPORTED_VERSION with a null message, as Kafka answers then.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "groups": [
             dict(UNDESCRIBED, group_id=g, error_code=error_code("UNSUPPORTED_VERSION"))
             for g in request.group_ids]}
-    described = [describe(ctx, g) for g in request.group_ids]
+    # the empty ids' answers first, as Kafka's coordinator service completes them at once
+    described = sorted((describe(ctx, g) for g in request.group_ids),
+                       key=lambda group: bool(group["group_id"]))
     if request.include_authorized_operations:
         for group in described:
             if not group["error_code"]:

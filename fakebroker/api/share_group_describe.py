@@ -2,11 +2,12 @@
 
 Versions: 0 (4.0, early access), 1 (4.1+; Kafka 4.4 serves only 1). Flexible.
 
-Behavior: GROUP_ID_NOT_FOUND with an empty state, as Kafka answers, for no group ("Group g
-not found.") or a group of another type ("Group g is not a share group.", as
-ConsumerGroupDescribe answers for its own type), NOT_COORDINATOR on another broker; states
-Empty and Stable; the assignor is ``simple``. Asked for them, a described group's authorized
-operations: every group operation with no authorizer, those the principal may do with one.
+Behavior: INVALID_GROUP_ID for an empty group id, answered first; GROUP_ID_NOT_FOUND with an
+empty state, as Kafka answers, for no group ("Group g not found.") or a group of another type
+("Group g is not a share group.", as ConsumerGroupDescribe answers for its own type),
+NOT_COORDINATOR on another broker; states Empty and Stable; the assignor is ``simple``. Asked
+for them, a described group's authorized operations: every group operation with no authorizer,
+those the principal may do with one.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ AUTHORIZES = (groups("DESCRIBE"),
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    described = [describe(ctx, g) for g in request.group_ids]
+    # the empty ids' answers first, as Kafka's coordinator service completes them at once
+    described = sorted((describe(ctx, g) for g in request.group_ids),
+                       key=lambda group: bool(group["group_id"]))
     if request.include_authorized_operations:
         for group in described:
             if not group["error_code"]:
