@@ -286,3 +286,20 @@ def test_the_differential_mode_withholds_an_unregistering_of_kafkas_own_broker()
     assert fells_kafka(unregister(KAFKA_NODE))
     assert not fells_kafka(unregister(7))
     assert not fells_kafka(unregister(KAFKA_NODE)[:-3])  # does not parse: sent, and closed
+
+
+def test_the_differential_mode_withholds_a_config_operation_kafkas_controller_fails_on():
+    """An IncrementalAlterConfigs with a config operation other than SET, DELETE, APPEND and
+    SUBTRACT makes Kafka's quorum controller renounce its leadership (a NullPointerException),
+    after which requests for it are NOT_LEADER_OR_FOLLOWER for a while: sent to neither side."""
+    from fakebroker.protocol.framing import encode_request
+    from tests.fuzz.differential import fells_kafka
+
+    def altering(operation: int) -> bytes:
+        return bytes(encode_request(44, 1, 1, "fuzz", {"resources": [
+            {"resource_type": 2, "resource_name": "orders", "configs": [
+                {"name": "retention.ms", "config_operation": operation, "value": "1"}]}],
+            "validate_only": False}))[4:]
+
+    assert fells_kafka(altering(7)) and fells_kafka(altering(-1))
+    assert not any(fells_kafka(altering(op)) for op in range(4))
