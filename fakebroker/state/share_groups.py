@@ -18,6 +18,8 @@ ShareSessionCache, measured against Kafka 4.4:
   assignor spreads partitions by hash: which member gets which partition may differ.)
 * Each (group, topic, partition) has a ``SharePartition`` (``fakebroker.state.share_partitions``)
   made at the group's first fetch of it, its start offset set by ``share.auto.offset.reset``.
+  A fetch of a group that does not exist (no member ever joined it, or DeleteGroups deleted
+  it) acquires nothing, as on Kafka, which has no share state to start from then.
 * A share session per (group, member): ShareFetch at epoch 0 opens it, each later request must
   carry the next epoch (INVALID_SHARE_SESSION_EPOCH), one with no session is
   SHARE_SESSION_NOT_FOUND, -1 closes it. The connection that opened a session keeps it: when
@@ -203,9 +205,6 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
-    # False while only a ShareFetch made it (no member joined, no offsets set): Kafka keeps
-    # those share-partitions outside its group coordinator, which knows no such group.
-    known: bool = True
 
     @property
     def state(self) -> str:
@@ -283,14 +282,10 @@ class ShareGroupCoordinator:
 
     def group(self, group_id: str) -> ShareGroup | None:
         """The share group ``group_id`` names, as Kafka's group coordinator knows groups."""
-        group = self.groups.get(group_id)
-        return group if group is not None and group.known else None
+        return self.groups.get(group_id)
 
-    def _make_known(self, group_id: str) -> ShareGroup:
-        """The group, made (or, made by a ShareFetch, kept with its share-partitions) now."""
-        group = self.groups.setdefault(group_id, ShareGroup(group_id))
-        group.known = True
-        return group
+    def _make(self, group_id: str) -> ShareGroup:
+        return self.groups.setdefault(group_id, ShareGroup(group_id))
 
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ShareMember, Assignment | None]:
         """One ShareGroupHeartbeat: (the member, the assignment to send or None). Raises
@@ -310,7 +305,7 @@ class ShareGroupCoordinator:
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a share group.")
-            group = self._make_known(hb.group_id)
+            group = self._make(hb.group_id)
         member = group.members.get(hb.member_id)
         bump = False
         if member is None:
@@ -431,14 +426,8 @@ class ShareGroupCoordinator:
     # -- records ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition:
-        """The group's share-partition, made at its first fetch; a fetch before any member
-        joined makes the group's record but not the group (``ShareGroup.known``)."""
-        group = self.groups.get(group_id)
-        if group is None:
-            if not self.claim(group_id):
-                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
-            group = self.groups[group_id] = ShareGroup(group_id, known=False)
-        return group.partitions.setdefault((topic, partition), SharePartition())
+        """The share-partition of an existing group, made at its first fetch."""
+        return self.groups[group_id].partitions.setdefault((topic, partition), SharePartition())
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int,
                 batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
@@ -447,7 +436,11 @@ class ShareGroupCoordinator:
                 ) -> list[Acquired]:
         """Acquire records of one partition for a member (``SharePartition.acquire``, which
         ``read_end`` bounds to one segment of the log), the share-partition initialized first
-        by the group's ``share.auto.offset.reset``."""
+        by the group's ``share.auto.offset.reset``. Nothing for a group that does not exist (no
+        member ever joined it, or it was deleted): Kafka has no share state to start its
+        partitions from (measured on Kafka 4.4: its ShareFetch then waits, acquiring nothing)."""
+        if self.group(group_id) is None:
+            return []
         share = self.share_partition(group_id, topic, partition)
         if not share.initialized:
             share.initialize(log_start if self.config(group_id, RESET) == "earliest"
@@ -517,7 +510,7 @@ class ShareGroupCoordinator:
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} not found.")
             if not self.claim(group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
-            group = self._make_known(group_id)
+            group = self._make(group_id)
         if group.members:
             raise ClusterError("NON_EMPTY_GROUP", "The group is not empty.")
         return group

@@ -1,0 +1,65 @@
+"""A ShareFetch of a share group that Kafka's group coordinator does not know — no member ever
+joined it, or it was deleted (DeleteGroups) — acquires nothing: Kafka 4.4 has no share state
+to start its partitions from (a partition's state is initialized for a group's members), so
+the fetch waits its ``max_wait_ms`` and answers no records, whatever the
+group's ``share.auto.offset.reset``. Found by the differential fuzzer (python -m tests.fuzz
+differential: a session-opening ShareFetch after the conformance corpus deleted its group);
+runs on the fake and on Apache Kafka (``--kafka=both``)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fakebroker.wire_client import WireClient
+from tests.bodies import batch, produce_body
+from tests.test_share_groups import join_and_acquire, new_group, share_fetch
+
+pytestmark = [pytest.mark.fake_kafka(topics={"orphans": 1}), pytest.mark.timeout(120)]
+MEMBER, OTHER = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
+
+
+def acquired(answer) -> list[tuple[int, int, int]]:
+    return [(r.first_offset, r.last_offset, r.delivery_count)
+            for t in answer.responses for p in t.partitions for r in p.acquired_records]
+
+
+def two_records(kafka) -> tuple[str, object]:
+    """The broker's address and the id of ``orphans``, two records produced to it."""
+    address = kafka.bootstrap_servers.split(",")[0]
+    with WireClient(address) as client:
+        client.request("Produce", 9, produce_body("orphans", 0, batch([b"a", b"b"])))
+        topic_id = client.request("Metadata", 12, {
+            "topics": [{"name": "orphans", "topic_id": None}],
+            "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}).topics[0].topic_id
+    return address, topic_id
+
+
+def fetch_waits_and_acquires_nothing(client: WireClient, group: str, topic_id) -> None:
+    started = time.monotonic()
+    answer = share_fetch(client, group, OTHER, topic_id, 0)  # waits up to 1 s
+    assert (answer.error_code, acquired(answer)) == (0, [])
+    assert time.monotonic() - started >= 0.9
+
+
+def test_a_share_fetch_of_a_group_no_member_joined_acquires_nothing(kafka):
+    address, topic_id = two_records(kafka)
+    group = new_group(kafka)  # share.auto.offset.reset=earliest
+    with WireClient(address) as client:
+        fetch_waits_and_acquires_nothing(client, group, topic_id)
+
+
+def test_a_deleted_share_group_acquires_nothing(kafka):
+    address, topic_id = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as client:
+        assert join_and_acquire(client, group, MEMBER, topic_id)[0] == [(0, 1, 1)]
+        left = client.request("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": MEMBER, "member_epoch": -1})
+        assert left.error_code == 0, left.error_message
+    with WireClient(address) as client:  # the member's session gone with its connection
+        deleted = client.request("DeleteGroups", 2, {"groups_names": [group]})
+        assert [r.error_code for r in deleted.results] == [0]
+        fetch_waits_and_acquires_nothing(client, group, topic_id)
