@@ -63,3 +63,15 @@ def test_a_deleted_share_group_acquires_nothing(kafka):
         deleted = client.request("DeleteGroups", 2, {"groups_names": [group]})
         assert [r.error_code for r in deleted.results] == [0]
         fetch_waits_and_acquires_nothing(client, group, topic_id)
+
+
+@pytest.mark.fake_kafka(topics={"orphans": 1, "elsewhere": 1})
+def test_a_share_fetch_of_a_partition_never_assigned_in_the_group_acquires_nothing(kafka):
+    address, topic_id = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as client:
+        joined = client.request("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": MEMBER, "member_epoch": 0,
+            "subscribed_topic_names": ["elsewhere"]})
+        assert joined.error_code == 0, joined.error_message
+        fetch_waits_and_acquires_nothing(client, group, topic_id)

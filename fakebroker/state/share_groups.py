@@ -18,8 +18,9 @@ ShareSessionCache, measured against Kafka 4.4:
   assignor spreads partitions by hash: which member gets which partition may differ.)
 * Each (group, topic, partition) has a ``SharePartition`` (``fakebroker.state.share_partitions``)
   made at the group's first fetch of it, its start offset set by ``share.auto.offset.reset``.
-  A fetch of a group that does not exist (no member ever joined it, or DeleteGroups deleted
-  it) acquires nothing, as on Kafka, which has no share state to start from then.
+  A fetch of a partition the group has no share state for (the group does not exist: no
+  member ever joined it, or DeleteGroups deleted it; or the partition was never assigned to
+  a member nor altered) acquires nothing, as on Kafka, which has nothing to start it from.
 * A share session per (group, member): ShareFetch at epoch 0 opens it, each later request must
   carry the next epoch (INVALID_SHARE_SESSION_EPOCH), one with no session is
   SHARE_SESSION_NOT_FOUND, -1 closes it. The connection that opened a session keeps it: when
@@ -436,10 +437,12 @@ class ShareGroupCoordinator:
                 ) -> list[Acquired]:
         """Acquire records of one partition for a member (``SharePartition.acquire``, which
         ``read_end`` bounds to one segment of the log), the share-partition initialized first
-        by the group's ``share.auto.offset.reset``. Nothing for a group that does not exist (no
-        member ever joined it, or it was deleted): Kafka has no share state to start its
-        partitions from (measured on Kafka 4.4: its ShareFetch then waits, acquiring nothing)."""
-        if self.group(group_id) is None:
+        by the group's ``share.auto.offset.reset``. Nothing from a partition the group has no
+        share state for (``known_partitions``: none for a group that does not exist, no member
+        ever joined it or it was deleted; none for a partition never assigned to its members
+        nor altered): Kafka has nothing to start it from (measured on Kafka 4.4: its
+        ShareFetch then waits, acquiring nothing)."""
+        if (topic, partition) not in self.known_partitions(group_id):
             return []
         share = self.share_partition(group_id, topic, partition)
         if not share.initialized:
