@@ -20,7 +20,10 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,
   v1+); the stored batches holding them are returned with their acquired ranges and
   delivery counts. With nothing to acquire, the request waits up to ``max_wait_ms`` for an
-  append or for records released (a lock expiring, a RELEASE).
+  append or for records released (a lock expiring, a RELEASE). Nothing is acquired from a
+  partition the group has no share state for (a group that does not exist, a partition never
+  assigned to its members); a start offset altered below -1 is moved to the log start by the
+  fetch that meets it, which answers at once with that partition and nothing acquired.
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
   the current leader). Answered, as Kafka answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
@@ -109,10 +112,12 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         else DEFAULT_MAX_RECORDS
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
     leaders: set[int] = set()
+    moved: set[Key] = set()  # partitions whose start offset was out of range, now moved
     while True:
-        fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders)
+        fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders, moved)
         remaining = deadline - trio.current_time()
-        found = any(a["acquired_records"] or a["error_code"] for a in fetched.values())
+        found = bool(moved) or any(a["acquired_records"] or a["error_code"]
+                                   for a in fetched.values())
         if found or remaining <= 0 or acks:
             break
         await ctx.wait_for_append(remaining)
@@ -121,7 +126,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             for field in ("acknowledge_error_code", "acknowledge_error_message"):
                 fetched_answer[field] = answers[key][field]
         if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"] \
-                or (not found and key in added):
+                or key in moved or (not found and key in added):
             answers[key] = fetched_answer
     answer["responses"] = by_topic(answers)
     if leaders:
@@ -166,9 +171,10 @@ def acknowledge(ctx: RequestContext, group_id: str, member_id: str, key: Key, ba
 
 
 def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key],
-            max_records: int, leaders: set[int]) -> dict[Key, dict[str, Any]]:
+            max_records: int, leaders: set[int], moved: set[Key]) -> dict[Key, dict[str, Any]]:
     """Each partition's answer, records acquired for the member (at most ``max_records``
-    in all)."""
+    in all); the partitions whose start offset was out of the log's range (altered below -1)
+    are moved to its start, acquire nothing and are added to ``moved``."""
     share = ctx.cluster.groups.share
     now = trio.current_time()
     answers = {}
@@ -188,6 +194,9 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
         if max_records <= 0:
             continue
         log = partition.log
+        if share.move_out_of_range_start(group_id, name, key[1], log.log_start_offset):
+            moved.add(key)
+            continue
         try:
             runs = share.acquire(group_id, member_id, name, key[1],
                                  [(b.base_offset, b.last_offset) for b in log.batches],

@@ -53,6 +53,7 @@ from fakebroker.state.modern_groups import (
 from fakebroker.state.share_partitions import Acquired, SharePartition
 
 JOIN, LEAVE = 0, -1
+UNSET = -1  # a share-partition's start offset before share.auto.offset.reset sets it
 ASSIGNOR = "simple"
 
 
@@ -456,6 +457,18 @@ class ShareGroupCoordinator:
             self.new_deadline(now + lock_ms / 1000)
         return acquired
 
+    def move_out_of_range_start(self, group_id: str, topic: str, partition: int,
+                                log_start: int) -> bool:
+        """Whether the partition's start offset, altered below -1, was out of the log's range
+        and is now moved to ``log_start``: the fetch that meets it acquires nothing from the
+        partition and answers at once, the next one starts there (measured on Kafka 4.4)."""
+        group = self.groups.get(group_id)
+        share = group.partitions.get((topic, partition)) if group is not None else None
+        if share is None or share.start_offset >= UNSET:
+            return False
+        share.initialize(log_start)
+        return True
+
     def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int,
                     batches: Iterable[tuple[int, int, Sequence[int]]], now: float) -> None:
         """Apply one partition's acknowledgement batches (first, last, types) in order
@@ -524,9 +537,10 @@ class ShareGroupCoordinator:
 
     def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
         """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``
-        (negative: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch)."""
+        (-1: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch; below
+        -1: out of the log's range, ``move_out_of_range_start``)."""
         share = self.share_partition(group_id, topic, partition)
-        share.initialize(max(offset, -1))
+        share.initialize(offset)
         share.write()
 
     def check_delete_offsets(self, group_id: str) -> None:

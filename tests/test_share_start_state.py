@@ -1,10 +1,17 @@
-"""A ShareFetch of a share group that Kafka's group coordinator does not know — no member ever
-joined it, or it was deleted (DeleteGroups) — acquires nothing: Kafka 4.4 has no share state
-to start its partitions from (a partition's state is initialized for a group's members), so
-the fetch waits its ``max_wait_ms`` and answers no records, whatever the
-group's ``share.auto.offset.reset``. Found by the differential fuzzer (python -m tests.fuzz
-differential: a session-opening ShareFetch after the conformance corpus deleted its group);
-runs on the fake and on Apache Kafka (``--kafka=both``)."""
+"""Where a share group's partition starts, as a ShareFetch meets it on Kafka 4.4.
+
+* A ShareFetch of a share group that Kafka's group coordinator does not know — no member ever
+  joined it, or it was deleted (DeleteGroups) — or of a partition never assigned to the
+  group's members acquires nothing: Kafka has no share state to start the partition from (a
+  partition's state is initialized for the members it is assigned to), so the fetch waits its
+  ``max_wait_ms`` and answers no records, whatever the group's ``share.auto.offset.reset``.
+* A start offset set below -1 (AlterShareGroupOffsets) is out of the log's range: the next
+  fetch moves it to the log start offset and answers at once, acquiring nothing from the
+  partition; the one after starts there.
+
+Found by the differential fuzzer (python -m tests.fuzz differential: a session-opening
+ShareFetch after the conformance corpus deleted its group, then that group's start offset
+altered to -2); runs on the fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
@@ -75,3 +82,22 @@ def test_a_share_fetch_of_a_partition_never_assigned_in_the_group_acquires_nothi
             "subscribed_topic_names": ["elsewhere"]})
         assert joined.error_code == 0, joined.error_message
         fetch_waits_and_acquires_nothing(client, group, topic_id)
+
+
+def test_a_start_offset_altered_below_minus_one_moves_to_the_log_start_after_a_fetch(kafka):
+    address, topic_id = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as client:
+        altered = client.request("AlterShareGroupOffsets", 0, {"group_id": group, "topics": [{
+            "topic_name": "orphans", "partitions": [{"partition_index": 0,
+                                                     "start_offset": -2}]}]})
+        assert [(p.error_code, p.error_message) for t in altered.responses
+                for p in t.partitions] == [(0, None)]
+        started = time.monotonic()
+        answer = share_fetch(client, group, OTHER, topic_id, 0)  # may wait up to 1 s
+        assert time.monotonic() - started < 0.5  # answered at once
+        assert [(p.partition_index, p.error_code) for t in answer.responses
+                for p in t.partitions] == [(0, 0)]
+        assert acquired(answer) == []
+        answer = share_fetch(client, group, OTHER, topic_id, 1)
+        assert (answer.error_code, acquired(answer)) == (0, [(0, 1, 1)])
