@@ -6,8 +6,9 @@
   partition's state is initialized for the members it is assigned to), so the fetch waits its
   ``max_wait_ms`` and answers no records, whatever the group's ``share.auto.offset.reset``.
 * A start offset set below -1 (AlterShareGroupOffsets) is out of the log's range: the next
-  fetch moves it to the log start offset and answers at once, acquiring nothing from the
-  partition; the one after starts there.
+  fetch begun after it moves it to the log start offset and acquires nothing from the
+  partition, answering at once (a fetch already waiting acquires nothing from it, records
+  appended or not); the one after starts there.
 
 Found by the differential fuzzer (python -m tests.fuzz differential: a session-opening
 ShareFetch after the conformance corpus deleted its group, then that group's start offset
@@ -101,3 +102,30 @@ def test_a_start_offset_altered_below_minus_one_moves_to_the_log_start_after_a_f
         assert acquired(answer) == []
         answer = share_fetch(client, group, OTHER, topic_id, 1)
         assert (answer.error_code, acquired(answer)) == (0, [(0, 1, 1)])
+
+
+def test_a_fetch_waiting_when_the_start_offset_is_altered_below_minus_one_waits_on(kafka):
+    address, topic_id = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as waiting, WireClient(address) as client:
+        waiting.send("ShareFetch", 1, {
+            "group_id": group, "member_id": OTHER, "share_session_epoch": 0,
+            "max_wait_ms": 3000, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+            "batch_size": 100, "forgotten_topics_data": [], "topics": [{
+                "topic_id": topic_id, "partitions": [{"partition_index": 0,
+                                                      "acknowledgement_batches": []}]}]})
+        started = time.monotonic()
+        time.sleep(0.5)  # the fetch waits: the group has no share state yet
+        altered = client.request("AlterShareGroupOffsets", 0, {"group_id": group, "topics": [{
+            "topic_name": "orphans", "partitions": [{"partition_index": 0,
+                                                     "start_offset": -2}]}]})
+        assert [p.error_code for t in altered.responses for p in t.partitions] == [0]
+        client.request("Produce", 9, produce_body("orphans", 0, batch([b"c"])))
+        _, answer = waiting.receive("ShareFetch", 1)
+        assert time.monotonic() - started >= 2.5
+        assert (answer.error_code, acquired(answer)) == (0, [])
+        # the next fetch meets the start offset out of range: moved, nothing acquired
+        answer = share_fetch(waiting, group, OTHER, topic_id, 1)
+        assert (answer.error_code, acquired(answer)) == (0, [])
+        answer = share_fetch(waiting, group, OTHER, topic_id, 2)
+        assert (answer.error_code, acquired(answer)) == (0, [(0, 2, 1)])

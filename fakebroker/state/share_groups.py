@@ -457,17 +457,19 @@ class ShareGroupCoordinator:
             self.new_deadline(now + lock_ms / 1000)
         return acquired
 
-    def move_out_of_range_start(self, group_id: str, topic: str, partition: int,
-                                log_start: int) -> bool:
-        """Whether the partition's start offset, altered below -1, was out of the log's range
-        and is now moved to ``log_start``: the fetch that meets it acquires nothing from the
-        partition and answers at once, the next one starts there (measured on Kafka 4.4)."""
+    def out_of_range_start(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether the partition's start offset was altered below -1, out of the log's range
+        (``move_start``)."""
         group = self.groups.get(group_id)
         share = group.partitions.get((topic, partition)) if group is not None else None
-        if share is None or share.start_offset >= UNSET:
-            return False
-        share.initialize(log_start)
-        return True
+        return share is not None and share.start_offset < UNSET
+
+    def move_start(self, group_id: str, topic: str, partition: int, log_start: int) -> None:
+        """Move a start offset out of the log's range to ``log_start``: as Kafka 4.4's fetch
+        does when it meets one (measured: a ShareFetch begun after the start offset was
+        altered below -1 moves it and acquires nothing from the partition, the next fetch
+        starts there; a fetch already waiting meets nothing of it)."""
+        self.groups[group_id].partitions[(topic, partition)].initialize(log_start)
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int,
                     batches: Iterable[tuple[int, int, Sequence[int]]], now: float) -> None:
@@ -538,7 +540,7 @@ class ShareGroupCoordinator:
     def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
         """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``
         (-1: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch; below
-        -1: out of the log's range, ``move_out_of_range_start``)."""
+        -1: out of the log's range, ``move_start``)."""
         share = self.share_partition(group_id, topic, partition)
         share.initialize(offset)
         share.write()
