@@ -439,11 +439,13 @@ class ShareGroupCoordinator:
         """Acquire records of one partition for a member (``SharePartition.acquire``, which
         ``read_end`` bounds to one segment of the log), the share-partition initialized first
         by the group's ``share.auto.offset.reset``. Nothing from a partition the group has no
-        share state for (``known_partitions``: none for a group that does not exist, no member
-        ever joined it or it was deleted; none for a partition never assigned to its members
-        nor altered): Kafka has nothing to start it from (measured on Kafka 4.4: its
+        share state for (as ``known_partitions``: none for a group that does not exist, no
+        member ever joined it or it was deleted; none for a partition never assigned to its
+        members nor altered): Kafka has nothing to start it from (measured on Kafka 4.4: its
         ShareFetch then waits, acquiring nothing)."""
-        if (topic, partition) not in self.known_partitions(group_id):
+        group = self.groups.get(group_id)
+        if group is None or ((topic, partition) not in group.partitions and not any(
+                partition in m.assigned.get(topic, ()) for m in group.members.values())):
             return []
         share = self.share_partition(group_id, topic, partition)
         if not share.initialized:
