@@ -33,8 +33,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     found = [(g.group_id, g.protocol_type or "", g.state.value, CLASSIC)
              for g in groups.classic.groups.values()]
     found += [(g.group_id, CONSUMER, g.state, CONSUMER) for g in groups.consumer.groups.values()]
-    found += [(g.group_id, SHARE, g.state, SHARE) for g in groups.share.groups.values()
-              if g.known]
+    found += [(g.group_id, SHARE, g.state, SHARE) for g in groups.share.groups.values()]
     found += [(g.group_id, STREAMS, g.state, STREAMS) for g in groups.streams.groups.values()]
     groups = [{"group_id": group_id, "protocol_type": protocol_type, "group_state": state,
                "group_type": group_type}

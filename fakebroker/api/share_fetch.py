@@ -20,7 +20,12 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,
   v1+); the stored batches holding them are returned with their acquired ranges and
   delivery counts. With nothing to acquire, the request waits up to ``max_wait_ms`` for an
-  append or for records released (a lock expiring, a RELEASE).
+  append or for records released (a lock expiring, a RELEASE). Nothing is acquired from a
+  partition the group has no share state for (a group that does not exist, a partition never
+  assigned to its members); a start offset altered below -1 is moved to the log start by the
+  fetch begun after it, which acquires nothing from that partition and answers at once; a
+  fetch waiting when it was altered acquires nothing from the partition (measured on Kafka
+  4.4: an append does not end its wait).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
   the current leader). Answered, as Kafka answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
@@ -109,19 +114,24 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         else DEFAULT_MAX_RECORDS
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
     leaders: set[int] = set()
+    moved: set[Key] = set()  # partitions whose start offset was out of range, now moved
+    waited = False
     while True:
-        fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders)
+        fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders,
+                          None if waited else moved)
         remaining = deadline - trio.current_time()
-        found = any(a["acquired_records"] or a["error_code"] for a in fetched.values())
+        found = bool(moved) or any(a["acquired_records"] or a["error_code"]
+                                   for a in fetched.values())
         if found or remaining <= 0 or acks:
             break
         await ctx.wait_for_append(remaining)
+        waited = True
     for key, fetched_answer in fetched.items():
         if key in answers:
             for field in ("acknowledge_error_code", "acknowledge_error_message"):
                 fetched_answer[field] = answers[key][field]
         if key in answers or fetched_answer["acquired_records"] or fetched_answer["error_code"] \
-                or (not found and key in added):
+                or key in moved or (not found and key in added):
             answers[key] = fetched_answer
     answer["responses"] = by_topic(answers)
     if leaders:
@@ -166,9 +176,12 @@ def acknowledge(ctx: RequestContext, group_id: str, member_id: str, key: Key, ba
 
 
 def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key],
-            max_records: int, leaders: set[int]) -> dict[Key, dict[str, Any]]:
+            max_records: int, leaders: set[int], moved: set[Key] | None
+            ) -> dict[Key, dict[str, Any]]:
     """Each partition's answer, records acquired for the member (at most ``max_records``
-    in all)."""
+    in all). A partition whose start offset is out of the log's range (altered below -1)
+    acquires nothing; given ``moved`` (the request's first attempt), it is moved to the
+    log's start and added to ``moved``."""
     share = ctx.cluster.groups.share
     now = trio.current_time()
     answers = {}
@@ -188,6 +201,11 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
         if max_records <= 0:
             continue
         log = partition.log
+        if share.out_of_range_start(group_id, name, key[1]):
+            if moved is not None:
+                share.move_start(group_id, name, key[1], log.log_start_offset)
+                moved.add(key)
+            continue
         try:
             runs = share.acquire(group_id, member_id, name, key[1],
                                  [(b.base_offset, b.last_offset) for b in log.batches],

@@ -126,7 +126,7 @@ class Groups:
         """Every group id, of any kind."""
         yield from self.classic.groups
         yield from self.consumer.groups
-        yield from (g.group_id for g in self.share.groups.values() if g.known)
+        yield from self.share.groups
         yield from self.streams.groups
 
     def _claim_for_consumer_group(self, group_id: str, joining: bool) -> ConsumerGroup:

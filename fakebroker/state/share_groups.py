@@ -18,6 +18,9 @@ ShareSessionCache, measured against Kafka 4.4:
   assignor spreads partitions by hash: which member gets which partition may differ.)
 * Each (group, topic, partition) has a ``SharePartition`` (``fakebroker.state.share_partitions``)
   made at the group's first fetch of it, its start offset set by ``share.auto.offset.reset``.
+  A fetch of a partition the group has no share state for (the group does not exist: no
+  member ever joined it, or DeleteGroups deleted it; or the partition was never assigned to
+  a member nor altered) acquires nothing, as on Kafka, which has nothing to start it from.
 * A share session per (group, member): ShareFetch at epoch 0 opens it, each later request must
   carry the next epoch (INVALID_SHARE_SESSION_EPOCH), one with no session is
   SHARE_SESSION_NOT_FOUND, -1 closes it. The connection that opened a session keeps it: when
@@ -50,6 +53,7 @@ from fakebroker.state.modern_groups import (
 from fakebroker.state.share_partitions import Acquired, SharePartition
 
 JOIN, LEAVE = 0, -1
+UNSET = -1  # a share-partition's start offset before share.auto.offset.reset sets it
 ASSIGNOR = "simple"
 
 
@@ -203,9 +207,6 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
-    # False while only a ShareFetch made it (no member joined, no offsets set): Kafka keeps
-    # those share-partitions outside its group coordinator, which knows no such group.
-    known: bool = True
 
     @property
     def state(self) -> str:
@@ -283,14 +284,10 @@ class ShareGroupCoordinator:
 
     def group(self, group_id: str) -> ShareGroup | None:
         """The share group ``group_id`` names, as Kafka's group coordinator knows groups."""
-        group = self.groups.get(group_id)
-        return group if group is not None and group.known else None
+        return self.groups.get(group_id)
 
-    def _make_known(self, group_id: str) -> ShareGroup:
-        """The group, made (or, made by a ShareFetch, kept with its share-partitions) now."""
-        group = self.groups.setdefault(group_id, ShareGroup(group_id))
-        group.known = True
-        return group
+    def _make(self, group_id: str) -> ShareGroup:
+        return self.groups.setdefault(group_id, ShareGroup(group_id))
 
     def heartbeat(self, hb: Heartbeat, now: float) -> tuple[ShareMember, Assignment | None]:
         """One ShareGroupHeartbeat: (the member, the assignment to send or None). Raises
@@ -310,7 +307,7 @@ class ShareGroupCoordinator:
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a share group.")
-            group = self._make_known(hb.group_id)
+            group = self._make(hb.group_id)
         member = group.members.get(hb.member_id)
         bump = False
         if member is None:
@@ -431,14 +428,8 @@ class ShareGroupCoordinator:
     # -- records ----------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic: str, partition: int) -> SharePartition:
-        """The group's share-partition, made at its first fetch; a fetch before any member
-        joined makes the group's record but not the group (``ShareGroup.known``)."""
-        group = self.groups.get(group_id)
-        if group is None:
-            if not self.claim(group_id):
-                raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
-            group = self.groups[group_id] = ShareGroup(group_id, known=False)
-        return group.partitions.setdefault((topic, partition), SharePartition())
+        """The share-partition of an existing group, made at its first fetch."""
+        return self.groups[group_id].partitions.setdefault((topic, partition), SharePartition())
 
     def acquire(self, group_id: str, member_id: str, topic: str, partition: int,
                 batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
@@ -447,7 +438,15 @@ class ShareGroupCoordinator:
                 ) -> list[Acquired]:
         """Acquire records of one partition for a member (``SharePartition.acquire``, which
         ``read_end`` bounds to one segment of the log), the share-partition initialized first
-        by the group's ``share.auto.offset.reset``."""
+        by the group's ``share.auto.offset.reset``. Nothing from a partition the group has no
+        share state for (as ``known_partitions``: none for a group that does not exist, no
+        member ever joined it or it was deleted; none for a partition never assigned to its
+        members nor altered): Kafka has nothing to start it from (measured on Kafka 4.4: its
+        ShareFetch then waits, acquiring nothing)."""
+        group = self.groups.get(group_id)
+        if group is None or ((topic, partition) not in group.partitions and not any(
+                partition in m.assigned.get(topic, ()) for m in group.members.values())):
+            return []
         share = self.share_partition(group_id, topic, partition)
         if not share.initialized:
             share.initialize(log_start if self.config(group_id, RESET) == "earliest"
@@ -459,6 +458,20 @@ class ShareGroupCoordinator:
         if acquired:
             self.new_deadline(now + lock_ms / 1000)
         return acquired
+
+    def out_of_range_start(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether the partition's start offset was altered below -1, out of the log's range
+        (``move_start``)."""
+        group = self.groups.get(group_id)
+        share = group.partitions.get((topic, partition)) if group is not None else None
+        return share is not None and share.start_offset < UNSET
+
+    def move_start(self, group_id: str, topic: str, partition: int, log_start: int) -> None:
+        """Move a start offset out of the log's range to ``log_start``: as Kafka 4.4's fetch
+        does when it meets one (measured: a ShareFetch begun after the start offset was
+        altered below -1 moves it and acquires nothing from the partition, the next fetch
+        starts there; a fetch already waiting meets nothing of it)."""
+        self.groups[group_id].partitions[(topic, partition)].initialize(log_start)
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int,
                     batches: Iterable[tuple[int, int, Sequence[int]]], now: float) -> None:
@@ -517,7 +530,7 @@ class ShareGroupCoordinator:
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} not found.")
             if not self.claim(group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {group_id} is not a share group.")
-            group = self._make_known(group_id)
+            group = self._make(group_id)
         if group.members:
             raise ClusterError("NON_EMPTY_GROUP", "The group is not empty.")
         return group
@@ -528,9 +541,10 @@ class ShareGroupCoordinator:
 
     def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
         """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``
-        (negative: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch)."""
+        (-1: uninitialized, set again by ``share.auto.offset.reset`` at the next fetch; below
+        -1: out of the log's range, ``move_start``)."""
         share = self.share_partition(group_id, topic, partition)
-        share.initialize(max(offset, -1))
+        share.initialize(offset)
         share.write()
 
     def check_delete_offsets(self, group_id: str) -> None:
