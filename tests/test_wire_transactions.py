@@ -614,3 +614,65 @@ def test_read_committed_lists_the_aborts_up_to_the_offset_index_entry_past_its_b
         (24, 9000): (4596, [24, 26, 28, 30]),  # to the end, past the last entry: the log end
         (32, 9000): (0, []),  # at the last stable offset: none
     }
+
+
+def corrupted(records: bytes) -> bytes:
+    """``records`` with its batch's CRC wrong (the CRC's first byte flipped)."""
+    return records[:17] + bytes([records[17] ^ 0xFF]) + records[18:]
+
+
+def produce_answer(client: WireClient, transactional_id: str, records: bytes, acks: int = -1
+                   ) -> tuple[int, int]:
+    """Produce v9 of ``records`` to orders/0: the partition's (error code, base offset)."""
+    body = produce_body("orders", 0, records, acks=acks)
+    body["transactional_id"] = transactional_id
+    answer = client.request("Produce", 9, body).responses[0].partition_responses[0]
+    return answer.error_code, answer.base_offset
+
+
+def test_a_transactional_batch_is_verified_before_acks_its_crc_and_its_records(kafka):
+    # Kafka's ReplicaManager asks the coordinator about a transactional batch's producer
+    # before anything else of the append: a fenced epoch or an unknown producer id is
+    # answered before an invalid acks, a wrong CRC, or records a compacted topic refuses.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        fenced = init(client, txn_id)
+        ids = init(client, txn_id)
+        assert ids.producer_epoch == fenced.producer_epoch + 1
+        assert add_partitions(client, txn_id, ids.producer_id, ids.producer_epoch,
+                              {"orders": [0]}) == {("orders", 0): 0}
+        stale = txn_batch([b"x"], ids.producer_id, fenced.producer_epoch)
+        unknown = txn_batch([b"x"], ids.producer_id + 1000, ids.producer_epoch)
+        current = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        epoch_error = (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
+        assert produce_answer(broker, txn_id, corrupted(stale)) == epoch_error
+        assert produce_answer(broker, txn_id, stale, acks=32767) == epoch_error
+        assert produce_answer(broker, txn_id, corrupted(unknown)) == \
+            (ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1)
+        # The current epoch passes the coordinator: then acks, then the CRC.
+        assert produce_answer(broker, txn_id, current, acks=32767) == \
+            (ErrorCode.INVALID_REQUIRED_ACKS, -1)
+        assert produce_answer(broker, txn_id, corrupted(current)) == \
+            (ErrorCode.CORRUPT_MESSAGE, -1)
+        assert kafka.offsets("orders", 0)[1] == 0
+        assert produce_answer(broker, txn_id, current) == (0, 0)
+        # A transaction ongoing on the partition: a batch of another epoch is still asked
+        # about first.
+        newer = txn_batch([b"y"], ids.producer_id, ids.producer_epoch + 1)
+        assert produce_answer(broker, txn_id, corrupted(newer)) == epoch_error
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
+
+
+def test_produce_v12_adds_the_partition_before_it_checks_the_batch(kafka):
+    # Transactions v2: the leader's verification adds the partition to the transaction, and
+    # it comes first: a batch refused for its CRC has begun the transaction all the same.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        records = corrupted(txn_batch([b"x"], ids.producer_id, ids.producer_epoch))
+        assert produce(broker, txn_id, 0, records, version=12) == ErrorCode.CORRUPT_MESSAGE
+        state = describe(client, txn_id)
+        assert state.transaction_state == "Ongoing"
+        assert [(t.topic, list(t.partitions)) for t in state.topics] == [("orders", [0])]
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False, version=5
+                   ).error_code == 0

@@ -46,7 +46,10 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   clients do when ``transaction.version`` is finalized at 2; Kafka 4.4 adds at any finalized
   level, measured); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
-  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended. A cluster
+  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended. This is asked
+  first, right after the request's shape (and the leader check): before acks, the CRC and
+  every other check of the log, as Kafka's ReplicaManager verifies before it appends
+  (``handleProduceAppend``; so a v12 batch refused later has still joined). A cluster
   answering as a release before 3.6 verifies nothing (KIP-890 part 1 came in 3.6): the batch
   is appended, and a partition never added to the transaction holds its last stable offset
   there (a hanging transaction), as those releases did.
@@ -203,14 +206,17 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
     records = produce_validation.whole_entries(ctx.version, records or b"")
+    partition = topic.partitions[index]
+    producer = produce_validation.transactional_producer(records)
+    if producer is not None and transactional_id is not None \
+            and since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
+        check_leader(ctx, partition)
+        verify_transaction(ctx, transactional_id, *producer, (partition.topic, index))
     if acks not in (-1, 0, 1):
         raise ClusterError("INVALID_REQUIRED_ACKS")
     if topic.internal and ctx.header.client_id != ADMIN_CLIENT_ID:
         raise ClusterError("INVALID_TOPIC_EXCEPTION")  # Kafka's: no message
-    partition = topic.partitions[index]
-    leader_error = ctx.leader_check(partition)
-    if leader_error:
-        raise ClusterError(error_name(leader_error))
+    check_leader(ctx, partition)
     if acks == -1 and len(partition.isr) < min(
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
@@ -218,9 +224,6 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     headers = validate(ctx, topic, partition.index, records, magic)
     log = partition.log
     first = headers[0]
-    if first.is_transactional and transactional_id is not None \
-            and since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
-        verify_transaction(ctx, transactional_id, first, (partition.topic, partition.index))
     if first.producer_id >= 0:
         duplicate = check_sequence(ctx, partition, first)
         if duplicate is not None:  # Kafka answers the stored batch's timestamp here
@@ -335,20 +338,28 @@ def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
                            ) from None
 
 
-def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchHeader,
-                       partition: tuple[str, int]) -> None:
+def check_leader(ctx: RequestContext, partition: Partition) -> None:
+    """NOT_LEADER_OR_FOLLOWER (or the leader check's other error) from a broker that does
+    not lead ``partition``."""
+    leader_error = ctx.leader_check(partition)
+    if leader_error:
+        raise ClusterError(error_name(leader_error))
+
+
+def verify_transaction(ctx: RequestContext, transactional_id: str, producer_id: int,
+                       epoch: int, partition: tuple[str, int]) -> None:
     """The partition leader's check that a transactional batch's partition is in its
     producer's transaction (added here under transactions v2), with the errors Kafka's
-    AddPartitionsToTxnManager gives producers."""
+    AddPartitionsToTxnManager gives producers. Kafka's ReplicaManager asks it before the
+    append's other checks (``handleProduceAppend``): before acks, the CRC and the records."""
     transactions = ctx.cluster.transactions
     try:
         if ctx.version >= 12:
-            transactions.add_partitions(transactional_id, batch.producer_id,
-                                        batch.producer_epoch, [partition], trio.current_time(),
-                                        version=2)
+            transactions.add_partitions(transactional_id, producer_id, epoch, [partition],
+                                        trio.current_time(), version=2)
             return
-        verdict = transactions.verify_partitions(transactional_id, batch.producer_id,
-                                                 batch.producer_epoch, [partition])[partition]
+        verdict = transactions.verify_partitions(transactional_id, producer_id, epoch,
+                                                 [partition])[partition]
     except ClusterError as exc:
         verdict = exc.error
     if verdict == "PRODUCER_FENCED":
