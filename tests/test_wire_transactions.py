@@ -137,6 +137,18 @@ def test_init_producer_id_keeps_the_producer_id_and_bumps_the_epoch_fencing_the_
     assert kafka.offsets("orders", 0)[1] == 0
 
 
+def test_init_producer_id_names_a_producer_by_any_id_but_minus_one(kafka):
+    # KafkaApis reads every producer id but -1 (with an epoch) as the one the client had: a
+    # negative one is another id than the transactional id's, so the client is fenced.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client:
+        ids = init(client, txn_id)
+        for producer_id in (-2, -(2**40) - 256):
+            fenced = init(client, txn_id, producer_id=producer_id, epoch=ids.producer_epoch)
+            assert (fenced.error_code, fenced.producer_id) == (ErrorCode.PRODUCER_FENCED, -1)
+        assert init(client, txn_id).producer_epoch == ids.producer_epoch + 1
+
+
 def test_init_producer_id_refuses_an_empty_id_and_a_timeout_above_the_maximum(kafka):
     with WireClient(kafka.bootstrap_servers) as client:
         empty = client.request("InitProducerId", 4, {
