@@ -9,6 +9,10 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   (a size below 14, an unknown magic) is CORRUPT_MESSAGE for every partition with Kafka's
   reason, a transactional batch in a request without a transactional id
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
+* A partition named more than once (no client does) is appended once, with the last of its
+  records that passed the topic and shape checks, and answered once: the last refused
+  entry's error if one was refused, else the append's (Kafka's KafkaApis keeps them in maps;
+  measured). Each topic is answered in one entry.
 * acks must be -1, 0 or 1, else INVALID_REQUIRED_ACKS for each partition that passed the
   topic and shape checks (those that did not keep their own error).
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
@@ -129,26 +133,35 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
     leaders: set[int] = set()
     responses = []
     budget = storage_cap.Budget(ctx.cluster)
-    for topic_data in request.topic_data:
-        topic = resolve_topic(ctx, topic_data.name, topic_data.topic_id)
+    for (name, topic_id), partitions in named_once(request.topic_data).items():
+        topic = resolve_topic(ctx, name, topic_id)
         results = []
-        for data in topic_data.partition_data:
-            result: dict[str, Any] = {"index": data.index}
+        for index, occurrences in partitions.items():
+            result: dict[str, Any] = {"index": index}
+            records, refusal = None, None
+            for sent in occurrences:  # Kafka's maps: the last of each kind counts
+                try:
+                    records = shaped(ctx, topic, index, sent)
+                except ClusterError as exc:
+                    refusal = exc
             try:
-                result.update(append(ctx, topic, data.index, data.records, budget,
-                                     request.transactional_id, request.acks))
-                appended = True
+                if records is not None:
+                    result.update(append(ctx, topic, index, records, budget,
+                                         request.transactional_id, request.acks))
+                    appended = True
+                if refusal is not None:
+                    raise refusal
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
                               **exc.answer_fields)
-                partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
+                partition = topic.partitions[index] if topic and 0 <= index < len(
                     topic.partitions) else None
                 if exc.code == error_code("NOT_LEADER_OR_FOLLOWER") and partition is not None:
                     result["current_leader"] = {"leader_id": partition.leader,
                                                 "leader_epoch": partition.leader_epoch}
                     leaders.add(partition.leader)
             results.append(result)
-        responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id,
+        responses.append({"name": name, "topic_id": topic_id,
                           "partition_responses": results})
     if appended:
         ctx.cluster.notify_append()
@@ -195,17 +208,38 @@ def any_transactional(request: Any) -> bool:
     return False
 
 
-def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
-           budget: storage_cap.Budget, transactional_id: str | None = None, acks: int = 1
-           ) -> dict[str, Any]:
-    """Validate and append one partition's records (``budget``: the request's view of the
-    storage cap); the partition's response fields."""
+def named_once(entries: Any) -> dict[tuple[Any, Any], dict[int, list[bytes | None]]]:
+    """The request's partitions, each once (by topic name and id, then index, in the order
+    first named) with the records of every entry naming it, in order: Kafka's KafkaApis
+    keeps a partition's entries in maps (a partition named twice is appended once, with the
+    last records that passed the request's checks, and answered once: the last entry's
+    refusal if one was refused, else the append's answer; measured on Kafka 4.4)."""
+    named: dict[tuple[Any, Any], dict[int, list[bytes | None]]] = {}
+    for topic_data in entries:
+        partitions = named.setdefault((topic_data.name, topic_data.topic_id), {})
+        for data in topic_data.partition_data:
+            partitions.setdefault(data.index, []).append(data.records)
+    return named
+
+
+def shaped(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None
+           ) -> bytes:
+    """KafkaApis' checks of one partition's entry, before the append: the topic and the
+    partition exist, then the request's shape (``produce_validation.whole_entries``); its
+    whole entries."""
     if topic is None:
         raise ClusterError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
-    records = produce_validation.whole_entries(ctx.version, records or b"")
+    return produce_validation.whole_entries(ctx.version, records or b"")
+
+
+def append(ctx: RequestContext, topic: Topic, index: int, records: bytes,
+           budget: storage_cap.Budget, transactional_id: str | None = None, acks: int = 1
+           ) -> dict[str, Any]:
+    """Validate and append one partition's records, as ``shaped`` returned them (``budget``:
+    the request's view of the storage cap); the partition's response fields."""
     partition = topic.partitions[index]
     producer = produce_validation.transactional_producer(records)
     if producer is not None and transactional_id is not None \
