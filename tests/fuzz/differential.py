@@ -20,6 +20,7 @@ not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import random
@@ -60,6 +61,12 @@ NOT_REPLAYED = frozenset({"AlterClientQuotas"})
 # answers nothing and accepts no connection for minutes.
 MAX_REPEAT = 300
 NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
+# The mutated APIs that create (Metadata's auto-creation) or delete topics: Kafka does it a
+# moment after it answers (measured on Kafka 4.4: a Fetch of a topic just auto-created
+# answers UNKNOWN_TOPIC_OR_PARTITION, then NOT_LEADER_OR_FOLLOWER, for ~50 ms), the fake at
+# once, so after one the run waits (at most SETTLE s) until Kafka has done it.
+TOPIC_CHANGING = frozenset({"Metadata", "DeleteTopics"})
+SETTLE = 5.0
 PROBE_CORRELATION = 0x7FFF_FFF0
 PROBE = encode_request(18, 0, PROBE_CORRELATION, "fuzz-probe", {})
 DIFFERENCES = Path(__file__).with_name("differences.toml")
@@ -271,6 +278,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 break
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             result.outcomes[outcomes[0].kind] += 1
+            if outcomes[0].kind != CLOSED and mutants[0].body is not None \
+                    and api_spec(fake_seed.api_key).name in TOPIC_CHANGING:
+                _topics_settled(kafka, fake, _named_topics(mutants[0].body))
             if trace:
                 trace(f"#{index} {api_spec(fake_seed.api_key).name} v{fake_seed.version} "
                       f"[{', '.join(mutants[1].mutations)}] Kafka {outcomes[0]} / fake "
@@ -293,6 +303,37 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             connection.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _named_topics(body: Any) -> list[str]:
+    """The topic names a Metadata or DeleteTopics body names (those a topic may have)."""
+    named = [t.get("name") for t in body.get("topics") or () if isinstance(t, dict)]
+    named += list(body.get("topic_names") or ())
+    return sorted({n for n in named if isinstance(n, str) and 0 < len(n) <= 249})
+
+
+def _topics_settled(kafka: Side, fake: Side, names: list[str]) -> None:
+    """Wait (at most ``SETTLE`` s) until Kafka has the ``names`` the fake has, each led and
+    answering for every partition, and not the others (see ``TOPIC_CHANGING``)."""
+    if not names:
+        return
+    present = _present(fake, names)
+    deadline = time.monotonic() + SETTLE
+    while _present(kafka, names) != present:
+        if time.monotonic() > deadline:
+            return  # not settled: the inputs after it may differ, and say so
+        time.sleep(0.01)
+    if present:
+        with contextlib.suppress(TimeoutError):
+            kafka.settle(Settle(topics=tuple(present)), deadline)
+
+
+def _present(side: Side, names: list[str]) -> list[str]:
+    """Which of ``names`` ``side``'s metadata lists."""
+    answer = side.call(Request("Metadata", 12, {"topics": [{"name": n} for n in names],
+                                                "allow_auto_topic_creation": False},
+                               "settle", client_id="settle"))
+    return sorted(t["name"] for t in answer["topics"] if t["error_code"] == 0)
 
 
 def _difference(index: int, mutants: list[Mutant], kafka: Outcome, fake: Outcome,
