@@ -8,7 +8,9 @@ conformance corpus, unmutated, first (``replay``): the same topics, groups and p
 both, and each side's ids learnt. Then every input is a corpus request, its placeholders
 filled in for each side, mutated on both sides by generators seeded alike (so both get the
 same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
-the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
+the probe's answer coming first means the request got none (after an input that may create
+or delete topics, the run waits until Kafka, which does it asynchronously, has done what the
+fake did: ``TOPIC_CHANGING``). The outcome (``Outcome``: closed,
 the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
 pending and the other not is inconclusive, not a difference; so is an input whose byte-level
 mutations fell on frames of different lengths, as when the two sides' member ids differ in
