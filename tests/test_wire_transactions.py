@@ -688,3 +688,29 @@ def test_produce_v12_adds_the_partition_before_it_checks_the_batch(kafka):
         assert [(t.topic, list(t.partitions)) for t in state.topics] == [("orders", [0])]
         assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False, version=5
                    ).error_code == 0
+
+
+
+def test_transactional_batches_of_two_producers_refuse_the_whole_request(kafka):
+    # ReplicaManager.handleProduceAppend: one producer id and epoch per request, before any
+    # partition is verified or appended.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        assert add_partitions(client, txn_id, ids.producer_id, ids.producer_epoch,
+                              {"orders": [0, 1]}) == {("orders", 0): 0, ("orders", 1): 0}
+        ours = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        refused = ("INVALID_PRODUCER_ID_MAPPING",
+                   "Transactional records contained more than one producer ID")
+        for other in (txn_batch([b"x"], ids.producer_id + 1000, ids.producer_epoch),
+                      txn_batch([b"x"], ids.producer_id, ids.producer_epoch + 1)):
+            answer = broker.request("Produce", 9, {
+                "acks": -1, "timeout_ms": 5000, "transactional_id": txn_id, "topic_data": [
+                    {"name": "orders", "partition_data": [{"index": 0, "records": ours},
+                                                          {"index": 1, "records": other}]},
+                    {"name": "ghost", "partition_data": [{"index": 0, "records": ours}]}]})
+            assert [(t.name, p.index, ErrorCode(p.error_code).name, p.error_message)
+                    for t in answer.responses for p in t.partition_responses] == [
+                ("orders", 0, *refused), ("orders", 1, *refused), ("ghost", 0, *refused)]
+        assert [kafka.offsets("orders", p)[1] for p in (0, 1)] == [0, 0]
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0

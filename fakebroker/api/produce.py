@@ -53,7 +53,9 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended. This is asked
   first, right after the request's shape (and the leader check): before acks, the CRC and
   every other check of the log, as Kafka's ReplicaManager verifies before it appends
-  (``handleProduceAppend``; so a v12 batch refused later has still joined). A cluster
+  (``handleProduceAppend``; so a v12 batch refused later has still joined). Before that,
+  transactional batches of more than one producer id and epoch in the partitions to append
+  are INVALID_PRODUCER_ID_MAPPING for the whole request, with Kafka's message. A cluster
   answering as a release before 3.6 verifies nothing (KIP-890 part 1 came in 3.6): the batch
   is appended, and a partition never added to the transaction holds its last stable offset
   there (a hanging transaction), as those releases did.
@@ -121,6 +123,8 @@ CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
     refusal = request_refusal(request, ctx)
+    checked = {} if refusal is not None else checked_partitions(ctx, request.topic_data)
+    refusal = refusal or producers_refusal(ctx, checked)
     if refusal is not None:  # Kafka's answer for the whole request, every partition alike
         if request.acks == 0:
             raise ConnectionClosed(f"acks=0 produce failed: {refusal.error}")
@@ -133,24 +137,17 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
     leaders: set[int] = set()
     responses = []
     budget = storage_cap.Budget(ctx.cluster)
-    for (name, topic_id), partitions in named_once(request.topic_data).items():
-        topic = resolve_topic(ctx, name, topic_id)
+    for (name, topic_id), (topic, partitions) in checked.items():
         results = []
-        for index, occurrences in partitions.items():
+        for index, (records, refused) in partitions.items():
             result: dict[str, Any] = {"index": index}
-            records, refusal = None, None
-            for sent in occurrences:  # Kafka's maps: the last of each kind counts
-                try:
-                    records = shaped(ctx, topic, index, sent)
-                except ClusterError as exc:
-                    refusal = exc
             try:
                 if records is not None:
                     result.update(append(ctx, topic, index, records, budget,
                                          request.transactional_id, request.acks))
                     appended = True
-                if refusal is not None:
-                    raise refusal
+                if refused is not None:
+                    raise refused
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
                               **exc.answer_fields)
@@ -220,6 +217,45 @@ def named_once(entries: Any) -> dict[tuple[Any, Any], dict[int, list[bytes | Non
         for data in topic_data.partition_data:
             partitions.setdefault(data.index, []).append(data.records)
     return named
+
+
+Checked = dict[tuple[Any, Any], tuple[Topic | None, dict[int, tuple[bytes | None,
+                                                                   ClusterError | None]]]]
+
+
+def checked_partitions(ctx: RequestContext, entries: Any) -> Checked:
+    """KafkaApis' checks of the request's partitions (``shaped``), each partition once
+    (``named_once``) as Kafka's maps keep them: per topic, per partition, the last whole
+    entries that passed (to append; None: none did) and the last refusal (to answer)."""
+    checked: Checked = {}
+    for (name, topic_id), partitions in named_once(entries).items():
+        topic = resolve_topic(ctx, name, topic_id)
+        results = checked[name, topic_id] = (topic, {})
+        for index, occurrences in partitions.items():
+            records, refused = None, None
+            for sent in occurrences:
+                try:
+                    records = shaped(ctx, topic, index, sent)
+                except ClusterError as exc:
+                    refused = exc
+            results[1][index] = records, refused
+    return checked
+
+
+def producers_refusal(ctx: RequestContext, checked: Checked) -> ClusterError | None:
+    """INVALID_PRODUCER_ID_MAPPING for the whole request (Kafka's message) when the
+    partitions to append hold transactional batches of more than one producer id and epoch
+    (ReplicaManager.handleProduceAppend, before any verification; measured); else None."""
+    if not since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
+        return None
+    producers = {produce_validation.transactional_producer(records)
+                 for _, partitions in checked.values()
+                 for records, _ in partitions.values() if records is not None}
+    producers.discard(None)
+    if len(producers) > 1:
+        return ClusterError("INVALID_PRODUCER_ID_MAPPING",
+                            "Transactional records contained more than one producer ID")
+    return None
 
 
 def shaped(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None
