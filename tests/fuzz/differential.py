@@ -66,7 +66,8 @@ NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
 # The mutated APIs that create (Metadata's auto-creation) or delete topics: Kafka does it a
 # moment after it answers (measured on Kafka 4.4: a Fetch of a topic just auto-created
 # answers UNKNOWN_TOPIC_OR_PARTITION, then NOT_LEADER_OR_FOLLOWER, for ~50 ms), the fake at
-# once, so after one the run waits (at most SETTLE s) until Kafka has done it.
+# once, so after one that changed the fake's topics the run waits (at most SETTLE s) until
+# Kafka has done it too.
 TOPIC_CHANGING = frozenset({"Metadata", "DeleteTopics"})
 SETTLE = 5.0
 PROBE_CORRELATION = 0x7FFF_FFF0
@@ -271,6 +272,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 continue
             mutants = [mutate(kafka_seed, random.Random(draw), MAX_REPEAT),
                        mutate(fake_seed, random.Random(draw), MAX_REPEAT)]
+            named = _named_topics(mutants[0].body) if mutants[0].body is not None \
+                and api_spec(fake_seed.api_key).name in TOPIC_CHANGING else []
+            before = _present(fake, named) if named else []
             try:
                 for connection, mutant in zip(connections, mutants, strict=True):
                     connection.send(mutant.frame)
@@ -280,9 +284,8 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 break
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             result.outcomes[outcomes[0].kind] += 1
-            if outcomes[0].kind != CLOSED and mutants[0].body is not None \
-                    and api_spec(fake_seed.api_key).name in TOPIC_CHANGING:
-                _topics_settled(kafka, fake, _named_topics(mutants[0].body))
+            if named and (present := _present(fake, named)) != before:
+                _topics_settled(kafka, named, present)
             if trace:
                 trace(f"#{index} {api_spec(fake_seed.api_key).name} v{fake_seed.version} "
                       f"[{', '.join(mutants[1].mutations)}] Kafka {outcomes[0]} / fake "
@@ -314,12 +317,10 @@ def _named_topics(body: Any) -> list[str]:
     return sorted({n for n in named if isinstance(n, str) and 0 < len(n) <= 249})
 
 
-def _topics_settled(kafka: Side, fake: Side, names: list[str]) -> None:
-    """Wait (at most ``SETTLE`` s) until Kafka has the ``names`` the fake has, each led and
-    answering for every partition, and not the others (see ``TOPIC_CHANGING``)."""
-    if not names:
-        return
-    present = _present(fake, names)
+def _topics_settled(kafka: Side, names: list[str], present: list[str]) -> None:
+    """Wait (at most ``SETTLE`` s) until Kafka has those of ``names`` the fake has
+    (``present``), each led and answering for every partition, and not the others (see
+    ``TOPIC_CHANGING``)."""
     deadline = time.monotonic() + SETTLE
     while _present(kafka, names) != present:
         if time.monotonic() > deadline:
