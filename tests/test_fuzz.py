@@ -271,3 +271,18 @@ def test_an_answer_holding_a_string_over_32767_bytes_closes_only_with_a_reason(c
         "cluster_id": None, "timeout_ms": 1000, "voter_id": 2,
         "voter_directory_id": uuid.UUID(int=7), "listeners": listeners[:3]}), PEER)
     assert decoded("AddRaftVoter", 0, few)[1].error_code == error_code("INVALID_REQUEST")
+
+
+def test_the_differential_mode_withholds_an_unregistering_of_kafkas_own_broker():
+    """An UnregisterBroker naming Kafka's node leaves Kafka without a broker in its metadata
+    for the rest of a run (no leader, no coordinator), where the fake keeps its broker
+    (known.toml, unregister-live-broker): such an input is sent to neither side."""
+    from fakebroker.protocol.framing import encode_request
+    from tests.fuzz.differential import KAFKA_NODE, fells_kafka
+
+    def unregister(broker_id: int) -> bytes:
+        return bytes(encode_request(64, 0, 1, "fuzz", {"broker_id": broker_id}))[4:]
+
+    assert fells_kafka(unregister(KAFKA_NODE))
+    assert not fells_kafka(unregister(7))
+    assert not fells_kafka(unregister(KAFKA_NODE)[:-3])  # does not parse: sent, and closed
