@@ -3,9 +3,10 @@ Apache Kafka 4.4 (``--kafka=both``), with raw record batches over the wire clien
 
 Kafka's order: the first batch of every partition is peeked at for the whole request (a size
 below 14 bytes or an unknown magic: CORRUPT_MESSAGE, with the reason, for every partition);
-then per partition the topic, the request's shape (v3+: exactly one magic-2 batch), acks, and
-the append: the batch's base offset (0), size, CRC, then the batch's fields (offset range,
-count, control, sequence), then each record (its structure, key, timestamp).
+then per partition the topic, the request's shape (v3+: exactly one magic-2 batch), a
+transactional batch's producer asked about at its coordinator (tests/test_wire_transactions.py),
+acks, and the append: the batch's base offset (0), size, CRC, then the batch's fields (offset
+range, count, control, sequence), then each record (its structure, key, timestamp).
 """
 
 from __future__ import annotations
@@ -255,3 +256,48 @@ def test_an_unknown_codec_below_v7_is_an_unknown_server_error_for_the_whole_requ
         p: ("UNKNOWN_SERVER_ERROR", None, -1) for p in (0, 1)}
     assert answer(at_v7[1]) == ("CORRUPT_MESSAGE", None, -1)
     assert kafka.offsets("checked", 0) == (0, 0)
+
+
+def produce_repeated(client: WireClient, partitions: list[tuple[str, int, bytes]]) -> list[
+        tuple[str, list[tuple[int, str, int]]]]:
+    """A Produce v9 naming each (topic, partition, records) in its own topic entry, repeats
+    too: per topic entry answered, its partitions' (index, error, base offset)."""
+    response = client.request("Produce", 9, {
+        "acks": -1, "timeout_ms": 5000, "topic_data": [
+            {"name": t, "partition_data": [{"index": p, "records": r}]}
+            for t, p, r in partitions]})
+    return [(t.name, [(p.index, ErrorCode(p.error_code).name, p.base_offset)
+                      for p in t.partition_responses]) for t in response.responses]
+
+
+def test_a_partition_named_twice_is_appended_once_with_its_last_records(kafka):
+    # KafkaApis keeps a request's partitions in maps: each is appended once, with the last
+    # records that passed its checks, and answered once, in one entry per topic.
+    corrupt = bytearray(batch([b"x"]))
+    corrupt[17] ^= 0xFF
+    two_batches = batch([b"b"]) + batch([b"c"])  # v3+: INVALID_RECORD before the append
+    with WireClient(kafka.bootstrap_servers) as client:
+        def appended(partitions: list[tuple[str, int, bytes]], answers: list[Any]) -> int:
+            start = kafka.offsets("checked", 0)[1]
+            assert produce_repeated(client, partitions) == answers
+            return kafka.offsets("checked", 0)[1] - start
+
+        assert appended([("checked", 0, batch([b"a"])), ("checked", 1, batch([b"b"])),
+                         ("checked", 0, batch([b"c", b"d", b"e"]))],
+                        [("checked", [(0, "NONE", 0), (1, "NONE", 0)])]) == 3
+        # A refused entry's answer wins, but the partition's other records are appended.
+        assert appended([("checked", 0, batch([b"a"])), ("checked", 0, two_batches)],
+                        [("checked", [(0, "INVALID_RECORD", -1)])]) == 1
+        assert appended([("checked", 0, two_batches), ("checked", 0, batch([b"a"]))],
+                        [("checked", [(0, "INVALID_RECORD", -1)])]) == 1
+        # Refused in the append: only the last records were appended, or not.
+        assert appended([("checked", 0, batch([b"a"])), ("checked", 0, bytes(corrupt))],
+                        [("checked", [(0, "CORRUPT_MESSAGE", -1)])]) == 0
+        assert appended([("checked", 0, bytes(corrupt)), ("checked", 0, batch([b"a", b"b"]))],
+                        [("checked", [(0, "NONE", 5)])]) == 2
+        unknown = ("UNKNOWN_TOPIC_OR_PARTITION", -1)
+        assert appended([("checked", 0, batch([b"a"])), ("ghost", 0, batch([b"a"])),
+                         ("ghost", 0, batch([b"a"])), ("checked", 9, batch([b"a"])),
+                         ("checked", 9, batch([b"a"]))],
+                        [("checked", [(0, "NONE", 7), (9, *unknown)]),
+                         ("ghost", [(0, *unknown)])]) == 1

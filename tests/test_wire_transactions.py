@@ -137,6 +137,18 @@ def test_init_producer_id_keeps_the_producer_id_and_bumps_the_epoch_fencing_the_
     assert kafka.offsets("orders", 0)[1] == 0
 
 
+def test_init_producer_id_names_a_producer_by_any_id_but_minus_one(kafka):
+    # KafkaApis reads every producer id but -1 (with an epoch) as the one the client had: a
+    # negative one is another id than the transactional id's, so the client is fenced.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client:
+        ids = init(client, txn_id)
+        for producer_id in (-2, -(2**40) - 256):
+            fenced = init(client, txn_id, producer_id=producer_id, epoch=ids.producer_epoch)
+            assert (fenced.error_code, fenced.producer_id) == (ErrorCode.PRODUCER_FENCED, -1)
+        assert init(client, txn_id).producer_epoch == ids.producer_epoch + 1
+
+
 def test_init_producer_id_refuses_an_empty_id_and_a_timeout_above_the_maximum(kafka):
     with WireClient(kafka.bootstrap_servers) as client:
         empty = client.request("InitProducerId", 4, {
@@ -614,3 +626,91 @@ def test_read_committed_lists_the_aborts_up_to_the_offset_index_entry_past_its_b
         (24, 9000): (4596, [24, 26, 28, 30]),  # to the end, past the last entry: the log end
         (32, 9000): (0, []),  # at the last stable offset: none
     }
+
+
+def corrupted(records: bytes) -> bytes:
+    """``records`` with its batch's CRC wrong (the CRC's first byte flipped)."""
+    return records[:17] + bytes([records[17] ^ 0xFF]) + records[18:]
+
+
+def produce_answer(client: WireClient, transactional_id: str, records: bytes, acks: int = -1
+                   ) -> tuple[int, int]:
+    """Produce v9 of ``records`` to orders/0: the partition's (error code, base offset)."""
+    body = produce_body("orders", 0, records, acks=acks)
+    body["transactional_id"] = transactional_id
+    answer = client.request("Produce", 9, body).responses[0].partition_responses[0]
+    return answer.error_code, answer.base_offset
+
+
+def test_a_transactional_batch_is_verified_before_acks_its_crc_and_its_records(kafka):
+    # Kafka's ReplicaManager asks the coordinator about a transactional batch's producer
+    # before anything else of the append: a fenced epoch or an unknown producer id is
+    # answered before an invalid acks, a wrong CRC, or records a compacted topic refuses.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        fenced = init(client, txn_id)
+        ids = init(client, txn_id)
+        assert ids.producer_epoch == fenced.producer_epoch + 1
+        assert add_partitions(client, txn_id, ids.producer_id, ids.producer_epoch,
+                              {"orders": [0]}) == {("orders", 0): 0}
+        stale = txn_batch([b"x"], ids.producer_id, fenced.producer_epoch)
+        unknown = txn_batch([b"x"], ids.producer_id + 1000, ids.producer_epoch)
+        current = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        epoch_error = (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
+        assert produce_answer(broker, txn_id, corrupted(stale)) == epoch_error
+        assert produce_answer(broker, txn_id, stale, acks=32767) == epoch_error
+        assert produce_answer(broker, txn_id, corrupted(unknown)) == \
+            (ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1)
+        # The current epoch passes the coordinator: then acks, then the CRC.
+        assert produce_answer(broker, txn_id, current, acks=32767) == \
+            (ErrorCode.INVALID_REQUIRED_ACKS, -1)
+        assert produce_answer(broker, txn_id, corrupted(current)) == \
+            (ErrorCode.CORRUPT_MESSAGE, -1)
+        assert kafka.offsets("orders", 0)[1] == 0
+        assert produce_answer(broker, txn_id, current) == (0, 0)
+        # A transaction ongoing on the partition: a batch of another epoch is still asked
+        # about first.
+        newer = txn_batch([b"y"], ids.producer_id, ids.producer_epoch + 1)
+        assert produce_answer(broker, txn_id, corrupted(newer)) == epoch_error
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
+
+
+def test_produce_v12_adds_the_partition_before_it_checks_the_batch(kafka):
+    # Transactions v2: the leader's verification adds the partition to the transaction, and
+    # it comes first: a batch refused for its CRC has begun the transaction all the same.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        records = corrupted(txn_batch([b"x"], ids.producer_id, ids.producer_epoch))
+        assert produce(broker, txn_id, 0, records, version=12) == ErrorCode.CORRUPT_MESSAGE
+        state = describe(client, txn_id)
+        assert state.transaction_state == "Ongoing"
+        assert [(t.topic, list(t.partitions)) for t in state.topics] == [("orders", [0])]
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False, version=5
+                   ).error_code == 0
+
+
+
+def test_transactional_batches_of_two_producers_refuse_the_whole_request(kafka):
+    # ReplicaManager.handleProduceAppend: one producer id and epoch per request, before any
+    # partition is verified or appended.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        ids = init(client, txn_id)
+        assert add_partitions(client, txn_id, ids.producer_id, ids.producer_epoch,
+                              {"orders": [0, 1]}) == {("orders", 0): 0, ("orders", 1): 0}
+        ours = txn_batch([b"x"], ids.producer_id, ids.producer_epoch)
+        refused = ("INVALID_PRODUCER_ID_MAPPING",
+                   "Transactional records contained more than one producer ID")
+        for other in (txn_batch([b"x"], ids.producer_id + 1000, ids.producer_epoch),
+                      txn_batch([b"x"], ids.producer_id, ids.producer_epoch + 1)):
+            answer = broker.request("Produce", 9, {
+                "acks": -1, "timeout_ms": 5000, "transactional_id": txn_id, "topic_data": [
+                    {"name": "orders", "partition_data": [{"index": 0, "records": ours},
+                                                          {"index": 1, "records": other}]},
+                    {"name": "ghost", "partition_data": [{"index": 0, "records": ours}]}]})
+            assert [(t.name, p.index, ErrorCode(p.error_code).name, p.error_message)
+                    for t in answer.responses for p in t.partition_responses] == [
+                ("orders", 0, *refused), ("orders", 1, *refused), ("ghost", 0, *refused)]
+        assert [kafka.offsets("orders", p)[1] for p in (0, 1)] == [0, 0]
+        assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0

@@ -9,6 +9,10 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   (a size below 14, an unknown magic) is CORRUPT_MESSAGE for every partition with Kafka's
   reason, a transactional batch in a request without a transactional id
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
+* A partition named more than once (no client does) is appended once, with the last of its
+  records that passed the topic and shape checks, and answered once: the last refused
+  entry's error if one was refused, else the append's (Kafka's KafkaApis keeps them in maps;
+  measured). Each topic is answered in one entry.
 * acks must be -1, 0 or 1, else INVALID_REQUIRED_ACKS for each partition that passed the
   topic and shape checks (those that did not keep their own error).
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
@@ -46,7 +50,12 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   clients do when ``transaction.version`` is finalized at 2; Kafka 4.4 adds at any finalized
   level, measured); older versions get INVALID_TXN_STATE (v0-10) or TRANSACTION_ABORTABLE
   (v11+) for a partition not added, INVALID_PRODUCER_EPOCH for a fenced epoch and
-  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended. A cluster
+  INVALID_PRODUCER_ID_MAPPING for an unknown producer id, nothing appended. This is asked
+  first, right after the request's shape (and the leader check): before acks, the CRC and
+  every other check of the log, as Kafka's ReplicaManager verifies before it appends
+  (``handleProduceAppend``; so a v12 batch refused later has still joined). Before that,
+  transactional batches of more than one producer id and epoch in the partitions to append
+  are INVALID_PRODUCER_ID_MAPPING for the whole request, with Kafka's message. A cluster
   answering as a release before 3.6 verifies nothing (KIP-890 part 1 came in 3.6): the batch
   is appended, and a partition never added to the transaction holds its last stable offset
   there (a hanging transaction), as those releases did.
@@ -114,6 +123,8 @@ CODEC_IDS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
     refusal = request_refusal(request, ctx)
+    checked = {} if refusal is not None else checked_partitions(ctx, request.topic_data)
+    refusal = refusal or producers_refusal(ctx, checked)
     if refusal is not None:  # Kafka's answer for the whole request, every partition alike
         if request.acks == 0:
             raise ConnectionClosed(f"acks=0 produce failed: {refusal.error}")
@@ -126,26 +137,28 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
     leaders: set[int] = set()
     responses = []
     budget = storage_cap.Budget(ctx.cluster)
-    for topic_data in request.topic_data:
-        topic = resolve_topic(ctx, topic_data.name, topic_data.topic_id)
+    for (name, topic_id), (topic, partitions) in checked.items():
         results = []
-        for data in topic_data.partition_data:
-            result: dict[str, Any] = {"index": data.index}
+        for index, (records, refused) in partitions.items():
+            result: dict[str, Any] = {"index": index}
             try:
-                result.update(append(ctx, topic, data.index, data.records, budget,
-                                     request.transactional_id, request.acks))
-                appended = True
+                if records is not None:
+                    result.update(append(ctx, topic, index, records, budget,
+                                         request.transactional_id, request.acks))
+                    appended = True
+                if refused is not None:
+                    raise refused
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
                               **exc.answer_fields)
-                partition = topic.partitions[data.index] if topic and 0 <= data.index < len(
+                partition = topic.partitions[index] if topic and 0 <= index < len(
                     topic.partitions) else None
                 if exc.code == error_code("NOT_LEADER_OR_FOLLOWER") and partition is not None:
                     result["current_leader"] = {"leader_id": partition.leader,
                                                 "leader_epoch": partition.leader_epoch}
                     leaders.add(partition.leader)
             results.append(result)
-        responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id,
+        responses.append({"name": name, "topic_id": topic_id,
                           "partition_responses": results})
     if appended:
         ctx.cluster.notify_append()
@@ -192,25 +205,88 @@ def any_transactional(request: Any) -> bool:
     return False
 
 
-def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None,
-           budget: storage_cap.Budget, transactional_id: str | None = None, acks: int = 1
-           ) -> dict[str, Any]:
-    """Validate and append one partition's records (``budget``: the request's view of the
-    storage cap); the partition's response fields."""
+def named_once(entries: Any) -> dict[tuple[Any, Any], dict[int, list[bytes | None]]]:
+    """The request's partitions, each once (by topic name and id, then index, in the order
+    first named) with the records of every entry naming it, in order: Kafka's KafkaApis
+    keeps a partition's entries in maps (a partition named twice is appended once, with the
+    last records that passed the request's checks, and answered once: the last entry's
+    refusal if one was refused, else the append's answer; measured on Kafka 4.4)."""
+    named: dict[tuple[Any, Any], dict[int, list[bytes | None]]] = {}
+    for topic_data in entries:
+        partitions = named.setdefault((topic_data.name, topic_data.topic_id), {})
+        for data in topic_data.partition_data:
+            partitions.setdefault(data.index, []).append(data.records)
+    return named
+
+
+Checked = dict[tuple[Any, Any], tuple[Topic | None, dict[int, tuple[bytes | None,
+                                                                   ClusterError | None]]]]
+
+
+def checked_partitions(ctx: RequestContext, entries: Any) -> Checked:
+    """KafkaApis' checks of the request's partitions (``shaped``), each partition once
+    (``named_once``) as Kafka's maps keep them: per topic, per partition, the last whole
+    entries that passed (to append; None: none did) and the last refusal (to answer)."""
+    checked: Checked = {}
+    for (name, topic_id), partitions in named_once(entries).items():
+        topic = resolve_topic(ctx, name, topic_id)
+        results = checked[name, topic_id] = (topic, {})
+        for index, occurrences in partitions.items():
+            records, refused = None, None
+            for sent in occurrences:
+                try:
+                    records = shaped(ctx, topic, index, sent)
+                except ClusterError as exc:
+                    refused = exc
+            results[1][index] = records, refused
+    return checked
+
+
+def producers_refusal(ctx: RequestContext, checked: Checked) -> ClusterError | None:
+    """INVALID_PRODUCER_ID_MAPPING for the whole request (Kafka's message) when the
+    partitions to append hold transactional batches of more than one producer id and epoch
+    (ReplicaManager.handleProduceAppend, before any verification; measured); else None."""
+    if not since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
+        return None
+    producers = {produce_validation.transactional_producer(records)
+                 for _, partitions in checked.values()
+                 for records, _ in partitions.values() if records is not None}
+    producers.discard(None)
+    if len(producers) > 1:
+        return ClusterError("INVALID_PRODUCER_ID_MAPPING",
+                            "Transactional records contained more than one producer ID")
+    return None
+
+
+def shaped(ctx: RequestContext, topic: Topic | None, index: int, records: bytes | None
+           ) -> bytes:
+    """KafkaApis' checks of one partition's entry, before the append: the topic and the
+    partition exist, then the request's shape (``produce_validation.whole_entries``); its
+    whole entries."""
     if topic is None:
         raise ClusterError("UNKNOWN_TOPIC_ID" if ctx.version >= 13
                              else "UNKNOWN_TOPIC_OR_PARTITION")
     if not 0 <= index < len(topic.partitions):
         raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION")
-    records = produce_validation.whole_entries(ctx.version, records or b"")
+    return produce_validation.whole_entries(ctx.version, records or b"")
+
+
+def append(ctx: RequestContext, topic: Topic, index: int, records: bytes,
+           budget: storage_cap.Budget, transactional_id: str | None = None, acks: int = 1
+           ) -> dict[str, Any]:
+    """Validate and append one partition's records, as ``shaped`` returned them (``budget``:
+    the request's view of the storage cap); the partition's response fields."""
+    partition = topic.partitions[index]
+    producer = produce_validation.transactional_producer(records)
+    if producer is not None and transactional_id is not None \
+            and since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
+        check_leader(ctx, partition)
+        verify_transaction(ctx, transactional_id, *producer, (partition.topic, index))
     if acks not in (-1, 0, 1):
         raise ClusterError("INVALID_REQUIRED_ACKS")
     if topic.internal and ctx.header.client_id != ADMIN_CLIENT_ID:
         raise ClusterError("INVALID_TOPIC_EXCEPTION")  # Kafka's: no message
-    partition = topic.partitions[index]
-    leader_error = ctx.leader_check(partition)
-    if leader_error:
-        raise ClusterError(error_name(leader_error))
+    check_leader(ctx, partition)
     if acks == -1 and len(partition.isr) < min(
             int(topic.config("min.insync.replicas", ctx.broker.id)), len(partition.replicas)):
         raise ClusterError("NOT_ENOUGH_REPLICAS")  # Kafka's effective min ISR, no message
@@ -218,9 +294,6 @@ def append(ctx: RequestContext, topic: Topic | None, index: int, records: bytes 
     headers = validate(ctx, topic, partition.index, records, magic)
     log = partition.log
     first = headers[0]
-    if first.is_transactional and transactional_id is not None \
-            and since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
-        verify_transaction(ctx, transactional_id, first, (partition.topic, partition.index))
     if first.producer_id >= 0:
         duplicate = check_sequence(ctx, partition, first)
         if duplicate is not None:  # Kafka answers the stored batch's timestamp here
@@ -335,20 +408,28 @@ def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
                            ) from None
 
 
-def verify_transaction(ctx: RequestContext, transactional_id: str, batch: BatchHeader,
-                       partition: tuple[str, int]) -> None:
+def check_leader(ctx: RequestContext, partition: Partition) -> None:
+    """NOT_LEADER_OR_FOLLOWER (or the leader check's other error) from a broker that does
+    not lead ``partition``."""
+    leader_error = ctx.leader_check(partition)
+    if leader_error:
+        raise ClusterError(error_name(leader_error))
+
+
+def verify_transaction(ctx: RequestContext, transactional_id: str, producer_id: int,
+                       epoch: int, partition: tuple[str, int]) -> None:
     """The partition leader's check that a transactional batch's partition is in its
     producer's transaction (added here under transactions v2), with the errors Kafka's
-    AddPartitionsToTxnManager gives producers."""
+    AddPartitionsToTxnManager gives producers. Kafka's ReplicaManager asks it before the
+    append's other checks (``handleProduceAppend``): before acks, the CRC and the records."""
     transactions = ctx.cluster.transactions
     try:
         if ctx.version >= 12:
-            transactions.add_partitions(transactional_id, batch.producer_id,
-                                        batch.producer_epoch, [partition], trio.current_time(),
-                                        version=2)
+            transactions.add_partitions(transactional_id, producer_id, epoch, [partition],
+                                        trio.current_time(), version=2)
             return
-        verdict = transactions.verify_partitions(transactional_id, batch.producer_id,
-                                                 batch.producer_epoch, [partition])[partition]
+        verdict = transactions.verify_partitions(transactional_id, producer_id, epoch,
+                                                 [partition])[partition]
     except ClusterError as exc:
         verdict = exc.error
     if verdict == "PRODUCER_FENCED":

@@ -14,6 +14,10 @@ this order.
    trailing entry cut short ends it: its bytes are dropped, as the log's ``trimInvalidBytes``
    drops them); v3+ must hold exactly one magic-2 batch (INVALID_RECORD, no message), zstd
    needs v7 (UNSUPPORTED_COMPRESSION_TYPE).
+   Then ReplicaManager's transaction verification, before anything else of the append
+   (before acks, the leader's and the log's checks): ``transactional_producer`` reads the
+   producer id and epoch of a whole transactional first batch from its header, unchecked
+   (no CRC), as Kafka's ``handleProduceAppend`` does; fakebroker.api.produce verifies it.
 3. The log's analysis: ``check_before_crc`` (a magic-2 batch's base offset is 0, else
    INVALID_RECORD; its size within ``max.message.bytes``, else MESSAGE_TOO_LARGE), then the
    CRC (CORRUPT_MESSAGE) and a known codec (``unknown_codec``: UNKNOWN_SERVER_ERROR, as
@@ -54,6 +58,7 @@ _PEEKED = struct.Struct(">i4xb4xh")  # from byte 8: size, magic, a batch's attri
 _BASE_OFFSET = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
+_PRODUCER = struct.Struct(">qh")  # a batch's producer id and epoch, at byte 43
 _TRANSACTIONAL = 0x10
 _CODEC_MASK = 0x07
 INVALID_TIMESTAMP = "One or more records have been rejected due to invalid timestamp"
@@ -119,6 +124,19 @@ def whole_entries(version: int, records: bytes) -> bytes:
     if version >= 3 and count == 0:
         raise ClusterError("INVALID_RECORD")  # at least one batch per partition
     return records if pos == len(records) else records[:pos]
+
+
+def transactional_producer(records: bytes) -> tuple[int, int] | None:
+    """(producer id, epoch) of ``records``' first entry when it is a transactional magic-2
+    batch with a producer id (Kafka's ``hasProducerId && isTransactional``), read from the
+    header as ``whole_entries`` left it (whole entries only), before its CRC is checked;
+    else None."""
+    if len(records) < BATCH_HEADER_SIZE or records[16] != 2 \
+            or _INT32.unpack_from(records, 8)[0] + 12 < BATCH_HEADER_SIZE \
+            or not _INT16.unpack_from(records, 21)[0] & _TRANSACTIONAL:
+        return None
+    producer_id, epoch = _PRODUCER.unpack_from(records, 43)
+    return (producer_id, epoch) if producer_id >= 0 else None
 
 
 def check_before_crc(records: bytes, max_message_bytes: int, log_start_offset: int) -> None:

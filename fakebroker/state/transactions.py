@@ -47,6 +47,7 @@ from fakebroker.state.producers import ProducerRegistry
 ABORTABLE_FROM = "3.8"
 
 MAX_EPOCH = 32767  # Short.MaxValue: an epoch that cannot be bumped again
+NO_PRODUCER_ID = -1  # an InitProducerId naming no producer (any other id is named)
 COORDINATOR_EPOCH = 0  # the fake's coordinators never change epoch (markers carry it)
 
 
@@ -116,7 +117,8 @@ class TransactionCoordinator:
         """InitProducerId with a transactional id: (producer id, epoch). Raises
         ``ClusterError``: INVALID_REQUEST (empty id), INVALID_TRANSACTION_TIMEOUT (above
         ``max_timeout_ms``, or not positive), PRODUCER_FENCED (KIP-360: the named id or epoch
-        is not this id's), CONCURRENT_TRANSACTIONS (an ongoing transaction was aborted; retry)."""
+        is not this id's; every id but -1 is named, a negative one too, as Kafka reads it),
+        CONCURRENT_TRANSACTIONS (an ongoing transaction was aborted; retry)."""
         if not transactional_id:
             raise ClusterError("INVALID_REQUEST")
         if not 0 < timeout_ms <= self.max_timeout_ms:
@@ -125,14 +127,14 @@ class TransactionCoordinator:
         if txn is None:
             txn = self.transactions[transactional_id] = Transaction(
                 transactional_id, self.producers.new_id(), timeout_ms=timeout_ms)
-        if producer_id >= 0 and not (
+        expected = producer_id != NO_PRODUCER_ID  # any other id, negative too (KafkaApis)
+        if expected and not (
                 txn.producer_epoch < 0 or producer_id == txn.producer_id
                 or (producer_id == txn.previous_producer_id and epoch >= MAX_EPOCH)):
             raise ClusterError("PRODUCER_FENCED")
         if txn.state is TxnState.ONGOING:
             self._fence_and_abort(txn)
             raise ClusterError("CONCURRENT_TRANSACTIONS")
-        expected = producer_id >= 0 or epoch >= 0
         if txn.producer_epoch >= MAX_EPOCH and (not expected or epoch == txn.producer_epoch):
             txn.previous_producer_id, txn.producer_id = txn.producer_id, self.producers.new_id()
             txn.last_producer_epoch = txn.producer_epoch if expected else -1

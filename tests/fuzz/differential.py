@@ -8,7 +8,9 @@ conformance corpus, unmutated, first (``replay``): the same topics, groups and p
 both, and each side's ids learnt. Then every input is a corpus request, its placeholders
 filled in for each side, mutated on both sides by generators seeded alike (so both get the
 same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
-the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
+the probe's answer coming first means the request got none (after an input that may create
+or delete topics, the run waits until Kafka, which does it asynchronously, has done what the
+fake did: ``TOPIC_CHANGING``). The outcome (``Outcome``: closed,
 the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
 pending and the other not is inconclusive, not a difference; so is an input whose byte-level
 mutations fell on frames of different lengths, as when the two sides' member ids differ in
@@ -20,6 +22,7 @@ not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import random
@@ -60,6 +63,13 @@ NOT_REPLAYED = frozenset({"AlterClientQuotas"})
 # answers nothing and accepts no connection for minutes.
 MAX_REPEAT = 300
 NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
+# The mutated APIs that create (Metadata's auto-creation) or delete topics: Kafka does it a
+# moment after it answers (measured on Kafka 4.4: a Fetch of a topic just auto-created
+# answers UNKNOWN_TOPIC_OR_PARTITION, then NOT_LEADER_OR_FOLLOWER, for ~50 ms), the fake at
+# once, so after one that changed the fake's topics the run waits (at most SETTLE s) until
+# Kafka has done it too.
+TOPIC_CHANGING = frozenset({"Metadata", "DeleteTopics"})
+SETTLE = 5.0
 # Inputs withheld from both sides, as they leave Kafka in a state no later input can be compared
 # in (``fells_kafka``):
 # * an UnregisterBroker naming Kafka's one node (tests/conformance/run.py's both_brokers):
@@ -282,6 +292,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             if fells_kafka(mutants[0].frame):
                 result.withheld += 1
                 continue
+            named = _named_topics(mutants[0].body) if mutants[0].body is not None \
+                and api_spec(fake_seed.api_key).name in TOPIC_CHANGING else []
+            before = _present(fake, named) if named else []
             try:
                 for connection, mutant in zip(connections, mutants, strict=True):
                     connection.send(mutant.frame)
@@ -291,6 +304,8 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 break
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             result.outcomes[outcomes[0].kind] += 1
+            if named and (present := _present(fake, named)) != before:
+                _topics_settled(kafka, named, present)
             if trace:
                 trace(f"#{index} {api_spec(fake_seed.api_key).name} v{fake_seed.version} "
                       f"[{', '.join(mutants[1].mutations)}] Kafka {outcomes[0]} / fake "
@@ -313,6 +328,35 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             connection.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _named_topics(body: Any) -> list[str]:
+    """The topic names a Metadata or DeleteTopics body names (those a topic may have)."""
+    named = [t.get("name") for t in body.get("topics") or () if isinstance(t, dict)]
+    named += list(body.get("topic_names") or ())
+    return sorted({n for n in named if isinstance(n, str) and 0 < len(n) <= 249})
+
+
+def _topics_settled(kafka: Side, names: list[str], present: list[str]) -> None:
+    """Wait (at most ``SETTLE`` s) until Kafka has those of ``names`` the fake has
+    (``present``), each led and answering for every partition, and not the others (see
+    ``TOPIC_CHANGING``)."""
+    deadline = time.monotonic() + SETTLE
+    while _present(kafka, names) != present:
+        if time.monotonic() > deadline:
+            return  # not settled: the inputs after it may differ, and say so
+        time.sleep(0.01)
+    if present:
+        with contextlib.suppress(TimeoutError):
+            kafka.settle(Settle(topics=tuple(present)), deadline)
+
+
+def _present(side: Side, names: list[str]) -> list[str]:
+    """Which of ``names`` ``side``'s metadata lists."""
+    answer = side.call(Request("Metadata", 12, {"topics": [{"name": n} for n in names],
+                                                "allow_auto_topic_creation": False},
+                               "settle", client_id="settle"))
+    return sorted(t["name"] for t in answer["topics"] if t["error_code"] == 0)
 
 
 def fells_kafka(frame: bytes) -> bool:
