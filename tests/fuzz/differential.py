@@ -67,6 +67,8 @@ NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
 # withheld from both sides.
 KAFKA_NODE = 1
 UNREGISTER_BROKER = 64
+METADATA = 3
+AUTO_CREATE_WAIT = 2.0  # s Kafka may take to make the topics a Metadata auto-created
 PROBE_CORRELATION = 0x7FFF_FFF0
 PROBE = encode_request(18, 0, PROBE_CORRELATION, "fuzz-probe", {})
 DIFFERENCES = Path(__file__).with_name("differences.toml")
@@ -283,6 +285,8 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 break
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             result.outcomes[outcomes[0].kind] += 1
+            if outcomes[0].kind != CLOSED:
+                await_auto_created(kafka, mutants[0].frame)
             if trace:
                 trace(f"#{index} {api_spec(fake_seed.api_key).name} v{fake_seed.version} "
                       f"[{', '.join(mutants[1].mutations)}] Kafka {outcomes[0]} / fake "
@@ -305,6 +309,32 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             connection.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def await_auto_created(kafka: Side, frame: bytes) -> None:
+    """After a Metadata that lets Kafka auto-create topics: wait (at most ``AUTO_CREATE_WAIT``
+    s) until Kafka leads the valid names it asked for. Kafka answers before its controller
+    has made them, the fake makes them at once: without the wait, the next input naming
+    one (OffsetCommit of "ghost" right after such a Metadata) found it on the fake only."""
+    from fakebroker.protocol.framing import DecodeError, decode_request, peek_header
+    from fakebroker.state.cluster import invalid_topic_name
+
+    try:
+        if peek_header(frame)[0] != METADATA:
+            return
+        body = decode_request(frame)[1]
+    except (DecodeError, KeyError):
+        return
+    if not getattr(body, "allow_auto_topic_creation", True) or body.topics is None:
+        return
+    names = tuple(dict.fromkeys(t.name for t in body.topics if t.name is not None
+                                and invalid_topic_name(t.name) is None
+                                and not t.name.startswith("__")))
+    if names:
+        try:
+            kafka.settle(Settle(topics=names), time.monotonic() + AUTO_CREATE_WAIT)
+        except TimeoutError:
+            pass  # not made (a name Kafka keeps, a name not auto-created): nothing to wait for
 
 
 def fells_kafka(frame: bytes) -> bool:
