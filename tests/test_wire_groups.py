@@ -160,6 +160,30 @@ def test_a_member_commit_to_no_group_is_refused_and_creates_none(kafka):
     assert kafka.committed("nobody", "orders", 0) == 1
 
 
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_commit_from_outside_that_stores_nothing_creates_no_group(kafka):
+    """Generation -1 creates the group only with the offsets it stores: a commit whose every
+    offset is refused (metadata too large) leaves no group behind, one storing an offset
+    leaves an Empty group."""
+    with WireClient(coordinator(kafka, "refused")) as client:
+        def commit(metadata: str) -> int:
+            response = client.request("OffsetCommit", 9, {
+                "group_id": "refused", "generation_id_or_member_epoch": -1,
+                "member_id": "", "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1,
+                     "committed_metadata": metadata}]}]})
+            return response.topics[0].partitions[0].error_code
+
+        def described() -> tuple[int, str]:
+            (group,) = client.request("DescribeGroups", 6, {"groups": ["refused"]}).groups
+            return group.error_code, group.group_state
+
+        assert commit("x" * 5000) == ErrorCode.OFFSET_METADATA_TOO_LARGE
+        assert described() == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        assert commit("") == 0
+        assert described() == (0, "Empty")
+
+
 def test_heartbeat_errors_tell_members_to_rejoin(kafka):
     with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)

@@ -560,6 +560,13 @@ class ClassicGroupCoordinator:
         return {t for m in group.members.values() for name, meta in m.protocols
                 if name == group.protocol_name for t in views.subscribed_topics(meta)}
 
+    def forget_unused(self, group_id: str) -> None:
+        """Drop the Empty group a commit from outside just made, having stored nothing in it
+        (Kafka's group comes only with the offsets its commit writes)."""
+        group = self.groups.get(group_id)
+        if group is not None and group.state is GroupState.EMPTY and not group.members:
+            del self.groups[group_id]
+
     def delete(self, group_id: str) -> None:
         group = self.group(group_id)
         if group is None or group.state is GroupState.DEAD:
