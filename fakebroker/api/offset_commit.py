@@ -7,8 +7,9 @@ Behavior:
   FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (while the group awaits the leader's
   assignment). A commit with a negative generation is accepted while the group is Empty
   (assign-only consumers and admin tools; with a member id too, as Kafka's
-  ClassicGroup.validateOffsetCommit) and creates the group if needed (only when it stores
-  an offset: one whose every offset is refused leaves no group, measured on Kafka 4.4); a
+  ClassicGroup.validateOffsetCommit) and creates the group if needed (one whose every
+  offset is refused makes a group DescribeGroups does not see until a commit stores an
+  offset, and that later commits find, as Kafka 4.4's); a
   member's commit (generation >= 0) to no group is GROUP_ID_NOT_FOUND from v9,
   ILLEGAL_GENERATION before, and creates none.
 * Per partition: OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the
@@ -70,8 +71,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 accepted[(topic.name, p.partition_index)] = CommittedOffset(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, now)
         ctx.cluster.groups.offsets.commit(request.group_id, accepted)
-        if made and not accepted:  # the group comes with the offsets it stores, as Kafka's
-            ctx.cluster.groups.classic.forget_unused(request.group_id)
+        if not group_error:
+            ctx.cluster.groups.classic.note_commit(request.group_id, made, bool(accepted))
     return {"throttle_time_ms": 0, "topics": topics}
 
 
