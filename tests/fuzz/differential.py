@@ -8,14 +8,14 @@ conformance corpus, unmutated, first (``replay``): the same topics, groups and p
 both, and each side's ids learnt. Then every input is a corpus request, its placeholders
 filled in for each side, mutated on both sides by generators seeded alike (so both get the
 same mutation), sent on that side's fuzz connection, and followed by an ApiVersions probe:
-the probe's answer coming first means the request got none. The outcome (``Outcome``: closed,
-the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
-pending and the other not is inconclusive, not a difference; so is an input whose byte-level
-mutations fell on frames of different lengths, as when the two sides' member ids differ in
-length: the same seeded positions then hit different fields, two inputs and not one); a
-difference
-not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
-*unexplained*.
+the probe's answer coming first means the request got none (after a Metadata letting Kafka
+auto-create topics, the run waits until Kafka leads them: ``await_auto_created``). The outcome
+(``Outcome``: closed, the answer's error names, no answer, or pending after ``WAIT`` s) is
+compared (one side pending and the other not is inconclusive, not a difference; so is an input
+whose byte-level mutations fell on frames of different lengths, as when the two sides' member
+ids differ in length: the same seeded positions then hit different fields, two inputs and not
+one); a difference not matched by an entry of tests/fuzz/differences.toml (each with its
+reason) is *unexplained*.
 """
 
 from __future__ import annotations
