@@ -160,6 +160,31 @@ def test_a_member_commit_to_no_group_is_refused_and_creates_none(kafka):
     assert kafka.committed("nobody", "orders", 0) == 1
 
 
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_group_a_commit_stored_nothing_in_is_not_described_until_one_does(kafka):
+    """Generation -1 makes the group even when every offset is refused (metadata too large):
+    a member's commit then finds it (UNKNOWN_MEMBER_ID, not GROUP_ID_NOT_FOUND), but
+    DescribeGroups does not see it until a commit stores an offset (Kafka's reads)."""
+    with WireClient(coordinator(kafka, "refused")) as client:
+        def commit(generation: int, member_id: str, metadata: str = "") -> int:
+            response = client.request("OffsetCommit", 9, {
+                "group_id": "refused", "generation_id_or_member_epoch": generation,
+                "member_id": member_id, "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1,
+                     "committed_metadata": metadata}]}]})
+            return response.topics[0].partitions[0].error_code
+
+        def described() -> tuple[int, str]:
+            (group,) = client.request("DescribeGroups", 6, {"groups": ["refused"]}).groups
+            return group.error_code, group.group_state
+
+        assert commit(-1, "", "x" * 5000) == ErrorCode.OFFSET_METADATA_TOO_LARGE
+        assert described() == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        assert commit(3, "stranger") == ErrorCode.UNKNOWN_MEMBER_ID
+        assert commit(-1, "") == 0
+        assert described() == (0, "Empty")
+
+
 def test_heartbeat_errors_tell_members_to_rejoin(kafka):
     with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)

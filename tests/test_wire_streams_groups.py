@@ -409,3 +409,53 @@ def test_a_member_silent_past_its_session_is_fenced_and_its_tasks_reassigned(kaf
 @pytest.mark.fake_only("kick_member is the fake's")
 def test_a_kicked_member_is_fenced_as_one_whose_session_ran_out(kafka):
     fenced_member(kafka, lambda a, b: kafka.kick_member(a.app, a.member_id))
+
+
+def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka):
+    """A repartition source topic no subtopology writes, or sinks that only feed each other:
+    STREAMS_INVALID_TOPOLOGY with Kafka's texts, and no group is made."""
+    app = new_app(kafka)
+    unwritten = word_count(app)
+    unwritten["subtopologies"][0]["repartition_sink_topics"] = [f"{app}-other-repartition"]
+    looped = word_count(app)
+    looped["subtopologies"][1]["source_topics"] = []
+    looped["subtopologies"][1]["repartition_sink_topics"] = [f"{app}-words-repartition"]
+    looped["subtopologies"][0]["source_topics"] = []
+    looped["subtopologies"][0]["repartition_source_topics"] = [
+        dict(looped["subtopologies"][1]["repartition_source_topics"][0],
+             name=f"{app}-back-repartition")]
+    looped["subtopologies"][1]["repartition_sink_topics"] = [f"{app}-back-repartition"]
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        for topology, message in (
+                (unwritten, "Failed to compute number of partitions for all repartition "
+                            "topics, because a repartition source topic is never used as a "
+                            "sink topic."),
+                (looped, "Failed to compute number of partitions for all repartition topics. "
+                         "There may be loops in the topology that cannot be resolved.")):
+            refused = member.send(**dict(member.joining(), topology=topology))
+            assert (refused.error_code, refused.error_message) == (
+                ErrorCode.STREAMS_INVALID_TOPOLOGY, message)
+        unknown = member.send(1, rebalance_timeout_ms=1000)
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
+
+
+def test_a_join_may_not_change_the_groups_topology(kafka):
+    """Kafka 4.4 has no topology updates: a join with other subtopologies, or at a later
+    topology epoch, is INVALID_REQUEST; the group's own topology (its subtopologies in any
+    order) is let in."""
+    app = new_app(kafka)
+    renamed = word_count(app)
+    renamed["subtopologies"][0]["subtopology_id"] = ""
+    later = dict(word_count(app), epoch=1)
+    reordered = word_count(app)
+    reordered["subtopologies"].reverse()
+    with WireClient(coordinator(kafka, app)) as client:
+        first, other = Member(client, app), Member(client, app)
+        first.join()
+        for topology in (renamed, later):
+            refused = other.send(**dict(other.joining(), topology=topology))
+            assert (refused.error_code, refused.error_message) == (
+                ErrorCode.INVALID_REQUEST, "Topology updates are not supported yet.")
+        assert other.send(**dict(other.joining(), topology=reordered)).error_code == 0

@@ -7,7 +7,9 @@ Behavior:
   FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (while the group awaits the leader's
   assignment). A commit with a negative generation is accepted while the group is Empty
   (assign-only consumers and admin tools; with a member id too, as Kafka's
-  ClassicGroup.validateOffsetCommit) and creates the group if needed; a
+  ClassicGroup.validateOffsetCommit) and creates the group if needed (one whose every
+  offset is refused makes a group DescribeGroups does not see until a commit stores an
+  offset, and that later commits find, as Kafka 4.4's); a
   member's commit (generation >= 0) to no group is GROUP_ID_NOT_FOUND from v9,
   ILLEGAL_GENERATION before, and creates none.
 * Per partition: OFFSET_METADATA_TOO_LARGE beyond 4096 bytes (offset.metadata.max.bytes); the
@@ -59,6 +61,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             results.append(result)
         topics.append({"name": wanted.name, "topic_id": wanted.topic_id, "partitions": results})
     if existing:  # Kafka's broker asks the group coordinator only about partitions that exist
+        made = ctx.cluster.groups.kind(request.group_id) is None
         group_error = group_check(request, ctx)
         now = ctx.now_ms()
         accepted: dict[TopicPartition, CommittedOffset] = {}
@@ -68,6 +71,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 accepted[(topic.name, p.partition_index)] = CommittedOffset(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, now)
         ctx.cluster.groups.offsets.commit(request.group_id, accepted)
+        if not group_error:
+            ctx.cluster.groups.classic.note_commit(request.group_id, made, bool(accepted))
     return {"throttle_time_ms": 0, "topics": topics}
 
 

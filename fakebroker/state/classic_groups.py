@@ -102,6 +102,14 @@ class ClassicGroup:
     # (Kafka's pending sync: the group's rebalance timeout after the join barrier closed).
     pending_sync: set[str] = field(default_factory=set)
     sync_deadline: float | None = None
+    # Made by a commit from outside that stored no offset: Kafka's writes (OffsetCommit,
+    # JoinGroup) find it, its reads (DescribeGroups) not, until a commit stores one.
+    unwritten: bool = False
+
+    @property
+    def unseen(self) -> bool:
+        """Whether Kafka's reads do not see this group yet (``unwritten``, never joined)."""
+        return self.unwritten and not self.members and self.generation_id == 0
 
     def rebalance_timeout_ms(self) -> int:
         """The largest rebalance timeout of the members, never below 0 (Kafka's
@@ -559,6 +567,15 @@ class ClassicGroupCoordinator:
             return set()
         return {t for m in group.members.values() for name, meta in m.protocols
                 if name == group.protocol_name for t in views.subscribed_topics(meta)}
+
+    def note_commit(self, group_id: str, made: bool, stored: bool) -> None:
+        """After a commit the group accepted (``made``: that commit made the group): a group
+        made by a commit that stored no offset is ``unwritten`` until one stores some, as
+        Kafka 4.4 answers (measured: DescribeGroups GROUP_ID_NOT_FOUND, a member's commit
+        UNKNOWN_MEMBER_ID)."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            group.unwritten = (made or group.unwritten) and not stored
 
     def delete(self, group_id: str) -> None:
         group = self.group(group_id)

@@ -6,13 +6,18 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 
 * A member joins with epoch 0 and its topology (subtopologies: source topics, repartition
   source and sink topics, changelog topics); the first topology a group sees is its topology
-  (one of a higher topology epoch replaces it); a member whose topology epoch is behind the
-  group's is told STALE_TOPOLOGY. Heartbeats carry the member's epoch, -1 leaves.
+  (another one at its epoch or a later one is INVALID_REQUEST "Topology updates are not
+  supported yet.", as Kafka 4.4 has none; an earlier one is ignored); a member whose
+  topology epoch is behind the group's is told STALE_TOPOLOGY. Heartbeats carry the
+  member's epoch, -1 leaves.
 * The topology is configured as InternalTopicManager does: a missing source topic makes the
   status MISSING_SOURCE_TOPICS ("Source topics a, b are missing.") and no tasks; a repartition
-  topic without a partition count gets the largest count of the source topics of the
-  subtopologies writing to it, a changelog topic its subtopology's task count (the largest
-  count of its source and repartition source topics); the internal topics missing are named
+  topic without a partition count gets the largest count of the source and repartition
+  source topics of the subtopologies writing to it (round after round; a round deciding
+  nothing, or a repartition source topic no subtopology writes, is STREAMS_INVALID_TOPOLOGY
+  for the join that brings the topology, with Kafka's texts), a changelog topic its
+  subtopology's task count (the largest count of its source and repartition source
+  topics); the internal topics missing are named
   in MISSING_INTERNAL_TOPICS ("Internal topics are missing: x, y", in Java's HashMap order)
   and returned for the caller to create with those counts; an existing internal topic with
   another count is INCORRECTLY_PARTITIONED_TOPICS. A subtopology has one task per partition
@@ -334,33 +339,11 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
     if missing:
         return ConfiguredTopology(problem=Status(
             MISSING_SOURCE_TOPICS, f"Source topics {', '.join(missing)} are missing."))
-    decided: dict[str, int] = {}
+    decided = repartition_counts(topology, partitions_of)
 
     def count(topic: str) -> int | None:
-        return partitions_of.get(topic, decided.get(topic))
+        return decided.get(topic, partitions_of.get(topic))
 
-    repartition = {t.name: t for s in topology.subtopologies for t in s.repartition_source_topics}
-    for name, info in repartition.items():
-        if info.partitions > 0:
-            decided[name] = info.partitions
-    progress = True
-    while progress and any(n not in decided and n not in partitions_of for n in repartition):
-        progress = False
-        for name in repartition:
-            if name in decided or name in partitions_of:
-                continue
-            upstream = [count(t) for s in topology.subtopologies
-                        if name in s.repartition_sink_topics
-                        for t in (*s.source_topics,
-                                  *(r.name for r in s.repartition_source_topics))]
-            known = [c for c in upstream if c is not None]
-            if known:
-                decided[name], progress = max(known), True
-    if not progress:
-        return ConfiguredTopology(problem=Status(
-            MISSING_SOURCE_TOPICS, "Failed to compute number of partitions for all repartition "
-            "topics, make sure all user input topics are created and all Pattern "
-            "subscriptions match at least one topic in the cluster"))
     tasks = {s.subtopology_id: max((count(t) or 0 for t in (
         *s.source_topics, *(r.name for r in s.repartition_source_topics))), default=0)
         for s in topology.subtopologies}
@@ -387,6 +370,50 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
     stateful = frozenset(s.subtopology_id for s in topology.subtopologies
                          if s.state_changelog_topics)
     return ConfiguredTopology(tasks, stateful, to_create, problem)
+
+
+def by_id(topology: Topology) -> dict[str, Subtopology]:
+    """The subtopologies by id, as Kafka's StreamsTopology holds (and compares) them."""
+    return {s.subtopology_id: s for s in topology.subtopologies}
+
+
+def repartition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[str, int]:
+    """The partition counts of the repartition topics (RepartitionTopics.setup): those the
+    topology gives, then each sink topic not given one takes the largest count of its
+    subtopology's source topics and of its repartition source topics known so far, round
+    after round. STREAMS_INVALID_TOPOLOGY with Kafka's texts when a round decides nothing
+    and a sink still needs a count (a loop), or when a repartition source topic is no
+    subtopology's sink."""
+    decided = {t.name: t.partitions for s in topology.subtopologies
+               for t in s.repartition_source_topics if t.partitions != 0}
+
+    def upstream(s: Subtopology) -> int | None:
+        known = [c for c in (*(decided.get(t.name) for t in s.repartition_source_topics),
+                             *(partitions_of.get(t) for t in s.source_topics)) if c is not None]
+        return max(known, default=None)
+
+    needed = True
+    while needed:
+        needed = progress = False
+        for s in topology.subtopologies:
+            for sink in s.repartition_sink_topics:
+                if sink in decided:
+                    continue
+                found = upstream(s)
+                if found is None:
+                    needed = True
+                else:
+                    decided[sink], progress = found, True
+        if needed and not progress:
+            raise ClusterError("STREAMS_INVALID_TOPOLOGY", "Failed to compute number of "
+                               "partitions for all repartition topics. There may be loops "
+                               "in the topology that cannot be resolved.")
+    if any(t.name not in decided for s in topology.subtopologies
+           for t in s.repartition_source_topics):
+        raise ClusterError("STREAMS_INVALID_TOPOLOGY", "Failed to compute number of partitions "
+                           "for all repartition topics, because a repartition source topic is "
+                           "never used as a sink topic.")
+    return decided
 
 
 def assign(tasks: dict[str, int], members: dict[str, str], previous: dict[str, Target],
@@ -489,9 +516,12 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a streams group.")
-            group = self.groups[hb.group_id] = StreamsGroup(hb.group_id, created=now)
+            group = StreamsGroup(hb.group_id, created=now)
         if hb.member_epoch == JOIN:
             self._check_room(group, hb.member_id)
+        if hb.topology is not None:
+            self._check_topology(group, hb.topology)
+        self.groups[hb.group_id] = group  # a new one only once its join is let in, as Kafka's
         member = group.members.get(hb.member_id)
         bump = False
         if member is None:
@@ -504,8 +534,7 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             self._check_epoch(member, hb)
         bump |= self._update(member, hb)
         status: list[Status] = []
-        if hb.topology is not None and (group.topology is None
-                                        or hb.topology.epoch > group.topology.epoch):
+        if hb.topology is not None and group.topology is None:
             group.topology, group.configured, bump = hb.topology, None, True
         if group.topology is not None and member.topology_epoch < group.topology.epoch:
             status.append(Status(STALE_TOPOLOGY, f"The member's topology epoch "
@@ -535,6 +564,21 @@ class StreamsGroupCoordinator(EpochCommitChecks):
                 "encountered a fatal error and requested a shutdown for the entire "
                 "application."))
         return answer
+
+    def _check_topology(self, group: StreamsGroup, topology: Topology) -> None:
+        """Kafka's checks of a join's topology before anything changes (maybeUpdateTopology,
+        then configureTopics for a topology the group takes): INVALID_REQUEST for one that
+        differs from the group's (a later topology epoch, or other subtopologies, compared by
+        id; one of an earlier epoch is stale and ignored), STREAMS_INVALID_TOPOLOGY for the
+        first topology when its repartition topics' counts cannot be decided
+        (``repartition_counts``; with every source topic there)."""
+        if group.topology is None:
+            partitions_of = self.partitions_of()
+            if all(t in partitions_of for s in topology.subtopologies for t in s.source_topics):
+                repartition_counts(topology, partitions_of)
+        elif topology.epoch >= group.topology.epoch and (
+                topology.epoch > group.topology.epoch or by_id(topology) != by_id(group.topology)):
+            raise ClusterError("INVALID_REQUEST", "Topology updates are not supported yet.")
 
     def _check_room(self, group: StreamsGroup, member_id: str) -> None:
         """GROUP_MAX_SIZE_REACHED for a join to a group holding ``group.streams.max.size``
