@@ -10,14 +10,19 @@ lost (answered, not handled; or carried by a ShareFetch that is answered without
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from fakebroker.faults.rules import RequestView
 from fakebroker.state.views import InFlightRecord
+from fakebroker.sync import FakeKafka
+from fakebroker.wire_client import WireClient
 from tests.absent import needs
+from tests.bodies import batch, produce_body
 from tests.clients.process import wait_until
 from tests.clients.share import share_consumer_available, start_share_consumer
-from tests.test_share_groups import TOPIC, new_group, produce
+from tests.test_share_groups import ORPHANS, TOPIC, join_and_acquire, new_group, produce
 
 pytestmark = [
     needs(share_consumer_available(), "kafka-clients 4.4.0 (bash .ci/install-clients)"),
@@ -208,3 +213,32 @@ def test_a_redelivery_storm_ends_with_every_record_processed_once(kafka) -> None
         got = deliveries(kafka, group, member)
     assert sorted(value for value, _ in got) == sorted(values)
     assert {count for _, count in got} == {4}
+
+
+def test_a_kicked_members_waiting_fetch_acquires_nothing_more() -> None:
+    """A member kicked while a ShareFetch of its is waiting: the records it held are released
+    to the others, and the waiting fetch (its session ended) takes none of them back; CI met
+    that race with a killed Java consumer whose last long poll was still waiting."""
+    with FakeKafka(topics={ORPHANS: 1}) as kafka:
+        group = new_group(kafka, **{"share.record.lock.duration.ms": "60000"})
+        with WireClient(kafka.bootstrap_servers) as client:
+            client.request("Produce", 9, produce_body(ORPHANS, 0, batch([b"a"])))
+            topic_id = client.request("Metadata", 12, {
+                "topics": [{"name": ORPHANS, "topic_id": None}],
+                "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False}).topics[0].topic_id
+            member = "AAAAAAAAAAAAAAAAAAAAAQ"
+            acquired, epoch = join_and_acquire(client, group, member, topic_id)
+            assert acquired == [(0, 0, 1)]
+            client.send("ShareFetch", 1, {
+                "group_id": group, "member_id": member, "share_session_epoch": epoch,
+                "max_wait_ms": 5000, "min_bytes": 1, "max_bytes": 1 << 20,
+                "max_records": 100, "batch_size": 100, "forgotten_topics_data": [],
+                "topics": []})
+            time.sleep(0.3)  # the fetch is waiting: nothing left to acquire
+            kafka.kick_member(group, member)
+            _, answer = client.receive("ShareFetch", 1)
+        assert [r for t in answer.responses for p in t.partitions
+                for r in p.acquired_records] == []
+        view = kafka.share_group(group)
+        assert view.in_flight.get((ORPHANS, 0), ()) == (InFlightRecord(0, "Available", 1, None),)

@@ -20,7 +20,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,
   v1+); the stored batches holding them are returned with their acquired ranges and
   delivery counts. With nothing to acquire, the request waits up to ``max_wait_ms`` for an
-  append or for records released (a lock expiring, a RELEASE). Nothing is acquired from a
+  append or for records released (a lock expiring, a RELEASE); once the session ended while
+  it waited (its member removed, the session replaced or closed), it acquires nothing more and is
+  answered with what it has. Nothing is acquired from a
   partition the group has no share state for (a group that does not exist, a partition never
   assigned to its members); a start offset altered below -1 is moved to the log start by the
   fetch begun after it, which acquires nothing from that partition and answers at once; a
@@ -126,6 +128,8 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             break
         await ctx.wait_for_append(remaining)
         waited = True
+        if not share.is_current(group_id, member_id, session):
+            break  # its session ended while it waited: nothing more is acquired for it
     for key, fetched_answer in fetched.items():
         if key in answers:
             for field in ("acknowledge_error_code", "acknowledge_error_message"):

@@ -395,6 +395,10 @@ class ShareGroupCoordinator:
             partitions=list(dict.fromkeys(partitions)), connection=connection)
         return session
 
+    def is_current(self, group_id: str, member_id: str, session: ShareSession) -> bool:
+        """Whether ``session`` is still the member's (not closed nor replaced since)."""
+        return self.sessions.get((group_id, member_id)) is session
+
     def connection_closed(self, connection: tuple[int, int]) -> None:
         """End the sessions ``connection`` opened (their members' records released)."""
         for group_id, member_id in [key for key, session in self.sessions.items()
