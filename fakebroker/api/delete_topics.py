@@ -66,16 +66,15 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
               else [(name, ZERO_UUID) for name in request.topic_names])
     counts = Counter(key_of(name, topic_id) for name, topic_id in wanted
                      if (name is None) != (topic_id == ZERO_UUID))
-    looked_up = any(refusal(name, topic_id, counts) is None for name, topic_id in wanted)
-    if looked_up and deadline_passed(request.timeout_ms):  # as Kafka's getErrorResponse
+    refusals = [refusal(name, topic_id, counts) for name, topic_id in wanted]
+    if None in refusals and deadline_passed(request.timeout_ms):  # as Kafka's getErrorResponse
         return {"throttle_time_ms": 0, "responses": [
             {"name": name, "topic_id": topic_id, "error_message": None,
              "error_code": error_code("REQUEST_TIMED_OUT")} for name, topic_id in wanted]}
     responses = []
     refused_keys: set[Any] = set()  # a duplicate is answered once
     quota = mutation_quota(ctx, strict_since=5)
-    for name, topic_id in wanted:
-        refused = refusal(name, topic_id, counts)
+    for (name, topic_id), refused in zip(wanted, refusals, strict=True):
         if refused is not None and refused.startswith("Duplicate"):
             if key_of(name, topic_id) in refused_keys:
                 continue
