@@ -87,7 +87,13 @@ from fakebroker.api import (
 )
 from fakebroker.api.access import MESSAGES
 from fakebroker.api.context import ConnectionClosed, RequestContext
-from fakebroker.api.placement import ErrorLayout, filter_request, inject_errors, top_level_answer
+from fakebroker.api.placement import (
+    ErrorLayout,
+    filter_request,
+    inject_errors,
+    top_level_answer,
+    whole_request_answer,
+)
 from fakebroker.api.targets import Target, request_targets
 from fakebroker.faults.rules import FaultRegistry
 from fakebroker.faults.seam import Seam
@@ -334,13 +340,8 @@ class Pipeline:
     def _error_answer(self, header: RequestHeader, request: Any, error: str) -> Any:
         """The answer putting ``error`` wherever the request's API puts an error for the
         whole request (Kafka's ``getErrorResponse``)."""
-        from fakebroker.api.placement import layout_errors
-
-        api_key, version = header.api_key, header.api_version
-        targets = request_targets(api_key, version, request, self._topic_name)
-        layout = layout_errors(api_key, version, targets, error_code(error), {})
-        answer = top_level_answer(api_key, request) if layout.top is not None else {}
-        return inject_errors(api_key, version, request, answer, layout, self._topic_name)
+        return whole_request_answer(header.api_key, header.api_version, request,
+                                    error_code(error), self._topic_name)
 
     def _read(self, frame: bytes) -> tuple[RequestHeader, Any] | bytearray:
         """A request's header and body; or its answer already (an ApiVersions request out of

@@ -111,16 +111,11 @@ def deadline_passed(timeout_ms: int) -> bool:
 def whole_request_error(api_key: int, request: Any, ctx: RequestContext, error: str
                         ) -> dict[str, Any]:
     """The answer putting ``error`` wherever the API puts an error for the whole request
-    (Kafka's ``getErrorResponse``: every entry of the request, as its ``ERROR_PLACEMENT``
-    says)."""
-    from fakebroker.api.placement import inject_errors, layout_errors, top_level_answer
-    from fakebroker.api.targets import request_targets
+    (``fakebroker.api.placement.whole_request_answer``)."""
+    from fakebroker.api.placement import whole_request_answer
 
     def topic_name(topic_id: uuid.UUID) -> str | None:
         topic = ctx.cluster.topic_by_id(topic_id)
         return topic.name if topic is not None else None
 
-    targets = request_targets(api_key, ctx.version, request, topic_name)
-    layout = layout_errors(api_key, ctx.version, targets, error_code(error), {})
-    answer = top_level_answer(api_key, request) if layout.top is not None else {}
-    return inject_errors(api_key, ctx.version, request, answer, layout, topic_name)
+    return whole_request_answer(api_key, ctx.version, request, error_code(error), topic_name)

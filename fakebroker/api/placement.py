@@ -32,6 +32,7 @@ from fakebroker.api.targets import (
     TopicResolver,
     entries_of,
     has_top_level_error,
+    request_targets,
     target_of,
 )
 from fakebroker.protocol.codec import ZERO_UUID
@@ -280,3 +281,14 @@ def top_level_answer(api_key: int, request: Mapping[str, Any]) -> dict[str, Any]
     for name in placement.echoed:
         answer[name] = request.get(name)
     return answer
+
+
+def whole_request_answer(api_key: int, version: int, request: Any, error: int,
+                         topic_name: TopicResolver) -> dict[str, Any]:
+    """The answer putting ``error`` wherever the API puts an error for the whole request
+    (Kafka's ``getErrorResponse``: every entry of the request, as its ``ERROR_PLACEMENT``
+    says)."""
+    targets = request_targets(api_key, version, request, topic_name)
+    layout = layout_errors(api_key, version, targets, error, {})
+    answer = top_level_answer(api_key, request) if layout.top is not None else {}
+    return inject_errors(api_key, version, request, answer, layout, topic_name)
