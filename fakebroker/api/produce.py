@@ -40,10 +40,14 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
 * With the ``max_stored_bytes`` setting (the fake's own, Kafka has none), a batch that would
   take the cluster's stored records past it: POLICY_VIOLATION with a message naming the cap
   (``fakebroker.state.storage_cap``), checked last, just before the append.
-* Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
-  appended twice and is answered with its first offset (and, as Kafka does, the stored
-  batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
-  INVALID_PRODUCER_EPOCH otherwise (with the log start offset, without a message).
+* Idempotent batches (producer id >= 0) follow Kafka's sequence rules, per partition
+  (``fakebroker.state.producers``): a retried batch is not appended twice and is answered
+  with its first offset (and, as Kafka does, the stored batch's max timestamp as its append
+  time); OUT_OF_ORDER_SEQUENCE_NUMBER and INVALID_PRODUCER_EPOCH otherwise (with the log
+  start offset, without a message). These come after every record check, as Kafka checks
+  the producer's state after LogValidator: a batch that is not its producer's plain next one
+  on the partition (a retry, a refusal, a new epoch, a producer new there) has its records
+  read first, so records that do not add up are INVALID_RECORD and change no state.
 * Transactional batches (a request with a transactional id): the partition must be in the
   producer's ongoing transaction, as the leader verifies with the coordinator (KIP-890):
   Produce v12+ adds it there implicitly (transactions v2: the client chose them, as Java
@@ -353,6 +357,13 @@ def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magi
         produce_validation.check_record_fields(
             records, f"{topic.name}-{index}", start, compacted=compacted, bounds=bounds,
             create_time=create_time)
+    elif first.producer_id >= 0 and not ctx.cluster.producers.continues(
+            topic.name, index, first.producer_id, first.producer_epoch, first.base_sequence):
+        # Kafka reads the records before the producer's state is checked: a batch that will
+        # be a retry, a refusal, a new epoch or a producer new to the partition is read here
+        # (rare), so its records' INVALID_RECORD comes first and a refused batch changes no
+        # state; the plain next batch of a producer is stored unread, as any batch is.
+        produce_validation.check_records(records, headers, start)
     return headers
 
 
@@ -401,7 +412,7 @@ def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
     try:
         return ctx.cluster.producers.check(
             partition.topic, partition.index, batch.producer_id, batch.producer_epoch,
-            batch.base_sequence, batch.last_offset_delta + 1,
+            batch.base_sequence, batch.last_offset_delta + 1, batch.is_transactional,
         )
     except ClusterError as exc:  # Kafka sends no message, and the log start offset
         raise ClusterError(exc.error, log_start_offset=partition.log.log_start_offset

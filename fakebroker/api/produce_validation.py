@@ -28,8 +28,9 @@ this order.
    magic-2 batch as Kafka's ``DefaultRecord.readFrom`` does (lengths, varints of at most 5
    or 10 bytes, fields that end where the record's length says, exactly the batch's count of
    records and no byte after them; else INVALID_RECORD, no message), but only where the
-   records are decoded anyway for step 6. What is not read, and why:
-   tests/fuzz/differences.toml.
+   records are decoded anyway for step 6, or where an idempotent batch is not its producer's
+   plain next one on the partition (its state checked after: fakebroker.api.produce). What
+   is not read, and why: tests/fuzz/differences.toml.
 6. ``check_record_fields``: keys of a compacted topic and timestamps, their errors in
    ``record_errors`` as Kafka's processRecordErrors answers them.
 
@@ -177,7 +178,9 @@ def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offs
                   ) -> None:
     """Each record of the uncompressed magic-2 batches in ``records`` read as Kafka reads it
     (``DefaultRecord.readFrom``); INVALID_RECORD for the first that does not add up. Called
-    only where the records are decoded anyway (``check_record_fields``): the walk costs
+    only where the records are decoded anyway (``check_record_fields``), or before an
+    idempotent producer's state is changed or refused otherwise than by its next batch (a
+    rare path; fakebroker.api.produce.validate): the walk costs
     ~2.6 us a record in Python, 24x the in-process produce of a 5,000-record batch and 6 %
     of a one-record request (BENCHMARKS.md), so elsewhere records are stored unread, as the
     produce path's guarantee is (tests/fuzz/differences.toml)."""
