@@ -302,3 +302,17 @@ def test_a_partition_named_twice_is_appended_once_with_its_last_records(kafka):
                          ("checked", 9, batch([b"a"]))],
                         [("checked", [(0, "NONE", 7), (9, *unknown)]),
                          ("ghost", [(0, *unknown)])]) == 1
+
+
+def test_a_records_timestamp_is_its_batchs_base_plus_its_delta_whatever_the_max_says(kafka):
+    """Kafka checks each record's timestamp (the batch's base timestamp plus the record's
+    delta), not the batch header's max timestamp: a base timestamp beyond
+    message.timestamp.after.max.ms (1 h) under a max timestamp within it is refused."""
+    future = edited(batch([b"x"]), 27, ">q", 2_199_023_255_552)  # the base timestamp
+    with WireClient(kafka.bootstrap_servers) as client:
+        refused = produce(client, {0: future})[0]
+    assert answer(refused) == ("INVALID_TIMESTAMP",
+                               "One or more records have been rejected due to invalid timestamp",
+                               0)
+    assert [e.batch_index for e in refused.record_errors] == [0]
+    assert kafka.offsets("checked", 0) == (0, 0)

@@ -395,11 +395,12 @@ def timestamp_bounds(ctx: RequestContext, topic: Topic, headers: list[BatchHeade
     """The [low, high] range of LogValidator.validateTimestamp for a CreateTime topic whose
     records may lie outside it (now - message.timestamp.before.max.ms, now +
     message.timestamp.after.max.ms), or None: the batch headers' timestamps prove every
-    record inside."""
+    record inside (a record's timestamp is the base timestamp plus its delta, which a client
+    never makes smaller than the base: a header whose base lies above its max proves nothing)."""
     now = ctx.now_ms()
     low = now - int(topic.config("message.timestamp.before.max.ms", ctx.broker.id))
     high = now + int(topic.config("message.timestamp.after.max.ms", ctx.broker.id))
-    if all(h.max_timestamp <= high and h.first_timestamp >= low for h in headers) \
+    if all(low <= h.first_timestamp <= h.max_timestamp <= high for h in headers) \
             and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
         return None
     return low, high
