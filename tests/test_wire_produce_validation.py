@@ -296,6 +296,9 @@ def test_a_partition_named_twice_is_appended_once_with_its_last_records(kafka):
                         [("checked", [(0, "CORRUPT_MESSAGE", -1)])]) == 0
         assert appended([("checked", 0, bytes(corrupt)), ("checked", 0, batch([b"a", b"b"]))],
                         [("checked", [(0, "NONE", 5)])]) == 2
+        # A refused entry's answer wins over the append's refusal too.
+        assert appended([("checked", 0, two_batches), ("checked", 0, bytes(corrupt))],
+                        [("checked", [(0, "INVALID_RECORD", -1)])]) == 0
         unknown = ("UNKNOWN_TOPIC_OR_PARTITION", -1)
         assert appended([("checked", 0, batch([b"a"])), ("ghost", 0, batch([b"a"])),
                          ("ghost", 0, batch([b"a"])), ("checked", 9, batch([b"a"])),

@@ -11,8 +11,9 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
 * A partition named more than once (no client does) is appended once, with the last of its
   records that passed the topic and shape checks, and answered once: the last refused
-  entry's error if one was refused, else the append's (Kafka's KafkaApis keeps them in maps;
-  measured). Each topic is answered in one entry.
+  entry's error if one was refused (even where the append was refused too), else the
+  append's (Kafka's KafkaApis keeps them in maps and merges its refusals last; measured).
+  Each topic is answered in one entry.
 * acks must be -1, 0 or 1, else INVALID_REQUIRED_ACKS for each partition that passed the
   topic and shape checks (those that did not keep their own error).
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
@@ -147,10 +148,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             result: dict[str, Any] = {"index": index}
             try:
                 if records is not None:
-                    result.update(append(ctx, topic, index, records, budget,
-                                         request.transactional_id, request.acks))
-                    appended = True
-                if refused is not None:
+                    try:
+                        result.update(append(ctx, topic, index, records, budget,
+                                             request.transactional_id, request.acks))
+                        appended = True
+                    except ClusterError:
+                        if refused is None:
+                            raise
+                if refused is not None:  # Kafka's merge: a refusal wins over the append's
                     raise refused
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
