@@ -319,3 +319,16 @@ def test_a_records_timestamp_is_its_batchs_base_plus_its_delta_whatever_the_max_
                                0)
     assert [e.batch_index for e in refused.record_errors] == [0]
     assert kafka.offsets("checked", 0) == (0, 0)
+
+
+def test_an_entry_size_that_overflows_javas_int_is_an_unknown_server_error_for_all(kafka):
+    """Kafka adds the 12 bytes before an entry to its size in an int: a size above
+    2**31 - 13 wraps negative, passes as whole, and the slice of it throws, outside the
+    per-partition errors (the first peek at the request's records), so every partition of
+    the request is UNKNOWN_SERVER_ERROR, a partition that does not exist too."""
+    overflowing = edited(batch([b"x"]), 8, ">i", 2**31 - 12)
+    with WireClient(kafka.bootstrap_servers) as client:
+        answers = produce(client, {0: batch([b"x"]), 1: overflowing, 9: batch([b"x"])})
+    assert {p: answer(a)[:2] for p, a in answers.items()} == {
+        p: ("UNKNOWN_SERVER_ERROR", None) for p in (0, 1, 9)}
+    assert kafka.offsets("checked", 0) == (0, 0)

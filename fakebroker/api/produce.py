@@ -7,7 +7,9 @@ advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message
 Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation``):
 * Before anything else, every partition's first entry is peeked at: one Kafka cannot iterate
   (a size below 14, an unknown magic) is CORRUPT_MESSAGE for every partition with Kafka's
-  reason, a transactional batch in a request without a transactional id
+  reason (a size above 2**31 - 13, which overflows Kafka's int when it adds the 12 bytes
+  before it: UNKNOWN_SERVER_ERROR, measured), a transactional batch in a request without a
+  transactional id
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
 * A partition named more than once (no client does) is appended once, with the last of its
   records that passed the topic and shape checks, and answered once: the last refused
