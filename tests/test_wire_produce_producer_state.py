@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import struct
 
+import crc32c
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.protocol.records import encode_batch
 from fakebroker.wire_client import WireClient
-from tests.test_wire_produce_validation import resealed
 
 pytestmark = pytest.mark.fake_kafka(topics={})
 
@@ -33,7 +33,8 @@ def counting_one_more(records: bytes) -> bytes:
     data = bytearray(records)
     struct.pack_into(">i", data, 23, struct.unpack_from(">i", data, 23)[0] + 1)
     struct.pack_into(">i", data, 57, struct.unpack_from(">i", data, 57)[0] + 1)
-    return resealed(data)
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    return bytes(data)
 
 
 def produce(client: WireClient, topic: str, partition: int, records: bytes) -> str:
