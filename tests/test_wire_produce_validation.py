@@ -296,9 +296,39 @@ def test_a_partition_named_twice_is_appended_once_with_its_last_records(kafka):
                         [("checked", [(0, "CORRUPT_MESSAGE", -1)])]) == 0
         assert appended([("checked", 0, bytes(corrupt)), ("checked", 0, batch([b"a", b"b"]))],
                         [("checked", [(0, "NONE", 5)])]) == 2
+        # A refused entry's answer wins over the append's refusal too.
+        assert appended([("checked", 0, two_batches), ("checked", 0, bytes(corrupt))],
+                        [("checked", [(0, "INVALID_RECORD", -1)])]) == 0
         unknown = ("UNKNOWN_TOPIC_OR_PARTITION", -1)
         assert appended([("checked", 0, batch([b"a"])), ("ghost", 0, batch([b"a"])),
                          ("ghost", 0, batch([b"a"])), ("checked", 9, batch([b"a"])),
                          ("checked", 9, batch([b"a"]))],
                         [("checked", [(0, "NONE", 7), (9, *unknown)]),
                          ("ghost", [(0, *unknown)])]) == 1
+
+
+def test_a_records_timestamp_is_its_batchs_base_plus_its_delta_whatever_the_max_says(kafka):
+    """Kafka checks each record's timestamp (the batch's base timestamp plus the record's
+    delta), not the batch header's max timestamp: a base timestamp beyond
+    message.timestamp.after.max.ms (1 h) under a max timestamp within it is refused."""
+    future = edited(batch([b"x"]), 27, ">q", 2_199_023_255_552)  # the base timestamp
+    with WireClient(kafka.bootstrap_servers) as client:
+        refused = produce(client, {0: future})[0]
+    assert answer(refused) == ("INVALID_TIMESTAMP",
+                               "One or more records have been rejected due to invalid timestamp",
+                               0)
+    assert [e.batch_index for e in refused.record_errors] == [0]
+    assert kafka.offsets("checked", 0) == (0, 0)
+
+
+def test_an_entry_size_that_overflows_javas_int_is_an_unknown_server_error_for_all(kafka):
+    """Kafka adds the 12 bytes before an entry to its size in an int: a size above
+    2**31 - 13 wraps negative, passes as whole, and the slice of it throws, outside the
+    per-partition errors (the first peek at the request's records), so every partition of
+    the request is UNKNOWN_SERVER_ERROR, a partition that does not exist too."""
+    overflowing = edited(batch([b"x"]), 8, ">i", 2**31 - 12)
+    with WireClient(kafka.bootstrap_servers) as client:
+        answers = produce(client, {0: batch([b"x"]), 1: overflowing, 9: batch([b"x"])})
+    assert {p: answer(a)[:2] for p, a in answers.items()} == {
+        p: ("UNKNOWN_SERVER_ERROR", None) for p in (0, 1, 9)}
+    assert kafka.offsets("checked", 0) == (0, 0)

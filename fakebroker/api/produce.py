@@ -7,12 +7,15 @@ advertises min 0 (KAFKA-18659); this broker serves v0-2 too, with legacy message
 Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation``):
 * Before anything else, every partition's first entry is peeked at: one Kafka cannot iterate
   (a size below 14, an unknown magic) is CORRUPT_MESSAGE for every partition with Kafka's
-  reason, a transactional batch in a request without a transactional id
+  reason (a size above 2**31 - 13, which overflows Kafka's int when it adds the 12 bytes
+  before it: UNKNOWN_SERVER_ERROR, measured), a transactional batch in a request without a
+  transactional id
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition (acks=0: the connection closes).
 * A partition named more than once (no client does) is appended once, with the last of its
   records that passed the topic and shape checks, and answered once: the last refused
-  entry's error if one was refused, else the append's (Kafka's KafkaApis keeps them in maps;
-  measured). Each topic is answered in one entry.
+  entry's error if one was refused (even where the append was refused too), else the
+  append's (Kafka's KafkaApis keeps them in maps and merges its refusals last; measured).
+  Each topic is answered in one entry.
 * acks must be -1, 0 or 1, else INVALID_REQUIRED_ACKS for each partition that passed the
   topic and shape checks (those that did not keep their own error).
 * acks=0: no response at all; if any partition failed, the connection is closed (as Kafka
@@ -40,10 +43,14 @@ Behavior (the order of the checks is Kafka 4.4's, measured: ``produce_validation
 * With the ``max_stored_bytes`` setting (the fake's own, Kafka has none), a batch that would
   take the cluster's stored records past it: POLICY_VIOLATION with a message naming the cap
   (``fakebroker.state.storage_cap``), checked last, just before the append.
-* Idempotent batches (producer id >= 0) follow Kafka's sequence rules: a retried batch is not
-  appended twice and is answered with its first offset (and, as Kafka does, the stored
-  batch's max timestamp as its append time); OUT_OF_ORDER_SEQUENCE_NUMBER and
-  INVALID_PRODUCER_EPOCH otherwise (with the log start offset, without a message).
+* Idempotent batches (producer id >= 0) follow Kafka's sequence rules, per partition
+  (``fakebroker.state.producers``): a retried batch is not appended twice and is answered
+  with its first offset (and, as Kafka does, the stored batch's max timestamp as its append
+  time); OUT_OF_ORDER_SEQUENCE_NUMBER and INVALID_PRODUCER_EPOCH otherwise (with the log
+  start offset, without a message). These come after every record check, as Kafka checks
+  the producer's state after LogValidator: a batch that is not its producer's plain next one
+  on the partition (a retry, a refusal, a new epoch, a producer new there) has its records
+  read first, so records that do not add up are INVALID_RECORD and change no state.
 * Transactional batches (a request with a transactional id): the partition must be in the
   producer's ongoing transaction, as the leader verifies with the coordinator (KIP-890):
   Produce v12+ adds it there implicitly (transactions v2: the client chose them, as Java
@@ -143,10 +150,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any] | None:
             result: dict[str, Any] = {"index": index}
             try:
                 if records is not None:
-                    result.update(append(ctx, topic, index, records, budget,
-                                         request.transactional_id, request.acks))
-                    appended = True
-                if refused is not None:
+                    try:
+                        result.update(append(ctx, topic, index, records, budget,
+                                             request.transactional_id, request.acks))
+                        appended = True
+                    except ClusterError:
+                        if refused is None:
+                            raise
+                if refused is not None:  # Kafka's merge: a refusal wins over the append's
                     raise refused
             except ClusterError as exc:
                 result.update(NOT_APPENDED, error_code=exc.code, error_message=exc.message,
@@ -353,6 +364,13 @@ def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magi
         produce_validation.check_record_fields(
             records, f"{topic.name}-{index}", start, compacted=compacted, bounds=bounds,
             create_time=create_time)
+    elif first.producer_id >= 0 and not ctx.cluster.producers.continues(
+            topic.name, index, first.producer_id, first.producer_epoch, first.base_sequence):
+        # Kafka reads the records before the producer's state is checked: a batch that will
+        # be a retry, a refusal, a new epoch or a producer new to the partition is read here
+        # (rare), so its records' INVALID_RECORD comes first and a refused batch changes no
+        # state; the plain next batch of a producer is stored unread, as any batch is.
+        produce_validation.check_records(records, headers, start)
     return headers
 
 
@@ -384,11 +402,12 @@ def timestamp_bounds(ctx: RequestContext, topic: Topic, headers: list[BatchHeade
     """The [low, high] range of LogValidator.validateTimestamp for a CreateTime topic whose
     records may lie outside it (now - message.timestamp.before.max.ms, now +
     message.timestamp.after.max.ms), or None: the batch headers' timestamps prove every
-    record inside."""
+    record inside (a record's timestamp is the base timestamp plus its delta, which a client
+    never makes smaller than the base: a header whose base lies above its max proves nothing)."""
     now = ctx.now_ms()
     low = now - int(topic.config("message.timestamp.before.max.ms", ctx.broker.id))
     high = now + int(topic.config("message.timestamp.after.max.ms", ctx.broker.id))
-    if all(h.max_timestamp <= high and h.first_timestamp >= low for h in headers) \
+    if all(low <= h.first_timestamp <= h.max_timestamp <= high for h in headers) \
             and low <= 0:  # no lower bound: the default, Long.MAX_VALUE
         return None
     return low, high
@@ -401,7 +420,7 @@ def check_sequence(ctx: RequestContext, partition: Partition, batch: BatchHeader
     try:
         return ctx.cluster.producers.check(
             partition.topic, partition.index, batch.producer_id, batch.producer_epoch,
-            batch.base_sequence, batch.last_offset_delta + 1,
+            batch.base_sequence, batch.last_offset_delta + 1, batch.is_transactional,
         )
     except ClusterError as exc:  # Kafka sends no message, and the log start offset
         raise ClusterError(exc.error, log_start_offset=partition.log.log_start_offset

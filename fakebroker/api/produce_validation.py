@@ -5,7 +5,8 @@ this order.
 
 1. The whole request, before anything else (KafkaApis): ``first_batch_is_transactional``
    peeks at each partition's first entry. A size below 14 bytes or an unknown magic is
-   CORRUPT_MESSAGE for every partition, with Kafka's reason as the message; a transactional
+   CORRUPT_MESSAGE for every partition, with Kafka's reason as the message (a size above
+   2**31 - 13, which overflows Kafka's int, UNKNOWN_SERVER_ERROR); a transactional
    first batch in a request without a transactional id is TRANSACTIONAL_ID_AUTHORIZATION_
    FAILED for every partition (the peek stops at the first transactional batch, as Kafka's
    does). In v3-6 an unknown codec in a first batch is UNKNOWN_SERVER_ERROR for every
@@ -28,8 +29,9 @@ this order.
    magic-2 batch as Kafka's ``DefaultRecord.readFrom`` does (lengths, varints of at most 5
    or 10 bytes, fields that end where the record's length says, exactly the batch's count of
    records and no byte after them; else INVALID_RECORD, no message), but only where the
-   records are decoded anyway for step 6. What is not read, and why:
-   tests/fuzz/differences.toml.
+   records are decoded anyway for step 6, or where an idempotent batch is not its producer's
+   plain next one on the partition (its state checked after: fakebroker.api.produce). What
+   is not read, and why: tests/fuzz/differences.toml.
 6. ``check_record_fields``: keys of a compacted topic and timestamps, their errors in
    ``record_errors`` as Kafka's processRecordErrors answers them.
 
@@ -51,6 +53,7 @@ from fakebroker.protocol.records import (
     decode_records,
 )
 
+INT32_MAX = 2**31 - 1
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size Kafka iterates
 BATCH_HEADER_SIZE = 61
 _SIZE_MAGIC = struct.Struct(">i4xb")  # from byte 8: the entry's size, its magic at 16
@@ -67,7 +70,8 @@ INVALID_TIMESTAMP = "One or more records have been rejected due to invalid times
 def _peek(records: bytes, pos: int) -> tuple[int, int] | None:
     """Kafka's ``ByteBufferLogInputStream.nextBatchSize`` at ``pos``: the entry's (end,
     magic), None when too few bytes remain for one; CORRUPT_MESSAGE with Kafka's reason for
-    a size below 14 bytes or an unknown magic."""
+    a size below 14 bytes or an unknown magic; UNKNOWN_SERVER_ERROR (no message) for a size
+    above 2**31 - 13, whose end overflows Kafka's int (its ``nextBatch`` then throws)."""
     remaining = len(records) - pos
     if remaining < 12:
         return None
@@ -80,6 +84,8 @@ def _peek(records: bytes, pos: int) -> tuple[int, int] | None:
     magic = struct.unpack_from(">b", records, pos + 16)[0]
     if not 0 <= magic <= 2:
         raise ClusterError("CORRUPT_MESSAGE", f"Invalid magic found in record: {magic}")
+    if size > INT32_MAX - 12:  # Kafka's size + 12 wraps negative, and slicing it throws
+        raise ClusterError("UNKNOWN_SERVER_ERROR")
     return (pos + 12 + size, magic) if remaining >= 12 + size else None
 
 
@@ -177,7 +183,9 @@ def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offs
                   ) -> None:
     """Each record of the uncompressed magic-2 batches in ``records`` read as Kafka reads it
     (``DefaultRecord.readFrom``); INVALID_RECORD for the first that does not add up. Called
-    only where the records are decoded anyway (``check_record_fields``): the walk costs
+    only where the records are decoded anyway (``check_record_fields``), or before an
+    idempotent producer's state is changed or refused otherwise than by its next batch (a
+    rare path; fakebroker.api.produce.validate): the walk costs
     ~2.6 us a record in Python, 24x the in-process produce of a 5,000-record batch and 6 %
     of a one-record request (BENCHMARKS.md), so elsewhere records are stored unread, as the
     produce path's guarantee is (tests/fuzz/differences.toml)."""

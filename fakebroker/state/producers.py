@@ -5,9 +5,13 @@ Follows Kafka's ProducerStateManager rules:
 * A batch whose (epoch, first sequence, last sequence) equals one of the last five appended
   for its producer on that partition is a retry: it is not appended again, and the answer
   carries the offset it got the first time.
-* An epoch older than the producer's current one is fenced (INVALID_PRODUCER_EPOCH).
-* A new epoch, or a producer unknown on the partition, must start at sequence 0; otherwise,
-  and for any gap or reordering, the answer is OUT_OF_ORDER_SEQUENCE_NUMBER.
+* An epoch older than the one the partition last appended from the producer is fenced
+  (INVALID_PRODUCER_EPOCH): a partition knows its own producers' epochs, as Kafka's
+  ProducerStateManager does (measured: a producer at epoch 1 on one partition still writes
+  epoch 0 to another). A transactional batch is also fenced below its coordinator's epoch.
+* A new epoch on a partition must start at sequence 0, and the batch after one appended must
+  follow it; otherwise the answer is OUT_OF_ORDER_SEQUENCE_NUMBER. A producer new to the
+  partition may start at any sequence (Kafka's entry has no epoch yet; measured).
 * Sequences wrap from 2**31 - 1 to 0.
 """
 
@@ -80,16 +84,16 @@ class ProducerRegistry:
 
     def check(
         self, topic: str, partition: int, producer_id: int, epoch: int,
-        first_sequence: int, record_count: int,
+        first_sequence: int, record_count: int, transactional: bool = False,
     ) -> AppendedBatch | None:
         """Check a batch before it is appended.
 
         Returns the batch as appended before when it is a retried duplicate (so it must not be
         appended again), or None when it may be appended. Raises ``ClusterError``.
         """
-        states = self.partitions.get((topic, partition), {})
-        state = states.get(producer_id)
-        known_epoch = self.epochs.get(producer_id)
+        state = self.partitions.get((topic, partition), {}).get(producer_id)
+        known_epoch = self.epochs.get(producer_id) if transactional \
+            else None if state is None else state.epoch
         if known_epoch is not None and epoch < known_epoch:
             raise ClusterError(
                 "INVALID_PRODUCER_EPOCH",
@@ -106,13 +110,21 @@ class ProducerRegistry:
                     f"Out of order sequence number for producer {producer_id} at offset: "
                     f"expected {next_sequence(state.last_sequence)}, got {first_sequence}",
                 )
-        elif first_sequence != 0:
+        elif state is not None and first_sequence != 0:
             raise ClusterError(
                 "OUT_OF_ORDER_SEQUENCE_NUMBER",
                 f"Producer {producer_id} at epoch {epoch} must start at sequence 0, "
                 f"got {first_sequence}",
             )
         return None
+
+    def continues(self, topic: str, partition: int, producer_id: int, epoch: int,
+                  first_sequence: int) -> bool:
+        """Whether a batch is the plain next one of the producer's epoch on the partition:
+        neither a retry, a refusal, a new epoch nor a producer new to the partition."""
+        state = self.partitions.get((topic, partition), {}).get(producer_id)
+        return state is not None and state.epoch == epoch \
+            and first_sequence == next_sequence(state.last_sequence)
 
     def record(
         self, topic: str, partition: int, producer_id: int, epoch: int,
