@@ -714,3 +714,34 @@ def test_transactional_batches_of_two_producers_refuse_the_whole_request(kafka):
                 ("orders", 0, *refused), ("orders", 1, *refused), ("ghost", 0, *refused)]
         assert [kafka.offsets("orders", p)[1] for p in (0, 1)] == [0, 0]
         assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
+
+
+def write_markers(client: WireClient, producer_id: int, epoch: int, coordinator_epoch: int,
+                  partition: int) -> str:
+    """WriteTxnMarkers v1 of one abort marker to orders/``partition``: its error's name."""
+    answer = client.request("WriteTxnMarkers", 1, {"markers": [{
+        "producer_id": producer_id, "producer_epoch": epoch, "transaction_result": False,
+        "coordinator_epoch": coordinator_epoch,
+        "topics": [{"name": "orders", "partition_indexes": [partition]}]}]})
+    return ErrorCode(answer.markers[0].topics[0].partitions[0].error_code).name
+
+
+def test_a_marker_is_checked_against_the_producer_epoch_its_partition_last_took(kafka):
+    # ProducerAppendInfo.appendEndTxnMarker: the producer epoch, then the coordinator epoch,
+    # of the producer's state on that partition alone; an epoch written on another partition
+    # fences nothing here.
+    pid = 900_000 + uuid.uuid4().int % 100_000  # never handed out by either broker
+    with WireClient(kafka.bootstrap_servers) as broker:
+        assert write_markers(broker, pid, 5, 3, partition=0) == "NONE"
+        assert write_markers(broker, pid, 2, 0, partition=1) == "NONE"
+        assert write_markers(broker, pid, 4, 3, partition=0) == "INVALID_PRODUCER_EPOCH"
+        assert write_markers(broker, pid, 6, 1, partition=0) == \
+            "TRANSACTION_COORDINATOR_FENCED"
+        assert write_markers(broker, pid, 6, 3, partition=0) == "NONE"
+        assert write_markers(broker, pid, 1, 0, partition=1) == "INVALID_PRODUCER_EPOCH"
+        # A batch of an older epoch than the partition's last marker is fenced there only.
+        stale = encode_batch([(b"k", b"v", [], 1_700_000_000_000)], producer_id=pid,
+                             producer_epoch=3, base_sequence=0)
+        assert produce(broker, None, 0, stale) == ErrorCode.INVALID_PRODUCER_EPOCH
+        assert produce(broker, None, 1, stale) == 0
+        assert write_markers(broker, pid, 2, 0, partition=1) == "INVALID_PRODUCER_EPOCH"

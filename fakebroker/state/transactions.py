@@ -152,7 +152,6 @@ class TransactionCoordinator:
         txn.groups.clear()
         txn.start_time_ms = -1
         txn.version = 0
-        self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         return txn.producer_id, txn.producer_epoch
 
     # -- adding partitions and groups -----------------------------------------------------
@@ -275,8 +274,6 @@ class TransactionCoordinator:
                 txn.last_producer_epoch = txn.producer_epoch
                 txn.producer_epoch += 1
                 marker_epoch = txn.producer_epoch
-            self.producers.set_epoch(old_id, marker_epoch)
-            self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         else:
             marker_epoch = txn.producer_epoch
         self.write_markers(old_id, marker_epoch, commit, sorted(txn.partitions),
@@ -298,7 +295,6 @@ class TransactionCoordinator:
         if txn.producer_epoch < MAX_EPOCH:
             txn.producer_epoch += 1
         txn.last_producer_epoch = -1
-        self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         self._complete(txn, commit=False, bump=False)
 
     def abort(self, transactional_id: str) -> None:
