@@ -52,7 +52,7 @@ def test_offsets_of_a_transaction_are_committed_at_its_commit_and_dropped_at_an_
     offset = CommittedOffset(7, -1, None, 1)
     for commit, expected in ((False, None), (True, offset)):
         txns.add_group("t", pid, epoch, "g", 0)
-        txns.commit_offsets("g", pid, {ORDERS_0: offset})
+        txns.commit_offsets("g", pid, epoch, {ORDERS_0: offset})
         assert txns.pending_offset("g", *ORDERS_0)
         assert txns.offsets.get("g", *ORDERS_0) is None
         txns.end("t", pid, epoch, commit, version=0)

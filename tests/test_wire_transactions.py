@@ -745,3 +745,61 @@ def test_a_marker_is_checked_against_the_producer_epoch_its_partition_last_took(
         assert produce(broker, None, 0, stale) == ErrorCode.INVALID_PRODUCER_EPOCH
         assert produce(broker, None, 1, stale) == 0
         assert write_markers(broker, pid, 2, 0, partition=1) == "INVALID_PRODUCER_EPOCH"
+
+
+def test_a_partition_holding_the_producers_transaction_asks_no_coordinator(kafka):
+    # UnifiedLog.hasOngoingTransaction: a partition with the producer's transaction open at
+    # the batch's epoch or a later one appends without asking the coordinator, whatever
+    # transactional id the request names; an older epoch is fenced by the partition itself.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        init(client, txn_id)
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert add_partitions(client, txn_id, pid, epoch, {"orders": [0]}) == {("orders", 0): 0}
+        assert produce(broker, txn_id, 0, txn_batch([b"x"], pid, epoch)) == 0
+        assert produce(broker, "", 0, txn_batch([b"y"], pid, epoch, sequence=1)) == 0
+        for version in (9, 12):
+            for named in ("unknown-" + txn_id, ""):
+                assert produce(broker, named, 0, txn_batch([b"x"], pid, epoch - 1),
+                               version=version) == ErrorCode.INVALID_PRODUCER_EPOCH
+                # A partition not holding it, or a later epoch: the coordinator is asked.
+                unknown = ErrorCode.INVALID_PRODUCER_ID_MAPPING if named \
+                    else ErrorCode.INVALID_REQUEST
+                assert produce(broker, named, 1, txn_batch([b"x"], pid, epoch - 1),
+                               version=version) == unknown
+                assert produce(broker, named, 0, txn_batch([b"x"], pid, epoch + 1),
+                               version=version) == unknown
+        assert end(client, txn_id, pid, epoch, False).error_code == 0
+
+
+def test_an_offsets_partition_holding_the_producers_transaction_asks_no_coordinator(kafka):
+    # The same rule for TxnOffsetCommit, on the group's __consumer_offsets partition: once it
+    # holds the producer's offsets, any transactional id passes at that epoch, even for a
+    # group not added (v2), and an older epoch is INVALID_PRODUCER_EPOCH.
+    txn_id, group = new_id(), f"group-{uuid.uuid4().hex[:8]}"
+    with coordinator(kafka, txn_id) as client:
+        init(client, txn_id)
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+
+        def txn_commit(named: str, version: int, at: int) -> str:
+            return ErrorCode(client.request("TxnOffsetCommit", version, {
+                "transactional_id": named, "group_id": group, "producer_id": pid,
+                "producer_epoch": at, "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1}]}]}
+            ).topics[0].partitions[0].error_code).name
+
+        assert txn_commit("unknown-" + txn_id, 2, epoch) == "INVALID_PRODUCER_ID_MAPPING"
+        assert txn_commit("", 2, epoch) == "INVALID_REQUEST"
+        assert client.request("AddOffsetsToTxn", 3, {
+            "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,
+            "group_id": group}).error_code == 0
+        assert txn_commit(txn_id, 2, epoch) == "NONE"
+        for version in (2, 5):
+            for named, unknown in (("unknown-" + txn_id, "INVALID_PRODUCER_ID_MAPPING"),
+                                   ("", "INVALID_REQUEST")):
+                assert [txn_commit(named, version, at)
+                        for at in (epoch - 1, epoch, epoch + 1)] == [
+                    "INVALID_PRODUCER_EPOCH", "NONE", unknown]
+        assert end(client, txn_id, pid, epoch, False).error_code == 0

@@ -48,7 +48,18 @@ ABORTABLE_FROM = "3.8"
 
 MAX_EPOCH = 32767  # Short.MaxValue: an epoch that cannot be bumped again
 NO_PRODUCER_ID = -1  # an InitProducerId naming no producer (any other id is named)
+OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions, Kafka's default
 COORDINATOR_EPOCH = 0  # the fake's coordinators never change epoch (markers carry it)
+
+
+def offsets_partition(group_id: str) -> int:
+    """The ``__consumer_offsets`` partition holding the group's offsets, as Kafka places it:
+    ``Utils.abs(groupId.hashCode) % 50``, Java's hash over UTF-16 code units."""
+    units = group_id.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % OFFSETS_PARTITIONS
 
 
 class TxnState(enum.Enum):
@@ -108,6 +119,9 @@ class TransactionCoordinator:
         self.write_markers: MarkerWriter = lambda *_: None
         # group id -> producer id -> pending offsets (TxnOffsetCommit), until the end.
         self.pending: dict[str, dict[int, dict[TopicPartition, CommittedOffset]]] = {}
+        # __consumer_offsets partition -> producer id -> the epoch of the transaction whose
+        # offsets it holds open (until the transaction's end writes its marker there).
+        self.open_offsets: dict[int, dict[int, int]] = {}
         self._watchers: list[Callable[[float], None]] = []
 
     # -- InitProducerId -------------------------------------------------------------------
@@ -203,10 +217,20 @@ class TransactionCoordinator:
         txn = self._current(transactional_id, producer_id, epoch)
         return txn.state is TxnState.ONGOING and group_id in txn.groups
 
-    def commit_offsets(self, group_id: str, producer_id: int,
+    def commit_offsets(self, group_id: str, producer_id: int, epoch: int,
                        offsets: dict[TopicPartition, CommittedOffset]) -> None:
-        """TxnOffsetCommit: offsets pending until the producer's transaction ends."""
+        """TxnOffsetCommit: offsets pending until the producer's transaction ends; the
+        group's offsets partition holds the producer's transaction open at ``epoch``."""
         self.pending.setdefault(group_id, {}).setdefault(producer_id, {}).update(offsets)
+        held = self.open_offsets.setdefault(offsets_partition(group_id), {})
+        held[producer_id] = max(epoch, held.get(producer_id, epoch))
+
+    def open_offsets_epoch(self, group_id: str, producer_id: int) -> int:
+        """The epoch at which the group's offsets partition (shared by every group of that
+        ``__consumer_offsets`` partition) holds a transaction of the producer open, -1 for
+        none: Kafka's group coordinator then asks no transaction coordinator before it
+        writes the producer's offsets there (``UnifiedLog.hasOngoingTransaction``)."""
+        return self.open_offsets.get(offsets_partition(group_id), {}).get(producer_id, -1)
 
     def pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether a transaction holds an offset of this group and partition not yet
@@ -279,6 +303,7 @@ class TransactionCoordinator:
         self.write_markers(old_id, marker_epoch, commit, sorted(txn.partitions),
                            COORDINATOR_EPOCH)
         for group_id in txn.groups:
+            self.open_offsets.get(offsets_partition(group_id), {}).pop(old_id, None)
             offsets = self.pending.get(group_id, {}).pop(old_id, None)
             if commit and offsets:
                 self.offsets.commit(group_id, offsets)
