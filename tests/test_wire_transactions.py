@@ -747,10 +747,11 @@ def test_a_marker_is_checked_against_the_producer_epoch_its_partition_last_took(
         assert write_markers(broker, pid, 2, 0, partition=1) == "INVALID_PRODUCER_EPOCH"
 
 
-def test_a_partition_holding_the_producers_transaction_asks_no_coordinator(kafka):
-    # UnifiedLog.hasOngoingTransaction: a partition with the producer's transaction open at
-    # the batch's epoch or a later one appends without asking the coordinator, whatever
-    # transactional id the request names; an older epoch is fenced by the partition itself.
+def test_a_leader_checks_the_producer_epoch_it_holds_before_it_asks_the_coordinator(kafka):
+    # Kafka 4.4's leader, before it verifies a transactional batch, whatever transactional id
+    # the request names: an epoch older than the producer's last on the partition is
+    # INVALID_PRODUCER_EPOCH at once (before the CRC), and a partition holding the
+    # producer's open transaction at the batch's epoch appends without asking.
     txn_id = new_id()
     with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
         init(client, txn_id)
@@ -761,9 +762,10 @@ def test_a_partition_holding_the_producers_transaction_asks_no_coordinator(kafka
         assert produce(broker, "", 0, txn_batch([b"y"], pid, epoch, sequence=1)) == 0
         for version in (9, 12):
             for named in ("unknown-" + txn_id, ""):
-                assert produce(broker, named, 0, txn_batch([b"x"], pid, epoch - 1),
+                assert produce(broker, named, 0, corrupted(txn_batch([b"x"], pid, epoch - 1)),
                                version=version) == ErrorCode.INVALID_PRODUCER_EPOCH
-                # A partition not holding it, or a later epoch: the coordinator is asked.
+                # A partition not holding the producer, or a later epoch: the coordinator
+                # is asked.
                 unknown = ErrorCode.INVALID_PRODUCER_ID_MAPPING if named \
                     else ErrorCode.INVALID_REQUEST
                 assert produce(broker, named, 1, txn_batch([b"x"], pid, epoch - 1),
@@ -771,12 +773,18 @@ def test_a_partition_holding_the_producers_transaction_asks_no_coordinator(kafka
                 assert produce(broker, named, 0, txn_batch([b"x"], pid, epoch + 1),
                                version=version) == unknown
         assert end(client, txn_id, pid, epoch, False).error_code == 0
+        # The abort's marker ended the transaction on the partition; its epoch stays there.
+        eventually(lambda: produce(broker, "unknown-" + txn_id, 0, txn_batch(
+            [b"x"], pid, epoch, sequence=2)) == ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+            "the abort marker written")
+        assert produce(broker, "unknown-" + txn_id, 0, corrupted(txn_batch(
+            [b"x"], pid, epoch - 1))) == ErrorCode.INVALID_PRODUCER_EPOCH
 
 
-def test_an_offsets_partition_holding_the_producers_transaction_asks_no_coordinator(kafka):
+def test_an_offsets_partition_checks_the_producer_epoch_it_holds_before_asking(kafka):
     # The same rule for TxnOffsetCommit, on the group's __consumer_offsets partition: once it
     # holds the producer's offsets, any transactional id passes at that epoch, even for a
-    # group not added (v2), and an older epoch is INVALID_PRODUCER_EPOCH.
+    # group not added (v2); an older epoch is INVALID_PRODUCER_EPOCH, also after the end.
     txn_id, group = new_id(), f"group-{uuid.uuid4().hex[:8]}"
     with coordinator(kafka, txn_id) as client:
         init(client, txn_id)
@@ -790,7 +798,7 @@ def test_an_offsets_partition_holding_the_producers_transaction_asks_no_coordina
                     {"partition_index": 0, "committed_offset": 1}]}]}
             ).topics[0].partitions[0].error_code).name
 
-        assert txn_commit("unknown-" + txn_id, 2, epoch) == "INVALID_PRODUCER_ID_MAPPING"
+        assert txn_commit("unknown-" + txn_id, 2, epoch - 1) == "INVALID_PRODUCER_ID_MAPPING"
         assert txn_commit("", 2, epoch) == "INVALID_REQUEST"
         assert client.request("AddOffsetsToTxn", 3, {
             "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,
@@ -803,3 +811,6 @@ def test_an_offsets_partition_holding_the_producers_transaction_asks_no_coordina
                         for at in (epoch - 1, epoch, epoch + 1)] == [
                     "INVALID_PRODUCER_EPOCH", "NONE", unknown]
         assert end(client, txn_id, pid, epoch, False).error_code == 0
+        eventually(lambda: txn_commit("unknown-" + txn_id, 2, epoch)
+                   == "INVALID_PRODUCER_ID_MAPPING", "the abort marker written")
+        assert txn_commit("unknown-" + txn_id, 2, epoch - 1) == "INVALID_PRODUCER_EPOCH"

@@ -281,7 +281,7 @@ def append(ctx: RequestContext, topic: Topic, index: int, records: bytes,
     if producer is not None and transactional_id is not None \
             and since(ctx.cluster.settings.kafka_version, VERIFIED_FROM):
         check_leader(ctx, partition)
-        if not in_transaction_here(ctx, partition, *producer):
+        if verification_needed(ctx, partition, *producer):
             verify_transaction(ctx, transactional_id, *producer, (partition.topic, index))
     if acks not in (-1, 0, 1):
         raise ClusterError("INVALID_REQUIRED_ACKS")
@@ -417,15 +417,17 @@ def check_leader(ctx: RequestContext, partition: Partition) -> None:
         raise ClusterError(error_name(leader_error))
 
 
-def in_transaction_here(ctx: RequestContext, partition: Partition, producer_id: int,
+def verification_needed(ctx: RequestContext, partition: Partition, producer_id: int,
                         epoch: int) -> bool:
-    """Whether the partition holds an open transaction of the producer at ``epoch`` or a later
-    one: then its leader asks no coordinator (Kafka's ``UnifiedLog.hasOngoingTransaction``),
-    whatever transactional id the request names, and a batch of an older epoch is fenced by
-    the partition's own epoch check, after its records are validated (measured on Kafka
-    4.4)."""
-    return producer_id in partition.log.ongoing and epoch <= ctx.cluster.producers.epoch(
-        partition.topic, partition.index, producer_id)
+    """The leader's check of a transactional batch before it asks the coordinator (measured
+    on Kafka 4.4), whatever transactional id the request names: an epoch older than the
+    producer's last on the partition is INVALID_PRODUCER_EPOCH at once (before the CRC and
+    the records); a partition holding the producer's open transaction at that epoch needs no
+    verification (``UnifiedLog.hasOngoingTransaction``)."""
+    known = ctx.cluster.producers.epoch(partition.topic, partition.index, producer_id)
+    if epoch < known:
+        raise ClusterError("INVALID_PRODUCER_EPOCH")
+    return not (producer_id in partition.log.ongoing and epoch == known)
 
 
 def verify_transaction(ctx: RequestContext, transactional_id: str, producer_id: int,

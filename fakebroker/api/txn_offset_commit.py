@@ -14,10 +14,11 @@ Behavior:
   measured); otherwise a
   group not added is INVALID_TXN_STATE. A fenced epoch is INVALID_PRODUCER_EPOCH, an unknown
   transactional or producer id INVALID_PRODUCER_ID_MAPPING, as the coordinator's
-  verification answers producers. Kafka asks no coordinator when the group's
-  ``__consumer_offsets`` partition already holds the producer's transaction open at the
-  request's epoch or a later one (whatever transactional id the request names): an older
-  epoch is then INVALID_PRODUCER_EPOCH, after the member checks (measured on Kafka 4.4).
+  verification answers producers. Before it asks the coordinator, Kafka checks the
+  producer's state on the group's ``__consumer_offsets`` partition, whatever transactional
+  id the request names: an epoch older than the producer's last there is
+  INVALID_PRODUCER_EPOCH, and the partition holding the producer's transaction open at that
+  epoch needs no verification (measured on Kafka 4.4).
 * v3+: a member id or generation that is not the group's current one is UNKNOWN_MEMBER_ID,
   ILLEGAL_GENERATION or FENCED_INSTANCE_ID (checked as OffsetCommit checks them, so a commit
   naming no member passes).
@@ -89,9 +90,11 @@ def check(ctx: RequestContext, request: Any) -> int:
     if not ctx.is_coordinator(request.group_id):
         return error_code("NOT_COORDINATOR")
     transactions = ctx.cluster.transactions
-    held_at = transactions.open_offsets_epoch(request.group_id, request.producer_id)
+    known, open_here = transactions.offsets_producer(request.group_id, request.producer_id)
+    if request.producer_epoch < known:  # the offsets partition's check, before verifying
+        return error_code("INVALID_PRODUCER_EPOCH")
     try:
-        if request.producer_epoch <= held_at:
+        if open_here and request.producer_epoch == known:
             pass  # held open in the offsets partition: no coordinator is asked
         elif ctx.version >= TRANSACTIONS_V2:
             transactions.add_group(request.transactional_id, request.producer_id,
@@ -110,6 +113,4 @@ def check(ctx: RequestContext, request: Any) -> int:
                 request.group_instance_id, trio.current_time())
         except ClusterError as exc:
             return exc.code
-    if request.producer_epoch < held_at:  # the offsets partition's own epoch check
-        return error_code("INVALID_PRODUCER_EPOCH")
     return 0

@@ -119,9 +119,9 @@ class TransactionCoordinator:
         self.write_markers: MarkerWriter = lambda *_: None
         # group id -> producer id -> pending offsets (TxnOffsetCommit), until the end.
         self.pending: dict[str, dict[int, dict[TopicPartition, CommittedOffset]]] = {}
-        # __consumer_offsets partition -> producer id -> the epoch of the transaction whose
-        # offsets it holds open (until the transaction's end writes its marker there).
-        self.open_offsets: dict[int, dict[int, int]] = {}
+        # __consumer_offsets partition -> producer id -> (its last epoch there, whether the
+        # partition holds its transaction open: until the end writes its marker there).
+        self.offsets_producers: dict[int, dict[int, tuple[int, bool]]] = {}
         self._watchers: list[Callable[[float], None]] = []
 
     # -- InitProducerId -------------------------------------------------------------------
@@ -222,15 +222,15 @@ class TransactionCoordinator:
         """TxnOffsetCommit: offsets pending until the producer's transaction ends; the
         group's offsets partition holds the producer's transaction open at ``epoch``."""
         self.pending.setdefault(group_id, {}).setdefault(producer_id, {}).update(offsets)
-        held = self.open_offsets.setdefault(offsets_partition(group_id), {})
-        held[producer_id] = max(epoch, held.get(producer_id, epoch))
+        held = self.offsets_producers.setdefault(offsets_partition(group_id), {})
+        held[producer_id] = (max(epoch, held.get(producer_id, (epoch, True))[0]), True)
 
-    def open_offsets_epoch(self, group_id: str, producer_id: int) -> int:
-        """The epoch at which the group's offsets partition (shared by every group of that
-        ``__consumer_offsets`` partition) holds a transaction of the producer open, -1 for
-        none: Kafka's group coordinator then asks no transaction coordinator before it
-        writes the producer's offsets there (``UnifiedLog.hasOngoingTransaction``)."""
-        return self.open_offsets.get(offsets_partition(group_id), {}).get(producer_id, -1)
+    def offsets_producer(self, group_id: str, producer_id: int) -> tuple[int, bool]:
+        """The producer's state on the group's offsets partition (shared by every group of
+        that ``__consumer_offsets`` partition): its last epoch there (-1: none), and whether
+        the partition holds its transaction open."""
+        return self.offsets_producers.get(offsets_partition(group_id), {}).get(
+            producer_id, (-1, False))
 
     def pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether a transaction holds an offset of this group and partition not yet
@@ -303,7 +303,8 @@ class TransactionCoordinator:
         self.write_markers(old_id, marker_epoch, commit, sorted(txn.partitions),
                            COORDINATOR_EPOCH)
         for group_id in txn.groups:
-            self.open_offsets.get(offsets_partition(group_id), {}).pop(old_id, None)
+            self.offsets_producers.setdefault(offsets_partition(group_id), {})[old_id] = (
+                marker_epoch, False)
             offsets = self.pending.get(group_id, {}).pop(old_id, None)
             if commit and offsets:
                 self.offsets.commit(group_id, offsets)
