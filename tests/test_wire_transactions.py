@@ -799,6 +799,7 @@ def test_an_offsets_partition_checks_the_producer_epoch_it_holds_before_asking(k
             ).topics[0].partitions[0].error_code).name
 
         assert txn_commit("unknown-" + txn_id, 2, epoch - 1) == "INVALID_PRODUCER_ID_MAPPING"
+        assert txn_commit("unknown-" + txn_id, 2, -256) == "INVALID_PRODUCER_ID_MAPPING"
         assert txn_commit("", 2, epoch) == "INVALID_REQUEST"
         assert client.request("AddOffsetsToTxn", 3, {
             "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,

@@ -425,6 +425,8 @@ def verification_needed(ctx: RequestContext, partition: Partition, producer_id: 
     the records); a partition holding the producer's open transaction at that epoch needs no
     verification (``UnifiedLog.hasOngoingTransaction``)."""
     known = ctx.cluster.producers.epoch(partition.topic, partition.index, producer_id)
+    if known is None:
+        return True
     if epoch < known:
         raise ClusterError("INVALID_PRODUCER_EPOCH")
     return not (producer_id in partition.log.ongoing and epoch == known)

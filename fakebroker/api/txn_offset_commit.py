@@ -91,7 +91,7 @@ def check(ctx: RequestContext, request: Any) -> int:
         return error_code("NOT_COORDINATOR")
     transactions = ctx.cluster.transactions
     known, open_here = transactions.offsets_producer(request.group_id, request.producer_id)
-    if request.producer_epoch < known:  # the offsets partition's check, before verifying
+    if 0 <= known and request.producer_epoch < known:  # before verifying
         return error_code("INVALID_PRODUCER_EPOCH")
     try:
         if open_here and request.producer_epoch == known:

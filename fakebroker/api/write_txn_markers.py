@@ -55,7 +55,8 @@ def write(ctx: RequestContext, marker: Any, topic: str, index: int) -> str:
     if leader_error:
         return "NOT_LEADER_OR_FOLLOWER" if partition is not None \
             else "UNKNOWN_TOPIC_OR_PARTITION"
-    if marker.producer_epoch < ctx.cluster.producers.epoch(topic, index, marker.producer_id):
+    known = ctx.cluster.producers.epoch(topic, index, marker.producer_id)
+    if marker.producer_epoch < (-1 if known is None else known):  # Kafka's NO_PRODUCER_EPOCH
         return "INVALID_PRODUCER_EPOCH"
     if marker.coordinator_epoch < partition.log.coordinator_epochs.get(marker.producer_id, -1):
         return "TRANSACTION_COORDINATOR_FENCED"

@@ -75,10 +75,10 @@ class ProducerRegistry:
         """A producer id never handed out before."""
         return next(self._ids)
 
-    def epoch(self, topic: str, partition: int, producer_id: int) -> int:
-        """The producer's last epoch on the partition (-1: none written there)."""
+    def epoch(self, topic: str, partition: int, producer_id: int) -> int | None:
+        """The producer's last epoch on the partition (None: nothing of it written there)."""
         state = self.partitions.get((topic, partition), {}).get(producer_id)
-        return -1 if state is None else state.epoch
+        return None if state is None else state.epoch
 
     def end_transaction(self, topic: str, partition: int, producer_id: int, epoch: int
                         ) -> None:
