@@ -38,8 +38,7 @@ def test_a_transaction_past_its_timeout_is_aborted_at_its_deadline_with_its_epoc
             assert txns.transactions["t"].state is TxnState.ONGOING and written == []
             await trio.sleep(0.002)
             assert txns.transactions["t"].state is TxnState.COMPLETE_ABORT
-            assert written == [(pid, epoch + 1, False, [ORDERS_0])]
-            assert txns.producers.epochs[pid] == epoch + 1  # its batches are fenced
+            assert written == [(pid, epoch + 1, False, [ORDERS_0])]  # fencing its batches
             with pytest.raises(ClusterError, match="PRODUCER_FENCED"):
                 txns.end("t", pid, epoch, True, version=0)
             nursery.cancel_scope.cancel()
@@ -53,7 +52,7 @@ def test_offsets_of_a_transaction_are_committed_at_its_commit_and_dropped_at_an_
     offset = CommittedOffset(7, -1, None, 1)
     for commit, expected in ((False, None), (True, offset)):
         txns.add_group("t", pid, epoch, "g", 0)
-        txns.commit_offsets("g", pid, {ORDERS_0: offset})
+        txns.commit_offsets("g", pid, epoch, {ORDERS_0: offset})
         assert txns.pending_offset("g", *ORDERS_0)
         assert txns.offsets.get("g", *ORDERS_0) is None
         txns.end("t", pid, epoch, commit, version=0)

@@ -714,3 +714,104 @@ def test_transactional_batches_of_two_producers_refuse_the_whole_request(kafka):
                 ("orders", 0, *refused), ("orders", 1, *refused), ("ghost", 0, *refused)]
         assert [kafka.offsets("orders", p)[1] for p in (0, 1)] == [0, 0]
         assert end(client, txn_id, ids.producer_id, ids.producer_epoch, False).error_code == 0
+
+
+def write_markers(client: WireClient, producer_id: int, epoch: int, coordinator_epoch: int,
+                  partition: int) -> str:
+    """WriteTxnMarkers v1 of one abort marker to orders/``partition``: its error's name."""
+    answer = client.request("WriteTxnMarkers", 1, {"markers": [{
+        "producer_id": producer_id, "producer_epoch": epoch, "transaction_result": False,
+        "coordinator_epoch": coordinator_epoch,
+        "topics": [{"name": "orders", "partition_indexes": [partition]}]}]})
+    return ErrorCode(answer.markers[0].topics[0].partitions[0].error_code).name
+
+
+def test_a_marker_is_checked_against_the_producer_epoch_its_partition_last_took(kafka):
+    # ProducerAppendInfo.appendEndTxnMarker: the producer epoch, then the coordinator epoch,
+    # of the producer's state on that partition alone; an epoch written on another partition
+    # fences nothing here.
+    pid = 900_000 + uuid.uuid4().int % 100_000  # never handed out by either broker
+    with WireClient(kafka.bootstrap_servers) as broker:
+        assert write_markers(broker, pid, 5, 3, partition=0) == "NONE"
+        assert write_markers(broker, pid, 2, 0, partition=1) == "NONE"
+        assert write_markers(broker, pid, 4, 3, partition=0) == "INVALID_PRODUCER_EPOCH"
+        assert write_markers(broker, pid, 6, 1, partition=0) == \
+            "TRANSACTION_COORDINATOR_FENCED"
+        assert write_markers(broker, pid, 6, 3, partition=0) == "NONE"
+        assert write_markers(broker, pid, 1, 0, partition=1) == "INVALID_PRODUCER_EPOCH"
+        # A batch of an older epoch than the partition's last marker is fenced there only.
+        stale = encode_batch([(b"k", b"v", [], 1_700_000_000_000)], producer_id=pid,
+                             producer_epoch=3, base_sequence=0)
+        assert produce(broker, None, 0, stale) == ErrorCode.INVALID_PRODUCER_EPOCH
+        assert produce(broker, None, 1, stale) == 0
+        assert write_markers(broker, pid, 2, 0, partition=1) == "INVALID_PRODUCER_EPOCH"
+
+
+def test_a_leader_checks_the_producer_epoch_it_holds_before_it_asks_the_coordinator(kafka):
+    # Kafka 4.4's leader, before it verifies a transactional batch, whatever transactional id
+    # the request names: an epoch older than the producer's last on the partition is
+    # INVALID_PRODUCER_EPOCH at once (before the CRC), and a partition holding the
+    # producer's open transaction at the batch's epoch appends without asking.
+    txn_id = new_id()
+    with coordinator(kafka, txn_id) as client, WireClient(kafka.bootstrap_servers) as broker:
+        init(client, txn_id)
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        assert add_partitions(client, txn_id, pid, epoch, {"orders": [0]}) == {("orders", 0): 0}
+        assert produce(broker, txn_id, 0, txn_batch([b"x"], pid, epoch)) == 0
+        assert produce(broker, "", 0, txn_batch([b"y"], pid, epoch, sequence=1)) == 0
+        for version in (9, 12):
+            for named in ("unknown-" + txn_id, ""):
+                assert produce(broker, named, 0, corrupted(txn_batch([b"x"], pid, epoch - 1)),
+                               version=version) == ErrorCode.INVALID_PRODUCER_EPOCH
+                # A partition not holding the producer, or a later epoch: the coordinator
+                # is asked.
+                unknown = ErrorCode.INVALID_PRODUCER_ID_MAPPING if named \
+                    else ErrorCode.INVALID_REQUEST
+                assert produce(broker, named, 1, txn_batch([b"x"], pid, epoch - 1),
+                               version=version) == unknown
+                assert produce(broker, named, 0, txn_batch([b"x"], pid, epoch + 1),
+                               version=version) == unknown
+        assert end(client, txn_id, pid, epoch, False).error_code == 0
+        # The abort's marker ended the transaction on the partition; its epoch stays there.
+        eventually(lambda: produce(broker, "unknown-" + txn_id, 0, txn_batch(
+            [b"x"], pid, epoch, sequence=2)) == ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+            "the abort marker written")
+        assert produce(broker, "unknown-" + txn_id, 0, corrupted(txn_batch(
+            [b"x"], pid, epoch - 1))) == ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+def test_an_offsets_partition_checks_the_producer_epoch_it_holds_before_asking(kafka):
+    # The same rule for TxnOffsetCommit, on the group's __consumer_offsets partition: once it
+    # holds the producer's offsets, any transactional id passes at that epoch, even for a
+    # group not added (v2); an older epoch is INVALID_PRODUCER_EPOCH, also after the end.
+    txn_id, group = new_id(), f"group-{uuid.uuid4().hex[:8]}"
+    with coordinator(kafka, txn_id) as client:
+        init(client, txn_id)
+        ids = init(client, txn_id)
+        pid, epoch = ids.producer_id, ids.producer_epoch
+
+        def txn_commit(named: str, version: int, at: int) -> str:
+            return ErrorCode(client.request("TxnOffsetCommit", version, {
+                "transactional_id": named, "group_id": group, "producer_id": pid,
+                "producer_epoch": at, "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1}]}]}
+            ).topics[0].partitions[0].error_code).name
+
+        assert txn_commit("unknown-" + txn_id, 2, epoch - 1) == "INVALID_PRODUCER_ID_MAPPING"
+        assert txn_commit("unknown-" + txn_id, 2, -256) == "INVALID_PRODUCER_ID_MAPPING"
+        assert txn_commit("", 2, epoch) == "INVALID_REQUEST"
+        assert client.request("AddOffsetsToTxn", 3, {
+            "transactional_id": txn_id, "producer_id": pid, "producer_epoch": epoch,
+            "group_id": group}).error_code == 0
+        assert txn_commit(txn_id, 2, epoch) == "NONE"
+        for version in (2, 5):
+            for named, unknown in (("unknown-" + txn_id, "INVALID_PRODUCER_ID_MAPPING"),
+                                   ("", "INVALID_REQUEST")):
+                assert [txn_commit(named, version, at)
+                        for at in (epoch - 1, epoch, epoch + 1)] == [
+                    "INVALID_PRODUCER_EPOCH", "NONE", unknown]
+        assert end(client, txn_id, pid, epoch, False).error_code == 0
+        eventually(lambda: txn_commit("unknown-" + txn_id, 2, epoch)
+                   == "INVALID_PRODUCER_ID_MAPPING", "the abort marker written")
+        assert txn_commit("unknown-" + txn_id, 2, epoch - 1) == "INVALID_PRODUCER_EPOCH"

@@ -14,7 +14,11 @@ Behavior:
   measured); otherwise a
   group not added is INVALID_TXN_STATE. A fenced epoch is INVALID_PRODUCER_EPOCH, an unknown
   transactional or producer id INVALID_PRODUCER_ID_MAPPING, as the coordinator's
-  verification answers producers.
+  verification answers producers. Before it asks the coordinator, Kafka checks the
+  producer's state on the group's ``__consumer_offsets`` partition, whatever transactional
+  id the request names: an epoch older than the producer's last there is
+  INVALID_PRODUCER_EPOCH, and the partition holding the producer's transaction open at that
+  epoch needs no verification (measured on Kafka 4.4).
 * v3+: a member id or generation that is not the group's current one is UNKNOWN_MEMBER_ID,
   ILLEGAL_GENERATION or FENCED_INSTANCE_ID (checked as OffsetCommit checks them, so a commit
   naming no member passes).
@@ -67,7 +71,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 results[key] = group_error
         if not group_error:
             ctx.cluster.transactions.commit_offsets(request.group_id, request.producer_id,
-                                                    offsets)
+                                                    request.producer_epoch, offsets)
     topics = []
     for t, wanted in enumerate(request.topics):
         topics.append({"name": wanted.get("name"), "topic_id": wanted.get("topic_id"),
@@ -86,8 +90,13 @@ def check(ctx: RequestContext, request: Any) -> int:
     if not ctx.is_coordinator(request.group_id):
         return error_code("NOT_COORDINATOR")
     transactions = ctx.cluster.transactions
+    known, open_here = transactions.offsets_producer(request.group_id, request.producer_id)
+    if 0 <= known and request.producer_epoch < known:  # before verifying
+        return error_code("INVALID_PRODUCER_EPOCH")
     try:
-        if ctx.version >= TRANSACTIONS_V2:
+        if open_here and request.producer_epoch == known:
+            pass  # held open in the offsets partition: no coordinator is asked
+        elif ctx.version >= TRANSACTIONS_V2:
             transactions.add_group(request.transactional_id, request.producer_id,
                                    request.producer_epoch, request.group_id,
                                    trio.current_time(), version=2)

@@ -6,7 +6,9 @@ transaction version.
 
 Behavior: answered as a broker answers its coordinator: for each marker, per partition,
 UNKNOWN_TOPIC_OR_PARTITION for one that does not exist, NOT_LEADER_OR_FOLLOWER from a broker
-that does not lead it, INVALID_PRODUCER_EPOCH for an epoch older than the producer's,
+that does not lead it, INVALID_PRODUCER_EPOCH for an epoch older than the producer's last on
+that partition (its batches' and markers' there, not its coordinator's: Kafka's
+``ProducerAppendInfo`` is the partition's),
 TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the last the partition took
 for the producer (-1 for one it has not seen: ``ProducerAppendInfo.checkCoordinatorEpoch``);
 otherwise the control batch is appended (ending the producer's transaction in that
@@ -53,12 +55,11 @@ def write(ctx: RequestContext, marker: Any, topic: str, index: int) -> str:
     if leader_error:
         return "NOT_LEADER_OR_FOLLOWER" if partition is not None \
             else "UNKNOWN_TOPIC_OR_PARTITION"
-    producers = ctx.cluster.producers
-    if marker.producer_epoch < producers.epochs.get(marker.producer_id, -1):
+    known = ctx.cluster.producers.epoch(topic, index, marker.producer_id)
+    if marker.producer_epoch < (-1 if known is None else known):  # Kafka's NO_PRODUCER_EPOCH
         return "INVALID_PRODUCER_EPOCH"
     if marker.coordinator_epoch < partition.log.coordinator_epochs.get(marker.producer_id, -1):
         return "TRANSACTION_COORDINATOR_FENCED"
-    producers.set_epoch(marker.producer_id, marker.producer_epoch)
     return ctx.cluster.write_markers(marker.producer_id, marker.producer_epoch,
                                      marker.transaction_result, [(topic, index)],
                                      marker.coordinator_epoch)[(topic, index)]

@@ -616,6 +616,7 @@ class Cluster:
             partition.log.append_marker(stored, now_ms, partition.leader_epoch, producer_id,
                                         commit, coordinator_epoch,
                                         roll_for(self.topics[topic], partition, now_ms))
+            self.producers.end_transaction(topic, index, producer_id, producer_epoch)
             results[(topic, index)] = "NONE"
         self.notify_append()
         return results

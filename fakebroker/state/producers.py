@@ -1,17 +1,22 @@
-"""Producer ids, epochs and per-partition sequence numbers for idempotent producers.
+"""Producer ids, and each partition's producer states: epochs and sequence numbers.
 
-Follows Kafka's ProducerStateManager rules:
+Follows Kafka's ProducerStateManager rules, which are kept per partition (a partition knows a
+producer's epoch only from the batches and markers written to it; the coordinator's epoch
+bumps reach a partition by its markers, and a transactional batch of an older epoch is fenced
+by the coordinator's verification before it reaches the partition):
 
 * A batch whose (epoch, first sequence, last sequence) equals one of the last five appended
   for its producer on that partition is a retry: it is not appended again, and the answer
   carries the offset it got the first time.
-* An epoch older than the one the partition last appended from the producer is fenced
-  (INVALID_PRODUCER_EPOCH): a partition knows its own producers' epochs, as Kafka's
-  ProducerStateManager does (measured: a producer at epoch 1 on one partition still writes
-  epoch 0 to another). A transactional batch is also fenced below its coordinator's epoch.
+* An epoch older than the one the partition last took from the producer (in a batch or a
+  transaction marker) is fenced (INVALID_PRODUCER_EPOCH): a partition knows its own
+  producers' epochs, as Kafka's ProducerStateManager does (measured: a producer at epoch 1 on
+  one partition still writes epoch 0 to another).
 * A new epoch on a partition must start at sequence 0, and the batch after one appended must
   follow it; otherwise the answer is OUT_OF_ORDER_SEQUENCE_NUMBER. A producer new to the
   partition may start at any sequence (Kafka's entry has no epoch yet; measured).
+* A transaction marker sets the producer's epoch on its partition (a new epoch forgets the
+  batches of the one before, as Kafka's ``ProducerStateEntry.maybeUpdateProducerEpoch``).
 * Sequences wrap from 2**31 - 1 to 0.
 """
 
@@ -54,11 +59,10 @@ def next_sequence(sequence: int) -> int:
 
 @dataclass
 class ProducerRegistry:
-    """Allocated producer ids and their current epochs."""
+    """Allocated producer ids, and each partition's producer states."""
 
     # Kafka hands out producer ids from 0 (in blocks its controller allocates).
     _ids: itertools.count = field(default_factory=lambda: itertools.count(0))
-    epochs: dict[int, int] = field(default_factory=dict)
     # (topic, partition) -> producer id -> state
     partitions: dict[tuple[str, int], dict[int, PartitionProducerState]] = field(
         default_factory=dict
@@ -69,22 +73,29 @@ class ProducerRegistry:
         id at epoch 0, whatever id and epoch the request names, as Kafka's coordinator
         answers (the producer bumps its epoch itself). Transactional ids are the
         transaction coordinator's (``fakebroker.state.transactions``)."""
-        pid = self.new_id()
-        self.epochs[pid] = 0
-        return pid, 0
+        return self.new_id(), 0
 
     def new_id(self) -> int:
         """A producer id never handed out before."""
         return next(self._ids)
 
-    def set_epoch(self, producer_id: int, epoch: int) -> None:
-        """The producer's current epoch, as its coordinator bumped it: batches of older
-        epochs are fenced (INVALID_PRODUCER_EPOCH)."""
-        self.epochs[producer_id] = epoch
+    def epoch(self, topic: str, partition: int, producer_id: int) -> int | None:
+        """The producer's last epoch on the partition (None: nothing of it written there)."""
+        state = self.partitions.get((topic, partition), {}).get(producer_id)
+        return None if state is None else state.epoch
+
+    def end_transaction(self, topic: str, partition: int, producer_id: int, epoch: int
+                        ) -> None:
+        """A transaction marker of ``epoch`` appended to the partition: the producer's epoch
+        there (its batches of an epoch before forgotten)."""
+        states = self.partitions.setdefault((topic, partition), {})
+        state = states.get(producer_id)
+        if state is None or state.epoch != epoch:
+            states[producer_id] = PartitionProducerState(epoch)
 
     def check(
         self, topic: str, partition: int, producer_id: int, epoch: int,
-        first_sequence: int, record_count: int, transactional: bool = False,
+        first_sequence: int, record_count: int,
     ) -> AppendedBatch | None:
         """Check a batch before it is appended.
 
@@ -92,12 +103,10 @@ class ProducerRegistry:
         appended again), or None when it may be appended. Raises ``ClusterError``.
         """
         state = self.partitions.get((topic, partition), {}).get(producer_id)
-        known_epoch = self.epochs.get(producer_id) if transactional \
-            else None if state is None else state.epoch
-        if known_epoch is not None and epoch < known_epoch:
+        if state is not None and epoch < state.epoch:
             raise ClusterError(
                 "INVALID_PRODUCER_EPOCH",
-                f"Producer {producer_id}'s epoch {epoch} is older than {known_epoch}",
+                f"Producer {producer_id}'s epoch {epoch} is older than {state.epoch}",
             )
         last_sequence = (first_sequence + record_count - 1) % (INT32_MAX + 1)
         if state is not None and state.epoch == epoch:
@@ -135,8 +144,6 @@ class ProducerRegistry:
         state = states.get(producer_id)
         if state is None or state.epoch != epoch:
             state = states[producer_id] = PartitionProducerState(epoch)
-        if producer_id not in self.epochs or self.epochs[producer_id] < epoch:
-            self.epochs[producer_id] = epoch
         last_sequence = (first_sequence + record_count - 1) % (INT32_MAX + 1)
         state.recent.append(AppendedBatch(first_sequence, last_sequence, base_offset, epoch,
                                           max_timestamp))

@@ -48,7 +48,18 @@ ABORTABLE_FROM = "3.8"
 
 MAX_EPOCH = 32767  # Short.MaxValue: an epoch that cannot be bumped again
 NO_PRODUCER_ID = -1  # an InitProducerId naming no producer (any other id is named)
+OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions, Kafka's default
 COORDINATOR_EPOCH = 0  # the fake's coordinators never change epoch (markers carry it)
+
+
+def offsets_partition(group_id: str) -> int:
+    """The ``__consumer_offsets`` partition holding the group's offsets, as Kafka places it:
+    ``Utils.abs(groupId.hashCode) % 50``, Java's hash over UTF-16 code units."""
+    units = group_id.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % OFFSETS_PARTITIONS
 
 
 class TxnState(enum.Enum):
@@ -108,6 +119,9 @@ class TransactionCoordinator:
         self.write_markers: MarkerWriter = lambda *_: None
         # group id -> producer id -> pending offsets (TxnOffsetCommit), until the end.
         self.pending: dict[str, dict[int, dict[TopicPartition, CommittedOffset]]] = {}
+        # __consumer_offsets partition -> producer id -> (its last epoch there, whether the
+        # partition holds its transaction open: until the end writes its marker there).
+        self.offsets_producers: dict[int, dict[int, tuple[int, bool]]] = {}
         self._watchers: list[Callable[[float], None]] = []
 
     # -- InitProducerId -------------------------------------------------------------------
@@ -152,7 +166,6 @@ class TransactionCoordinator:
         txn.groups.clear()
         txn.start_time_ms = -1
         txn.version = 0
-        self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         return txn.producer_id, txn.producer_epoch
 
     # -- adding partitions and groups -----------------------------------------------------
@@ -204,10 +217,20 @@ class TransactionCoordinator:
         txn = self._current(transactional_id, producer_id, epoch)
         return txn.state is TxnState.ONGOING and group_id in txn.groups
 
-    def commit_offsets(self, group_id: str, producer_id: int,
+    def commit_offsets(self, group_id: str, producer_id: int, epoch: int,
                        offsets: dict[TopicPartition, CommittedOffset]) -> None:
-        """TxnOffsetCommit: offsets pending until the producer's transaction ends."""
+        """TxnOffsetCommit: offsets pending until the producer's transaction ends; the
+        group's offsets partition holds the producer's transaction open at ``epoch``."""
         self.pending.setdefault(group_id, {}).setdefault(producer_id, {}).update(offsets)
+        held = self.offsets_producers.setdefault(offsets_partition(group_id), {})
+        held[producer_id] = (max(epoch, held.get(producer_id, (epoch, True))[0]), True)
+
+    def offsets_producer(self, group_id: str, producer_id: int) -> tuple[int, bool]:
+        """The producer's state on the group's offsets partition (shared by every group of
+        that ``__consumer_offsets`` partition): its last epoch there (-1: none), and whether
+        the partition holds its transaction open."""
+        return self.offsets_producers.get(offsets_partition(group_id), {}).get(
+            producer_id, (-1, False))
 
     def pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether a transaction holds an offset of this group and partition not yet
@@ -275,13 +298,13 @@ class TransactionCoordinator:
                 txn.last_producer_epoch = txn.producer_epoch
                 txn.producer_epoch += 1
                 marker_epoch = txn.producer_epoch
-            self.producers.set_epoch(old_id, marker_epoch)
-            self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         else:
             marker_epoch = txn.producer_epoch
         self.write_markers(old_id, marker_epoch, commit, sorted(txn.partitions),
                            COORDINATOR_EPOCH)
         for group_id in txn.groups:
+            self.offsets_producers.setdefault(offsets_partition(group_id), {})[old_id] = (
+                marker_epoch, False)
             offsets = self.pending.get(group_id, {}).pop(old_id, None)
             if commit and offsets:
                 self.offsets.commit(group_id, offsets)
@@ -298,7 +321,6 @@ class TransactionCoordinator:
         if txn.producer_epoch < MAX_EPOCH:
             txn.producer_epoch += 1
         txn.last_producer_epoch = -1
-        self.producers.set_epoch(txn.producer_id, txn.producer_epoch)
         self._complete(txn, commit=False, bump=False)
 
     def abort(self, transactional_id: str) -> None:
