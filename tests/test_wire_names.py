@@ -61,6 +61,23 @@ def test_metadata_fails_whole_when_a_topic_has_neither_name_nor_id(kafka, versio
     assert errors == [ErrorCode.UNKNOWN_SERVER_ERROR] * 2
 
 
+@pytest.mark.parametrize("version", [12, 13])
+def test_metadata_asked_one_topic_by_id_reads_no_topic_by_name(kafka, version):
+    # Kafka's handleTopicMetadataRequest: once one topic id is non-zero, the request is read
+    # by its ids alone: names beside them (illegal, null, existing) are not looked at, and an
+    # id named twice is answered once (found by the differential fuzzer).
+    unknown = uuid.uuid4()
+    with client_of(kafka) as client:
+        answer = client.request("Metadata", version, {"topics": [
+            {"name": "bad/name", "topic_id": ZERO_UUID}, {"name": None, "topic_id": ZERO_UUID},
+            {"name": "orders", "topic_id": ZERO_UUID}, {"name": "timed", "topic_id": unknown},
+            {"name": "bad/name", "topic_id": unknown},
+            {"name": None, "topic_id": topic_id(kafka, "orders")}],
+            "allow_auto_topic_creation": True})
+    assert sorted((t.error_code, t.name, t.topic_id == unknown) for t in answer.topics) == [
+        (0, "orders", False), (ErrorCode.UNKNOWN_TOPIC_ID, None, True)]
+
+
 @pytest.mark.parametrize("name", ILLEGAL_TOPIC_NAMES, ids=lambda n: repr(n[:12]))
 def test_describe_configs_answers_an_illegal_topic_name_invalid_topic(kafka, name):
     with client_of(kafka) as client:
