@@ -139,6 +139,28 @@ def test_consumer_group_heartbeat_answers_an_empty_group_id_invalid_request(kafk
         ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
 
 
+@pytest.mark.parametrize(("group", "blank"), [
+    ("\x00\x00\x00\x00", True), (" \t\x1f", True), ("\u00a0", False), ("\u2003", False)],
+    ids=["nul", "controls", "nbsp", "em-space"])
+def test_modern_heartbeats_call_a_group_id_blank_as_java_trims_it(kafka, group, blank):
+    # Kafka's throwIfEmptyString: value.trim().isEmpty(), and Java's trim() strips every
+    # character up to U+0020, no other (found by the differential fuzzer: a group id of NULs).
+    with client_of(kafka) as client:
+        consumer = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": group, "member_id": "m" * 22, "member_epoch": 5,
+            "rebalance_timeout_ms": -1, "subscribed_topic_names": None,
+            "topic_partitions": None})
+        streams = client.request("StreamsGroupHeartbeat", 0, {
+            "group_id": group, "member_id": "streams-member-2", "member_epoch": 1,
+            "endpoint_information_epoch": 0, "rebalance_timeout_ms": -1})
+    refused = (ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+    assert [(a.error_code, a.error_message) == refused for a in (consumer, streams)] == [
+        blank, blank]
+    if not blank:
+        assert (consumer.error_code, streams.error_code) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.GROUP_ID_NOT_FOUND)
+
+
 def test_txn_offset_commit_answers_an_empty_group_id_before_the_transaction(kafka):
     # No such producer or transaction either: the group id is refused first, on the
     # partitions that exist; the missing one is UNKNOWN_TOPIC_OR_PARTITION.
