@@ -358,6 +358,17 @@ def test_a_controller_request_of_no_time_left_times_out_whole_and_applies_nothin
     assert fresh.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+def test_a_reassignment_of_no_topics_is_answered_whatever_its_deadline(kafka):
+    """QuorumController.alterPartitionReassignments answers a request naming no topic at once,
+    before it queues anything with the request's deadline: NONE, even past it (found by the
+    differential fuzzer)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        for timeout_ms in (-65536, 0, 10_000):
+            answer = client.request("AlterPartitionReassignments", 0, {
+                "timeout_ms": timeout_ms, "topics": []})
+            assert (answer.error_code, answer.responses) == (0, []), timeout_ms
+
+
 # -- DeleteRecords ----------------------------------------------------------------------------
 
 

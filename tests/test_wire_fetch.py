@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fakebroker.protocol.errors import ErrorCode
 from fakebroker.wire_client import WireClient
 from tests.bodies import batch, produce_body
 
@@ -68,3 +69,32 @@ def test_one_topic_named_in_several_entries_is_answered_in_one_entry_in_kafkas_o
         assert answered(response, version) == [
             read, ("nope", [(0, 3, False)]), (name, [(9, 3, False)]),
             ("nope2", [(0, 3, False)])]
+
+
+@pytest.mark.parametrize("version", [12, 17])
+def test_a_last_fetched_epoch_is_checked_before_the_read(kafka, version: int) -> None:
+    """Partition.readRecords, given a last fetched epoch (v12+): one newer than the log knows
+    is OFFSET_OUT_OF_RANGE, one whose end is before the fetch offset answers no records but
+    the diverging epoch (found by the differential fuzzer: the fake read on)."""
+    orders = topic_id(kafka, "orders")
+    with WireClient(kafka.bootstrap_servers) as client:
+        client.request("Produce", 9, produce_body("orders", 0, batch([b"a", b"b"])))
+
+        def read(index: int, offset: int, last_fetched_epoch: int) -> tuple[Any, ...]:
+            (topic,) = client.request("Fetch", version, {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                "forgotten_topics_data": [], "topics": [
+                    {"topic": "orders", "topic_id": orders, "partitions": [dict(
+                        partition(index), fetch_offset=offset,
+                        last_fetched_epoch=last_fetched_epoch)]}]}).responses
+            (answer,) = topic.partitions
+            return (answer.error_code, bool(bytes(answer.records or b"")),
+                    answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset)
+
+        assert read(0, 1, 0) == (0, True, -1, -1)  # the log's latest epoch: read on
+        assert read(0, 1, -5) == (0, True, -1, -1)  # a negative one is none
+        assert read(0, 1, 5) == (ErrorCode.OFFSET_OUT_OF_RANGE, False, -1, -1)
+        assert read(0, 3, 0) == (0, False, 0, 2)  # epoch 0 ends at 2 here: diverging
+        assert read(1, 0, 0) == (0, False, -1, -1)  # an empty log's epoch: nothing to read
+        assert read(1, 0, 1) == (ErrorCode.OFFSET_OUT_OF_RANGE, False, -1, -1)

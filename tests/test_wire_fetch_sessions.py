@@ -271,3 +271,21 @@ def test_without_client_quotas_an_incremental_fetch_keeps_no_copy_of_its_session
         for epoch in (1, 2, 3):
             assert answered(fetch(client, 12, full.session_id, epoch, {})) == []
     assert copies == []
+
+
+def test_a_partition_with_a_diverging_epoch_is_answered_in_an_incremental_fetch(kafka):
+    """Kafka's CachedPartition.maybeUpdateResponseData: a diverging epoch is always answered,
+    its high watermark unchanged or not (the fetcher must learn where to truncate)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        produce(client, 0, b"a", b"b")
+        full = fetch(client, 12, 0, 0, {0: 2})
+        assert answered(full) == [(0, 0, 2, False)]
+        beyond = dict(entry(0, offset=3), last_fetched_epoch=0)  # epoch 0 ends at 2 here
+        incremental = client.request("Fetch", 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": full.session_id, "session_epoch": 1,
+            "rack_id": "", "topics": [{"topic": "orders", "partitions": [beyond]}],
+            "forgotten_topics_data": []})
+    assert answered(incremental) == [(0, 0, 2, False)]
+    (diverging,) = [p.diverging_epoch for t in incremental.responses for p in t.partitions]
+    assert (diverging.epoch, diverging.end_offset) == (0, 2)

@@ -8,6 +8,7 @@ an empty group id are refused before any epoch. They run on the fake and on Apac
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -57,6 +58,28 @@ def test_a_repeated_topic_name_is_the_same_subscription_and_moves_no_epoch(kafka
         (group,) = client.request("ConsumerGroupDescribe", 1, {"group_ids": ["repeated"]}).groups
         assert [list(m.subscribed_topic_names) for m in group.members] == [["orders"]]
         assert group.group_epoch == epoch
+
+
+def test_a_member_may_rejoin_at_epoch_0_whatever_its_epoch(kafka):
+    # Kafka 4.4 (KAFKA-19233): a heartbeat at epoch 0 from a member the group holds is a
+    # rejoin, never fenced, even once the member's epoch moved twice (its previous epoch no
+    # longer 0). Found by the differential fuzzer.
+    client, epoch = joined(kafka, "rejoined")
+    with client:
+        # Kafka computes a group's target assignment at most once per
+        # group.consumer.assignment.interval.ms (1 s): past it, the change moves the epoch
+        time.sleep(1.1)
+        moved = heartbeat(client, "rejoined", subscribed_topic_names=["ord"])
+        assert (moved.error_code, moved.member_epoch) == (0, epoch + 1)
+        # its previous epoch is now the join's: that one is still accepted (a lost answer)
+        assert heartbeat(client, "rejoined", member_epoch=epoch, rebalance_timeout_ms=-1,
+                         subscribed_topic_names=None).error_code == 0
+        rejoined = heartbeat(client, "rejoined")
+        assert rejoined.error_code == 0
+        assert rejoined.member_epoch >= epoch + 1
+        late = heartbeat(client, "rejoined", member_epoch=rejoined.member_epoch + 1,
+                         rebalance_timeout_ms=-1, subscribed_topic_names=None)
+        assert late.error_code == ErrorCode.FENCED_MEMBER_EPOCH  # any other epoch is checked
 
 
 def test_a_classic_members_repeated_topic_name_moves_no_epoch_either(kafka):

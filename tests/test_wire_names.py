@@ -61,6 +61,23 @@ def test_metadata_fails_whole_when_a_topic_has_neither_name_nor_id(kafka, versio
     assert errors == [ErrorCode.UNKNOWN_SERVER_ERROR] * 2
 
 
+@pytest.mark.parametrize("version", [12, 13])
+def test_metadata_asked_one_topic_by_id_reads_no_topic_by_name(kafka, version):
+    # Kafka's handleTopicMetadataRequest: once one topic id is non-zero, the request is read
+    # by its ids alone: names beside them (illegal, null, existing) are not looked at, and an
+    # id named twice is answered once (found by the differential fuzzer).
+    unknown = uuid.uuid4()
+    with client_of(kafka) as client:
+        answer = client.request("Metadata", version, {"topics": [
+            {"name": "bad/name", "topic_id": ZERO_UUID}, {"name": None, "topic_id": ZERO_UUID},
+            {"name": "orders", "topic_id": ZERO_UUID}, {"name": "timed", "topic_id": unknown},
+            {"name": "bad/name", "topic_id": unknown},
+            {"name": None, "topic_id": topic_id(kafka, "orders")}],
+            "allow_auto_topic_creation": True})
+    assert sorted((t.error_code, t.name, t.topic_id == unknown) for t in answer.topics) == [
+        (0, "orders", False), (ErrorCode.UNKNOWN_TOPIC_ID, None, True)]
+
+
 @pytest.mark.parametrize("name", ILLEGAL_TOPIC_NAMES, ids=lambda n: repr(n[:12]))
 def test_describe_configs_answers_an_illegal_topic_name_invalid_topic(kafka, name):
     with client_of(kafka) as client:
@@ -120,6 +137,28 @@ def test_consumer_group_heartbeat_answers_an_empty_group_id_invalid_request(kafk
             "topic_partitions": None})
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+
+
+@pytest.mark.parametrize(("group", "blank"), [
+    ("\x00\x00\x00\x00", True), (" \t\x1f", True), ("\u00a0", False), ("\u2003", False)],
+    ids=["nul", "controls", "nbsp", "em-space"])
+def test_modern_heartbeats_call_a_group_id_blank_as_java_trims_it(kafka, group, blank):
+    # Kafka's throwIfEmptyString: value.trim().isEmpty(), and Java's trim() strips every
+    # character up to U+0020, no other (found by the differential fuzzer: a group id of NULs).
+    with client_of(kafka) as client:
+        consumer = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": group, "member_id": "m" * 22, "member_epoch": 5,
+            "rebalance_timeout_ms": -1, "subscribed_topic_names": None,
+            "topic_partitions": None})
+        streams = client.request("StreamsGroupHeartbeat", 0, {
+            "group_id": group, "member_id": "streams-member-2", "member_epoch": 1,
+            "endpoint_information_epoch": 0, "rebalance_timeout_ms": -1})
+    refused = (ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+    assert [(a.error_code, a.error_message) == refused for a in (consumer, streams)] == [
+        blank, blank]
+    if not blank:
+        assert (consumer.error_code, streams.error_code) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.GROUP_ID_NOT_FOUND)
 
 
 def test_txn_offset_commit_answers_an_empty_group_id_before_the_transaction(kafka):

@@ -18,7 +18,9 @@ Behavior (Kafka's ``ReplicationControlManager.alterPartitionReassignments``;
   when there is none. Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION ("Unable to find
   a topic named T.", "Unable to find partition T:P.").
 * A timeout of 0 or less is past the controller's deadline: the whole request
-  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
+  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``). A request
+  with no topics is answered NONE whatever its timeout, as Kafka's
+  ``QuorumController.alterPartitionReassignments`` answers it before it queues anything.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def _alter(ctx: RequestContext, topic: str, index: int, replicas: list[int] | No
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
-    if deadline_passed(request.timeout_ms):
+    if request.topics and deadline_passed(request.timeout_ms):
         return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     allow = request.allow_replication_factor_change if ctx.version >= 1 else True
     responses = []

@@ -15,7 +15,12 @@ Behavior:
   NOT_LEADER_OR_FOLLOWER, or UNKNOWN_LEADER_EPOCH when it names the leader's epoch (Kafka's
   ``Partition.fetchRecords``), OFFSET_OUT_OF_RANGE below the log start offset or above the
   log end offset (the end itself is valid and returns nothing), with high watermark, last
-  stable offset and log start offset -1, as Kafka answers a failed read.
+  stable offset and log start offset -1, as Kafka answers a failed read. A last fetched epoch
+  (v12+, not negative) is checked first against the log's epochs, as Kafka's
+  ``Partition.readRecords``: one newer than any the log knows is OFFSET_OUT_OF_RANGE, and so is
+  then an offset below the log start; one whose end in this log is before fetch_offset (or
+  that the log knows under a smaller epoch) answers no records but the diverging epoch (the
+  log's epoch and its end offset) for the fetcher to truncate to.
 * Records are the stored batches from the one holding fetch_offset, within the partition's
   and the response's max_bytes, except that the first batch of the response is always
   returned whole (KIP-74); from v4 the bytes fill the limit as Kafka's byte range of its log
@@ -377,12 +382,17 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
         return result
     log = partition.log
     offset = wanted.fetch_offset
-    if not log.log_start_offset <= offset <= log.log_end_offset:
+    diverging = diverging_epoch(log, wanted.last_fetched_epoch, offset)
+    if diverging is None or not log.log_start_offset <= offset <= log.log_end_offset \
+            and not diverging:
         result["error_code"] = error_code("OFFSET_OUT_OF_RANGE")
         return result
     stable = log.last_stable_offset
     result.update(high_watermark=log.high_watermark, last_stable_offset=stable,
                   log_start_offset=log.log_start_offset)
+    if diverging:
+        result.update(error_code=0, diverging_epoch=diverging)
+        return result
     committed = request.isolation_level == READ_COMMITTED
     limit = min(wanted.partition_max_bytes, budget)
     end = stable if committed else None
@@ -408,6 +418,22 @@ def read_partition(ctx: RequestContext, request: Any, topic: Any, wanted: Any, b
             {"producer_id": t.producer_id, "first_offset": t.first_offset}
             for t in log.aborted_between(offset, upper)]
     return result
+
+
+def diverging_epoch(log: Any, last_fetched_epoch: int, offset: int) -> dict[str, int] | None:
+    """Kafka's ``Partition.readRecords`` given a last fetched epoch (v12+; a negative one is
+    none): None when the read is OFFSET_OUT_OF_RANGE (the epoch is newer than any the log
+    knows, or the offset is below the log start), the diverging epoch to answer instead of
+    records when the log's copy of that epoch ends before ``offset`` (or the epoch is not the
+    log's), else {} (read on)."""
+    if last_fetched_epoch < 0:
+        return {}
+    epoch, end = log.epoch_end_offset(last_fetched_epoch)
+    if epoch == -1 or end == -1 or offset < log.log_start_offset:
+        return None
+    if epoch < last_fetched_epoch or end < offset:
+        return {"epoch": epoch, "end_offset": end}
+    return {}
 
 
 def follower_check(request: Any, version: int, partition: Any, current_leader_epoch: int

@@ -27,6 +27,9 @@ Behavior:
   every topic asked gets INVALID_REQUEST (its name, "" for none; its id as sent), with no
   brokers, cluster id or controller. From v12, a topic with neither name nor id makes Kafka's
   name check throw (a NullPointerException): the same answer with UNKNOWN_SERVER_ERROR.
+  From v12, once one topic is asked by id the request is read by ids alone, as Kafka's
+  ``handleTopicMetadataRequest`` reads it: the topics without one (their names legal, illegal
+  or null) are not looked at, and an id asked twice is answered once.
 * Asked for them (v8+), authorized operations (of every topic answered, a missing one too,
   but not a refused one) are every topic (and, v8-10, cluster) operation with no authorizer,
   as a Kafka broker without one answers; with one, those the principal may do (the
@@ -84,6 +87,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if 10 <= ctx.version < 12 and wanted and any(
             t.name is None or t.topic_id != ZERO_UUID for t in wanted):
         return error_answer(wanted, INVALID_REQUEST)
+    if ctx.version >= 12 and wanted and any(t.topic_id != ZERO_UUID for t in wanted):
+        wanted = list({t.topic_id: t for t in wanted if t.topic_id != ZERO_UUID}.values())
     if ctx.version >= 12 and wanted and any(
             t.name is None and t.topic_id == ZERO_UUID for t in wanted):
         return error_answer(wanted, UNKNOWN_SERVER_ERROR)

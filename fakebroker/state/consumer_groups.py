@@ -31,7 +31,9 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
 * A heartbeat must carry the member's current epoch, or its previous one together with owned
   partitions it is still assigned (a lost response); otherwise FENCED_MEMBER_EPOCH. An
   unknown member id gets UNKNOWN_MEMBER_ID, a heartbeat to a group that does not exist
-  GROUP_ID_NOT_FOUND. Epoch 0 joins, -1 leaves.
+  GROUP_ID_NOT_FOUND. Epoch 0 joins, -1 leaves. A member the group holds may rejoin at epoch
+  0 whatever its epoch (Kafka 4.4, KAFKA-19233: a fenced member's rejoin is never fenced): it
+  keeps its epoch and assignment, and the heartbeat is a full one.
 * Static members (``instance_id``): epoch -2 leaves temporarily. The member stays in the group
   with epoch -2 and keeps its assignment; a member joining with the same instance id takes
   its place (the new member id, the same partitions, no new group epoch), and the others are
@@ -427,8 +429,7 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             group.target[member_id] = group.target.pop(previous.member_id, {})
             return member
         member = group.members.get(member_id)
-        if member is not None:
-            self._check_epoch(member, hb)
+        if member is not None:  # epoch 0 is never fenced (KAFKA-19233; measured on 4.4)
             return member
         member = ConsumerMember(member_id, hb.instance_id, hb.rack_id, hb.client_id,
                                 hb.client_host)

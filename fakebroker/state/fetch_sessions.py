@@ -64,8 +64,9 @@ class CachedPartition:
     def must_answer(self, answer: dict[str, Any], size: int) -> bool:
         """Whether an incremental answer includes this partition's ``answer`` (``size``
         bytes of records), remembering what it tells (Kafka's ``maybeUpdateResponseData``):
-        records, a changed high watermark or log start offset, or an error, which also
-        forgets the high watermark so the partition is answered again once it clears."""
+        records, a changed high watermark or log start offset, a diverging epoch (for the
+        fetcher to truncate), or an error, which also forgets the high watermark so the
+        partition is answered again once it clears."""
         changed = size > 0
         if self.high_watermark != answer["high_watermark"]:
             self.high_watermark = answer["high_watermark"]
@@ -75,6 +76,8 @@ class CachedPartition:
             changed = True
         if answer["error_code"]:
             self.high_watermark = -1
+            changed = True
+        if answer.get("diverging_epoch"):
             changed = True
         return changed
 

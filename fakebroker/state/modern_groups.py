@@ -40,10 +40,15 @@ def subset(owned: Assignment | None, assigned: Assignment) -> bool:
     return owned is not None and all(ps <= assigned.get(t, set()) for t, ps in owned.items())
 
 
+# What Java's String.trim() strips: every character up to U+0020 (control characters, NUL
+# too), and nothing above it (not U+00A0 nor U+2003, which Python's str.strip() takes).
+JAVA_TRIMMED = "".join(map(chr, range(0x21)))
+
+
 def throw_if_empty(value: str | None, field: str) -> None:
     """INVALID_REQUEST "<field> can't be empty." for a field sent blank (not sent passes), as
-    Kafka's throwIfEmptyString."""
-    if value is not None and not value.strip():
+    Kafka's throwIfEmptyString: blank as Java's ``trim()`` makes it."""
+    if value is not None and not value.strip(JAVA_TRIMMED):
         raise ClusterError("INVALID_REQUEST", f"{field} can't be empty.")
 
 
