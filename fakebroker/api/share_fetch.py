@@ -4,8 +4,8 @@ Versions: 0 (4.0, early access), 1 (4.1+: max records, batch size, the acquisiti
 timeout), 2 (4.2+: acquire mode, renew acknowledgements). Kafka 4.4 serves 1-2. Flexible.
 
 Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details):
-* A member id empty or longer than 36 characters: INVALID_REQUEST, before anything else
-  (``check_session_member_id``; measured on Kafka 4.4).
+* A null group id, then a member id empty or longer than 36 characters: INVALID_REQUEST,
+  before anything else (``check_member_id``; measured on Kafka 4.4).
 * Share sessions: epoch 0 opens the member's session with the partitions named (and may not
   carry acknowledgements: INVALID_REQUEST), a later request must carry the session's next
   epoch (INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND) and adds the
@@ -48,7 +48,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.cluster import Partition
-from fakebroker.state.share_groups import check_session_member_id
+from fakebroker.state.share_groups import check_member_id
 from fakebroker.state.share_partitions import Acquired
 
 API_KEY = 78
@@ -82,7 +82,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             for t in request.topics for p in t.partitions if p.acknowledgement_batches}
     epoch = request.share_session_epoch
     try:
-        check_session_member_id(member_id)
+        if request.group_id is None:
+            raise ClusterError("INVALID_REQUEST", None)
+        check_member_id(member_id)
         if epoch == 0:
             if acks:
                 raise ClusterError("INVALID_REQUEST")

@@ -217,10 +217,11 @@ class ShareGroup:
 MAX_MEMBER_ID = 36  # characters: a UUID's string form
 
 
-def check_session_member_id(member_id: str) -> None:
-    """INVALID_REQUEST (no message) for a member id Kafka 4.4 refuses in ShareFetch and
-    ShareAcknowledge before it looks their share session up: empty, or longer than
-    ``MAX_MEMBER_ID`` characters (measured; any other string is looked up)."""
+def check_member_id(member_id: str | None) -> None:
+    """INVALID_REQUEST (no message) for a member id Kafka 4.4 refuses in ShareFetch,
+    ShareAcknowledge and ShareGroupHeartbeat before it looks their share session or group up
+    (KafkaApis.isMemberIdValid): null, empty, or longer than ``MAX_MEMBER_ID`` characters
+    (measured; any other string is looked up)."""
     if not member_id or len(member_id) > MAX_MEMBER_ID:
         raise ClusterError("INVALID_REQUEST", None)
 
