@@ -8,7 +8,10 @@ ends a share session):
 * once a session opened on the connection has ended (closed with epoch -1 here), its close
   ends none, not even the last one opened on it;
 * a member leaving its group (ShareGroupHeartbeat -1) keeps its share session and the records
-  it acquired: the other members get none of them, and it may still acknowledge them.
+  it acquired: the other members get none of them, and it may still acknowledge them;
+* a session-opening ShareFetch naming a partition twice ends the member's session and opens
+  none, answered UNKNOWN_SERVER_ERROR (Kafka's own bug: SharePartitionManager.newContext
+  removes the old session, then fails adding the duplicate partition to the new one).
 
 Found by the differential fuzzer (python -m tests.fuzz differential: sessions alive on one
 broker and not on the other after the fuzzer's connections closed, records a left member held
@@ -97,3 +100,18 @@ def test_a_member_leaving_its_group_keeps_its_share_session_and_records(kafka):
                     {"first_offset": 0, "last_offset": 1, "acknowledge_types": [1]}]}]}]})
         assert (answer.error_code, [p.error_code for t in answer.responses
                                     for p in t.partitions]) == (0, [0])
+
+
+def test_a_session_opened_naming_a_partition_twice_ends_the_old_and_opens_none(kafka):
+    address, topic_id = two_records(kafka)
+    group = new_group(kafka)
+    partition = {"partition_index": 0, "acknowledgement_batches": []}
+    with WireClient(address) as client:
+        open_session(client, group, MEMBER, topic_id)
+        answer = client.request("ShareFetch", 1, {
+            "group_id": group, "member_id": MEMBER, "share_session_epoch": 0,
+            "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+            "batch_size": 100, "forgotten_topics_data": [], "topics": [
+                {"topic_id": topic_id, "partitions": [partition, partition]}]})
+        assert answer.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+        assert session_of(client, group, MEMBER) == GONE

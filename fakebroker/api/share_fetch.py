@@ -7,8 +7,11 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
 * A null group id, then a member id empty or longer than 36 characters: INVALID_REQUEST,
   before anything else (``check_member_id``; measured on Kafka 4.4).
 * Share sessions: epoch 0 opens the member's session with the partitions named (and may not
-  carry acknowledgements: INVALID_REQUEST), a later request must carry the session's next
-  epoch (INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND) and adds the
+  carry acknowledgements: INVALID_REQUEST; naming a partition twice ends the member's
+  session and opens none, UNKNOWN_SERVER_ERROR: Kafka 4.4's SharePartitionManager.newContext
+  removes the old session, then fails adding the duplicate to the new one, measured), a
+  later request must carry the session's next epoch (INVALID_SHARE_SESSION_EPOCH; no
+  session: SHARE_SESSION_NOT_FOUND) and adds the
   partitions it names, ``forgotten_topics_data`` takes partitions out, -1 only acknowledges
   and closes the session (the member's acquired records are released), and so does the end
   of the connection that opened it. These errors are the whole request's, at the top level.
@@ -88,6 +91,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         if epoch == 0:
             if acks:
                 raise ClusterError("INVALID_REQUEST")
+            if len(set(named)) < len(named):  # Kafka's bug: its mustAdd throws on a duplicate
+                share.close_session(group_id, member_id)
+                raise ClusterError("UNKNOWN_SERVER_ERROR", None)
             session = share.open_session(group_id, member_id, named,
                                          (ctx.broker.id, ctx.connection_id))
         else:
