@@ -11,7 +11,10 @@ ends a share session):
   it acquired: the other members get none of them, and it may still acknowledge them;
 * a session-opening ShareFetch naming a partition twice ends the member's session and opens
   none, answered UNKNOWN_SERVER_ERROR (Kafka's own bug: SharePartitionManager.newContext
-  removes the old session, then fails adding the duplicate partition to the new one).
+  removes the old session, then fails adding the duplicate partition to the new one);
+* a ShareFetch whose session has no partitions is answered at once, whatever its
+  ``max_wait_ms`` (nothing to fetch): a harness closing what is still pending after 0.5 s
+  would otherwise end the session on one broker only.
 
 Found by the differential fuzzer (python -m tests.fuzz differential: sessions alive on one
 broker and not on the other after the fuzzer's connections closed, records a left member held
@@ -115,3 +118,18 @@ def test_a_session_opened_naming_a_partition_twice_ends_the_old_and_opens_none(k
                 {"topic_id": topic_id, "partitions": [partition, partition]}]})
         assert answer.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
         assert session_of(client, group, MEMBER) == GONE
+
+
+def test_a_share_session_of_no_partitions_is_answered_at_once(kafka):
+    address, _ = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as client:
+        for epoch in (0, 1):
+            started = time.monotonic()
+            answer = client.request("ShareFetch", 1, {
+                "group_id": group, "member_id": MEMBER, "share_session_epoch": epoch,
+                "max_wait_ms": 5000, "min_bytes": 1, "max_bytes": 1 << 20,
+                "max_records": 100, "batch_size": 100, "forgotten_topics_data": [],
+                "topics": []})
+            assert (answer.error_code, answer.responses) == (0, [])
+            assert time.monotonic() - started < 2.5

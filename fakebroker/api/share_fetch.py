@@ -22,7 +22,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   all (whole batches), from one segment of each partition's log as a Fetch reads one, each
   locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,
   v1+); the stored batches holding them are returned with their acquired ranges and
-  delivery counts. With nothing to acquire, the request waits up to ``max_wait_ms`` for an
+  delivery counts. A session of no partitions is answered at once (Kafka's
+  handleFetchFromShareFetchRequest, nothing to fetch; measured). With nothing to acquire, the
+  request waits up to ``max_wait_ms`` for an
   append or for records released (a lock expiring, a RELEASE); once the session ended while
   it waited (its member removed, the session replaced or closed), it acquires nothing more and is
   answered with what it has. Nothing is acquired from a
@@ -132,7 +134,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         remaining = deadline - trio.current_time()
         found = bool(moved) or any(a["acquired_records"] or a["error_code"]
                                    for a in fetched.values())
-        if found or remaining <= 0 or acks:
+        if found or remaining <= 0 or acks or not wanted:
             break
         await ctx.wait_for_append(remaining)
         waited = True
