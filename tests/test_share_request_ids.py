@@ -3,7 +3,8 @@ handleShareFetchRequest, handleShareAcknowledgeRequest, handleShareGroupHeartbea
 
 * ShareFetch and ShareAcknowledge with a null group id: INVALID_REQUEST, with no message,
   whatever session the member has under any group id (an empty group id is looked up as any
-  other);
+  other: its session opens, but each partition a ShareFetch of it reads is answered
+  UNKNOWN_SERVER_ERROR at once, Kafka making no share-partition for it);
 * ShareGroupHeartbeat with a member id longer than 36 characters (a UUID's string form):
   INVALID_REQUEST, with no message, before the group is looked up (``isMemberIdValid``, as
   for ShareFetch and ShareAcknowledge); 36 characters are looked up.
@@ -41,7 +42,10 @@ def acknowledge(client: WireClient, group: str | None, epoch: int) -> object:
 def test_a_null_group_id_is_an_invalid_request_before_any_session_is_looked_up(kafka):
     address, topic_id = two_records(kafka)
     with WireClient(address) as client:
-        assert fetch(client, "", 0, topic_id).error_code == 0  # a session of the empty id
+        answer = fetch(client, "", 0, topic_id)  # a session of the empty group id
+        assert (answer.error_code, [(p.partition_index, p.error_code) for t in answer.responses
+                                    for p in t.partitions]) \
+            == (0, [(0, ErrorCode.UNKNOWN_SERVER_ERROR)])
         assert acknowledge(client, "", 1).error_code == 0
         for answer in (fetch(client, None, 0, topic_id), fetch(client, None, 2, topic_id),
                        acknowledge(client, None, 2), acknowledge(client, None, 0)):

@@ -34,7 +34,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   fetch waiting when it was altered acquires nothing from the partition (measured on Kafka
   4.4: an append does not end its wait).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
-  the current leader). Answered, as Kafka answers: the partitions with records, an error or
+  the current leader); UNKNOWN_SERVER_ERROR, at once, for every partition of the empty group
+  id (whose session is opened all the same; measured on Kafka 4.4). Answered, as Kafka
+  answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
   request adds to the session (a partition named again, already in it, is left out). An
   error answer for the whole request has an acquisition lock timeout of 0.
@@ -212,6 +214,9 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
                 leaders.add(leader.leader)
             continue
         name, partition = found
+        if not group_id:  # Kafka cannot make the share-partition of an empty group id
+            answer["error_code"] = error_code("UNKNOWN_SERVER_ERROR")
+            continue
         if max_records <= 0:
             continue
         log = partition.log
