@@ -5,6 +5,9 @@ handleShareFetchRequest, handleShareAcknowledgeRequest, handleShareGroupHeartbea
   whatever session the member has under any group id (an empty group id is looked up as any
   other: its session opens, but each partition a ShareFetch of it reads is answered
   UNKNOWN_SERVER_ERROR at once, Kafka making no share-partition for it);
+* ShareFetch v2 renewing acknowledgements (``is_renew_ack``) with a fetch limit other than 0
+  (max wait, min or max bytes, max records): INVALID_REQUEST before the session is looked up;
+  with all of them 0 the session is looked up;
 * ShareGroupHeartbeat with a member id longer than 36 characters (a UUID's string form):
   INVALID_REQUEST, with no message, before the group is looked up (``isMemberIdValid``, as
   for ShareFetch and ShareAcknowledge); 36 characters are looked up.
@@ -71,3 +74,17 @@ def test_a_share_member_id_longer_than_a_uuid_is_an_invalid_request(kafka, epoch
         if epoch != 0:  # 36 characters are looked up: the group is unknown
             assert heartbeat(client, "x" * 36, epoch).error_code \
                 == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+@pytest.mark.parametrize("limit", ["max_wait_ms", "min_bytes", "max_bytes", "max_records"])
+def test_a_renewal_with_a_fetch_limit_is_an_invalid_request(kafka, limit):
+    address, topic_id = two_records(kafka)
+    limits = {"max_wait_ms": 0, "min_bytes": 0, "max_bytes": 0, "max_records": 0}
+    with WireClient(address) as client:
+        for limits_set, error in (({**limits, limit: 500}, ErrorCode.INVALID_REQUEST),
+                                  (limits, ErrorCode.SHARE_SESSION_NOT_FOUND)):
+            answer = client.request("ShareFetch", 2, {
+                "group_id": "share-ids-nobody", "member_id": OTHER, "share_session_epoch": 3,
+                "batch_size": 100, "share_acquire_mode": 0, "is_renew_ack": True,
+                "forgotten_topics_data": [], "topics": [], **limits_set})
+            assert (answer.error_code, answer.error_message) == (error, None)

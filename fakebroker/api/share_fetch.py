@@ -4,8 +4,9 @@ Versions: 0 (4.0, early access), 1 (4.1+: max records, batch size, the acquisiti
 timeout), 2 (4.2+: acquire mode, renew acknowledgements). Kafka 4.4 serves 1-2. Flexible.
 
 Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details):
-* A null group id, then a member id empty or longer than 36 characters: INVALID_REQUEST,
-  before anything else (``check_member_id``; measured on Kafka 4.4).
+* A null group id, then a member id empty or longer than 36 characters, then (v2) a renewal
+  (``is_renew_ack``) with a max/min bytes, max records or max wait other than 0:
+  INVALID_REQUEST, before anything else (``check_member_id``; measured on Kafka 4.4).
 * Share sessions: epoch 0 opens the member's session with the partitions named (and may not
   carry acknowledgements: INVALID_REQUEST; naming a partition twice ends the member's
   session and opens none, UNKNOWN_SERVER_ERROR: Kafka 4.4's SharePartitionManager.newContext
@@ -92,6 +93,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         if request.group_id is None:
             raise ClusterError("INVALID_REQUEST", None)
         check_member_id(member_id)
+        if ctx.version >= 2 and request.is_renew_ack and any(
+                (request.max_bytes, request.min_bytes, request.max_records, request.max_wait_ms)):
+            raise ClusterError("INVALID_REQUEST", None)
         if epoch == 0:
             if acks:
                 raise ClusterError("INVALID_REQUEST")
