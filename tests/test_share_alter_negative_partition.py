@@ -2,10 +2,13 @@
 Kafka 4.4: UNKNOWN_SERVER_ERROR "Initialize share group parameters has invalid partitionId -
 <group> <topic id> <partition>" (its InitializeShareGroupStateParameters refuses the index),
 no partition answered and none altered, a valid partition beside it included; a partition
-past the topic's is UNKNOWN_TOPIC_OR_PARTITION as before.
+past the topic's is UNKNOWN_TOPIC_OR_PARTITION as before. Kafka keeps the negative partition
+all the same: the group's next DeleteGroups fails on it (UNKNOWN_SERVER_ERROR, its share-state
+persister refusing the index), the group kept, and the one after deletes the group.
 
 Found by the differential fuzzer (python -m tests.fuzz differential, #26990: a partition
-index of -65536); runs on the fake and on Apache Kafka (``--kafka=both``)."""
+index of -65536, then #27688: the group's DeleteGroups failing on Kafka only); runs on the
+fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
 
@@ -50,3 +53,16 @@ def test_a_negative_partition_fails_the_whole_alter(kafka, partitions):
         assert [(p.partition_index, p.error_code) for t in answer.responses
                 for p in t.partitions] == [(7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (0, 0)]
         assert start_offsets(client, group) == [(0, 1)]
+
+
+def delete(client: WireClient, group: str) -> int:
+    return client.request("DeleteGroups", 2, {"groups_names": [group]}).results[0].error_code
+
+
+def test_the_next_delete_of_a_group_altered_at_a_negative_partition_fails(kafka):
+    address, _ = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as client:
+        assert alter(client, group, [-1]).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+        assert [delete(client, group) for _ in range(3)] == [
+            ErrorCode.UNKNOWN_SERVER_ERROR, 0, ErrorCode.GROUP_ID_NOT_FOUND]

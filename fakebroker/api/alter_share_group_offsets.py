@@ -10,7 +10,8 @@ topic's, answers UNKNOWN_TOPIC_OR_PARTITION "This server does not host this
 topic-partition." (an unknown topic with a zero topic id). A negative partition index of a
 known topic fails the whole request, nothing altered: UNKNOWN_SERVER_ERROR "Initialize share
 group parameters has invalid partitionId - <group> <topic id> <partition>" (Kafka 4.4's
-InitializeShareGroupStateParameters refusing it, measured; the first such partition named).
+InitializeShareGroupStateParameters refusing it, measured; the first such partition named),
+and the group's next DeleteGroups fails (``ShareGroupCoordinator.delete``).
 NOT_COORDINATOR on another broker.
 """
 
@@ -41,6 +42,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         negative = [p.partition_index for p in t.partitions if p.partition_index < 0]
         if topic is not None and negative:
             topic_id = base64.urlsafe_b64encode(topic.id.bytes).decode().rstrip("=")
+            share.refuse_alter(request.group_id)
             return dict(answer, error_code=error_code("UNKNOWN_SERVER_ERROR"), error_message=(
                 "Initialize share group parameters has invalid partitionId - "
                 f"{request.group_id} {topic_id} {negative[0]}"))

@@ -212,6 +212,8 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
+    # an alter named a negative partition: Kafka keeps it, and its next delete fails on it
+    invalid_partition: bool = False
 
     @property
     def state(self) -> str:
@@ -383,12 +385,18 @@ class ShareGroupCoordinator:
 
     def delete(self, group_id: str) -> None:
         """DeleteGroups of a share group: NON_EMPTY_GROUP while it has members; its
-        share-partitions go with it."""
+        share-partitions go with it. The first delete after an alter named a negative
+        partition (``refuse_alter``) fails, UNKNOWN_SERVER_ERROR, the group kept; the next
+        one deletes it (Kafka 4.4 asks its share-state persister to delete that partition's
+        state, which refuses the index; measured)."""
         group = self.group(group_id)
         if group is None:
             raise ClusterError("GROUP_ID_NOT_FOUND")
         if group.members:
             raise ClusterError("NON_EMPTY_GROUP")
+        if group.invalid_partition:
+            group.invalid_partition = False
+            raise ClusterError("UNKNOWN_SERVER_ERROR")
         del self.groups[group_id]
 
     # -- share sessions ---------------------------------------------------------------------
@@ -557,6 +565,10 @@ class ShareGroupCoordinator:
     def check_alter(self, group_id: str) -> None:
         """Whether AlterShareGroupOffsets may change the group (made when missing)."""
         self._empty_group(group_id, create=True)
+
+    def refuse_alter(self, group_id: str) -> None:
+        """An alter naming a negative partition, refused: the group remembers it (``delete``)."""
+        self._empty_group(group_id, create=True).invalid_partition = True
 
     def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
         """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``
