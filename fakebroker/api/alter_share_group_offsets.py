@@ -7,11 +7,17 @@ whole request); a group that does not exist is made, empty, as Kafka makes it. E
 partition's share state starts afresh at the offset given (a negative one: set again by
 ``share.auto.offset.reset`` at the next fetch); a partition of an unknown topic, or past the
 topic's, answers UNKNOWN_TOPIC_OR_PARTITION "This server does not host this
-topic-partition." (an unknown topic with a zero topic id). NOT_COORDINATOR on another broker.
+topic-partition." (an unknown topic with a zero topic id). A negative partition index of a
+known topic fails the whole request, nothing altered: UNKNOWN_SERVER_ERROR "Initialize share
+group parameters has invalid partitionId - <group> <topic id> <partition>" (Kafka 4.4's
+InitializeShareGroupStateParameters refusing it, measured; the first such partition named),
+and the group's next DeleteGroups fails (``ShareGroupCoordinator.delete``).
+NOT_COORDINATOR on another broker.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from fakebroker.api.access import groups, topics
@@ -31,6 +37,15 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if (refused := refusal(request.group_id, ctx, share.check_alter)) is not None:
         return refused
     answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": []}
+    for t in request.topics:
+        topic = ctx.cluster.topics.get(t.topic_name)
+        negative = [p.partition_index for p in t.partitions if p.partition_index < 0]
+        if topic is not None and negative:
+            topic_id = base64.urlsafe_b64encode(topic.id.bytes).decode().rstrip("=")
+            share.refuse_alter(request.group_id)
+            return dict(answer, error_code=error_code("UNKNOWN_SERVER_ERROR"), error_message=(
+                "Initialize share group parameters has invalid partitionId - "
+                f"{request.group_id} {topic_id} {negative[0]}"))
     for t in request.topics:
         topic = ctx.cluster.topics.get(t.topic_name)
         partitions = []

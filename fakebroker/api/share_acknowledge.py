@@ -3,8 +3,9 @@
 Versions: 0 (4.0, early access), 1 (4.1+), 2 (4.2+: renew acknowledgements, the acquisition
 lock timeout). Kafka 4.4 serves 1-2. Flexible.
 
-Behavior (as ShareFetch's acknowledgements, ``fakebroker.api.share_fetch``): a member id
-empty or longer than 36 characters is INVALID_REQUEST first (``check_session_member_id``); the
+Behavior (as ShareFetch's acknowledgements, ``fakebroker.api.share_fetch``): a null group id,
+then a member id empty or longer than 36 characters is INVALID_REQUEST first
+(``check_member_id``); the
 request continues the member's share session, at its next epoch (INVALID_SHARE_SESSION_EPOCH; epoch
 0 too, which only a ShareFetch may open; no session: SHARE_SESSION_NOT_FOUND), or closes it
 with -1 after applying the acknowledgements (the member's other acquired records are
@@ -23,7 +24,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.api.share_fetch import FINAL, NO_LEADER, SESSION_ERRORS, acknowledge
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.share_groups import check_session_member_id
+from fakebroker.state.share_groups import check_member_id
 
 API_KEY = 79
 ERROR_PLACEMENT = Placement(
@@ -41,7 +42,9 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                               "acquisition_lock_timeout_ms": share.lock_duration_ms(group_id),
                               "node_endpoints": []}
     try:
-        check_session_member_id(member_id)
+        if request.group_id is None:
+            raise ClusterError("INVALID_REQUEST", None)
+        check_member_id(member_id)
         if request.share_session_epoch == 0:
             raise ClusterError("INVALID_SHARE_SESSION_EPOCH")
         share.session(group_id, member_id, request.share_session_epoch)

@@ -4,11 +4,15 @@ Versions: 0 (4.0, early access), 1 (4.1+: max records, batch size, the acquisiti
 timeout), 2 (4.2+: acquire mode, renew acknowledgements). Kafka 4.4 serves 1-2. Flexible.
 
 Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details):
-* A member id empty or longer than 36 characters: INVALID_REQUEST, before anything else
-  (``check_session_member_id``; measured on Kafka 4.4).
+* A null group id, then a member id empty or longer than 36 characters, then (v2) a renewal
+  (``is_renew_ack``) with a max/min bytes, max records or max wait other than 0:
+  INVALID_REQUEST, before anything else (``check_member_id``; measured on Kafka 4.4).
 * Share sessions: epoch 0 opens the member's session with the partitions named (and may not
-  carry acknowledgements: INVALID_REQUEST), a later request must carry the session's next
-  epoch (INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND) and adds the
+  carry acknowledgements: INVALID_REQUEST; naming a partition twice ends the member's
+  session and opens none, UNKNOWN_SERVER_ERROR: Kafka 4.4's SharePartitionManager.newContext
+  removes the old session, then fails adding the duplicate to the new one, measured), a
+  later request must carry the session's next epoch (INVALID_SHARE_SESSION_EPOCH; no
+  session: SHARE_SESSION_NOT_FOUND) and adds the
   partitions it names, ``forgotten_topics_data`` takes partitions out, -1 only acknowledges
   and closes the session (the member's acquired records are released), and so does the end
   of the connection that opened it. These errors are the whole request's, at the top level.
@@ -19,7 +23,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   all (whole batches), from one segment of each partition's log as a Fetch reads one, each
   locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,
   v1+); the stored batches holding them are returned with their acquired ranges and
-  delivery counts. With nothing to acquire, the request waits up to ``max_wait_ms`` for an
+  delivery counts. A session of no partitions is answered at once (Kafka's
+  handleFetchFromShareFetchRequest, nothing to fetch; measured). With nothing to acquire, the
+  request waits up to ``max_wait_ms`` for an
   append or for records released (a lock expiring, a RELEASE); once the session ended while
   it waited (its member removed, the session replaced or closed), it acquires nothing more and is
   answered with what it has. Nothing is acquired from a
@@ -29,7 +35,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   fetch waiting when it was altered acquires nothing from the partition (measured on Kafka
   4.4: an append does not end its wait).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
-  the current leader). Answered, as Kafka answers: the partitions with records, an error or
+  the current leader); UNKNOWN_SERVER_ERROR, at once, for every partition of the empty group
+  id (whose session is opened all the same; measured on Kafka 4.4). Answered, as Kafka
+  answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
   request adds to the session (a partition named again, already in it, is left out). An
   error answer for the whole request has an acquisition lock timeout of 0.
@@ -48,7 +56,7 @@ from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_partition, per_topic
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.cluster import Partition
-from fakebroker.state.share_groups import check_session_member_id
+from fakebroker.state.share_groups import check_member_id
 from fakebroker.state.share_partitions import Acquired
 
 API_KEY = 78
@@ -82,10 +90,18 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
             for t in request.topics for p in t.partitions if p.acknowledgement_batches}
     epoch = request.share_session_epoch
     try:
-        check_session_member_id(member_id)
+        if request.group_id is None:
+            raise ClusterError("INVALID_REQUEST", None)
+        check_member_id(member_id)
+        if ctx.version >= 2 and request.is_renew_ack and any(
+                (request.max_bytes, request.min_bytes, request.max_records, request.max_wait_ms)):
+            raise ClusterError("INVALID_REQUEST", None)
         if epoch == 0:
             if acks:
                 raise ClusterError("INVALID_REQUEST")
+            if len(set(named)) < len(named):  # Kafka's bug: its mustAdd throws on a duplicate
+                share.close_session(group_id, member_id)
+                raise ClusterError("UNKNOWN_SERVER_ERROR", None)
             session = share.open_session(group_id, member_id, named,
                                          (ctx.broker.id, ctx.connection_id))
         else:
@@ -124,7 +140,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         remaining = deadline - trio.current_time()
         found = bool(moved) or any(a["acquired_records"] or a["error_code"]
                                    for a in fetched.values())
-        if found or remaining <= 0 or acks:
+        if found or remaining <= 0 or acks or not wanted:
             break
         await ctx.wait_for_append(remaining)
         waited = True
@@ -202,6 +218,9 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
                 leaders.add(leader.leader)
             continue
         name, partition = found
+        if not group_id:  # Kafka cannot make the share-partition of an empty group id
+            answer["error_code"] = error_code("UNKNOWN_SERVER_ERROR")
+            continue
         if max_records <= 0:
             continue
         log = partition.log

@@ -23,11 +23,16 @@ ShareSessionCache, measured against Kafka 4.4:
   a member nor altered) acquires nothing, as on Kafka, which has nothing to start it from.
 * A share session per (group, member): ShareFetch at epoch 0 opens it, each later request must
   carry the next epoch (INVALID_SHARE_SESSION_EPOCH), one with no session is
-  SHARE_SESSION_NOT_FOUND, -1 closes it. The connection that opened a session keeps it: when
-  that connection closes, the session ends (``connection_closed``), as Kafka's share session
-  cache forgets the sessions of a disconnected client. Closing the session, its connection
-  closing, leaving the group or the session timing out releases every record the member
-  holds (at once offered to the other members, its delivery count kept).
+  SHARE_SESSION_NOT_FOUND, -1 closes it. A connection keeps the last session opened on it, as
+  Kafka's ShareSessionCache keeps one per connection id: when the connection closes, that
+  session ends (``connection_closed``) unless a session opened on the connection was ended
+  since (closed, or opened again: the connection's entry is then stale, whichever session it
+  names); the earlier sessions opened on it live on. Closing the session or its connection
+  closing releases every record the member holds (at once offered to the other members, its
+  delivery count kept); so does, in the fake, the member's group session timing out or its
+  ``fence`` (not measured on Kafka: a timeout is 45 s by default). A member leaving the
+  group (heartbeat -1) keeps its share session and its records, which it may still
+  acknowledge: Kafka's group coordinator does not end share sessions (measured on 4.4).
 * Configs: Kafka's broker limits (``SETTINGS``, Kafka's defaults) and each group's own
   ``share.*`` configs (IncrementalAlterConfigs on the GROUP resource), checked against them as
   Kafka checks them (``validate_group_config``).
@@ -207,6 +212,8 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
+    # an alter named a negative partition: Kafka keeps it, and its next delete fails on it
+    invalid_partition: bool = False
 
     @property
     def state(self) -> str:
@@ -217,10 +224,11 @@ class ShareGroup:
 MAX_MEMBER_ID = 36  # characters: a UUID's string form
 
 
-def check_session_member_id(member_id: str) -> None:
-    """INVALID_REQUEST (no message) for a member id Kafka 4.4 refuses in ShareFetch and
-    ShareAcknowledge before it looks their share session up: empty, or longer than
-    ``MAX_MEMBER_ID`` characters (measured; any other string is looked up)."""
+def check_member_id(member_id: str | None) -> None:
+    """INVALID_REQUEST (no message) for a member id Kafka 4.4 refuses in ShareFetch,
+    ShareAcknowledge and ShareGroupHeartbeat before it looks their share session or group up
+    (KafkaApis.isMemberIdValid): null, empty, or longer than ``MAX_MEMBER_ID`` characters
+    (measured; any other string is looked up)."""
     if not member_id or len(member_id) > MAX_MEMBER_ID:
         raise ClusterError("INVALID_REQUEST", None)
 
@@ -266,6 +274,8 @@ class ShareGroupCoordinator:
     # group id -> its share.* configs set (a group need not exist to have them)
     configs: dict[str, dict[str, str]] = field(default_factory=dict)
     sessions: dict[tuple[str, str], ShareSession] = field(default_factory=dict)
+    # connection -> ((group, member) of the last session opened on it, whether it is stale)
+    tracked: dict[tuple[int, int], tuple[tuple[str, str], bool]] = field(default_factory=dict)
     claim: Callable[[str], bool] = lambda group_id: True
     new_deadline: Callable[[float], None] = lambda deadline: None
     on_release: Callable[[], None] = lambda: None
@@ -298,7 +308,7 @@ class ShareGroupCoordinator:
             if group is None:
                 raise ClusterError("GROUP_ID_NOT_FOUND", f"Group {hb.group_id} not found.")
             member = self._existing(group, hb.member_id)
-            self._remove(group, member.member_id)
+            self._remove(group, member.member_id, end_session=False)
             member.epoch = LEAVE
             return member, None
         if group is None:
@@ -359,9 +369,10 @@ class ShareGroupCoordinator:
         for member_id, assignment in self._targets(group, partitions_of).items():
             group.members[member_id].assigned = assignment
 
-    def _remove(self, group: ShareGroup, member_id: str) -> None:
+    def _remove(self, group: ShareGroup, member_id: str, end_session: bool = True) -> None:
         del group.members[member_id]
-        self.close_session(group.group_id, member_id)
+        if end_session:
+            self.close_session(group.group_id, member_id)
         self._bump(group, self.partitions_of())
 
     def fence(self, group_id: str, member_id: str) -> None:
@@ -374,12 +385,18 @@ class ShareGroupCoordinator:
 
     def delete(self, group_id: str) -> None:
         """DeleteGroups of a share group: NON_EMPTY_GROUP while it has members; its
-        share-partitions go with it."""
+        share-partitions go with it. The first delete after an alter named a negative
+        partition (``refuse_alter``) fails, UNKNOWN_SERVER_ERROR, the group kept; the next
+        one deletes it (Kafka 4.4 asks its share-state persister to delete that partition's
+        state, which refuses the index; measured)."""
         group = self.group(group_id)
         if group is None:
             raise ClusterError("GROUP_ID_NOT_FOUND")
         if group.members:
             raise ClusterError("NON_EMPTY_GROUP")
+        if group.invalid_partition:
+            group.invalid_partition = False
+            raise ClusterError("UNKNOWN_SERVER_ERROR")
         del self.groups[group_id]
 
     # -- share sessions ---------------------------------------------------------------------
@@ -393,6 +410,8 @@ class ShareGroupCoordinator:
         self.close_session(group_id, member_id)
         session = self.sessions[(group_id, member_id)] = ShareSession(
             partitions=list(dict.fromkeys(partitions)), connection=connection)
+        if connection is not None:
+            self.tracked[connection] = ((group_id, member_id), False)
         return session
 
     def is_current(self, group_id: str, member_id: str, session: ShareSession) -> bool:
@@ -400,10 +419,11 @@ class ShareGroupCoordinator:
         return self.sessions.get((group_id, member_id)) is session
 
     def connection_closed(self, connection: tuple[int, int]) -> None:
-        """End the sessions ``connection`` opened (their members' records released)."""
-        for group_id, member_id in [key for key, session in self.sessions.items()
-                                    if session.connection == connection]:
-            self.close_session(group_id, member_id)
+        """End the last session ``connection`` opened (its member's records released),
+        unless its entry went stale (module docstring)."""
+        entry = self.tracked.pop(connection, None)
+        if entry is not None and not entry[1]:
+            self.close_session(*entry[0])
 
     def session(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
         """The session a request at ``epoch`` (> 0, or -1 to close) continues; its epoch
@@ -419,8 +439,11 @@ class ShareGroupCoordinator:
 
     def close_session(self, group_id: str, member_id: str) -> None:
         """End the member's session; every record it holds is released."""
-        if self.sessions.pop((group_id, member_id), None) is None:
+        session = self.sessions.pop((group_id, member_id), None)
+        if session is None:
             return
+        if session.connection in self.tracked:  # whichever session the entry names
+            self.tracked[session.connection] = (self.tracked[session.connection][0], True)
         group = self.groups.get(group_id)
         released = False
         for partition in (group.partitions.values() if group is not None else ()):
@@ -542,6 +565,10 @@ class ShareGroupCoordinator:
     def check_alter(self, group_id: str) -> None:
         """Whether AlterShareGroupOffsets may change the group (made when missing)."""
         self._empty_group(group_id, create=True)
+
+    def refuse_alter(self, group_id: str) -> None:
+        """An alter naming a negative partition, refused: the group remembers it (``delete``)."""
+        self._empty_group(group_id, create=True).invalid_partition = True
 
     def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
         """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``

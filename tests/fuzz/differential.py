@@ -317,6 +317,8 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 result.unlike += 1
             elif PENDING in (outcomes[0].kind, outcomes[1].kind):
                 result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
+                for connection in connections:  # what the pending side's close ends (its
+                    connection.close()  # share sessions) ends on the other side too
             else:
                 result.differences.append(_difference(index, mutants, *outcomes,
                                                       explained))
