@@ -32,3 +32,12 @@ def test_an_offset_commit_to_a_share_group_finds_no_group(kafka):
         answers = {(version, generation): commit(client, version, "shared", generation)
                    for version in (2, 5, 8, 9) for generation in (-1, 0, 1)}
     assert set(answers.values()) == {ErrorCode.GROUP_ID_NOT_FOUND}
+
+
+def test_a_group_named_twice_in_delete_groups_is_answered_once(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        assert commit(client, 5, "emptied", -1) == 0  # an Empty group, made by a commit
+        deleted = client.request("DeleteGroups", 2, {
+            "groups_names": ["emptied", "emptied", "emptied", "none", "none"]})
+    assert sorted((r.group_id, r.error_code) for r in deleted.results) == [
+        ("emptied", 0), ("none", ErrorCode.GROUP_ID_NOT_FOUND)]
