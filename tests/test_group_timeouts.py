@@ -8,7 +8,7 @@ import trio
 import trio.testing
 
 from fakebroker.api.common import answer_of
-from fakebroker.protocol.errors import ClusterError
+from fakebroker.protocol.errors import ClusterError, ErrorCode
 from fakebroker.state.classic_groups import ClassicGroupCoordinator
 from fakebroker.state.groups import Groups
 from fakebroker.timers import run_timers
@@ -148,6 +148,28 @@ def test_a_restarted_static_members_shorter_session_ends_on_time():
             assert new in groups.classic_group("g").members
             await trio.sleep_until(start + 7.001)
             assert new not in groups.classic_group("g").members
+            nursery.cancel_scope.cancel()
+
+    run(main)
+
+
+def test_a_new_member_held_at_a_barrier_that_cannot_close_leaves_after_five_minutes():
+    """A member listing its one protocol twice leaves no protocol for the rebalance to choose
+    (see tests/test_wire_group_join_order.py): its JoinGroup waits at the barrier past its
+    session and rebalance timeouts, until Kafka's new member join timeout (5 minutes) removes
+    it, answering UNKNOWN_MEMBER_ID, and the group is Empty at the next generation."""
+    async def main():
+        groups = Groups()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_timers, groups)
+            started = trio.current_time()
+            answer = await answer_of(groups.classic.join(
+                "g", "", None, "client", "/127.0.0.1", 10_000, 30_000, "consumer",
+                PROTOCOLS * 2, require_known_member_id=False, now=started))
+            assert trio.current_time() - started == 300
+            assert answer["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+            group = groups.classic_group("g")
+            assert group.state.value == "Empty" and group.generation_id == 1
             nursery.cancel_scope.cancel()
 
     run(main)

@@ -8,13 +8,14 @@ the join barrier closed (expirePendingSync). They run on the fake and on Apache 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
 from fakebroker.real_cluster import wait_for as eventually
 from fakebroker.wire_client import WireClient
-from tests.bodies import join_body
+from tests.bodies import join_body, subscription
 from tests.test_wire_groups import coordinator
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
@@ -125,3 +126,28 @@ def test_a_static_member_replaced_before_it_synced_still_rebalances_the_group(ka
         assert heartbeat(leader_client, leader) == 0
         eventually(lambda: heartbeat(leader_client, leader) == ErrorCode.REBALANCE_IN_PROGRESS,
                    "the group to rebalance for the old member id", timeout=5)
+
+
+def test_a_protocol_listed_twice_holds_the_join_barrier_shut(kafka):
+    """Kafka counts a protocol each time a member lists it (ClassicGroup.supportedProtocols):
+    a member listing "range" twice makes it listed twice for one member, so the group has no
+    protocol every member supports once. Its rebalance cannot choose one (the completion
+    fails and is rolled back): the member's JoinGroup waits (for the 5 minutes of Kafka's new
+    member join timeout), the group stays PreparingRebalance, and any other member is refused."""
+    twice = [{"name": "range", "metadata": subscription("orders")}] * 2
+    with WireClient(coordinator(kafka)) as stuck, WireClient(coordinator(kafka)) as client:
+        stuck.send("JoinGroup", 3, join_body(protocols=twice, group="twice"))
+
+        def state() -> tuple[str, int]:
+            (group,) = client.request("DescribeGroups", 5, {"groups": ["twice"]}).groups
+            return group.group_state, len(group.members)
+
+        eventually(lambda: state() == ("PreparingRebalance", 1),
+                   "the member listing range twice to join", timeout=5)
+        time.sleep(0.5)  # time for a barrier of a new group (no initial delay) to close
+        assert state() == ("PreparingRebalance", 1)
+        other = client.request("JoinGroup", 3, join_body(group="twice"))
+        assert other.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        stuck.sock.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            stuck.receive_frame()  # the JoinGroup is still unanswered

@@ -16,7 +16,15 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
   the group rebalances (Kafka's pending sync).
 * A JoinGroup's protocols are checked before its member id (Kafka's supportsProtocols): an
   Empty group wants a non-empty protocol type and at least one protocol, any other the
-  group's protocol type and a protocol every member supports.
+  group's protocol type and a protocol every member supports. As in Kafka's ClassicGroup,
+  "every member supports" counts each member's listing of the protocol: a member that lists
+  one twice counts twice, so no protocol is then supported by exactly as many listings as the
+  group has members — no other member may join (INCONSISTENT_GROUP_PROTOCOL) and the
+  rebalance cannot choose a protocol: the join barrier stays shut (Kafka's completion throws
+  and is rolled back), until the members that never finished a join leave.
+* A new member (one that has not yet got its first JoinGroup answer) waiting at the barrier
+  is removed after 5 minutes (Kafka's classic new member join timeout): its JoinGroup is
+  answered UNKNOWN_MEMBER_ID.
 * ``max_size`` (Kafka's group.max.size) bounds the members, as Kafka's acceptJoiningMember
   does: an Empty group takes every JoinGroup; a Stable or CompletingRebalance one a new member
   while it has fewer members; a rebalancing one a member already waiting at the barrier, or
@@ -50,6 +58,7 @@ from fakebroker.state.pending import Pending
 
 JoinAnswer = dict[str, Any]  # JoinGroup response fields
 MAX_SIZE = 2_147_483_647  # group.max.size's default: no bound
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
 
 
 class GroupState(enum.Enum):
@@ -73,6 +82,9 @@ class Member:
     assignment: bytes = b""
     deadline: float = 0.0  # when the session expires (the caller's clock)
     joining: Pending[JoinAnswer] | None = None  # its JoinGroup, waiting at the barrier
+    # Added by a JoinGroup and not yet answered: while it waits at the barrier, ``deadline``
+    # is its new member join timeout (Kafka's ClassicGroupMember.isNew).
+    new: bool = False
 
     def metadata_for(self, protocol: str) -> bytes:
         return next(meta for name, meta in self.protocols if name == protocol)
@@ -123,9 +135,15 @@ class ClassicGroup:
         every member supports."""
         if self.state is GroupState.EMPTY:
             return bool(protocol_type) and bool(protocols)
+        listed = self.listings()
         return protocol_type == self.protocol_type and any(
-            all(name in {n for n, _ in m.protocols} for m in self.members.values())
-            for name in protocols)
+            listed[name] == len(self.members) for name in protocols)
+
+    def listings(self, members: list[Member] | None = None) -> Counter[str]:
+        """How often the members (all by default) list each protocol, a protocol listed twice
+        by one member counted twice (Kafka's ClassicGroup.supportedProtocols)."""
+        chosen = self.members.values() if members is None else members
+        return Counter(name for m in chosen for name, _ in m.protocols)
 
     def all_rejoined(self) -> bool:
         """Every member waits at the join barrier and no member id handed out with
@@ -282,7 +300,9 @@ class ClassicGroupCoordinator:
         group.members[member.member_id] = member
         if member.instance_id is not None:
             group.static[member.instance_id] = member.member_id
-        self._touch(member, now)
+        member.new = True
+        member.deadline = now + NEW_MEMBER_JOIN_TIMEOUT_MS / 1000
+        self.new_deadline(member.deadline)
         if group.state is not GroupState.PREPARING_REBALANCE:
             self._prepare_rebalance(group, now)
         return self._await_join(group, member, now)
@@ -319,7 +339,14 @@ class ClassicGroupCoordinator:
             self._complete_join(group, now)
 
     def _complete_join(self, group: ClassicGroup, now: float) -> None:
-        """Close the join barrier: drop members that did not rejoin, start a generation."""
+        """Close the join barrier: drop members that did not rejoin, start a generation. When
+        the members that rejoined have no protocol in common (``ClassicGroup.listings``), the
+        barrier stays shut and nothing changes: Kafka's completion fails on its protocol vote
+        and is rolled back, its timer spent."""
+        rejoined = [m for m in group.members.values() if m.joining is not None]
+        if rejoined and not self._candidates(group, rejoined):
+            group.rebalance_deadline = group.delay_until = None
+            return
         for member_id in [m for m, member in group.members.items() if member.joining is None]:
             self._remove(group, member_id)
         group.rebalance_deadline = group.delay_until = None
@@ -334,6 +361,7 @@ class ClassicGroupCoordinator:
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
         for member in group.members.values():
+            member.new = False
             self._touch(member, now)
             assert member.joining is not None
             joining, member.joining = member.joining, None
@@ -343,9 +371,11 @@ class ClassicGroupCoordinator:
         self.new_deadline(group.sync_deadline)
 
     @staticmethod
-    def _candidates(group: ClassicGroup) -> set[str]:
-        sets = [{n for n, _ in m.protocols} for m in group.members.values()]
-        return set.intersection(*sets) if sets else set()
+    def _candidates(group: ClassicGroup, members: list[Member] | None = None) -> set[str]:
+        """The protocols listed exactly once per member (Kafka's candidateProtocols)."""
+        chosen = list(group.members.values()) if members is None else members
+        return {name for name, count in group.listings(chosen).items()
+                if count == len(chosen)}
 
     @classmethod
     def select_protocol(cls, group: ClassicGroup) -> str:
@@ -592,7 +622,8 @@ class ClassicGroupCoordinator:
         deadlines = [float("inf")]
         for group in self.groups.values():
             deadlines += list(group.pending.values())
-            deadlines += [m.deadline for m in group.members.values() if m.joining is None]
+            deadlines += [m.deadline for m in group.members.values()
+                          if m.joining is None or m.new]
             if group.rebalance_deadline is not None:
                 deadlines.append(group.rebalance_deadline)
             if group.delay_until is not None:
@@ -617,6 +648,6 @@ class ClassicGroupCoordinator:
             if group.sync_deadline is not None and group.sync_deadline <= now:
                 self._expire_pending_sync(group, now)
             for member_id, member in list(group.members.items()):
-                if member.joining is None and member.deadline <= now \
+                if (member.joining is None or member.new) and member.deadline <= now \
                         and member_id in group.members:
                     self._remove_and_rebalance(group, member_id, now)

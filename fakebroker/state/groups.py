@@ -249,10 +249,14 @@ class Groups:
         consumer) and is refused with ``no_group`` otherwise (Kafka's
         OffsetMetadataManager: GROUP_ID_NOT_FOUND for OffsetCommit v9+, ILLEGAL_GENERATION
         before and for TxnOffsetCommit). ``version``: an OffsetCommit's (None for a
-        TxnOffsetCommit), which a consumer group's members must send at v9+."""
+        TxnOffsetCommit), which a consumer group's members must send at v9+. An OffsetCommit
+        to a share group is GROUP_ID_NOT_FOUND at every version and generation (measured on
+        Kafka 4.4: a share group commits no offsets)."""
         kind = self.kind(group_id)
         if kind is None and generation_or_epoch >= 0:
             raise ClusterError(no_group)
+        if kind is GroupKind.SHARE and version is not None:
+            raise ClusterError("GROUP_ID_NOT_FOUND")
         if kind in (GroupKind.CONSUMER, GroupKind.STREAMS):
             coordinator = self.consumer if kind is GroupKind.CONSUMER else self.streams
             coordinator.validate_offset_commit(group_id, member_id, generation_or_epoch,
