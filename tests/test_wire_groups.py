@@ -498,23 +498,3 @@ def test_consumer_group_describe_names_a_classic_group_as_not_a_consumer_group(k
             {"member_id": member.member_id, "group_instance_id": None, "reason": None}]})
     assert described("g") == not_consumer  # empty, still a classic group
     assert described("nope") == (ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found.")
-
-
-@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
-def test_offset_delete_does_not_find_a_share_group(kafka):
-    """A share group holds no committed offsets: OffsetDelete answers it GROUP_ID_NOT_FOUND,
-    as Kafka 4.4's ShareGroup.validateOffsetDelete, whatever the partitions named."""
-    with WireClient(coordinator(kafka, "sharers")) as client:
-        def join() -> bool:  # Kafka's share coordinator may still be loading
-            answer = client.request("ShareGroupHeartbeat", 1, {
-                "group_id": "sharers", "member_id": "m1", "member_epoch": 0,
-                "subscribed_topic_names": ["orders"]})
-            assert answer.error_code in (0, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
-            return answer.error_code == 0
-
-        eventually(join, "the share group joined")
-        for topics in ([{"name": "orders", "partitions": [{"partition_index": 0}]}],
-                       [{"name": "orders", "partitions": [{"partition_index": 1000}]}], []):
-            answer = client.request("OffsetDelete", 0, {"group_id": "sharers",
-                                                        "topics": topics})
-            assert (answer.error_code, answer.topics) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
