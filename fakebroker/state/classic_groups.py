@@ -116,7 +116,8 @@ class ClassicGroup:
     pending_sync: set[str] = field(default_factory=set)
     sync_deadline: float | None = None
     # Made by a commit from outside that stored no offset: Kafka's writes (OffsetCommit,
-    # JoinGroup) find it, its reads (DescribeGroups) not, until a commit stores one.
+    # JoinGroup) find it, its reads (DescribeGroups) not, until a commit stores one in its
+    # __consumer_offsets partition (``note_commit``).
     unwritten: bool = False
 
     @property
