@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from fakebroker.protocol.errors import ErrorCode
+from fakebroker.real_cluster import wait_for as eventually
 from fakebroker.wire_client import WireClient
 from tests.test_wire_groups import coordinator
 
@@ -32,6 +33,25 @@ def test_an_offset_commit_to_a_share_group_finds_no_group(kafka):
         answers = {(version, generation): commit(client, version, "shared", generation)
                    for version in (2, 5, 8, 9) for generation in (-1, 0, 1)}
     assert set(answers.values()) == {ErrorCode.GROUP_ID_NOT_FOUND}
+
+
+def test_offset_delete_does_not_find_a_share_group(kafka):
+    """A share group holds no committed offsets: OffsetDelete answers it GROUP_ID_NOT_FOUND,
+    as Kafka 4.4's ShareGroup.validateOffsetDelete, whatever the partitions named."""
+    with WireClient(coordinator(kafka)) as client:
+        def join() -> bool:  # Kafka's share coordinator may still be loading
+            answer = client.request("ShareGroupHeartbeat", 1, {
+                "group_id": "sharers", "member_id": "m1", "member_epoch": 0,
+                "subscribed_topic_names": ["orders"]})
+            assert answer.error_code in (0, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+            return answer.error_code == 0
+
+        eventually(join, "the share group joined")
+        for topics in ([{"name": "orders", "partitions": [{"partition_index": 0}]}],
+                       [{"name": "orders", "partitions": [{"partition_index": 7}]}], []):
+            answer = client.request("OffsetDelete", 0, {"group_id": "sharers",
+                                                        "topics": topics})
+            assert (answer.error_code, answer.topics) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
 
 
 def test_a_group_named_twice_in_delete_groups_is_answered_once(kafka):

@@ -185,6 +185,58 @@ def test_a_group_a_commit_stored_nothing_in_is_not_described_until_one_does(kafk
         assert described() == (0, "Empty")
 
 
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_group_a_commit_stored_nothing_in_is_described_once_its_offsets_partition_is_written(
+        kafka):
+    """Kafka's reads see its coordinator's state as of the last write committed to the group's
+    ``__consumer_offsets`` partition: a group made by a commit that stored nothing is
+    described once any commit stores an offset in that partition, for any group
+    ("neighbour-75" shares "unwritten-g"'s partition 44, "stranger-0" is in partition 23)."""
+    with WireClient(coordinator(kafka, "unwritten-g")) as client:
+        def commit(group: str, metadata: str = "") -> int:
+            response = client.request("OffsetCommit", 9, {
+                "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                "topics": [{"name": "orders", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1,
+                     "committed_metadata": metadata}]}]})
+            return response.topics[0].partitions[0].error_code
+
+        def described() -> tuple[int, str]:
+            (group,) = client.request("DescribeGroups", 6, {"groups": ["unwritten-g"]}).groups
+            return group.error_code, group.group_state
+
+        assert commit("unwritten-g", "x" * 5000) == ErrorCode.OFFSET_METADATA_TOO_LARGE
+        assert commit("stranger-0") == 0
+        assert described() == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        assert commit("neighbour-75") == 0
+        assert described() == (0, "Empty")
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_group_a_commit_stored_nothing_in_is_described_once_a_join_there_starts_a_generation(
+        kafka):
+    """A join that starts a generation writes the group's metadata to its partition: the
+    group a commit stored nothing in is described from then ("joiner-27" shares
+    "unwritten-j"'s partition 41)."""
+    with WireClient(coordinator(kafka, "unwritten-j")) as client:
+        refused = client.request("OffsetCommit", 9, {
+            "group_id": "unwritten-j", "generation_id_or_member_epoch": -1, "member_id": "",
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 1, "committed_metadata": "x" * 5000}]}]})
+        assert refused.topics[0].partitions[0].error_code == ErrorCode.OFFSET_METADATA_TOO_LARGE
+
+        def described() -> tuple[int, str]:
+            (group,) = client.request("DescribeGroups", 6, {"groups": ["unwritten-j"]}).groups
+            return group.error_code, group.group_state
+
+        first = client.request("JoinGroup", 9, join_body(group="joiner-27"))
+        assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        assert described() == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        joined = client.request("JoinGroup", 9, join_body(first.member_id, group="joiner-27"))
+        assert (joined.error_code, joined.generation_id) == (0, 1)
+        assert described() == (0, "Empty")
+
+
 def test_heartbeat_errors_tell_members_to_rejoin(kafka):
     with WireClient(coordinator(kafka)) as client:
         member = joined_member(client)

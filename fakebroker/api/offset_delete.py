@@ -2,8 +2,9 @@
 
 Versions: 0. Not flexible.
 
-Behavior: GROUP_ID_NOT_FOUND for an unknown group, NOT_COORDINATOR, and NON_EMPTY_GROUP for a
-classic group with members of another protocol type than "consumer", at the top level;
+Behavior: GROUP_ID_NOT_FOUND for an unknown group or a share group, NOT_COORDINATOR, and
+NON_EMPTY_GROUP for a classic group with members of another protocol type than "consumer", at
+the top level;
 per partition UNKNOWN_TOPIC_OR_PARTITION for a partition the cluster does not have,
 GROUP_SUBSCRIBED_TO_TOPIC while the group's members subscribe to the topic (read from their
 consumer-protocol subscriptions; a KIP-848 group's by name or regex), else the offset is

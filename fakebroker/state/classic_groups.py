@@ -55,6 +55,7 @@ from typing import Any
 
 from fakebroker.protocol.errors import ClusterError, error_code
 from fakebroker.state.pending import Pending
+from fakebroker.state.transactions import offsets_partition
 
 JoinAnswer = dict[str, Any]  # JoinGroup response fields
 MAX_SIZE = 2_147_483_647  # group.max.size's default: no bound
@@ -115,7 +116,8 @@ class ClassicGroup:
     pending_sync: set[str] = field(default_factory=set)
     sync_deadline: float | None = None
     # Made by a commit from outside that stored no offset: Kafka's writes (OffsetCommit,
-    # JoinGroup) find it, its reads (DescribeGroups) not, until a commit stores one.
+    # JoinGroup) find it, its reads (DescribeGroups) not, until a commit stores one in its
+    # __consumer_offsets partition (``note_commit``).
     unwritten: bool = False
 
     @property
@@ -352,6 +354,7 @@ class ClassicGroupCoordinator:
         group.rebalance_deadline = group.delay_until = None
         group.initial = False
         group.generation_id += 1
+        self._partition_written(group.group_id)
         if not group.members:
             group.state = GroupState.EMPTY
             group.protocol_name = group.leader_id = None
@@ -600,12 +603,24 @@ class ClassicGroupCoordinator:
 
     def note_commit(self, group_id: str, made: bool, stored: bool) -> None:
         """After a commit the group accepted (``made``: that commit made the group): a group
-        made by a commit that stored no offset is ``unwritten`` until one stores some, as
-        Kafka 4.4 answers (measured: DescribeGroups GROUP_ID_NOT_FOUND, a member's commit
-        UNKNOWN_MEMBER_ID)."""
+        made by a commit that stored no offset is ``unwritten`` until a commit stores some in
+        its ``__consumer_offsets`` partition, for it or any other group there, or a join there
+        starts a generation, as Kafka 4.4 answers (measured: DescribeGroups GROUP_ID_NOT_FOUND,
+        a member's commit UNKNOWN_MEMBER_ID; Kafka's reads see a partition's state as of its
+        last write)."""
         group = self.groups.get(group_id)
         if group is not None:
             group.unwritten = (made or group.unwritten) and not stored
+        if stored:
+            self._partition_written(group_id)
+
+    def _partition_written(self, group_id: str) -> None:
+        """Kafka wrote a record for ``group_id`` (stored offsets, a generation's group
+        metadata): every unwritten group of its ``__consumer_offsets`` partition is seen."""
+        partition = offsets_partition(group_id)
+        for other in self.groups.values():
+            if other.unwritten and offsets_partition(other.group_id) == partition:
+                other.unwritten = False
 
     def delete(self, group_id: str) -> None:
         group = self.group(group_id)

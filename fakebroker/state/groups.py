@@ -286,11 +286,12 @@ class Groups:
 
     def validate_offset_delete(self, group_id: str) -> None:
         """Whether OffsetDelete may delete the group's offsets at all (``ClusterError``):
-        GROUP_ID_NOT_FOUND for no group; NON_EMPTY_GROUP for a classic group with members
-        of another protocol type than "consumer", whose subscriptions cannot be read (Kafka's
-        ClassicGroup.validateOffsetDelete)."""
+        GROUP_ID_NOT_FOUND for no group and for a share group, which holds no committed
+        offsets (Kafka 4.4's ShareGroup.validateOffsetDelete, measured); NON_EMPTY_GROUP for a
+        classic group with members of another protocol type than "consumer", whose
+        subscriptions cannot be read (Kafka's ClassicGroup.validateOffsetDelete)."""
         kind = self.kind(group_id)
-        if kind is None:
+        if kind is None or kind is GroupKind.SHARE:
             raise ClusterError("GROUP_ID_NOT_FOUND")
         group = self.classic.groups.get(group_id)
         if kind is GroupKind.CLASSIC and group is not None and group.members \

@@ -54,12 +54,15 @@ COORDINATOR_EPOCH = 0  # the fake's coordinators never change epoch (markers car
 
 def offsets_partition(group_id: str) -> int:
     """The ``__consumer_offsets`` partition holding the group's offsets, as Kafka places it:
-    ``Utils.abs(groupId.hashCode) % 50``, Java's hash over UTF-16 code units."""
+    ``Utils.abs(groupId.hashCode) % 50``, Java's hash over UTF-16 code units (``Utils.abs``:
+    a negative hash's absolute value, Integer.MIN_VALUE's 0; measured on Kafka 4.4, see
+    tests/test_wire_groups.py's "neighbour-75")."""
     units = group_id.encode("utf-16-be", "surrogatepass")
     h = 0
     for i in range(0, len(units), 2):
         h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
-    return (h & 0x7FFFFFFF) % OFFSETS_PARTITIONS
+    signed = h - (1 << 32) if h & 0x80000000 else h
+    return (0 if signed == -(1 << 31) else abs(signed)) % OFFSETS_PARTITIONS
 
 
 class TxnState(enum.Enum):
