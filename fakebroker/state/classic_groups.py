@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakebroker.protocol.errors import ClusterError, error_code
+from fakebroker.state.offsets import offsets_partition
 from fakebroker.state.pending import Pending
-from fakebroker.state.transactions import offsets_partition
 
 JoinAnswer = dict[str, Any]  # JoinGroup response fields
 MAX_SIZE = 2_147_483_647  # group.max.size's default: no bound

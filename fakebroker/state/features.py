@@ -191,10 +191,12 @@ def checked_order(updates: list[FeatureUpdate]) -> list[FeatureUpdate]:
 
 
 def java_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (as an unsigned 32-bit value)."""
+    """Java's ``String.hashCode`` (as an unsigned 32-bit value), over the string's UTF-16 code
+    units as Java's is (a character beyond U+FFFF counts as its two surrogates)."""
+    units = text.encode("utf-16-be", "surrogatepass")
     h = 0
-    for char in text:
-        h = (31 * h + ord(char)) & 0xFFFFFFFF
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
     return h
 
 

@@ -21,7 +21,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fakebroker.state.features import java_hash
+
 TopicPartition = tuple[str, int]  # topic name, partition index
+# How many partitions Kafka 4.4 makes its coordinators' topics with
+# (offsets.topic.num.partitions and transaction.state.log.num.partitions; measured).
+INTERNAL_PARTITIONS = 50
+
+
+def offsets_partition(group_id: str) -> int:
+    """The ``__consumer_offsets`` partition holding the group's offsets, as Kafka places it:
+    ``Utils.abs(groupId.hashCode) % 50`` (``Utils.abs``: a negative hash's absolute value,
+    Integer.MIN_VALUE's 0; measured on Kafka 4.4, see tests/test_wire_groups.py's
+    "neighbour-75")."""
+    h = java_hash(group_id)
+    signed = h - (1 << 32) if h & 0x80000000 else h
+    return (0 if signed == -(1 << 31) else abs(signed)) % INTERNAL_PARTITIONS
 
 
 @dataclass(frozen=True, slots=True)

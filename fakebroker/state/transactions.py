@@ -39,7 +39,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.offsets import CommittedOffset, OffsetStore, TopicPartition
+from fakebroker.state.offsets import (
+    CommittedOffset,
+    OffsetStore,
+    TopicPartition,
+    offsets_partition,
+)
 from fakebroker.state.producers import ProducerRegistry
 
 # The release whose coordinator first answered TRANSACTION_ABORTABLE for a partition not in
@@ -48,21 +53,7 @@ ABORTABLE_FROM = "3.8"
 
 MAX_EPOCH = 32767  # Short.MaxValue: an epoch that cannot be bumped again
 NO_PRODUCER_ID = -1  # an InitProducerId naming no producer (any other id is named)
-OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions, Kafka's default
 COORDINATOR_EPOCH = 0  # the fake's coordinators never change epoch (markers carry it)
-
-
-def offsets_partition(group_id: str) -> int:
-    """The ``__consumer_offsets`` partition holding the group's offsets, as Kafka places it:
-    ``Utils.abs(groupId.hashCode) % 50``, Java's hash over UTF-16 code units (``Utils.abs``:
-    a negative hash's absolute value, Integer.MIN_VALUE's 0; measured on Kafka 4.4, see
-    tests/test_wire_groups.py's "neighbour-75")."""
-    units = group_id.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
-    signed = h - (1 << 32) if h & 0x80000000 else h
-    return (0 if signed == -(1 << 31) else abs(signed)) % OFFSETS_PARTITIONS
 
 
 class TxnState(enum.Enum):
