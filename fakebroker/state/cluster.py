@@ -28,7 +28,6 @@ from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.loggers import Loggers
-from fakebroker.state.offsets import INTERNAL_PARTITIONS
 
 if TYPE_CHECKING:
     from fakebroker.state.acls import AclStore
@@ -52,9 +51,10 @@ OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 # Kafka's internal topics (``Topic.isInternal``: by name, however they were made).
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, "__share_group_state"})
-# How Kafka 4.4 makes the coordinators' topics (their partitions: INTERNAL_PARTITIONS, in
-# fakebroker.state.offsets; the configs it sets on them), measured: with the replication
-# factor the fake's brokers report (offsets.topic.replication.factor 1).
+# How Kafka 4.4 makes the coordinators' topics (offsets.topic.num.partitions and
+# transaction.state.log.num.partitions, 50; the configs it sets on them), measured: with the
+# replication factor the fake's brokers report (offsets.topic.replication.factor 1).
+INTERNAL_PARTITIONS = 50
 INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | None]] = {
     OFFSETS_TOPIC: {"cleanup.policy": "compact", "compression.type": "producer",
                     "segment.bytes": "104857600"},

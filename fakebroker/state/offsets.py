@@ -21,12 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fakebroker.state.cluster import INTERNAL_PARTITIONS
 from fakebroker.state.features import java_hash
 
 TopicPartition = tuple[str, int]  # topic name, partition index
-# How many partitions Kafka 4.4 makes its coordinators' topics with
-# (offsets.topic.num.partitions and transaction.state.log.num.partitions; measured).
-INTERNAL_PARTITIONS = 50
 
 
 def offsets_partition(group_id: str) -> int:
