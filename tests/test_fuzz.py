@@ -303,3 +303,25 @@ def test_the_differential_mode_withholds_a_config_operation_kafkas_controller_fa
 
     assert fells_kafka(altering(7)) and fells_kafka(altering(-1))
     assert not any(fells_kafka(altering(op)) for op in range(4))
+
+
+def test_the_differential_mode_sets_apart_a_frame_its_ids_make_read_differently():
+    """Seed 1, #37320 (OffsetFetch v10, "tagged field 2147483647, 5 bits flipped"): the
+    member id's length lost a bit, so both sides read their topic id as the group's tagged
+    fields: a varint longer than 5 bytes with the fake's id, two tagged fields with Kafka's.
+    Each broker, sent either frame, answers it as the other does
+    (tests/test_wire_request_parsing.py): not one input, so not a difference."""
+    from tests.fuzz.differential import read_alike
+
+    def frame(topic_id: str) -> bytes:  # the frames as sent, spaced where a field starts
+        return bytes.fromhex(
+            "0009 000a 00000001 000b 676f6e666f726d616e6365 00"  # header, client id "gonformance"
+            " 02 07 6f6578742d31"  # 1 group, "oext-1"
+            " 16 41410141414141414141414141414141414141414151"  # member id: 22 bytes, 21 said
+            " 00000000 02" + topic_id + " 02 00000000 00"  # epoch 0, 1 topic: its partition 0
+            " 00 00 01 ffffffff07 03 463c55")  # group done, not stable, tag 2^31-1
+
+    fakes = frame("57f1b393a7de438c80045175305712b6")  # read: tag 87, size f1b393a7de43
+    kafkas = frame("f6600e0c90f04680b0b732d1db05c7d6")  # tag 12406, 14 bytes; tag 0, 0 bytes
+    assert not read_alike(kafkas, fakes)
+    assert read_alike(kafkas, kafkas) and read_alike(fakes, fakes)

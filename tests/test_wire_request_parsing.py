@@ -7,6 +7,7 @@ same for every API."""
 from __future__ import annotations
 
 import struct
+import uuid
 
 import pytest
 
@@ -123,6 +124,41 @@ def test_a_known_tagged_field_is_read_where_it_starts_whatever_its_size_says(kaf
     with WireClient(address(kafka)) as client:
         send_frame(client, fetch_v12(b"\x01\x00\x00\x00"))
         assert answer(client, "Fetch", 12).error_code == 0
+
+
+def offset_fetch_v10_member_id_one_short(topic_id: bytes) -> bytes:
+    """OffsetFetch v10 for one group ("fuzzed", member "member0", epoch 0) and one topic by
+    ``topic_id``, the member id's compact length one short: the reader takes the id's last
+    byte and the epoch's first three as the epoch, the epoch's last (00) as a null topics
+    array, the topics' count (02) as the group's 2 tagged fields, and the topic id's bytes
+    as those fields (differential fuzzer, seed 1, #37320)."""
+    frame = body_frame("OffsetFetch", 10, {"groups": [
+        {"group_id": "fuzzed", "member_id": "member0", "member_epoch": 0,
+         "topics": [{"topic_id": uuid.UUID(bytes=topic_id), "partition_indexes": [0]}]}],
+        "require_stable": False})
+    member = b"\x08member0\x00\x00\x00\x00\x02" + topic_id  # 7 bytes said, epoch 0, 1 topic
+    assert frame.count(member) == 1
+    return frame.replace(member, b"\x07" + member[1:])
+
+
+def test_a_varint_longer_than_5_bytes_in_a_uuid_read_as_tagged_fields_closes(kafka):
+    """The fake's topic id in #37320 (57f1b393a7...): tag 87, then a size of 6 bytes."""
+    with WireClient(address(kafka)) as client:
+        send_frame(client, offset_fetch_v10_member_id_one_short(
+            bytes.fromhex("57f1b393a7de438c80045175305712b6")))
+        assert client.is_closed_by_peer()
+
+
+def test_a_uuid_read_as_two_tagged_fields_is_skipped_and_answered(kafka):
+    """Kafka's topic id in #37320 (f6600e0c90...): tag 12406 of 14 bytes (the id's 13 left
+    and the partitions' count), then tag 0 of 0 bytes (the partition index's first two);
+    the rest is read as the request's last fields (not stable, no tagged field), and the
+    bytes left after them are ignored, as Kafka ignores them."""
+    with WireClient(address(kafka)) as client:
+        send_frame(client, offset_fetch_v10_member_id_one_short(
+            bytes.fromhex("f6600e0c90f04680b0b732d1db05c7d6")))
+        [group] = answer(client, "OffsetFetch", 10).groups
+    assert (group.group_id, group.error_code, group.topics) == ("fuzzed", 0, [])
 
 
 def api_versions_header(version: int, client_id: bytes) -> bytes:

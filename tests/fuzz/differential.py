@@ -14,10 +14,10 @@ fake did: ``TOPIC_CHANGING``). The outcome (``Outcome``: closed,
 the answer's error names, no answer, or pending after ``WAIT`` s) is compared (one side
 pending and the other not is inconclusive, not a difference; so is an input whose byte-level
 mutations fell on frames of different lengths, as when the two sides' member ids differ in
-length: the same seeded positions then hit different fields, two inputs and not one); a
-difference
-not matched by an entry of tests/fuzz/differences.toml (each with its reason) is
-*unexplained*.
+length: the same seeded positions then hit different fields, two inputs and not one, or
+that made one side's ids read as structure its reader refuses and the other's reads,
+``read_alike``); a difference not matched by an entry of tests/fuzz/differences.toml (each
+with its reason) is *unexplained*.
 """
 
 from __future__ import annotations
@@ -146,7 +146,8 @@ class DiffResult:
     stopped: str | None = None  # why the run ended early
     inconclusive: int = 0  # one side answered, the other not within WAIT
     withheld: int = 0  # inputs that would disable a part of Kafka (``fells_kafka``)
-    unlike: int = 0  # byte-level mutations of frames of different lengths: not one input
+    unlike: int = 0  # byte-level mutations of frames of different lengths, or of frames
+    # the reader refuses on one side only (``read_alike``): not one input
     seconds: float = 0.0
 
     @property
@@ -161,7 +162,8 @@ class DiffResult:
     def summary(self) -> str:
         lines = [f"seed {self.seed}: {self.inputs} inputs in {self.seconds:.0f} s, "
                  f"{self.same} same outcome, {self.inconclusive} inconclusive (one side pending), "
-                 f"{self.unlike} unlike (frames of different lengths mutated byte-wise), "
+                 f"{self.unlike} unlike (frames mutated byte-wise of different lengths or "
+                 f"read differently), "
                  f"{self.withheld} withheld (disabling a part of Kafka), "
                  f"{len(self.differences)} differences "
                  f"({len(self.unexplained)} unexplained); Kafka's outcomes: "
@@ -313,7 +315,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             result.inputs = index + 1
             if outcomes[0] == outcomes[1]:
                 result.same += 1
-            elif mutants[0].body is None and len(kafka_seed.frame) != len(fake_seed.frame):
+            elif mutants[0].body is None and (len(kafka_seed.frame) != len(fake_seed.frame)
+                                              or not read_alike(mutants[0].frame,
+                                                                mutants[1].frame)):
                 result.unlike += 1
             elif PENDING in (outcomes[0].kind, outcomes[1].kind):
                 result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
@@ -359,6 +363,29 @@ def _present(side: Side, names: list[str]) -> list[str]:
                                                 "allow_auto_topic_creation": False},
                                "settle", client_id="settle"))
     return sorted(t["name"] for t in answer["topics"] if t["error_code"] == 0)
+
+
+def read_alike(kafka_frame: bytes, fake_frame: bytes) -> bool:
+    """Whether the request reader (Kafka's generated readers' rules, which the fake's codec
+    follows: tests/test_wire_request_parsing.py) refuses both frames of one byte-level input
+    or neither. The two differ in each side's ids (a topic id, a producer id); a mutation that
+    moves what is read (a length, a count) can make those bytes structure, a varint or a
+    tagged field, that one side's reader refuses and the other's reads: two inputs and not
+    one. Seed 1, #37320: an OffsetFetch v10 whose member id's length lost a bit reads the
+    topic id as the group's tagged fields, a varint longer than 5 bytes with the fake's id
+    (closed by both brokers, sent that frame) and two tagged fields with Kafka's (answered
+    by both)."""
+    return _reads(kafka_frame) == _reads(fake_frame)
+
+
+def _reads(frame: bytes) -> bool:
+    from fakebroker.protocol.framing import DecodeError, decode_request
+
+    try:
+        decode_request(frame)
+    except (DecodeError, KeyError, ValueError):
+        return False
+    return True
 
 
 def fells_kafka(frame: bytes) -> bool:
