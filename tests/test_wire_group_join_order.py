@@ -2,7 +2,8 @@
 Kafka's GroupMetadataManager checks the group's protocols (ClassicGroup.supportsProtocols, by
 the group's state) before the member id and instance id (ClassicGroup.validateMember), and
 removes the members that have not sent SyncGroup within the group's rebalance timeout after
-the join barrier closed (expirePendingSync). They run on the fake and on Apache Kafka
+the join barrier closed (expirePendingSync); a LeaveGroup does not complete a new group's
+first rebalance (maybeCompleteJoinPhase). They run on the fake and on Apache Kafka
 (``--kafka=both``)."""
 
 from __future__ import annotations
@@ -191,6 +192,7 @@ def test_a_leave_does_not_end_a_new_groups_first_rebalance(kafka):
         (member_id,) = described(client, "left")[1]
         left = client.request("LeaveGroup", 0, {"group_id": "left", "member_id": member_id})
         assert left.error_code == 0
+        stuck.sock.settimeout(5)
         _, answer = stuck.receive("JoinGroup", 3)  # its JoinGroup is answered, no member id
         assert (answer.error_code, answer.member_id) == (ErrorCode.UNKNOWN_MEMBER_ID, "")
         assert described(client, "left") == ("PreparingRebalance", [])
@@ -205,7 +207,7 @@ def test_a_leave_does_not_end_a_new_groups_first_rebalance(kafka):
                                            **timeouts))
         eventually(lambda: len(described(client, "left")[1]) == 1,
                    "the new member to join", timeout=5)
-        time.sleep(0.5)
+        time.sleep(0.5)  # past its rebalance timeout too
         assert described(client, "left")[0] == "PreparingRebalance"
         newcomer.sock.settimeout(0.2)
         with pytest.raises(TimeoutError):
