@@ -173,3 +173,31 @@ def test_a_new_member_held_at_a_barrier_that_cannot_close_leaves_after_five_minu
             nursery.cancel_scope.cancel()
 
     run(main)
+
+
+def test_a_newcomer_to_a_stuck_group_its_member_left_waits_for_its_join_timeout():
+    """Once the member holding that barrier shut left, the group stays PreparingRebalance with
+    no members (measured on Kafka: tests/test_wire_group_join_order.py) and a new member's
+    JoinGroup waits there: neither its join nor any rebalance timeout ends that first
+    rebalance, but its new member join timeout does (Kafka's removeMemberAndUpdateClassicGroup
+    closes a barrier every member left has reached, a first rebalance's too): the group is
+    Empty then."""
+    async def main():
+        groups = Groups()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_timers, groups)
+            started = trio.current_time()
+            groups.classic.join("g", "", None, "client", "/127.0.0.1", 10_000, 30_000,
+                                "consumer", PROTOCOLS * 2, require_known_member_id=False,
+                                now=started)
+            group = groups.classic_group("g")
+            (stuck,) = group.members
+            groups.classic.leave("g", stuck, None, started)
+            assert group.state.value == "PreparingRebalance" and not group.members
+            answer = await join(groups, rebalance_ms=1_000)
+            assert trio.current_time() - started == 300
+            assert answer["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+            assert group.state.value == "Empty" and not group.members
+            nursery.cancel_scope.cancel()
+
+    run(main)

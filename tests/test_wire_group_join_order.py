@@ -2,7 +2,8 @@
 Kafka's GroupMetadataManager checks the group's protocols (ClassicGroup.supportsProtocols, by
 the group's state) before the member id and instance id (ClassicGroup.validateMember), and
 removes the members that have not sent SyncGroup within the group's rebalance timeout after
-the join barrier closed (expirePendingSync). They run on the fake and on Apache Kafka
+the join barrier closed (expirePendingSync); a LeaveGroup does not complete a new group's
+first rebalance (maybeCompleteJoinPhase). They run on the fake and on Apache Kafka
 (``--kafka=both``)."""
 
 from __future__ import annotations
@@ -155,3 +156,59 @@ def test_a_protocol_listed_twice_holds_the_join_barrier_shut(kafka):
         stuck.sock.settimeout(0.2)
         with pytest.raises(TimeoutError):
             stuck.receive_frame()  # the JoinGroup is still unanswered
+
+
+
+def described(client: WireClient, group: str) -> tuple[str, list[str]]:
+    """The group's state and member ids, as DescribeGroups answers."""
+    (found,) = client.request("DescribeGroups", 5, {"groups": [group]}).groups
+    return found.group_state, [m.member_id for m in found.members]
+
+
+def delete(client: WireClient, group: str) -> int:
+    (result,) = client.request("DeleteGroups", 2, {"groups_names": [group]}).results
+    return result.error_code
+
+
+# A broker of its own too (the overrides above and one setting at its default: a set no other
+# test uses): the group this test leaves behind cannot be deleted on Kafka either.
+@pytest.mark.fake_kafka(topics={"orders": 1}, overrides={
+    "group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 6000})
+def test_a_leave_does_not_end_a_new_groups_first_rebalance(kafka):
+    """A LeaveGroup completes a rebalance only if the group was not Empty when it began
+    (Kafka's maybeCompleteJoinPhase); a new group's first one ends by its timer, once. So when
+    that timer could not end it (a protocol listed twice holds the barrier shut) and the only
+    member leaves, the group stays PreparingRebalance with no members, past the rebalance
+    timeout: DeleteGroups answers NON_EMPTY_GROUP, and a new member of its protocol type joins
+    and waits at the barrier."""
+    twice = [{"name": "range", "metadata": subscription("orders")}] * 2
+    roundrobin = [{"name": "roundrobin", "metadata": subscription("orders")}]
+    timeouts = {"session_timeout_ms": 30_000, "rebalance_timeout_ms": 300}
+    with WireClient(coordinator(kafka)) as stuck, WireClient(coordinator(kafka)) as client, \
+            WireClient(coordinator(kafka)) as newcomer:
+        stuck.send("JoinGroup", 3, dict(join_body(protocols=twice, group="left"), **timeouts))
+        eventually(lambda: len(described(client, "left")[1]) == 1,
+                   "the member listing range twice to join", timeout=5)
+        (member_id,) = described(client, "left")[1]
+        left = client.request("LeaveGroup", 0, {"group_id": "left", "member_id": member_id})
+        assert left.error_code == 0
+        stuck.sock.settimeout(5)
+        _, answer = stuck.receive("JoinGroup", 3)  # its JoinGroup is answered, no member id
+        assert (answer.error_code, answer.member_id) == (ErrorCode.UNKNOWN_MEMBER_ID, "")
+        assert described(client, "left") == ("PreparingRebalance", [])
+        assert delete(client, "left") == ErrorCode.NON_EMPTY_GROUP
+        time.sleep(1)  # past the rebalance timeout of 300 ms
+        assert described(client, "left") == ("PreparingRebalance", [])
+        assert delete(client, "left") == ErrorCode.NON_EMPTY_GROUP
+        connect = client.request("JoinGroup", 3, dict(join_body(group="left"),
+                                                      protocol_type="connect"))
+        assert connect.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        newcomer.send("JoinGroup", 3, dict(join_body(protocols=roundrobin, group="left"),
+                                           **timeouts))
+        eventually(lambda: len(described(client, "left")[1]) == 1,
+                   "the new member to join", timeout=5)
+        time.sleep(0.5)  # past its rebalance timeout too
+        assert described(client, "left")[0] == "PreparingRebalance"
+        newcomer.sock.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            newcomer.receive_frame()  # its JoinGroup waits

@@ -2,11 +2,12 @@
 
 Versions: 0-2 (3.9), 3 (4.x). Flexible from v2.
 
-Behavior: NON_EMPTY_GROUP while a group (classic, KIP-848 or share) has members, GROUP_ID_NOT_FOUND
-for an unknown one, NOT_COORDINATOR on another broker; each group answered on its own. A
-deleted group's committed offsets go with it. A group named twice is answered once, as its
-first naming is (Kafka's results are a collection keyed by group id, which keeps the first:
-measured on Kafka 4.4, ["a", "a"] for an empty group "a" answers one result, NONE).
+Behavior: NON_EMPTY_GROUP while a group (classic, KIP-848 or share) has members (a classic one
+while it is not Empty, members or not), GROUP_ID_NOT_FOUND for an unknown one, NOT_COORDINATOR
+on another broker; each group answered on its own. A deleted group's committed offsets go
+with it. A group named twice is answered once, as its first naming is (Kafka's results are a
+collection keyed by group id, which keeps the first: measured on Kafka 4.4, ["a", "a"] for an
+empty group "a" answers one result, NONE).
 """
 
 from __future__ import annotations

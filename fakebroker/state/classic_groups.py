@@ -5,8 +5,10 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
 
 * States Empty, PreparingRebalance, CompletingRebalance, Stable, Dead.
 * A rebalance completes as soon as every known member has rejoined (no waiting out the
-  rebalance timeout), after ``initial_rebalance_delay_ms`` (0 by default) for a group that
-  was empty; members that do not rejoin within the largest rebalance timeout are removed.
+  rebalance timeout); members that do not rejoin within the largest rebalance timeout are
+  removed. One that began from Empty completes when ``initial_rebalance_delay_ms`` (0 by
+  default) has passed, and not on a join or a LeaveGroup (Kafka's maybeCompleteJoinPhase):
+  only its timer, or a member's expiry once every member left has rejoined, ends it.
 * The protocol is the one every member supports that most members list first; the leader
   is kept across generations while it stays a member.
 * A member whose session timeout passes without a join, sync, heartbeat or commit is removed
@@ -21,7 +23,10 @@ The coordinator follows Kafka's classic group protocol (ClassicGroup / GroupCoor
   one twice counts twice, so no protocol is then supported by exactly as many listings as the
   group has members — no other member may join (INCONSISTENT_GROUP_PROTOCOL) and the
   rebalance cannot choose a protocol: the join barrier stays shut (Kafka's completion throws
-  and is rolled back), until the members that never finished a join leave.
+  and is rolled back, its timer spent) until such a member's new member join timeout passes.
+  When the member leaves instead, the group stays PreparingRebalance with no members (so
+  DeleteGroups, which wants an Empty group, answers NON_EMPTY_GROUP), and a new member of
+  its protocol type joins and waits there too, as on Kafka.
 * A new member (one that has not yet got its first JoinGroup answer) waiting at the barrier
   is removed after 5 minutes (Kafka's classic new member join timeout): its JoinGroup is
   answered UNKNOWN_MEMBER_ID.
@@ -106,9 +111,13 @@ class ClassicGroup:
     pending: dict[str, float] = field(default_factory=dict)  # MEMBER_ID_REQUIRED ids -> expiry
     static: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     rebalance_deadline: float | None = None
-    delay_until: float | None = None  # initial rebalance delay of a group that was empty
-    # This rebalance began from Empty: it completes once its delay ends, whatever ids are
-    # pending (Kafka's tryCompleteInitialRebalanceElseSchedule, which does not look at them).
+    # When the timer of a rebalance that began from Empty fires (Kafka's
+    # tryCompleteInitialRebalanceElseSchedule): ``initial_rebalance_delay_ms`` after it began,
+    # at once with no delay; None once it fired.
+    delay_until: float | None = None
+    # This rebalance began from Empty (Kafka's previousState EMPTY): its timer completes it,
+    # whatever ids are pending, and no join or LeaveGroup does (Kafka's maybeCompleteJoinPhase);
+    # a member's or a pending member id's expiry does once every member left has rejoined.
     initial: bool = False
     syncing: dict[str, Pending[bytes]] = field(default_factory=dict)  # followers' SyncGroups
     # Members of this generation yet to send SyncGroup, and when they are removed for it
@@ -329,15 +338,29 @@ class ClassicGroupCoordinator:
         group.state = GroupState.PREPARING_REBALANCE
         group.initial = was_empty
         group.rebalance_deadline = now + group.rebalance_timeout_ms() / 1000
-        group.delay_until = (now + self.initial_rebalance_delay_ms / 1000
-                             if was_empty and self.initial_rebalance_delay_ms > 0 else None)
+        group.delay_until = now + self.initial_rebalance_delay_ms / 1000 if was_empty else None
         self.new_deadline(group.rebalance_deadline if group.delay_until is None
                           else min(group.rebalance_deadline, group.delay_until))
 
     def _maybe_complete_join(self, group: ClassicGroup, now: float) -> None:
-        if group.state is not GroupState.PREPARING_REBALANCE or group.delay_until is not None:
+        """After a join or a LeaveGroup (Kafka's maybeCompleteJoinPhase), or when the initial
+        rebalance's timer is due: a rebalance that began from Empty completes once, when its
+        timer fires (if its completion fails, nothing completes it but an expiry: Kafka keeps
+        such a group PreparingRebalance after its members left), any other once every member
+        has rejoined."""
+        if group.state is not GroupState.PREPARING_REBALANCE:
             return
-        if group.initial or group.all_rejoined():
+        if group.initial:
+            if group.delay_until is not None and group.delay_until <= now:
+                self._complete_join(group, now)
+        elif group.all_rejoined():
+            self._complete_join(group, now)
+
+    def _complete_if_all_rejoined(self, group: ClassicGroup, now: float) -> None:
+        """After a member or a pending member id expired, whether or not the rebalance began
+        from Empty (Kafka's removeMemberAndUpdateClassicGroup and
+        removePendingMemberAndUpdateClassicGroup)."""
+        if group.state is GroupState.PREPARING_REBALANCE and group.all_rejoined():
             self._complete_join(group, now)
 
     def _complete_join(self, group: ClassicGroup, now: float) -> None:
@@ -496,7 +519,7 @@ class ClassicGroupCoordinator:
             return
         if member_id not in group.members:
             raise ClusterError("UNKNOWN_MEMBER_ID")
-        self._remove_and_rebalance(group, member_id, now)
+        self._remove_and_rebalance(group, member_id, now, expired=False)
 
     def expire_member(self, group_id: str, member_id: str, now: float) -> None:
         """Remove a member now, as if its session had timed out: the group rebalances and the
@@ -504,7 +527,7 @@ class ClassicGroupCoordinator:
         group = self.group(group_id)
         if group is None or member_id not in group.members:
             raise ClusterError("UNKNOWN_MEMBER_ID")
-        self._remove_and_rebalance(group, member_id, now)
+        self._remove_and_rebalance(group, member_id, now, expired=True)
 
     def _remove(self, group: ClassicGroup, member_id: str) -> None:
         member = group.members.pop(member_id)
@@ -515,9 +538,12 @@ class ClassicGroupCoordinator:
 
     def _release(self, group: ClassicGroup, member: Member, join_error: str, sync_error: str
                  ) -> None:
-        """Answer a departed member's waiting JoinGroup and SyncGroup with errors."""
+        """Answer a departed member's waiting JoinGroup and SyncGroup with errors: the
+        JoinGroup of a member removed (UNKNOWN_MEMBER_ID) with no member id, as Kafka's
+        (measured), any other with the member's."""
         if member.joining is not None:
-            member.joining.resolve(self.error_answer(member.member_id, join_error))
+            answered_id = "" if join_error == "UNKNOWN_MEMBER_ID" else member.member_id
+            member.joining.resolve(self.error_answer(answered_id, join_error))
         syncing = group.syncing.pop(member.member_id, None)
         if syncing is not None:
             syncing.fail(ClusterError(sync_error))
@@ -536,10 +562,16 @@ class ClassicGroupCoordinator:
         self._prepare_rebalance(group, now)
         self._maybe_complete_join(group, now)
 
-    def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now: float) -> None:
+    def _remove_and_rebalance(self, group: ClassicGroup, member_id: str, now: float,
+                              expired: bool) -> None:
+        """The member leaves (by LeaveGroup, or ``expired``: its session or new member join
+        timeout passed) and the group rebalances, or its rebalance may complete."""
         self._remove(group, member_id)
         if group.state is GroupState.PREPARING_REBALANCE:
-            self._maybe_complete_join(group, now)
+            if expired:
+                self._complete_if_all_rejoined(group, now)
+            else:
+                self._maybe_complete_join(group, now)
         elif not group.members:
             group.state = GroupState.EMPTY
             group.generation_id += 1
@@ -626,7 +658,7 @@ class ClassicGroupCoordinator:
         group = self.group(group_id)
         if group is None or group.state is GroupState.DEAD:
             raise ClusterError("GROUP_ID_NOT_FOUND")
-        if group.members:
+        if group.state is not GroupState.EMPTY:  # Kafka's validateDeleteGroup: by state
             raise ClusterError("NON_EMPTY_GROUP")
         group.state = GroupState.DEAD
         del self.groups[group_id]
@@ -654,10 +686,10 @@ class ClassicGroupCoordinator:
             for member_id in expired:
                 del group.pending[member_id]
             if expired:
-                self._maybe_complete_join(group, now)
+                self._complete_if_all_rejoined(group, now)
             if group.delay_until is not None and group.delay_until <= now:
-                group.delay_until = None
                 self._maybe_complete_join(group, now)
+                group.delay_until = None  # fired
             if group.rebalance_deadline is not None and group.rebalance_deadline <= now:
                 self._complete_join(group, now)
             if group.sync_deadline is not None and group.sync_deadline <= now:
@@ -665,4 +697,4 @@ class ClassicGroupCoordinator:
             for member_id, member in list(group.members.items()):
                 if (member.joining is None or member.new) and member.deadline <= now \
                         and member_id in group.members:
-                    self._remove_and_rebalance(group, member_id, now)
+                    self._remove_and_rebalance(group, member_id, now, expired=True)
