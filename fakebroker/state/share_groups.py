@@ -5,7 +5,11 @@ Guarantees, following Kafka 4.4's GroupMetadataManager (share protocol), SharePa
 ShareSessionCache, measured against Kafka 4.4:
 
 * A member joins with epoch 0 and its subscribed topic names, heartbeats with its epoch, and
-  leaves with -1. Every change of membership or subscription bumps the group epoch and gives
+  leaves with -1. A share group starts at group epoch ``CREATED_EPOCH`` (1), whether a join
+  or AlterShareGroupOffsets makes it, so its first member joins at epoch 2 (Kafka 4.4,
+  measured: ShareGroupDescribe shows a group AlterShareGroupOffsets made at group and
+  assignment epoch 1; a fresh group's first join, and one after DeleteGroups, answers 2).
+  Every change of membership or subscription bumps the group epoch and gives
   every member its new assignment at once (a share group has no revocation: partitions are
   shared, not owned). The answer to a heartbeat carries the assignment when it changed since
   the member was last told (always for a join). An epoch other than the member's is
@@ -58,6 +62,7 @@ from fakebroker.state.modern_groups import (
 from fakebroker.state.share_partitions import Acquired, SharePartition
 
 JOIN, LEAVE = 0, -1
+CREATED_EPOCH = 1  # a new share group's epoch, before its first member joins
 UNSET = -1  # a share-partition's start offset before share.auto.offset.reset sets it
 ASSIGNOR = "simple"
 
@@ -208,7 +213,7 @@ class ShareSession:
 @dataclass
 class ShareGroup:
     group_id: str
-    group_epoch: int = 0
+    group_epoch: int = CREATED_EPOCH
     members: dict[str, ShareMember] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
