@@ -283,3 +283,31 @@ def test_a_new_share_group_starts_at_epoch_1_so_its_first_member_joins_at_2(kafk
             assert share_heartbeat(client, joined, -1).error_code == 0
             (deleted,) = client.request("DeleteGroups", 2, {"groups_names": [joined]}).results
             assert deleted.error_code == 0
+
+
+def epochs_of(client: WireClient, group: str) -> tuple[int, int]:
+    """The group's (group epoch, target assignment epoch), from ShareGroupDescribe."""
+    (described,) = client.request("ShareGroupDescribe", 1, {
+        "group_ids": [group], "include_authorized_operations": False}).groups
+    return described.group_epoch, described.assignment_epoch
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_share_groups_target_assignment_waits_out_its_assignment_interval(kafka) -> None:
+    """Kafka 4.4 computes a share group's target assignment at most once per
+    share.assignment.interval.ms (here 15 s): within it the group epoch moves on (a join, a
+    leave) while members are answered at the target's epoch. The last member leaving makes
+    the target the group epoch's, and the next join computes one at once."""
+    group = f"epochs-{uuid.uuid4().hex[:8]}"
+    first, second = "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"
+    set_group_configs(kafka, group, **{"share.assignment.interval.ms": "15000"})
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert share_heartbeat(client, group, 0, first).member_epoch == 2
+        assert share_heartbeat(client, group, 0, second).member_epoch == 2
+        assert epochs_of(client, group) == (3, 2)
+        assert share_heartbeat(client, group, -1, second).error_code == 0
+        assert share_heartbeat(client, group, 2, first).member_epoch == 2
+        assert epochs_of(client, group) == (4, 2)
+        assert share_heartbeat(client, group, -1, first).error_code == 0
+        assert epochs_of(client, group) == (5, 5)
+        assert share_heartbeat(client, group, 0, first).member_epoch == 6
