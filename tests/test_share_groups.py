@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import tempfile
 import time
+import uuid
 
 import pytest
 
@@ -247,3 +248,66 @@ def test_a_share_fetch_reads_one_segment_as_a_fetch_does(kafka) -> None:
     assert answer.error_code == 0, answer.error_message
     assert [(r.first_offset, r.last_offset, r.delivery_count) for t in answer.responses
             for p in t.partitions for r in p.acquired_records] == [(3, 4, 1)]
+
+
+EPOCHS = "epochs"
+
+
+def share_heartbeat(client: WireClient, group: str, epoch: int,
+                    member: str = "AAAAAAAAAAAAAAAAAAAAAg"):
+    return client.request("ShareGroupHeartbeat", 1, {
+        "group_id": group, "member_id": member, "member_epoch": epoch,
+        "subscribed_topic_names": [EPOCHS] if epoch == 0 else None})
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_new_share_group_starts_at_epoch_1_so_its_first_member_joins_at_2(kafka) -> None:
+    """Kafka 4.4 makes a share group at group epoch 1, whether AlterShareGroupOffsets or a
+    member's join makes it: the first join bumps it to 2, so a heartbeat at epoch 1 is
+    fenced; again so after DeleteGroups deleted the group."""
+    altered, joined = (f"epochs-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        (topic,) = client.request("AlterShareGroupOffsets", 0, {"group_id": altered, "topics": [
+            {"topic_name": EPOCHS, "partitions": [{"partition_index": 0,
+                                                   "start_offset": 0}]}]}).responses
+        assert [p.error_code for p in topic.partitions] == [0]
+        (described,) = client.request("ShareGroupDescribe", 1, {
+            "group_ids": [altered], "include_authorized_operations": False}).groups
+        assert (described.group_epoch, described.assignment_epoch) == (1, 1)
+        assert share_heartbeat(client, altered, 0).member_epoch == 2
+        for _ in range(2):  # a new group, then the same group id after DeleteGroups
+            answer = share_heartbeat(client, joined, 0)
+            assert (answer.error_code, answer.member_epoch) == (0, 2)
+            assert share_heartbeat(client, joined, 1).error_code == \
+                ErrorCode.FENCED_MEMBER_EPOCH
+            assert share_heartbeat(client, joined, -1).error_code == 0
+            (deleted,) = client.request("DeleteGroups", 2, {"groups_names": [joined]}).results
+            assert deleted.error_code == 0
+
+
+def epochs_of(client: WireClient, group: str) -> tuple[int, int]:
+    """The group's (group epoch, target assignment epoch), from ShareGroupDescribe."""
+    (described,) = client.request("ShareGroupDescribe", 1, {
+        "group_ids": [group], "include_authorized_operations": False}).groups
+    return described.group_epoch, described.assignment_epoch
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_share_groups_target_assignment_waits_out_its_assignment_interval(kafka) -> None:
+    """Kafka 4.4 computes a share group's target assignment at most once per
+    share.assignment.interval.ms (here 15 s): within it the group epoch moves on (a join, a
+    leave) while members are answered at the target's epoch. The last member leaving makes
+    the target the group epoch's, and the next join computes one at once."""
+    group = f"epochs-{uuid.uuid4().hex[:8]}"
+    first, second = "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"
+    set_group_configs(kafka, group, **{"share.assignment.interval.ms": "15000"})
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert share_heartbeat(client, group, 0, first).member_epoch == 2
+        assert share_heartbeat(client, group, 0, second).member_epoch == 2
+        assert epochs_of(client, group) == (3, 2)
+        assert share_heartbeat(client, group, -1, second).error_code == 0
+        assert share_heartbeat(client, group, 2, first).member_epoch == 2
+        assert epochs_of(client, group) == (4, 2)
+        assert share_heartbeat(client, group, -1, first).error_code == 0
+        assert epochs_of(client, group) == (5, 5)
+        assert share_heartbeat(client, group, 0, first).member_epoch == 6

@@ -169,18 +169,19 @@ def heartbeat(coordinator: ShareGroupCoordinator, member: str, epoch: int, now: 
 def test_members_join_heartbeat_and_leave_with_kafkas_answers() -> None:
     coordinator = ShareGroupCoordinator(partitions_of=lambda: {"t": 2})
     member, assignment = heartbeat(coordinator, "a", 0, topics=["t"])
-    assert (member.epoch, assignment) == (1, {"t": {0, 1}})
-    member, assignment = heartbeat(coordinator, "b", 0, topics=["t"])
-    assert member.epoch == 2
-    member, assignment = heartbeat(coordinator, "a", 1)
-    assert member.epoch == 2 and sum(map(len, assignment.values())) == 1
+    assert (member.epoch, assignment) == (2, {"t": {0, 1}})  # a new group starts at 1
+    # within the assignment interval (1 s) of the last target: b waits at its epoch
+    member, assignment = heartbeat(coordinator, "b", 0, 0.5, topics=["t"])
+    assert (member.epoch, assignment, coordinator.groups["g"].group_epoch) == (2, {}, 3)
+    member, assignment = heartbeat(coordinator, "a", 2, 1.0)
+    assert member.epoch == 3 and sum(map(len, assignment.values())) == 1
     with pytest.raises(ClusterError, match=r"greater member epoch \(5\)") as fenced:
         heartbeat(coordinator, "a", 5)
     assert fenced.value.error == "FENCED_MEMBER_EPOCH"
     with pytest.raises(ClusterError, match="Member x is not a member of group g."):
-        heartbeat(coordinator, "x", 2)
+        heartbeat(coordinator, "x", 3)
     assert heartbeat(coordinator, "a", -1)[0].epoch == -1
-    coordinator.expire(45.0)
+    coordinator.expire(45.5)  # b's session, from its join at 0.5
     assert coordinator.groups["g"].state == "Empty"
 
 

@@ -62,5 +62,5 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         "assignment": {"topic_partitions": partitions(ctx, m.assigned)},
     } for m in group.members.values()]
     return {"group_id": group_id, "error_code": 0, "group_state": group.state,
-            "group_epoch": group.group_epoch, "assignment_epoch": group.group_epoch,
+            "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
             "assignor_name": ASSIGNOR, "members": members}

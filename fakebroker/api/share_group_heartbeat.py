@@ -10,11 +10,14 @@ Behavior (fakebroker/state/share_groups.py has the details):
   its messages; NOT_COORDINATOR on another broker. A member id empty or longer than 36
   characters is INVALID_REQUEST before the group is looked up, on any broker
   (``check_member_id``, as ShareFetch's; measured on Kafka 4.4).
-* The answer carries the member's epoch, the group's heartbeat interval
-  (``share.heartbeat.interval.ms``) and, when it changed or on a join, the member's
-  assignment by topic id (the simple assignor: partitions shared when members outnumber
-  them). Kafka computes a new assignment asynchronously, at most once a second
-  (``group.share.assignment.interval.ms``), so its join answers an empty assignment first;
+* The answer carries the member's epoch (the target assignment's: a new group starts at
+  epoch 1, so its first join answers 2), the group's heartbeat interval
+  (``share.heartbeat.interval.ms``) and, on a join, a full request or when it changed, the
+  member's assignment by topic id (the simple assignor: partitions shared when members
+  outnumber them). Both compute a new target at most once per
+  ``share.assignment.interval.ms`` (1 s), so a member joining within it waits at the old
+  target's epoch. Kafka assigns a partition only once the share coordinator initialized the
+  group's state for it (asynchronously), so its join answers an empty assignment first;
   the fake assigns at once.
 * An error answer carries no member id and epoch 0, as Kafka's.
 * share.version finalized at 0 (UpdateFeatures) turns share groups off: UNSUPPORTED_VERSION

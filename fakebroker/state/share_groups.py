@@ -5,10 +5,24 @@ Guarantees, following Kafka 4.4's GroupMetadataManager (share protocol), SharePa
 ShareSessionCache, measured against Kafka 4.4:
 
 * A member joins with epoch 0 and its subscribed topic names, heartbeats with its epoch, and
-  leaves with -1. Every change of membership or subscription bumps the group epoch and gives
-  every member its new assignment at once (a share group has no revocation: partitions are
-  shared, not owned). The answer to a heartbeat carries the assignment when it changed since
-  the member was last told (always for a join). An epoch other than the member's is
+  leaves with -1. A share group starts at group epoch ``CREATED_EPOCH`` (1), whether a join
+  or AlterShareGroupOffsets makes it, so its first member joins at epoch 2 (Kafka 4.4,
+  measured: ShareGroupDescribe shows a group AlterShareGroupOffsets made at group and
+  assignment epoch 1; a fresh group's first join, and one after DeleteGroups, answers 2).
+  Every change of membership or subscription, or of the subscribed topics' partitions,
+  bumps the group epoch. A heartbeat computes a new target assignment at the group epoch
+  when the target lags behind it, at most once per ``share.assignment.interval.ms`` (the
+  group's, else ``group.share.assignment.interval.ms``, 1 s): within the interval the
+  target stays, and the member is answered at the target's epoch with its part of it
+  (none for a member new since), as Kafka 4.4's ``maybeUpdateTargetAssignment`` (measured:
+  a second member joining a fresh group at once is answered epoch 2, the group at 3). A
+  member then takes its target at once (a share group has no revocation: partitions are
+  shared, not owned) and the target's epoch. A member leaving bumps the group epoch and
+  leaves the target as it is, unless it was the last member: then the target is the group
+  epoch's, and the next one is computed without waiting (Kafka's shareGroupFenceMember
+  writes it so, at timestamp 0). The answer to a heartbeat carries the assignment on a
+  join, on a full request (subscribed topic names given) and when it changed since the
+  member was last told. An epoch other than the member's is
   FENCED_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, a group that does not exist
   GROUP_ID_NOT_FOUND, with Kafka's messages.
 * Assignment (Kafka's ``simple`` assignor): with no more members than partitions, each
@@ -58,6 +72,7 @@ from fakebroker.state.modern_groups import (
 from fakebroker.state.share_partitions import Acquired, SharePartition
 
 JOIN, LEAVE = 0, -1
+CREATED_EPOCH = 1  # a new share group's epoch, before its first member joins
 UNSET = -1  # a share-partition's start offset before share.auto.offset.reset sets it
 ASSIGNOR = "simple"
 
@@ -73,6 +88,7 @@ class ShareSettings:
     heartbeat_interval_ms: int = 5_000
     min_heartbeat_interval_ms: int = 5_000
     max_heartbeat_interval_ms: int = 15_000
+    assignment_interval_ms: int = 1_000
     record_lock_duration_ms: int = 30_000
     min_record_lock_duration_ms: int = 15_000
     max_record_lock_duration_ms: int = 60_000
@@ -208,8 +224,15 @@ class ShareSession:
 @dataclass
 class ShareGroup:
     group_id: str
-    group_epoch: int = 0
+    group_epoch: int = CREATED_EPOCH
     members: dict[str, ShareMember] = field(default_factory=dict)
+    # the target assignment: its epoch, when it was computed (None: never, or the last
+    # member left: the next one waits for no interval), member id -> its part
+    assignment_epoch: int = CREATED_EPOCH
+    assigned_at: float | None = None
+    target: dict[str, Assignment] = field(default_factory=dict)
+    # the subscribed topics' partition counts at the last bump (Kafka's metadata hash)
+    metadata: dict[str, int] = field(default_factory=dict)
     # (topic, partition) -> its share-partition, made at the first fetch
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
     # an alter named a negative partition: Kafka keeps it, and its next delete fails on it
@@ -334,13 +357,17 @@ class ShareGroupCoordinator:
         if names is not None and sorted(names) != sorted(member.subscribed):
             member.subscribed, bump = list(names), True
         partitions_of = self.partitions_of()
-        if bump or any(m.assigned != self._target_of(group, m, partitions_of)
-                       for m in group.members.values()):
-            self._bump(group, partitions_of)
-        member.epoch = group.group_epoch
+        if bump or self._metadata(group, partitions_of) != group.metadata:
+            group.group_epoch += 1
+            group.metadata = self._metadata(group, partitions_of)
+        if group.assignment_epoch < group.group_epoch and self._may_assign(group, now):
+            group.target = self._targets(group, partitions_of)
+            group.assignment_epoch, group.assigned_at = group.group_epoch, now
+        member.epoch = group.assignment_epoch
+        member.assigned = group.target.get(member.member_id, {})
         member.deadline = now + self._int(group.group_id, "share.session.timeout.ms") / 1000
         self.new_deadline(member.deadline)
-        if hb.member_epoch == JOIN or member.sent != member.assigned:
+        if hb.member_epoch == JOIN or names is not None or member.sent != member.assigned:
             member.sent = {t: set(ps) for t, ps in member.assigned.items()}
             return member, member.sent
         return member, None
@@ -355,25 +382,35 @@ class ShareGroupCoordinator:
             raise unknown_member(member_id, group.group_id)
         return member
 
-    def _target_of(self, group: ShareGroup, member: ShareMember,
-                   partitions_of: dict[str, int]) -> Assignment:
-        return self._targets(group, partitions_of).get(member.member_id, {})
+    def _may_assign(self, group: ShareGroup, now: float) -> bool:
+        """Whether a new target assignment may be computed now (Kafka's
+        canComputeNextTargetAssignment): none yet, no interval, or the interval passed."""
+        own = self.configs.get(group.group_id, {}).get("share.assignment.interval.ms")
+        interval = int(own) if own is not None else self.settings.assignment_interval_ms
+        return (group.assigned_at is None or not interval
+                or now >= group.assigned_at + interval / 1000)
+
+    @staticmethod
+    def _metadata(group: ShareGroup, partitions_of: dict[str, int]) -> dict[str, int]:
+        return {t: partitions_of[t] for m in group.members.values() for t in m.subscribed
+                if t in partitions_of}
 
     @staticmethod
     def _targets(group: ShareGroup, partitions_of: dict[str, int]) -> dict[str, Assignment]:
         return compute_target({m.member_id: {t for t in m.subscribed if t in partitions_of}
                                for m in group.members.values()}, partitions_of)
 
-    def _bump(self, group: ShareGroup, partitions_of: dict[str, int]) -> None:
-        group.group_epoch += 1
-        for member_id, assignment in self._targets(group, partitions_of).items():
-            group.members[member_id].assigned = assignment
-
     def _remove(self, group: ShareGroup, member_id: str, end_session: bool = True) -> None:
+        """The member gone: the group epoch bumped, the target kept but for the member's
+        part; the last member gone, the target is the new epoch's (module docstring)."""
         del group.members[member_id]
+        group.target.pop(member_id, None)
         if end_session:
             self.close_session(group.group_id, member_id)
-        self._bump(group, self.partitions_of())
+        group.group_epoch += 1
+        group.metadata = self._metadata(group, self.partitions_of())
+        if not group.members:
+            group.assignment_epoch, group.assigned_at = group.group_epoch, None
 
     def fence(self, group_id: str, member_id: str) -> None:
         """Remove a member now, as if its session had timed out: its records are released
