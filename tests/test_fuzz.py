@@ -303,3 +303,21 @@ def test_the_differential_mode_withholds_a_config_operation_kafkas_controller_fa
 
     assert fells_kafka(altering(7)) and fells_kafka(altering(-1))
     assert not any(fells_kafka(altering(op)) for op in range(4))
+
+
+def test_the_differential_mode_withholds_an_add_raft_voter_that_ends_kafkas_process():
+    """An AddRaftVoter with a listener named by the empty string ends Kafka's process (its raft
+    IO thread's ConfigException is a fatal fault: every later connection refused, measured on
+    4.4 at seeds 2 and 3), where the fake answers INVALID_REQUEST: sent to neither side."""
+    from fakebroker.protocol.framing import encode_request
+    from tests.fuzz.differential import fells_kafka
+
+    def adding(*names: str) -> bytes:
+        return bytes(encode_request(80, 1, 1, "fuzz", {
+            "cluster_id": None, "timeout_ms": 1000, "voter_id": 2,
+            "voter_directory_id": uuid.UUID(int=7), "ack_when_committed": True,
+            "listeners": [{"name": name, "host": "127.0.0.1", "port": 9093}
+                          for name in names]}))[4:]
+
+    assert fells_kafka(adding("")) and fells_kafka(adding("CONTROLLER", ""))
+    assert not fells_kafka(adding("CONTROLLER")) and not fells_kafka(adding())
