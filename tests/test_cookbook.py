@@ -276,7 +276,9 @@ def test_a_transaction_past_its_timeout_is_aborted(kafka, txn_client):
 
 # cookbook: commit races the timeout
 @pytest.mark.fake_only("holds EndTxn until the timeout fired")
-@pytest.mark.fake_kafka(topics={"orders": 2}, overrides={SCAN: "100"})  # aborts before a retry
+# Scans every 1 ms: librdkafka retries the held EndTxn transaction.timeout.ms after sending it,
+# just after the deadline, and the abort must come first.
+@pytest.mark.fake_kafka(topics={"orders": 2}, overrides={SCAN: "1"})
 def test_a_commit_that_loses_the_race_with_the_timeout_is_fenced(kafka, txn_client):
     held = kafka.faults.add(api="EndTxn", transactional_id="racer", hold=True)
     producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "racer",
