@@ -252,6 +252,8 @@ def test_a_second_instance_with_the_same_transactional_id_fences_the_first(kafka
         consumer.close()
 
 
+@pytest.mark.fake_kafka(topics={"input": 1, "orders": 2}, overrides={
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "2000"})
 def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(kafka):
     transactional_id = new_id("slow")
     producer = transactional_producer(kafka, transactional_id,
@@ -260,7 +262,7 @@ def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(kafka
     produce_values(producer, ["late-0", "late-1"])
     producer.flush(30)
     eventually(lambda: kafka.transactions()[transactional_id].state == "CompleteAbort",
-               "the timed-out transaction aborted", timeout=30)  # Kafka looks every 10 s
+               "the timed-out transaction aborted", timeout=30)  # looked for every 2 s
     with pytest.raises(KafkaException) as refused:
         producer.commit_transaction(30)
     error = refused.value.args[0]

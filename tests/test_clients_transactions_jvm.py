@@ -204,12 +204,13 @@ def test_java_open_transaction_hides_what_follows_until_the_restart_aborts_it(
         (0, "v0"), (1, "v1"), (2, "v2"), (9, "w0"), (10, "w1")]
 
 
-@pytest.mark.fake_kafka(topics={"payments": 1})
+@pytest.mark.fake_kafka(topics={"payments": 1}, overrides={
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "2000"})
 def test_java_abandoned_transaction_is_aborted_after_its_timeout(kafka):
     """Nobody restarts the vanished producer: the broker aborts its transaction once
     transaction.timeout.ms (here 1 s) has passed, within its periodic check (every 10 s by
-    default); the last stable offset then reaches the high watermark, past the abort marker,
-    and read_committed reads only the committed records."""
+    default, 2 s here); the last stable offset then reaches the high watermark, past the
+    abort marker, and read_committed reads only the committed records."""
     lines = txn_produce(kafka, "payments", "abandoned", "commit:2,open:3",
                         "transaction.timeout.ms=1000")
     assert lines[-1] == {"halted": 1}

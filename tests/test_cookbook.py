@@ -23,6 +23,8 @@ from tests.clients.producers import (
 )
 
 pytestmark = pytest.mark.timeout(180)
+# How often the coordinator aborts the transactions past their timeout (Kafka: 10 s).
+SCAN = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
 
 
 @pytest.fixture(params=CLIENTS)
@@ -255,14 +257,14 @@ def test_a_second_instance_fences_the_zombie(kafka, txn_client):
 
 
 # cookbook: transaction timed out
-@pytest.mark.fake_kafka(topics={"orders": 2})
+@pytest.mark.fake_kafka(topics={"orders": 2}, overrides={SCAN: "2000"})
 def test_a_transaction_past_its_timeout_is_aborted(kafka, txn_client):
     producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "slowpoke",
                                      **{"transaction.timeout.ms": 3000})
     producer.begin()
     producer.send("orders", values(5))
     assert wait_until(lambda: kafka.transactions()["slowpoke"].state == "CompleteAbort",
-                      timeout=30)  # the fake aborts at the deadline; Kafka looks every 10 s
+                      timeout=30)  # the coordinator looks every 2 s (default 10 s)
     with pytest.raises(TransactionFailed) as refused:
         producer.commit()  # the abort bumped the epoch first: this producer is fenced
     assert refused.value.name == too_late(txn_client) and refused.value.fatal
@@ -274,7 +276,9 @@ def test_a_transaction_past_its_timeout_is_aborted(kafka, txn_client):
 
 # cookbook: commit races the timeout
 @pytest.mark.fake_only("holds EndTxn until the timeout fired")
-@pytest.mark.fake_kafka(topics={"orders": 2})
+# Scans every 1 ms: librdkafka retries the held EndTxn transaction.timeout.ms after sending it,
+# just after the deadline, and the abort must come first.
+@pytest.mark.fake_kafka(topics={"orders": 2}, overrides={SCAN: "1"})
 def test_a_commit_that_loses_the_race_with_the_timeout_is_fenced(kafka, txn_client):
     held = kafka.faults.add(api="EndTxn", transactional_id="racer", hold=True)
     producer = TransactionalProducer(txn_client, kafka.bootstrap_servers, "racer",

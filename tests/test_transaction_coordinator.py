@@ -27,20 +27,51 @@ def coordinator() -> tuple[TransactionCoordinator, list[tuple[int, int, bool, li
     return txns, written
 
 
-def test_a_transaction_past_its_timeout_is_aborted_at_its_deadline_with_its_epoch_fenced():
+def test_a_transaction_past_its_timeout_is_aborted_by_the_next_scan_with_its_epoch_fenced():
+    """Kafka looks for timed-out transactions every 10 s (the scans count from the first
+    transaction's begin here): a 2 s transaction lives until the scan at 10 s."""
     async def main():
         txns, written = coordinator()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run_timers, txns)
             pid, epoch = txns.init_producer("t", 2000, -1, -1)
             txns.add_partitions("t", pid, epoch, [ORDERS_0], trio.current_time())
-            await trio.sleep(1.999)
+            await trio.sleep(9.999)
             assert txns.transactions["t"].state is TxnState.ONGOING and written == []
             await trio.sleep(0.002)
             assert txns.transactions["t"].state is TxnState.COMPLETE_ABORT
             assert written == [(pid, epoch + 1, False, [ORDERS_0])]  # fencing its batches
             with pytest.raises(ClusterError, match="PRODUCER_FENCED"):
                 txns.end("t", pid, epoch, True, version=0)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_each_scan_aborts_only_the_transactions_timed_out_before_it():
+    """Scans every 1 s from the first begin (t=0): one timing out at 1.5 s is aborted at 2 s,
+    one begun at 1.9 s timing out at 2.4 s lives until 3 s; an earlier deadline set between
+    scans wakes no abort before the scan."""
+    async def main():
+        txns, _ = coordinator()
+        txns.abort_scan_ms = 1000
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_timers, txns)
+            start = trio.current_time()
+            first = txns.init_producer("a", 1500, -1, -1)
+            txns.add_partitions("a", *first, [ORDERS_0], start)
+            await trio.sleep_until(start + 1.9)
+            second = txns.init_producer("b", 500, -1, -1)
+            txns.add_partitions("b", *second, [ORDERS_0], trio.current_time())
+            await trio.sleep_until(start + 1.999)
+            assert [t.state for t in txns.transactions.values()] == [TxnState.ONGOING] * 2
+            await trio.sleep_until(start + 2.001)
+            assert txns.transactions["a"].state is TxnState.COMPLETE_ABORT
+            assert txns.transactions["b"].state is TxnState.ONGOING
+            await trio.sleep_until(start + 2.999)
+            assert txns.transactions["b"].state is TxnState.ONGOING
+            await trio.sleep_until(start + 3.001)
+            assert txns.transactions["b"].state is TxnState.COMPLETE_ABORT
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

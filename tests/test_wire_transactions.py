@@ -21,6 +21,9 @@ pytestmark = pytest.mark.fake_kafka(topics={"orders": 2})
 RETRIABLE = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
              ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS}
 READ_COMMITTED, READ_UNCOMMITTED = 1, 0
+# The coordinator's scan for timed-out transactions every 2 s (Kafka's default: 10 s).
+SCANNED_EVERY_2_S = pytest.mark.fake_kafka(topics={"orders": 2}, overrides={
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "2000"})
 
 
 def new_id() -> str:
@@ -445,6 +448,64 @@ def test_describe_producers_names_the_open_transactions_first_offset(kafka):
         assert ended[0].coordinator_epoch >= 0
 
 
+@SCANNED_EVERY_2_S
+def test_a_timed_out_transaction_lives_until_the_coordinator_s_next_scan_aborts_it(kafka):
+    """Kafka's coordinator aborts the transactions past their timeout on a scan every
+    transaction.abort.timed.out.transaction.cleanup.interval.ms, not at each deadline: a
+    probe timing out at once is aborted by a scan, which marks when scans fall; transactions
+    begun just after it are still Ongoing 900 ms past their timeout, answered as any ongoing
+    one (AddOffsetsToTxn NONE; InitProducerId CONCURRENT_TRANSACTIONS, aborting it then), and
+    the one left is aborted by the next scan."""
+    probe, late, reinit = new_id(), new_id(), new_id()
+    with coordinator(kafka, probe) as client1, coordinator(kafka, late) as client2, \
+            coordinator(kafka, reinit) as client3:
+        first = init(client1, probe, timeout_ms=1)
+        add_partitions(client1, probe, first.producer_id, first.producer_epoch,
+                       {"orders": [0]})
+        eventually(lambda: describe(client1, probe).transaction_state == "CompleteAbort",
+                   "a scan aborted the probe", timeout=10)
+        scanned = time.monotonic()
+        second = init(client2, late, timeout_ms=100)
+        add_partitions(client2, late, second.producer_id, second.producer_epoch,
+                       {"orders": [0]})
+        third = init(client3, reinit, timeout_ms=100)
+        add_partitions(client3, reinit, third.producer_id, third.producer_epoch,
+                       {"orders": [1]})
+        time.sleep(max(0.0, scanned + 1.0 - time.monotonic()))
+        assert describe(client2, late).transaction_state == "Ongoing"
+        assert client2.request("AddOffsetsToTxn", 3, {
+            "transactional_id": late, "producer_id": second.producer_id,
+            "producer_epoch": second.producer_epoch, "group_id": new_id()}).error_code == 0
+        assert client3.request("InitProducerId", 4, {
+            "transactional_id": reinit, "transaction_timeout_ms": 100, "producer_id": -1,
+            "producer_epoch": -1}).error_code == ErrorCode.CONCURRENT_TRANSACTIONS
+        eventually(lambda: describe(client2, late).transaction_state == "CompleteAbort",
+                   "the next scan aborted it", timeout=10)
+        assert time.monotonic() - scanned > 1.5  # the scan 2 s after the probe's
+
+
+@SCANNED_EVERY_2_S
+def test_the_scan_interval_is_described_as_a_read_only_static_broker_config(kafka):
+    """The override is in the broker's server.properties (``--override`` for the fake): not
+    changeable at run time, Kafka's default (10 s) its synonym."""
+    name = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+    with WireClient(kafka.bootstrap_servers) as client:
+        (broker,) = client.request("Metadata", 12, {
+            "topics": [], "allow_auto_topic_creation": False}).brokers
+        (result,) = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": 4, "resource_name": str(broker.node_id),
+             "configuration_keys": [name]}],
+            "include_synonyms": True, "include_documentation": False}).results
+    assert result.error_code == 0
+    static, default = 4, 5  # STATIC_BROKER_CONFIG, DEFAULT_CONFIG
+    (config,) = result.configs
+    assert (config.value, config.config_source, config.read_only, config.is_sensitive) == (
+        "2000", static, True, False)
+    assert [(s.name, s.value, s.source) for s in config.synonyms] == [
+        (name, "2000", static), (name, "10000", default)]
+
+
+@SCANNED_EVERY_2_S
 def test_a_timed_out_transaction_is_aborted_and_later_ends_answered_by_its_version(kafka):
     """Kafka aborts a transaction past its timeout with its epoch fenced. A transactions v1
     producer's end is then PRODUCER_FENCED; a v2 one's (begun by Produce v12, ended by EndTxn
@@ -461,9 +522,9 @@ def test_a_timed_out_transaction_is_aborted_and_later_ends_answered_by_its_versi
         second = init(client2, v2, timeout_ms=1000, version=5)
         assert produce(broker, v2, 1, txn_batch([b"v2"], second.producer_id,
                                                 second.producer_epoch), version=12) == 0
-        for client, txn_id in ((client1, v1), (client2, v2)):  # Kafka looks every 10 s
+        for client, txn_id in ((client1, v1), (client2, v2)):  # scanned for every 2 s
             eventually(lambda c=client, t=txn_id: describe(c, t).transaction_state
-                       == "CompleteAbort", "the timed-out transaction aborted", timeout=30)
+                       == "CompleteAbort", "the timed-out transaction aborted", timeout=10)
         assert describe(client1, v1).producer_epoch == first.producer_epoch + 1
         ids = first.producer_id, first.producer_epoch
         assert end(client1, v1, *ids, True).error_code == ErrorCode.PRODUCER_FENCED

@@ -363,12 +363,17 @@ class Cluster:
         groups' offset store; ``on_coordinator`` observers are told then."""
         if self._transactions is None:
             from fakebroker.protocol.releases import since
-            from fakebroker.state.transactions import ABORTABLE_FROM, TransactionCoordinator
+            from fakebroker.state.transactions import (
+                ABORT_SCAN_CONFIG,
+                ABORTABLE_FROM,
+                TransactionCoordinator,
+            )
 
             self._transactions = TransactionCoordinator(
                 self.producers, self.groups.offsets, self.settings.transaction_max_timeout_ms,
                 not_added="TRANSACTION_ABORTABLE"
-                if since(self.settings.kafka_version, ABORTABLE_FROM) else "INVALID_TXN_STATE")
+                if since(self.settings.kafka_version, ABORTABLE_FROM) else "INVALID_TXN_STATE",
+                abort_scan_ms=int(self.settings.broker_config(ABORT_SCAN_CONFIG) or 10_000))
             self._transactions.write_markers = self.write_markers
             self._made(self._transactions)
         return self._transactions

@@ -24,10 +24,15 @@ Guarantees:
 * A partition asked about by ``verify_partitions`` and not in the ongoing transaction is
   ``not_added`` (TRANSACTION_ABORTABLE, Kafka 3.8 on; INVALID_TXN_STATE in 3.6 and 3.7, whose
   coordinator answered that).
-* Time comes in as ``now`` (trio's clock, seconds): ``next_deadline`` is the earliest
-  transaction timeout and ``expire(now)`` aborts every transaction past it, fencing its
-  epoch first, as Kafka's timed-out transaction abort does. Wall-clock milliseconds (start
-  times, marker timestamps) come from ``wall_ms``.
+* Time comes in as ``now`` (trio's clock, seconds). A transaction past its timeout is
+  aborted, its epoch fenced first, by the next scan for timed-out transactions, as Kafka's
+  coordinator does (``abortTimedOutTransactions``, every
+  transaction.abort.timed.out.transaction.cleanup.interval.ms, ``abort_scan_ms``): scans
+  fall every ``abort_scan_ms`` from the first transaction's begin (Kafka's from its start),
+  so a transaction lives up to one interval past its timeout on both brokers.
+  ``next_deadline`` is the first scan after the earliest timeout, ``expire(now)`` is the
+  last scan at or before ``now``. Wall-clock milliseconds (start times, marker timestamps)
+  come from ``wall_ms``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ from fakebroker.state.producers import ProducerRegistry
 # The release whose coordinator first answered TRANSACTION_ABORTABLE for a partition not in
 # the transaction (KIP-890; 3.6 and 3.7 answered INVALID_TXN_STATE).
 ABORTABLE_FROM = "3.8"
+
+# Kafka's broker config: how often its coordinator aborts the timed-out transactions.
+ABORT_SCAN_CONFIG = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
 
 MAX_EPOCH = 32767  # Short.MaxValue: an epoch that cannot be bumped again
 NO_PRODUCER_ID = -1  # an InitProducerId naming no producer (any other id is named)
@@ -102,8 +110,11 @@ class TransactionCoordinator:
     def __init__(self, producers: ProducerRegistry, offsets: OffsetStore,
                  max_timeout_ms: int = 900_000,
                  wall_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
-                 not_added: str = "TRANSACTION_ABORTABLE") -> None:
+                 not_added: str = "TRANSACTION_ABORTABLE", abort_scan_ms: int = 10_000
+                 ) -> None:
         self.producers = producers
+        self.abort_scan_ms = abort_scan_ms
+        self._scan_origin: float | None = None  # the first begin's ``now``: scans count from it
         self.offsets = offsets
         self.max_timeout_ms = max_timeout_ms
         self.not_added = not_added
@@ -241,8 +252,10 @@ class TransactionCoordinator:
         txn.groups.clear()
         txn.start_time_ms = self.wall_ms()
         txn.deadline = now + txn.timeout_ms / 1000
+        if self._scan_origin is None:
+            self._scan_origin = now
         for watcher in self._watchers:
-            watcher(txn.deadline)
+            watcher(self._scan_after(txn.deadline))
 
     # -- ending ---------------------------------------------------------------------------
 
@@ -332,14 +345,34 @@ class TransactionCoordinator:
 
     # -- time -----------------------------------------------------------------------------
 
+    def _scans_by(self, now: float) -> int:
+        """How many abort scans fell at or before ``now`` (0 before the first begin)."""
+        if self._scan_origin is None:
+            return 0
+        interval = self.abort_scan_ms / 1000
+        return max(0, math.floor((now - self._scan_origin) / interval + 1e-9))
+
+    def _scan_after(self, deadline: float) -> float:
+        """The first abort scan strictly after ``deadline`` (Kafka aborts a transaction
+        whose start plus timeout is before the scan's time)."""
+        if math.isinf(deadline) or self._scan_origin is None:
+            return deadline
+        return self._scan_origin + (self._scans_by(deadline) + 1) * self.abort_scan_ms / 1000
+
     def next_deadline(self) -> float:
-        """When the earliest ongoing transaction times out (``inf``: none)."""
-        return min((t.deadline for t in self.transactions.values()), default=math.inf)
+        """When the scan aborting the earliest timed-out transaction falls (``inf``: none)."""
+        return self._scan_after(
+            min((t.deadline for t in self.transactions.values()), default=math.inf))
 
     def expire(self, now: float) -> None:
-        """Abort every transaction whose timeout passed at ``now``, its epoch fenced first."""
+        """The last abort scan at or before ``now``: abort every ongoing transaction whose
+        timeout passed before it, its epoch fenced first."""
+        scans = self._scans_by(now)
+        if self._scan_origin is None or scans == 0:
+            return
+        scan = self._scan_origin + scans * self.abort_scan_ms / 1000
         for txn in list(self.transactions.values()):
-            if txn.state is TxnState.ONGOING and txn.deadline <= now:
+            if txn.state is TxnState.ONGOING and txn.deadline < scan:
                 self._fence_and_abort(txn)
 
     def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]:

@@ -13,7 +13,7 @@ without a request in the corpus fails the run.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,14 +71,17 @@ def corpus(versions: dict[str, list[int]]) -> list[Step]:
 
 
 @contextlib.contextmanager
-def both_brokers(tmp_dir: Path, kafka_version: str | None = None) -> Iterator[list[Side]]:
+def both_brokers(tmp_dir: Path, kafka_version: str | None = None,
+                 overrides: Mapping[str, str] | None = None) -> Iterator[list[Side]]:
     """A real Kafka (in ``tmp_dir``) and a fake one with the settings that matter set alike,
     as the sides of a replay (Kafka's first), closed after; the fake answering as Kafka
-    ``kafka_version`` if given (the versions it serves and refuses)."""
-    with start_real_kafka(tmp_dir) as kafka, FakeKafka(
+    ``kafka_version`` if given (the versions it serves and refuses); ``overrides`` (broker
+    configs by Kafka's names) given to both."""
+    with start_real_kafka(tmp_dir, overrides=overrides) as kafka, FakeKafka(
             brokers=1, cluster_id=kafka.cluster_id, auto_create_topics=True,
             default_partitions=1, group_initial_rebalance_delay_ms=0,
-            overrides=SUITE_LOG_TIMING, kafka_version=kafka_version) as fake:
+            overrides={**SUITE_LOG_TIMING, **(overrides or {})},
+            kafka_version=kafka_version) as fake:
         sides = [Side(KAFKA, kafka.bootstrap_servers), Side(FAKE, fake.bootstrap_servers)]
         try:
             yield sides
