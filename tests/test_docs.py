@@ -196,11 +196,12 @@ def without_installs(script: str) -> str:
 
 
 def with_free_ports(script: str) -> str:
+    """The block with its ports 9092-9094 and 9644 replaced by free ones, in one pass (a
+    free port such as 59093 must not be rewritten again as if the page had written 9093)."""
     base = free_port_base(3)
-    control = free_port_base(1)
-    for offset in range(3):
-        script = script.replace(str(9092 + offset), str(base + offset))
-    return script.replace("9644", str(control))
+    ports = {str(9092 + offset): str(base + offset) for offset in range(3)}
+    ports["9644"] = str(free_port_base(1))
+    return re.sub("|".join(ports), lambda found: ports[found.group()], script)
 
 
 def in_foreground(script: str) -> bool:
@@ -353,6 +354,12 @@ def test_the_pages_examples_run(page: Path, tmp_path: Path, request: pytest.Fixt
 def test_a_foreground_serve_is_stopped_cleanly(tmp_path):  # the runner's own rule
     out = run_sh("fakebroker serve --port 9092", tmp_path, environment(), timeout=30)
     assert out.startswith("bootstrap.servers=127.0.0.1:")
+
+
+def test_a_free_port_is_not_rewritten_as_a_page_port(monkeypatch):  # the runner's own rule
+    monkeypatch.setitem(globals(), "free_port_base", lambda count: 59093 if count == 3 else 9700)
+    assert with_free_ports("serve --port 9092 / 9093,9094 / 9644") == \
+        "serve --port 59093 / 59094,59095 / 9700"
 
 
 def test_an_install_line_must_name_declared_extras():
