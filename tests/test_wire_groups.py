@@ -268,6 +268,22 @@ def test_joins_of_an_existing_group_write_nothing_until_its_leader_syncs(kafka):
 
 
 @pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_group_a_commit_stored_nothing_in_is_described_once_its_joined_leader_syncs(kafka):
+    """Members joining the group a commit stored nothing in write nothing (the group exists):
+    it is not described while its first generation waits for the leader's SyncGroup."""
+    with WireClient(coordinator(kafka, "unwritten-s")) as client:
+        refuse_commit(client, "unwritten-s")
+        first = client.request("JoinGroup", 9, join_body(group="unwritten-s"))
+        assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        assert described(client, "unwritten-s") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        joined = client.request("JoinGroup", 9, join_body(first.member_id, group="unwritten-s"))
+        assert (joined.error_code, joined.generation_id) == (0, 1)
+        assert described(client, "unwritten-s") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        synced(client, joined, group="unwritten-s")
+        assert described(client, "unwritten-s") == (0, "Stable")
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
 def test_the_last_member_leaving_and_deletegroups_write_the_offsets_partition(kafka):
     """A generation that starts Empty is written before the LeaveGroup that started it is
     answered, a deleted group's tombstones before DeleteGroups is ("leaver-2" shares

@@ -39,7 +39,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.classic_group(group_id)
-    if group is None or group.unseen:
+    if group is None or group.unwritten:
         why = "is not a classic group" \
             if ctx.cluster.groups.kind(group_id) in (GroupKind.CONSUMER, GroupKind.SHARE,
                                                      GroupKind.STREAMS) \

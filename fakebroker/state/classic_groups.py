@@ -125,14 +125,10 @@ class ClassicGroup:
     pending_sync: set[str] = field(default_factory=set)
     sync_deadline: float | None = None
     # Made by a commit from outside that stored no offset: Kafka's writes (OffsetCommit,
-    # JoinGroup) find it, its reads (DescribeGroups) not, until a record is written to its
-    # __consumer_offsets partition (``note_commit``, ``_partition_written``).
+    # JoinGroup, SyncGroup) find it, its reads (DescribeGroups) not, until a record is written
+    # to its __consumer_offsets partition (``note_commit``, ``_partition_written``), even
+    # while a generation of members joined it waits for its leader's SyncGroup.
     unwritten: bool = False
-
-    @property
-    def unseen(self) -> bool:
-        """Whether Kafka's reads do not see this group yet (``unwritten``, never joined)."""
-        return self.unwritten and not self.members and self.generation_id == 0
 
     def rebalance_timeout_ms(self) -> int:
         """The largest rebalance timeout of the members, never below 0 (Kafka's
