@@ -3,8 +3,9 @@
 Versions: 0-5 (3.9), 6 (4.x). Flexible from v5.
 
 Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NOT_FOUND, as
-Kafka 4 answers), a group only a commit that stored nothing made too, until a commit stores an
-offset in its ``__consumer_offsets`` partition (as Kafka's reads do not see it), a KIP-848
+Kafka 4 answers), a group only a commit that stored nothing made too, until a record is
+written to its ``__consumer_offsets`` partition (as Kafka's reads do not see it; which requests
+write: ``ClassicGroups._partition_written``), a KIP-848
 consumer, share or streams group too (v6: "Group g is not a classic group.");
 NOT_COORDINATOR per group on another broker. The selected protocol, the members' metadata
 for it are described once the group is Stable (before: "" and empty bytes, as Kafka describes
