@@ -232,6 +232,25 @@ def described(client: WireClient, group: str) -> tuple[int, str]:
 
 
 @pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_group_a_commit_stored_nothing_in_is_listed_once_a_commit_stores_an_offset(kafka):
+    """ListGroups reads as DescribeGroups does: the group a commit stored nothing in is left
+    out until its partition is written."""
+    with WireClient(coordinator(kafka, "unlisted")) as client:
+        def listed() -> list[str]:
+            return [g.group_id for g in client.request("ListGroups", 5, {
+                "states_filter": [], "types_filter": []}).groups]
+
+        refuse_commit(client, "unlisted")
+        assert "unlisted" not in listed()
+        stored = client.request("OffsetCommit", 9, {
+            "group_id": "unlisted", "generation_id_or_member_epoch": -1, "member_id": "",
+            "topics": [{"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}]})
+        assert stored.topics[0].partitions[0].error_code == 0
+        assert "unlisted" in listed()
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
 def test_a_join_that_makes_a_group_writes_its_offsets_partition_even_answered_member_id_required(
         kafka):
     """Kafka appends a group a JoinGroup makes to its ``__consumer_offsets`` partition, but
