@@ -20,10 +20,19 @@ pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
 
 
 def coordinator(kafka, group: str = "g") -> str:
+    """The address of ``group``'s coordinator once it has loaded the group's
+    ``__consumer_offsets`` partition: a Kafka just started answers a group's requests
+    COORDINATOR_LOAD_IN_PROGRESS until then (clients retry it)."""
     with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         found = client.request("FindCoordinator", 3, {"key": group, "key_type": 0})
     assert found.error_code == 0
-    return f"{found.host}:{found.port}"
+    address = f"{found.host}:{found.port}"
+    with WireClient(address) as client:
+        eventually(lambda: client.request("OffsetFetch", 8, {"groups": [
+            {"group_id": group, "topics": None}]}).groups[0].error_code
+            != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "the group's coordinator to load",
+            timeout=30)
+    return address
 
 
 def not_coordinator(kafka, group: str = "g") -> str:
@@ -284,6 +293,9 @@ def test_joins_of_an_existing_group_write_nothing_until_its_leader_syncs(kafka):
         assert described(client, "unwritten-r0") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
         synced(client, rejoined, group="rejoiner-22")
         assert described(client, "unwritten-r0") == (0, "Empty")
+        left = client.request("LeaveGroup", 5, {"group_id": "rejoiner-22", "members": [
+            {"member_id": joined.member_id}, {"member_id": newcomer.member_id}]})
+        assert left.error_code == 0  # Empty: the session's Kafka can delete it
 
 
 @pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
@@ -300,6 +312,9 @@ def test_a_group_a_commit_stored_nothing_in_is_described_once_its_joined_leader_
         assert described(client, "unwritten-s") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
         synced(client, joined, group="unwritten-s")
         assert described(client, "unwritten-s") == (0, "Stable")
+        left = client.request("LeaveGroup", 5, {"group_id": "unwritten-s", "members": [
+            {"member_id": joined.member_id}]})
+        assert left.error_code == 0  # Empty: the session's Kafka can delete it
 
 
 @pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
