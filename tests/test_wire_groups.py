@@ -20,10 +20,19 @@ pytestmark = pytest.mark.fake_kafka(brokers=3, topics={"orders": 2})
 
 
 def coordinator(kafka, group: str = "g") -> str:
+    """The address of ``group``'s coordinator once it has loaded the group's
+    ``__consumer_offsets`` partition: a Kafka just started answers a group's requests
+    COORDINATOR_LOAD_IN_PROGRESS until then (clients retry it)."""
     with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
         found = client.request("FindCoordinator", 3, {"key": group, "key_type": 0})
     assert found.error_code == 0
-    return f"{found.host}:{found.port}"
+    address = f"{found.host}:{found.port}"
+    with WireClient(address) as client:
+        eventually(lambda: client.request("OffsetFetch", 8, {"groups": [
+            {"group_id": group, "topics": None}]}).groups[0].error_code
+            != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "the group's coordinator to load",
+            timeout=30)
+    return address
 
 
 def not_coordinator(kafka, group: str = "g") -> str:
@@ -31,18 +40,23 @@ def not_coordinator(kafka, group: str = "g") -> str:
     return next(a for a in kafka.bootstrap_servers.split(",") if a != home)
 
 
-def joined_member(client: WireClient, version: int = 9) -> dict:
+def joined_member(client: WireClient, version: int = 9, group: str = "g") -> dict:
     """Join as a lone member (v4+ two steps), sync, and return the join answer."""
-    first = client.request("JoinGroup", version, join_body())
+    first = client.request("JoinGroup", version, join_body(group=group))
     if first.error_code == ErrorCode.MEMBER_ID_REQUIRED:
-        first = client.request("JoinGroup", version, join_body(first.member_id))
+        first = client.request("JoinGroup", version, join_body(first.member_id, group=group))
     assert first.error_code == 0
-    sync = client.request("SyncGroup", 5, {
-        "group_id": "g", "generation_id": first.generation_id, "member_id": first.member_id,
-        "protocol_type": "consumer", "protocol_name": "range",
-        "assignments": [{"member_id": first.member_id, "assignment": b"\x00\x00"}]})
-    assert sync.error_code == 0 and sync.assignment == b"\x00\x00"
+    synced(client, first, group)
     return first
+
+
+def synced(client: WireClient, joined: dict, group: str = "g") -> None:
+    """The leader ``joined`` syncs, assigning itself two zero bytes."""
+    sync = client.request("SyncGroup", 5, {
+        "group_id": group, "generation_id": joined.generation_id,
+        "member_id": joined.member_id, "protocol_type": "consumer", "protocol_name": "range",
+        "assignments": [{"member_id": joined.member_id, "assignment": b"\x00\x00"}]})
+    assert sync.error_code == 0 and sync.assignment == b"\x00\x00"
 
 
 def test_find_coordinator_is_deterministic_and_batched_from_v4(kafka):
@@ -212,29 +226,115 @@ def test_a_group_a_commit_stored_nothing_in_is_described_once_its_offsets_partit
         assert described() == (0, "Empty")
 
 
+def refuse_commit(client: WireClient, group: str) -> None:
+    """Make ``group`` by a commit from outside that stores nothing (metadata too large)."""
+    refused = client.request("OffsetCommit", 9, {
+        "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+        "topics": [{"name": "orders", "partitions": [
+            {"partition_index": 0, "committed_offset": 1, "committed_metadata": "x" * 5000}]}]})
+    assert refused.topics[0].partitions[0].error_code == ErrorCode.OFFSET_METADATA_TOO_LARGE
+
+
+def described(client: WireClient, group: str) -> tuple[int, str]:
+    (found,) = client.request("DescribeGroups", 6, {"groups": [group]}).groups
+    return found.error_code, found.group_state
+
+
 @pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
-def test_a_group_a_commit_stored_nothing_in_is_described_once_a_join_there_starts_a_generation(
-        kafka):
-    """A join that starts a generation writes the group's metadata to its partition: the
-    group a commit stored nothing in is described from then ("joiner-27" shares
-    "unwritten-j"'s partition 41)."""
-    with WireClient(coordinator(kafka, "unwritten-j")) as client:
-        refused = client.request("OffsetCommit", 9, {
-            "group_id": "unwritten-j", "generation_id_or_member_epoch": -1, "member_id": "",
+def test_a_group_a_commit_stored_nothing_in_is_listed_once_a_commit_stores_an_offset(kafka):
+    """ListGroups reads as DescribeGroups does: the group a commit stored nothing in is left
+    out until its partition is written."""
+    with WireClient(coordinator(kafka, "unlisted")) as client:
+        def listed() -> list[str]:
+            return [g.group_id for g in client.request("ListGroups", 5, {
+                "states_filter": [], "types_filter": []}).groups]
+
+        refuse_commit(client, "unlisted")
+        assert "unlisted" not in listed()
+        stored = client.request("OffsetCommit", 9, {
+            "group_id": "unlisted", "generation_id_or_member_epoch": -1, "member_id": "",
             "topics": [{"name": "orders", "partitions": [
-                {"partition_index": 0, "committed_offset": 1, "committed_metadata": "x" * 5000}]}]})
-        assert refused.topics[0].partitions[0].error_code == ErrorCode.OFFSET_METADATA_TOO_LARGE
+                {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}]})
+        assert stored.topics[0].partitions[0].error_code == 0
+        assert "unlisted" in listed()
 
-        def described() -> tuple[int, str]:
-            (group,) = client.request("DescribeGroups", 6, {"groups": ["unwritten-j"]}).groups
-            return group.error_code, group.group_state
 
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_join_that_makes_a_group_writes_its_offsets_partition_even_answered_member_id_required(
+        kafka):
+    """Kafka appends a group a JoinGroup makes to its ``__consumer_offsets`` partition, but
+    answers the JoinGroup without waiting for that write: the group a commit stored nothing
+    in is described soon after ("joiner-27" shares "unwritten-j"'s partition 41; measured on
+    Kafka 4.4: at the next DescribeGroups, or up to ~230 ms later on a loaded machine)."""
+    with WireClient(coordinator(kafka, "unwritten-j")) as client:
+        refuse_commit(client, "unwritten-j")
+        assert described(client, "unwritten-j") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
         first = client.request("JoinGroup", 9, join_body(group="joiner-27"))
         assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
-        assert described() == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
-        joined = client.request("JoinGroup", 9, join_body(first.member_id, group="joiner-27"))
+        eventually(lambda: described(client, "unwritten-j") == (0, "Empty"),
+                   "the group to be described", timeout=10)
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_joins_of_an_existing_group_write_nothing_until_its_leader_syncs(kafka):
+    """A JoinGroup of a group that exists writes nothing, answered MEMBER_ID_REQUIRED or
+    starting a generation with members: the group's metadata is written with the leader's
+    assignment, before the leader's SyncGroup is answered ("rejoiner-22" shares
+    "unwritten-r0"'s partition 35)."""
+    with WireClient(coordinator(kafka, "rejoiner-22")) as client:
+        joined = joined_member(client, group="rejoiner-22")
+        refuse_commit(client, "unwritten-r0")
+        assert described(client, "unwritten-r0") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        rejoined = client.request("JoinGroup", 9, join_body(joined.member_id,
+                                                            group="rejoiner-22"))
+        assert (rejoined.error_code, rejoined.generation_id) == (0, 2)
+        newcomer = client.request("JoinGroup", 9, join_body(group="rejoiner-22"))
+        assert newcomer.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        assert described(client, "unwritten-r0") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        synced(client, rejoined, group="rejoiner-22")
+        assert described(client, "unwritten-r0") == (0, "Empty")
+        left = client.request("LeaveGroup", 5, {"group_id": "rejoiner-22", "members": [
+            {"member_id": joined.member_id}, {"member_id": newcomer.member_id}]})
+        assert left.error_code == 0  # Empty: the session's Kafka can delete it
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_a_group_a_commit_stored_nothing_in_is_described_once_its_joined_leader_syncs(kafka):
+    """Members joining the group a commit stored nothing in write nothing (the group exists):
+    it is not described while its first generation waits for the leader's SyncGroup."""
+    with WireClient(coordinator(kafka, "unwritten-s")) as client:
+        refuse_commit(client, "unwritten-s")
+        first = client.request("JoinGroup", 9, join_body(group="unwritten-s"))
+        assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        assert described(client, "unwritten-s") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        joined = client.request("JoinGroup", 9, join_body(first.member_id, group="unwritten-s"))
         assert (joined.error_code, joined.generation_id) == (0, 1)
-        assert described() == (0, "Empty")
+        assert described(client, "unwritten-s") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        synced(client, joined, group="unwritten-s")
+        assert described(client, "unwritten-s") == (0, "Stable")
+        left = client.request("LeaveGroup", 5, {"group_id": "unwritten-s", "members": [
+            {"member_id": joined.member_id}]})
+        assert left.error_code == 0  # Empty: the session's Kafka can delete it
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2})  # one broker: runs on the session's Kafka
+def test_the_last_member_leaving_and_deletegroups_write_the_offsets_partition(kafka):
+    """A generation that starts Empty is written before the LeaveGroup that started it is
+    answered, a deleted group's tombstones before DeleteGroups is ("leaver-2" shares
+    "unwritten-l65"'s and "unwritten-d45"'s partition 36)."""
+    with WireClient(coordinator(kafka, "leaver-2")) as client:
+        joined = joined_member(client, group="leaver-2")
+        refuse_commit(client, "unwritten-l65")
+        assert described(client, "unwritten-l65") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        left = client.request("LeaveGroup", 5, {"group_id": "leaver-2", "members": [
+            {"member_id": joined.member_id, "group_instance_id": None}]})
+        assert left.error_code == 0
+        assert described(client, "unwritten-l65") == (0, "Empty")
+        refuse_commit(client, "unwritten-d45")
+        assert described(client, "unwritten-d45") == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+        (deleted,) = client.request("DeleteGroups", 2, {"groups_names": ["leaver-2"]}).results
+        assert deleted.error_code == 0
+        assert described(client, "unwritten-d45") == (0, "Empty")
 
 
 def test_heartbeat_errors_tell_members_to_rejoin(kafka):

@@ -3,8 +3,9 @@
 Versions: 0-5 (3.9), 6 (4.x). Flexible from v5.
 
 Behavior: an unknown group is described as Dead with no members (v6: GROUP_ID_NOT_FOUND, as
-Kafka 4 answers), a group only a commit that stored nothing made too, until a commit stores an
-offset in its ``__consumer_offsets`` partition (as Kafka's reads do not see it), a KIP-848
+Kafka 4 answers), a group only a commit that stored nothing made too, until a record is
+written to its ``__consumer_offsets`` partition (as Kafka's reads do not see it; which requests
+write: ``ClassicGroups._partition_written``), a KIP-848
 consumer, share or streams group too (v6: "Group g is not a classic group.");
 NOT_COORDINATOR per group on another broker. The selected protocol, the members' metadata
 for it are described once the group is Stable (before: "" and empty bytes, as Kafka describes
@@ -39,7 +40,7 @@ def describe(ctx: RequestContext, group_id: str) -> dict[str, Any]:
     if not ctx.is_coordinator(group_id):
         return dict(UNDESCRIBED, group_id=group_id, error_code=error_code("NOT_COORDINATOR"))
     group = ctx.cluster.groups.classic_group(group_id)
-    if group is None or group.unseen:
+    if group is None or group.unwritten:
         why = "is not a classic group" \
             if ctx.cluster.groups.kind(group_id) in (GroupKind.CONSUMER, GroupKind.SHARE,
                                                      GroupKind.STREAMS) \

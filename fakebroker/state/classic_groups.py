@@ -125,14 +125,10 @@ class ClassicGroup:
     pending_sync: set[str] = field(default_factory=set)
     sync_deadline: float | None = None
     # Made by a commit from outside that stored no offset: Kafka's writes (OffsetCommit,
-    # JoinGroup) find it, its reads (DescribeGroups) not, until a commit stores one in its
-    # __consumer_offsets partition (``note_commit``).
+    # JoinGroup, SyncGroup) find it, its reads (DescribeGroups) not, until a record is written
+    # to its __consumer_offsets partition (``note_commit``, ``_partition_written``), even
+    # while a generation of members joined it waits for its leader's SyncGroup.
     unwritten: bool = False
-
-    @property
-    def unseen(self) -> bool:
-        """Whether Kafka's reads do not see this group yet (``unwritten``, never joined)."""
-        return self.unwritten and not self.members and self.generation_id == 0
 
     def rebalance_timeout_ms(self) -> int:
         """The largest rebalance timeout of the members, never below 0 (Kafka's
@@ -215,7 +211,10 @@ class ClassicGroupCoordinator:
             raise ClusterError("INVALID_SESSION_TIMEOUT")
         if member_id and group_id not in self.groups and self.claim(group_id):
             raise ClusterError("UNKNOWN_MEMBER_ID")
+        made = group_id not in self.groups
         group = self._group_or_new(group_id)
+        if made:  # Kafka appends the new group's empty metadata, whatever the answer
+            self._partition_written(group_id)
         if not self._accepts(group, member_id, max_size):
             self._refuse(group, member_id)
             return self.error_answer("", "GROUP_MAX_SIZE_REACHED")
@@ -377,8 +376,8 @@ class ClassicGroupCoordinator:
         group.rebalance_deadline = group.delay_until = None
         group.initial = False
         group.generation_id += 1
-        self._partition_written(group.group_id)
-        if not group.members:
+        if not group.members:  # Kafka writes an Empty generation's metadata at once
+            self._partition_written(group.group_id)
             group.state = GroupState.EMPTY
             group.protocol_name = group.leader_id = None
             return
@@ -455,6 +454,7 @@ class ClassicGroupCoordinator:
         for m in group.members.values():
             m.assignment = assignments.get(m.member_id, b"")
         group.state = GroupState.STABLE
+        self._partition_written(group_id)  # the generation's metadata, with its assignment
         for syncing_id, syncing in group.syncing.items():
             syncing.resolve(group.members[syncing_id].assignment)
         group.syncing.clear()
@@ -576,6 +576,7 @@ class ClassicGroupCoordinator:
             group.state = GroupState.EMPTY
             group.generation_id += 1
             group.protocol_name = group.leader_id = None
+            self._partition_written(group.group_id)
         else:
             self._prepare_rebalance(group, now)
 
@@ -635,11 +636,11 @@ class ClassicGroupCoordinator:
 
     def note_commit(self, group_id: str, made: bool, stored: bool) -> None:
         """After a commit the group accepted (``made``: that commit made the group): a group
-        made by a commit that stored no offset is ``unwritten`` until a commit stores some in
-        its ``__consumer_offsets`` partition, for it or any other group there, or a join there
-        starts a generation, as Kafka 4.4 answers (measured: DescribeGroups GROUP_ID_NOT_FOUND,
-        a member's commit UNKNOWN_MEMBER_ID; Kafka's reads see a partition's state as of its
-        last write)."""
+        made by a commit that stored no offset is ``unwritten`` until a record is written to
+        its ``__consumer_offsets`` partition, for it or any other group there
+        (``_partition_written``), as Kafka 4.4 answers (measured: DescribeGroups
+        GROUP_ID_NOT_FOUND, a member's commit UNKNOWN_MEMBER_ID; Kafka's reads see a
+        partition's state as of its last committed write)."""
         group = self.groups.get(group_id)
         if group is not None:
             group.unwritten = (made or group.unwritten) and not stored
@@ -647,8 +648,16 @@ class ClassicGroupCoordinator:
             self._partition_written(group_id)
 
     def _partition_written(self, group_id: str) -> None:
-        """Kafka wrote a record for ``group_id`` (stored offsets, a generation's group
-        metadata): every unwritten group of its ``__consumer_offsets`` partition is seen."""
+        """Kafka wrote a record for ``group_id``: every unwritten group of its
+        ``__consumer_offsets`` partition is seen. Kafka 4.4 writes (measured) for a commit
+        that stores an offset, a JoinGroup that makes the group (its empty metadata, even when
+        answered MEMBER_ID_REQUIRED), a leader's SyncGroup (the generation's assignment), a
+        generation that starts Empty (after a LeaveGroup or an expiry) and DeleteGroups (its
+        tombstones); not for a JoinGroup of an existing group, nor for a rebalance that
+        starts a generation with members (that waits for the leader's SyncGroup). Kafka may
+        answer a JoinGroup that makes a group before its write is committed (a read then
+        shows the partition's state before it, for some milliseconds); the fake's write is
+        seen at once."""
         partition = offsets_partition(group_id)
         for other in self.groups.values():
             if other.unwritten and offsets_partition(other.group_id) == partition:
@@ -662,6 +671,7 @@ class ClassicGroupCoordinator:
             raise ClusterError("NON_EMPTY_GROUP")
         group.state = GroupState.DEAD
         del self.groups[group_id]
+        self._partition_written(group_id)  # the group's tombstones
 
     # -- timers ---------------------------------------------------------------------------
 
