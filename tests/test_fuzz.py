@@ -327,6 +327,31 @@ def test_the_differential_mode_sets_apart_a_frame_its_ids_make_read_differently(
     assert read_alike(kafkas, kafkas) and read_alike(fakes, fakes)
 
 
+def test_the_differential_mode_sets_apart_an_overwrite_that_kept_one_sides_topic_id():
+    """Seed 1, #60246 (Fetch v18, "00 at 58"): byte 58 lies in the topic id, where the fake's
+    id already held 00: the fake's id named its topic still (OFFSET_OUT_OF_RANGE) while
+    Kafka's named none (UNKNOWN_TOPIC_ID), so not one input. An overwrite changing both ids,
+    or neither, is one input."""
+    from tests.fuzz.differential import edited_alike
+
+    def fetch(topic_id: str) -> bytes:  # the frame as sent up to its topic, then the rest
+        return bytes.fromhex(
+            "0001 0012 00000001 000b 636f6e666f726d616e6365 00"  # header, client id
+            " 0000000000000001001000000100000000ffffffff02"  # up to: 1 topic
+            + topic_id + " 0200000000ffffffff0000000000000000ffffffffffffffffffffffff"
+            " 001000000000010100")
+
+    kafkas = fetch("4bce99aa3c7c4b9dabcdd353775e7fad")  # byte 58: 7f, written 00
+    fakes = fetch("ffffa62340ce4d40aa66d5286c8400bb")  # byte 58: 00 already
+
+    def written(frame: bytes, byte: int) -> bytes:
+        return frame[:58] + bytes([byte]) + frame[59:]
+
+    assert not edited_alike(kafkas, written(kafkas, 0), fakes, written(fakes, 0))
+    assert edited_alike(kafkas, written(kafkas, 0x11), fakes, written(fakes, 0x11))
+    assert edited_alike(kafkas, kafkas, fakes, fakes)
+
+
 def test_the_differential_mode_withholds_an_add_raft_voter_that_ends_kafkas_process():
     """An AddRaftVoter with a listener named by the empty string ends Kafka's process (its raft
     IO thread's ConfigException is a fatal fault: every later connection refused, measured on

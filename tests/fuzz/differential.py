@@ -17,7 +17,8 @@ pending and the other not is inconclusive, not a difference; so is an input whos
 mutations fell on frames of different lengths, as when the two sides' member ids differ in
 length: the same seeded positions then hit different fields, two inputs and not one, or
 that made one side's ids read as structure its reader refuses and the other's reads,
-``read_alike``); a difference not matched by an entry of tests/fuzz/differences.toml (each
+``read_alike``, or that left one side's id as it was and changed the other's,
+``edited_alike``); a difference not matched by an entry of tests/fuzz/differences.toml (each
 with its reason) is *unexplained*.
 """
 
@@ -160,7 +161,8 @@ class DiffResult:
     inconclusive: int = 0  # one side answered, the other not within WAIT
     withheld: int = 0  # inputs that would disable a part of Kafka (``fells_kafka``)
     unlike: int = 0  # byte-level mutations of frames of different lengths, or of frames
-    # the reader refuses on one side only (``read_alike``): not one input
+    # the reader refuses on one side only (``read_alike``), or overwrites keeping one side's
+    # id only (``edited_alike``): not one input
     seconds: float = 0.0
 
     @property
@@ -175,8 +177,8 @@ class DiffResult:
     def summary(self) -> str:
         lines = [f"seed {self.seed}: {self.inputs} inputs in {self.seconds:.0f} s, "
                  f"{self.same} same outcome, {self.inconclusive} inconclusive (one side pending), "
-                 f"{self.unlike} unlike (frames mutated byte-wise of different lengths or "
-                 f"read differently), "
+                 f"{self.unlike} unlike (frames mutated byte-wise of different lengths, "
+                 f"read differently or one side's id kept), "
                  f"{self.withheld} withheld (disabling a part of Kafka), "
                  f"{len(self.differences)} differences "
                  f"({len(self.unexplained)} unexplained); Kafka's outcomes: "
@@ -331,7 +333,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
                 result.same += 1
             elif mutants[0].body is None and (len(kafka_seed.frame) != len(fake_seed.frame)
                                               or not read_alike(mutants[0].frame,
-                                                                mutants[1].frame)):
+                                                                mutants[1].frame)) \
+                    or not edited_alike(kafka_seed.frame, mutants[0].frame,
+                                        fake_seed.frame, mutants[1].frame):
                 result.unlike += 1
             elif PENDING in (outcomes[0].kind, outcomes[1].kind):
                 result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
@@ -390,6 +394,31 @@ def read_alike(kafka_frame: bytes, fake_frame: bytes) -> bool:
     (closed by both brokers, sent that frame) and two tagged fields with Kafka's (answered
     by both)."""
     return _reads(kafka_frame) == _reads(fake_frame)
+
+
+def edited_alike(kafka_seed: bytes, kafka_frame: bytes, fake_seed: bytes,
+                 fake_frame: bytes) -> bool:
+    """Whether a mutation that overwrote bytes in place left each run of bytes in which the two
+    seeds differ (a side's own id: a topic id, a producer id, a member id) as it was on both
+    sides or on neither. An overwrite that writes, into one side's id, the byte it already
+    held changes the other side's id only: one side then names its own topic (or producer)
+    and the other an unknown one, two inputs and not one (seed 1, #60246: a Fetch's "00 at
+    58" kept the fake's topic id, OFFSET_OUT_OF_RANGE, and made Kafka's unknown,
+    UNKNOWN_TOPIC_ID). Frames whose length the mutation changed are not compared here."""
+    if not len(kafka_seed) == len(fake_seed) == len(kafka_frame) == len(fake_frame):
+        return True
+    run: list[int] = []
+    for position in [*range(len(kafka_seed)), len(kafka_seed)]:
+        if position < len(kafka_seed) and kafka_seed[position] != fake_seed[position]:
+            run.append(position)
+            continue
+        if run:
+            start, end = run[0], run[-1] + 1
+            if (kafka_frame[start:end] == kafka_seed[start:end]) != \
+                    (fake_frame[start:end] == fake_seed[start:end]):
+                return False
+            run = []
+    return True
 
 
 def _reads(frame: bytes) -> bool:
