@@ -92,14 +92,15 @@ OPEN_TRANSACTION_STATES = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort",
 
 
 def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
-    """Poll ``condition`` until it returns something true; ``TimeoutError`` naming ``what``."""
+    """Poll ``condition`` until it returns something true; ``TimeoutError`` naming ``what``
+    (tests on either broker use it: the message names no broker)."""
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise TimeoutError(f"real Kafka: timed out waiting for {what}")
+            raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(0.02)
 
 
