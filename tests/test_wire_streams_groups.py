@@ -411,9 +411,10 @@ def test_a_kicked_member_is_fenced_as_one_whose_session_ran_out(kafka):
     fenced_member(kafka, lambda a, b: kafka.kick_member(a.app, a.member_id))
 
 
-def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka):
-    """A repartition source topic no subtopology writes, or sinks that only feed each other:
-    STREAMS_INVALID_TOPOLOGY with Kafka's texts, and no group is made."""
+def test_a_topology_whose_partition_counts_cannot_be_decided_is_refused(kafka):
+    """A repartition source topic no subtopology writes, sinks that only feed each other, or
+    a subtopology reading no topic (its task count undecidable): STREAMS_INVALID_TOPOLOGY
+    with Kafka's texts, and no group is made."""
     app = new_app(kafka)
     unwritten = word_count(app)
     unwritten["subtopologies"][0]["repartition_sink_topics"] = [f"{app}-other-repartition"]
@@ -425,6 +426,8 @@ def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka)
         dict(looped["subtopologies"][1]["repartition_source_topics"][0],
              name=f"{app}-back-repartition")]
     looped["subtopologies"][1]["repartition_sink_topics"] = [f"{app}-back-repartition"]
+    sourceless = word_count(app)
+    sourceless["subtopologies"][1]["repartition_source_topics"] = []
     with WireClient(coordinator(kafka, app)) as client:
         member = Member(client, app)
         for topology, message in (
@@ -432,7 +435,8 @@ def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka)
                             "topics, because a repartition source topic is never used as a "
                             "sink topic."),
                 (looped, "Failed to compute number of partitions for all repartition topics. "
-                         "There may be loops in the topology that cannot be resolved.")):
+                         "There may be loops in the topology that cannot be resolved."),
+                (sourceless, "No source topics found for subtopology 1")):
             refused = member.send(**dict(member.joining(), topology=topology))
             assert (refused.error_code, refused.error_message) == (
                 ErrorCode.STREAMS_INVALID_TOPOLOGY, message)

@@ -17,7 +17,8 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
   nothing, or a repartition source topic no subtopology writes, is STREAMS_INVALID_TOPOLOGY
   for the join that brings the topology, with Kafka's texts), a changelog topic its
   subtopology's task count (the largest count of its source and repartition source
-  topics); the internal topics missing are named
+  topics; a subtopology reading neither is STREAMS_INVALID_TOPOLOGY too); the internal
+  topics missing are named
   in MISSING_INTERNAL_TOPICS ("Internal topics are missing: x, y", in Java's HashMap order)
   and returned for the caller to create with those counts; an existing internal topic with
   another count is INCORRECTLY_PARTITIONED_TOPICS. A subtopology has one task per partition
@@ -339,7 +340,7 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
     if missing:
         return ConfiguredTopology(problem=Status(
             MISSING_SOURCE_TOPICS, f"Source topics {', '.join(missing)} are missing."))
-    decided = repartition_counts(topology, partitions_of)
+    decided = partition_counts(topology, partitions_of)
 
     def count(topic: str) -> int | None:
         return decided.get(topic, partitions_of.get(topic))
@@ -375,6 +376,21 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
 def by_id(topology: Topology) -> dict[str, Subtopology]:
     """The subtopologies by id, as Kafka's StreamsTopology holds (and compares) them."""
     return {s.subtopology_id: s for s in topology.subtopologies}
+
+
+def partition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[str, int]:
+    """The repartition topics' partition counts (``repartition_counts``), once every
+    subtopology is known to have a task count (ChangelogTopics.setup, over every subtopology
+    in its HashMap order): STREAMS_INVALID_TOPOLOGY "No source topics found for subtopology
+    X" for one reading no source topic nor repartition topic."""
+    decided = repartition_counts(topology, partitions_of)
+    subtopologies = by_id(topology)
+    for subtopology_id in java_hash_order(subtopologies):
+        s = subtopologies[subtopology_id]
+        if not s.source_topics and not s.repartition_source_topics:
+            raise ClusterError("STREAMS_INVALID_TOPOLOGY",
+                               f"No source topics found for subtopology {subtopology_id}")
+    return decided
 
 
 def repartition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[str, int]:
@@ -571,11 +587,11 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         differs from the group's (a later topology epoch, or other subtopologies, compared by
         id; one of an earlier epoch is stale and ignored), STREAMS_INVALID_TOPOLOGY for the
         first topology when its repartition topics' counts cannot be decided
-        (``repartition_counts``; with every source topic there)."""
+        (``partition_counts``; with every source topic there)."""
         if group.topology is None:
             partitions_of = self.partitions_of()
             if all(t in partitions_of for s in topology.subtopologies for t in s.source_topics):
-                repartition_counts(topology, partitions_of)
+                partition_counts(topology, partitions_of)
         elif topology.epoch >= group.topology.epoch and (
                 topology.epoch > group.topology.epoch or by_id(topology) != by_id(group.topology)):
             raise ClusterError("INVALID_REQUEST", "Topology updates are not supported yet.")
