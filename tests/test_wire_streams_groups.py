@@ -445,6 +445,25 @@ def test_a_topology_whose_partition_counts_cannot_be_decided_is_refused(kafka):
             ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
 
 
+def test_a_negative_repartition_topic_count_fails_the_join_as_kafkas_uncaught_exception(kafka):
+    """A repartition source topic given a partition count below 1: Kafka 4.4's
+    ConfiguredInternalTopic throws IllegalArgumentException ("Number of partitions must be
+    at least 1.") out of its coordinator, answered UNKNOWN_SERVER_ERROR, and no group is
+    made; the fake answers the same (a client never sends it: Kafka Streams sends 0, "the
+    broker decides", or the count the application set)."""
+    app = new_app(kafka)
+    negative = word_count(app)
+    negative["subtopologies"][1]["repartition_source_topics"][0]["partitions"] = -1
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        refused = member.send(**dict(member.joining(), topology=negative))
+        assert (refused.error_code, refused.error_message) == (
+            ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        unknown = member.send(1, rebalance_timeout_ms=1000)
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
+
+
 def test_a_join_may_not_change_the_groups_topology(kafka):
     """Kafka 4.4 has no topology updates: a join with other subtopologies, or at a later
     topology epoch, is INVALID_REQUEST; the group's own topology (its subtopologies in any

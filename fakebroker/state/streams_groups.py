@@ -382,7 +382,10 @@ def partition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[
     """The repartition topics' partition counts (``repartition_counts``), once every
     subtopology is known to have a task count (ChangelogTopics.setup, over every subtopology
     in its HashMap order): STREAMS_INVALID_TOPOLOGY "No source topics found for subtopology
-    X" for one reading no source topic nor repartition topic."""
+    X" for one reading no source topic nor repartition topic. A repartition topic whose count
+    comes out below 1 (sent negative, or taken from one sent negative) is
+    UNKNOWN_SERVER_ERROR with no message: Kafka 4.4's ConfiguredInternalTopic throws IllegalArgumentException ("Number
+    of partitions must be at least 1.") out of its coordinator (measured)."""
     decided = repartition_counts(topology, partitions_of)
     subtopologies = by_id(topology)
     for subtopology_id in java_hash_order(subtopologies):
@@ -390,6 +393,9 @@ def partition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[
         if not s.source_topics and not s.repartition_source_topics:
             raise ClusterError("STREAMS_INVALID_TOPOLOGY",
                                f"No source topics found for subtopology {subtopology_id}")
+    if any(decided[t.name] < 1 for s in topology.subtopologies
+           for t in s.repartition_source_topics):  # a changelog count is below 1 only then
+        raise ClusterError("UNKNOWN_SERVER_ERROR")
     return decided
 
 
