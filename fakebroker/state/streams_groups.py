@@ -384,8 +384,9 @@ def partition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[
     in its HashMap order): STREAMS_INVALID_TOPOLOGY "No source topics found for subtopology
     X" for one reading no source topic nor repartition topic. A repartition topic whose count
     comes out below 1 (sent negative, or taken from one sent negative) is
-    UNKNOWN_SERVER_ERROR with no message: Kafka 4.4's ConfiguredInternalTopic throws IllegalArgumentException ("Number
-    of partitions must be at least 1.") out of its coordinator (measured)."""
+    UNKNOWN_SERVER_ERROR with no message: Kafka 4.4's ConfiguredInternalTopic throws
+    IllegalArgumentException ("Number of partitions must be at least 1.") out of its
+    coordinator (measured)."""
     decided = repartition_counts(topology, partitions_of)
     subtopologies = by_id(topology)
     for subtopology_id in java_hash_order(subtopologies):
