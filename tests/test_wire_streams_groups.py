@@ -411,6 +411,27 @@ def test_a_kicked_member_is_fenced_as_one_whose_session_ran_out(kafka):
     fenced_member(kafka, lambda a, b: kafka.kick_member(a.app, a.member_id))
 
 
+def test_a_member_joining_the_emptied_group_waits_for_the_initial_delay_again(kafka):
+    """The last member gone, the group's target is empty at the new group epoch: a member
+    joining it then gets that epoch and no task until ``streams.initial.rebalance.delay.ms``
+    has passed again (not the assignment interval), then every task at the next epoch."""
+    app = new_app(kafka, **{"streams.initial.rebalance.delay.ms": "1000"})
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        member.until(owns(EVERY_TASK), "the first assignment")
+        owning = member.epoch
+        assert member.send(-1).error_code == 0
+        member.epoch, member.active = 0, {}
+        member.join()
+        assert (member.epoch, member.active, member.statuses) == (owning + 1, {}, [
+            (5, "Assignment delayed due to the configured initial rebalance delay.")])
+        assert member.acknowledge().member_epoch == owning + 1
+        time.sleep(1.1)
+        member.until(owns(EVERY_TASK), "the assignment after the delay")
+        assert member.epoch == owning + 2
+
+
 def test_a_topology_whose_partition_counts_cannot_be_decided_is_refused(kafka):
     """A repartition source topic no subtopology writes, sinks that only feed each other, or
     a subtopology reading no topic (its task count undecidable): STREAMS_INVALID_TOPOLOGY

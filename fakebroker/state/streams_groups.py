@@ -26,7 +26,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 * Every change of membership, of a member's process, rack or tags, of the topology, of its
   topics' partition counts, or of the topology becoming valid bumps the group epoch. The
   target assignment follows the group epoch, but not sooner than
-  ``streams.initial.rebalance.delay.ms`` after the group is made and
+  ``streams.initial.rebalance.delay.ms`` after a member joins the group empty (when it is
+  made, and again once its last member left or was fenced: the target is then empty at the
+  new group epoch, which that member joins at; as Kafka's initial rebalance timer) and
   ``streams.assignment.interval.ms`` after the previous one: until then the status is
   ASSIGNMENT_DELAYED with Kafka's text. A new group's first target is empty and the group
   epoch moves on at once for the real one (a first member joins at epoch 1 in a group at
@@ -254,7 +256,7 @@ class ConfiguredTopology:
 @dataclass
 class StreamsGroup:
     group_id: str
-    created: float = 0.0
+    delay_from: float = 0.0  # when the initial rebalance delay began: a join to it empty
     group_epoch: int = 0
     assignment_epoch: int = 0
     last_assignment: float = float("-inf")
@@ -539,7 +541,7 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a streams group.")
-            group = StreamsGroup(hb.group_id, created=now)
+            group = StreamsGroup(hb.group_id, delay_from=now)
         if hb.member_epoch == JOIN:
             self._check_room(group, hb.member_id)
         if hb.topology is not None:
@@ -550,6 +552,9 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         if member is None:
             if hb.member_epoch != JOIN:
                 raise unknown_member(hb.member_id, group.group_id)
+            delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
+            if not group.members and now >= group.delay_from + delay:
+                group.delay_from = now  # Kafka's initial rebalance timer, unless still set
             member = StreamsMember(hb.member_id, hb.client_id, hb.client_host)
             group.members[hb.member_id] = member
             bump = True
@@ -675,7 +680,7 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             group.assignment_epoch, group.last_assignment = group.group_epoch, now
             group.group_epoch += 1
         delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
-        if now < group.created + delay:
+        if now < group.delay_from + delay:
             return [Status(ASSIGNMENT_DELAYED, "Assignment delayed due to the configured "
                            "initial rebalance delay.")]
         interval = self.config(group.group_id, "streams.assignment.interval.ms") / 1000
@@ -721,11 +726,17 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
 
     def _remove(self, group: StreamsGroup, member_id: str) -> None:
+        """The member gone, a new group epoch; the last one gone, the (empty) target
+        assignment is at that epoch and the next one waits for no assignment interval, as
+        Kafka 4.4's streamsGroupFenceMember writes it (assignment timestamp 0)."""
         del group.members[member_id]
         group.target.pop(member_id, None)
         if group.shutdown_requested_by == member_id and not group.members:
             group.shutdown_requested_by = None
         group.group_epoch += 1
+        if not group.members:
+            group.assignment_epoch, group.target = group.group_epoch, {}
+            group.first_assignment_pending = True
 
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Remove a member now, as if its session had timed out."""
