@@ -466,6 +466,30 @@ def test_a_topology_whose_partition_counts_cannot_be_decided_is_refused(kafka):
             ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
 
 
+def test_a_topology_refused_once_its_source_topic_appears_fails_heartbeats_changing_nothing(
+        kafka):
+    """A topology taken while its source topic was missing (a status, no check of its
+    counts) but with a subtopology reading nothing: once the topic is there, Kafka configures
+    it again on the next heartbeat, which is STREAMS_INVALID_TOPOLOGY, and so is another
+    member's join, which leaves the group as it was (one member)."""
+    app = new_app(kafka)
+    source = f"{app}-later"
+    sourceless = word_count(app, source)
+    sourceless["subtopologies"][1]["repartition_source_topics"] = []
+    refused = (ErrorCode.STREAMS_INVALID_TOPOLOGY, "No source topics found for subtopology 1")
+    with WireClient(coordinator(kafka, app)) as client:
+        member, other = Member(client, app, source), Member(client, app, source)
+        member.heartbeat(**dict(member.joining(), topology=sourceless))
+        assert member.statuses == [(1, f"Source topics {source} are missing.")]
+        kafka.create_topic(source, partitions=2)
+        answer = member.send(active_tasks=[], standby_tasks=[], warmup_tasks=[])
+        assert (answer.error_code, answer.error_message) == refused
+        answer = other.send(**dict(other.joining(), topology=sourceless))
+        assert (answer.error_code, answer.error_message) == refused
+        group = described(client, app)
+        assert [m.member_id for m in group.members] == [member.member_id]
+
+
 def test_a_negative_repartition_topic_count_fails_the_join_as_kafkas_uncaught_exception(kafka):
     """A repartition source topic given a partition count below 1: Kafka 4.4's
     ConfiguredInternalTopic throws IllegalArgumentException ("Number of partitions must be

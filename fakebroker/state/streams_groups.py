@@ -546,29 +546,32 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             self._check_room(group, hb.member_id)
         if hb.topology is not None:
             self._check_topology(group, hb.topology)
-        self.groups[hb.group_id] = group  # a new one only once its join is let in, as Kafka's
         member = group.members.get(hb.member_id)
+        if member is None and hb.member_epoch != JOIN:
+            raise unknown_member(hb.member_id, group.group_id)
+        if member is not None and hb.member_epoch != JOIN:
+            self._check_epoch(member, hb)
+        # the topology configured again now, as it raises before anything changes (Kafka
+        # writes nothing for a heartbeat that fails)
+        reconfigured = self._reconfigured(group, group.topology or hb.topology)
+        self.groups[hb.group_id] = group  # a new one only once its join is let in, as Kafka's
         bump = False
         if member is None:
-            if hb.member_epoch != JOIN:
-                raise unknown_member(hb.member_id, group.group_id)
             delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
             if not group.members and now >= group.delay_from + delay:
                 group.delay_from = now  # Kafka's initial rebalance timer, unless still set
             member = StreamsMember(hb.member_id, hb.client_id, hb.client_host)
             group.members[hb.member_id] = member
             bump = True
-        elif hb.member_epoch != JOIN:
-            self._check_epoch(member, hb)
         bump |= self._update(member, hb)
         status: list[Status] = []
         if hb.topology is not None and group.topology is None:
-            group.topology, group.configured, bump = hb.topology, None, True
+            group.topology, bump = hb.topology, True
         if group.topology is not None and member.topology_epoch < group.topology.epoch:
             status.append(Status(STALE_TOPOLOGY, f"The member's topology epoch "
                                  f"{member.topology_epoch} is behind the group's topology "
                                  f"epoch {group.topology.epoch}."))
-        bump |= self._configure(group)
+        bump |= self._configure(group, reconfigured)
         if bump:
             group.group_epoch += 1
         status += self._maybe_assign(group, now)
@@ -650,20 +653,31 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         member.client_id, member.client_host = hb.client_id, hb.client_host
         return before != (member.process_id, member.rack_id, member.client_tags)
 
-    def _configure(self, group: StreamsGroup) -> bool:
-        """(Re)configure the topology when it is new or its topics' partition counts moved;
-        True when that calls for a new group epoch."""
-        if group.topology is None:
-            return False
+    def _reconfigured(self, group: StreamsGroup, topology: Topology | None) -> tuple[
+            tuple[tuple[str, int], ...], ConfiguredTopology] | None:
+        """``topology`` (the group's, or the one it takes) configured, with the partition
+        counts it was configured on, when it is new to the group or its topics' counts moved;
+        None otherwise. Changes nothing; raises as ``configure`` does."""
+        if topology is None:
+            return None
         partitions_of = self.partitions_of()
-        names = sorted({t for s in group.topology.subtopologies for t in (
+        names = sorted({t for s in topology.subtopologies for t in (
             *s.source_topics, *(i.name for i in s.repartition_source_topics),
             *(i.name for i in s.state_changelog_topics))})
         metadata = tuple((n, partitions_of.get(n, 0)) for n in names)
-        changed = group.configured is None or metadata != group.metadata
-        if changed:
-            group.configured = configure(group.topology, partitions_of)
-            group.metadata = metadata
+        if group.configured is not None and metadata == group.metadata:
+            return None
+        return metadata, configure(topology, partitions_of)
+
+    def _configure(self, group: StreamsGroup, reconfigured: tuple[
+            tuple[tuple[str, int], ...], ConfiguredTopology] | None) -> bool:
+        """Take the topology configured again (``_reconfigured``), if it was; True when that
+        calls for a new group epoch."""
+        changed = reconfigured is not None
+        if reconfigured is not None:
+            group.metadata, group.configured = reconfigured
+        if group.topology is None or group.configured is None:  # no topology
+            return changed
         validated = group.topology.epoch if group.configured.ready else -1
         if validated != group.validated_epoch:
             group.validated_epoch, changed = validated, True
