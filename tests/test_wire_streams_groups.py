@@ -432,6 +432,30 @@ def test_a_member_joining_the_emptied_group_waits_for_the_initial_delay_again(ka
         assert member.epoch == owning + 2
 
 
+def test_a_heartbeat_at_the_previous_epoch_must_own_only_tasks_it_is_assigned(kafka):
+    """A member whose epoch moved may still heartbeat at its previous epoch (an answer lost)
+    if the active, standby and warm-up tasks it reports owning are all among those it is
+    assigned: a standby or warm-up task it was not given is FENCED_MEMBER_EPOCH, as Kafka's
+    throwIfStreamsGroupMemberEpochIsInvalid checks all three."""
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        member.until(owns(EVERY_TASK), "the first assignment")
+        previous = member.epoch
+        time.sleep(1.1)  # past the assignment interval: a new process id moves the epoch
+        member.heartbeat(process_id="moved")
+        member.until(lambda m: m.epoch > previous, "the next epoch")
+        owned = [{"subtopology_id": s, "partitions": sorted(ps)}
+                 for s, ps in sorted(member.active.items())]
+        task = [{"subtopology_id": "1", "partitions": [0]}]
+        for standby, warmup, error in (([], [], 0), (task, [], ErrorCode.FENCED_MEMBER_EPOCH),
+                                       ([], task, ErrorCode.FENCED_MEMBER_EPOCH)):
+            answer = member.send(previous, active_tasks=owned, standby_tasks=standby,
+                                 warmup_tasks=warmup)
+            assert answer.error_code == error, (standby, warmup)
+
+
 def test_a_topology_whose_partition_counts_cannot_be_decided_is_refused(kafka):
     """A repartition source topic no subtopology writes, sinks that only feed each other, or
     a subtopology reading no topic (its task count undecidable): STREAMS_INVALID_TOPOLOGY

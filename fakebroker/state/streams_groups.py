@@ -42,7 +42,8 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 * Reconciliation as for KIP-848 consumers: a member is first told its active tasks without
   those it must give up (keeping its epoch), reaches the new epoch once it has none to give
   up, and gets a task only once no other member owns it. A heartbeat must carry the member's
-  epoch, or its previous one with owned active tasks it is still assigned; otherwise
+  epoch, or its previous one with owned active, standby and warm-up tasks it is all still
+  assigned; otherwise
   FENCED_MEMBER_EPOCH ("The streams group member has a greater member epoch ..."). The answer
   carries the tasks when they changed (always for a join).
 * A member silent for its session timeout (``streams.session.timeout.ms``, 45 s, within the
@@ -628,10 +629,15 @@ class StreamsGroupCoordinator(EpochCommitChecks):
 
     @staticmethod
     def _check_epoch(member: StreamsMember, hb: Heartbeat) -> None:
+        """FENCED_MEMBER_EPOCH unless the member's epoch, or its previous one with the
+        active, standby and warm-up tasks it owns all among those it is assigned (Kafka's
+        throwIfStreamsGroupMemberEpochIsInvalid; not sent is not among them)."""
         if hb.member_epoch > member.epoch or (
                 hb.member_epoch < member.epoch and not (
                     hb.member_epoch == member.previous_epoch
-                    and subset(hb.active, member.active))):
+                    and subset(hb.active, member.active)
+                    and subset(hb.standby, member.standby)
+                    and subset(hb.warmup, member.warmup))):
             raise fenced("streams", hb.member_epoch, member.epoch)
 
     @staticmethod
