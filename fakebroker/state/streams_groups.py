@@ -42,10 +42,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 * Reconciliation as for KIP-848 consumers: a member is first told its active tasks without
   those it must give up (keeping its epoch), reaches the new epoch once it has none to give
   up, and gets a task only once no other member owns it. A heartbeat must carry the member's
-  epoch, or its previous one with owned active, standby and warm-up tasks it is all still
-  assigned; otherwise
-  FENCED_MEMBER_EPOCH ("The streams group member has a greater member epoch ..."). The answer
-  carries the tasks when they changed (always for a join).
+  epoch, or its previous one if the active, standby and warm-up tasks it owns are all still
+  assigned to it; otherwise FENCED_MEMBER_EPOCH ("The streams group member has a greater
+  member epoch ..."). The answer carries the tasks when they changed (always for a join).
 * A member silent for its session timeout (``streams.session.timeout.ms``, 45 s, within the
   broker's ``group.streams.min/max.session.timeout.ms``) is removed, so is one that has not
   given up its tasks within its rebalance timeout. A member asking to shut the application
