@@ -211,6 +211,19 @@ def test_a_difference_entry_covers_only_its_versions():
     assert Explained("Produce", ".*", "closed", "answered .*", "why").covers(found[3])
 
 
+def test_an_explained_difference_may_be_limited_to_the_api_keys_sent():
+    """tests/fuzz/differences.toml's optional ``sent_keys``: the API key the frame carries (a
+    byte-level mutation may have changed the drawn API's), "N-M" (or "N"), else any."""
+    from tests.fuzz.differential import Explained
+
+    entry = Explained("*", "bits flipped", "answered.*", "closed", "why", sent_keys="71-72")
+    found = {key: SimpleNamespace(api="StreamsGroupHeartbeat", version=0,
+                                  mutation="4 bits flipped", kafka="answered NONE",
+                                  fake="closed", frame=key.to_bytes(2, "big") + bytes(6))
+             for key in (72, 88)}
+    assert [entry.covers(found[key]) for key in (72, 88)] == [True, False]
+
+
 def test_a_stored_batch_whose_records_do_not_parse_is_read_from_its_header(caplog):
     """Found with record batches mutated inside (``tests.fuzz.batches``): Produce reads
     records one by one only where it decodes them anyway, so a batch whose length and CRC

@@ -411,9 +411,55 @@ def test_a_kicked_member_is_fenced_as_one_whose_session_ran_out(kafka):
     fenced_member(kafka, lambda a, b: kafka.kick_member(a.app, a.member_id))
 
 
-def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka):
-    """A repartition source topic no subtopology writes, or sinks that only feed each other:
-    STREAMS_INVALID_TOPOLOGY with Kafka's texts, and no group is made."""
+def test_a_member_joining_the_emptied_group_waits_for_the_initial_delay_again(kafka):
+    """The last member gone, the group's target is empty at the new group epoch: a member
+    joining it then gets that epoch and no task until ``streams.initial.rebalance.delay.ms``
+    has passed again (not the assignment interval), then every task at the next epoch."""
+    app = new_app(kafka, **{"streams.initial.rebalance.delay.ms": "1000"})
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        member.until(owns(EVERY_TASK), "the first assignment")
+        owning = member.epoch
+        assert member.send(-1).error_code == 0
+        member.epoch, member.active = 0, {}
+        member.join()
+        assert (member.epoch, member.active, member.statuses) == (owning + 1, {}, [
+            (5, "Assignment delayed due to the configured initial rebalance delay.")])
+        assert member.acknowledge().member_epoch == owning + 1
+        time.sleep(1.1)
+        member.until(owns(EVERY_TASK), "the assignment after the delay")
+        assert member.epoch == owning + 2
+
+
+def test_a_heartbeat_at_the_previous_epoch_must_own_only_tasks_it_is_assigned(kafka):
+    """A member whose epoch moved may still heartbeat at its previous epoch (an answer lost)
+    if the active, standby and warm-up tasks it reports owning are all among those it is
+    assigned: a standby or warm-up task it was not given is FENCED_MEMBER_EPOCH, as Kafka's
+    throwIfStreamsGroupMemberEpochIsInvalid checks all three."""
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        member.until(owns(EVERY_TASK), "the first assignment")
+        previous = member.epoch
+        time.sleep(1.1)  # past the assignment interval: a new process id moves the epoch
+        member.heartbeat(process_id="moved")
+        member.until(lambda m: m.epoch > previous, "the next epoch")
+        owned = [{"subtopology_id": s, "partitions": sorted(ps)}
+                 for s, ps in sorted(member.active.items())]
+        task = [{"subtopology_id": "1", "partitions": [0]}]
+        for standby, warmup, error in (([], [], 0), (task, [], ErrorCode.FENCED_MEMBER_EPOCH),
+                                       ([], task, ErrorCode.FENCED_MEMBER_EPOCH)):
+            answer = member.send(previous, active_tasks=owned, standby_tasks=standby,
+                                 warmup_tasks=warmup)
+            assert answer.error_code == error, (standby, warmup)
+
+
+def test_a_topology_whose_partition_counts_cannot_be_decided_is_refused(kafka):
+    """A repartition source topic no subtopology writes, sinks that only feed each other, or
+    a subtopology reading no topic (its task count undecidable): STREAMS_INVALID_TOPOLOGY
+    with Kafka's texts, and no group is made."""
     app = new_app(kafka)
     unwritten = word_count(app)
     unwritten["subtopologies"][0]["repartition_sink_topics"] = [f"{app}-other-repartition"]
@@ -425,6 +471,8 @@ def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka)
         dict(looped["subtopologies"][1]["repartition_source_topics"][0],
              name=f"{app}-back-repartition")]
     looped["subtopologies"][1]["repartition_sink_topics"] = [f"{app}-back-repartition"]
+    sourceless = word_count(app)
+    sourceless["subtopologies"][1]["repartition_source_topics"] = []
     with WireClient(coordinator(kafka, app)) as client:
         member = Member(client, app)
         for topology, message in (
@@ -432,10 +480,54 @@ def test_a_topology_whose_repartition_counts_cannot_be_decided_is_refused(kafka)
                             "topics, because a repartition source topic is never used as a "
                             "sink topic."),
                 (looped, "Failed to compute number of partitions for all repartition topics. "
-                         "There may be loops in the topology that cannot be resolved.")):
+                         "There may be loops in the topology that cannot be resolved."),
+                (sourceless, "No source topics found for subtopology 1")):
             refused = member.send(**dict(member.joining(), topology=topology))
             assert (refused.error_code, refused.error_message) == (
                 ErrorCode.STREAMS_INVALID_TOPOLOGY, message)
+        unknown = member.send(1, rebalance_timeout_ms=1000)
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
+
+
+def test_a_topology_refused_once_its_source_topic_appears_fails_heartbeats_changing_nothing(
+        kafka):
+    """A topology taken while its source topic was missing (a status, no check of its
+    counts) but with a subtopology reading nothing: once the topic is there, Kafka configures
+    it again on the next heartbeat, which is STREAMS_INVALID_TOPOLOGY, and so is another
+    member's join, which leaves the group as it was (one member)."""
+    app = new_app(kafka)
+    source = f"{app}-later"
+    sourceless = word_count(app, source)
+    sourceless["subtopologies"][1]["repartition_source_topics"] = []
+    refused = (ErrorCode.STREAMS_INVALID_TOPOLOGY, "No source topics found for subtopology 1")
+    with WireClient(coordinator(kafka, app)) as client:
+        member, other = Member(client, app, source), Member(client, app, source)
+        member.heartbeat(**dict(member.joining(), topology=sourceless))
+        assert member.statuses == [(1, f"Source topics {source} are missing.")]
+        kafka.create_topic(source, partitions=2)
+        answer = member.send(active_tasks=[], standby_tasks=[], warmup_tasks=[])
+        assert (answer.error_code, answer.error_message) == refused
+        answer = other.send(**dict(other.joining(), topology=sourceless))
+        assert (answer.error_code, answer.error_message) == refused
+        group = described(client, app)
+        assert [m.member_id for m in group.members] == [member.member_id]
+
+
+def test_a_negative_repartition_topic_count_fails_the_join_as_kafkas_uncaught_exception(kafka):
+    """A repartition source topic given a partition count below 1: Kafka 4.4's
+    ConfiguredInternalTopic throws IllegalArgumentException ("Number of partitions must be
+    at least 1.") out of its coordinator, answered UNKNOWN_SERVER_ERROR, and no group is
+    made; the fake answers the same (a client never sends it: Kafka Streams sends 0, "the
+    broker decides", or the count the application set)."""
+    app = new_app(kafka)
+    negative = word_count(app)
+    negative["subtopologies"][1]["repartition_source_topics"][0]["partitions"] = -1
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        refused = member.send(**dict(member.joining(), topology=negative))
+        assert (refused.error_code, refused.error_message) == (
+            ErrorCode.UNKNOWN_SERVER_ERROR, None)
         unknown = member.send(1, rebalance_timeout_ms=1000)
         assert (unknown.error_code, unknown.error_message) == (
             ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")

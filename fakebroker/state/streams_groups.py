@@ -17,7 +17,8 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
   nothing, or a repartition source topic no subtopology writes, is STREAMS_INVALID_TOPOLOGY
   for the join that brings the topology, with Kafka's texts), a changelog topic its
   subtopology's task count (the largest count of its source and repartition source
-  topics); the internal topics missing are named
+  topics; a subtopology reading neither is STREAMS_INVALID_TOPOLOGY too); the internal
+  topics missing are named
   in MISSING_INTERNAL_TOPICS ("Internal topics are missing: x, y", in Java's HashMap order)
   and returned for the caller to create with those counts; an existing internal topic with
   another count is INCORRECTLY_PARTITIONED_TOPICS. A subtopology has one task per partition
@@ -25,7 +26,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 * Every change of membership, of a member's process, rack or tags, of the topology, of its
   topics' partition counts, or of the topology becoming valid bumps the group epoch. The
   target assignment follows the group epoch, but not sooner than
-  ``streams.initial.rebalance.delay.ms`` after the group is made and
+  ``streams.initial.rebalance.delay.ms`` after a member joins the group empty (when it is
+  made, and again once its last member left or was fenced: the target is then empty at the
+  new group epoch, which that member joins at; as Kafka's initial rebalance timer) and
   ``streams.assignment.interval.ms`` after the previous one: until then the status is
   ASSIGNMENT_DELAYED with Kafka's text. A new group's first target is empty and the group
   epoch moves on at once for the real one (a first member joins at epoch 1 in a group at
@@ -39,9 +42,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
 * Reconciliation as for KIP-848 consumers: a member is first told its active tasks without
   those it must give up (keeping its epoch), reaches the new epoch once it has none to give
   up, and gets a task only once no other member owns it. A heartbeat must carry the member's
-  epoch, or its previous one with owned active tasks it is still assigned; otherwise
-  FENCED_MEMBER_EPOCH ("The streams group member has a greater member epoch ..."). The answer
-  carries the tasks when they changed (always for a join).
+  epoch, or its previous one if the active, standby and warm-up tasks it owns are all still
+  assigned to it; otherwise FENCED_MEMBER_EPOCH ("The streams group member has a greater
+  member epoch ..."). The answer carries the tasks when they changed (always for a join).
 * A member silent for its session timeout (``streams.session.timeout.ms``, 45 s, within the
   broker's ``group.streams.min/max.session.timeout.ms``) is removed, so is one that has not
   given up its tasks within its rebalance timeout. A member asking to shut the application
@@ -253,7 +256,7 @@ class ConfiguredTopology:
 @dataclass
 class StreamsGroup:
     group_id: str
-    created: float = 0.0
+    delay_from: float = 0.0  # when the initial rebalance delay began: a join to it empty
     group_epoch: int = 0
     assignment_epoch: int = 0
     last_assignment: float = float("-inf")
@@ -339,7 +342,7 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
     if missing:
         return ConfiguredTopology(problem=Status(
             MISSING_SOURCE_TOPICS, f"Source topics {', '.join(missing)} are missing."))
-    decided = repartition_counts(topology, partitions_of)
+    decided = partition_counts(topology, partitions_of)
 
     def count(topic: str) -> int | None:
         return decided.get(topic, partitions_of.get(topic))
@@ -375,6 +378,28 @@ def configure(topology: Topology, partitions_of: dict[str, int]) -> ConfiguredTo
 def by_id(topology: Topology) -> dict[str, Subtopology]:
     """The subtopologies by id, as Kafka's StreamsTopology holds (and compares) them."""
     return {s.subtopology_id: s for s in topology.subtopologies}
+
+
+def partition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[str, int]:
+    """The repartition topics' partition counts (``repartition_counts``), once every
+    subtopology is known to have a task count (ChangelogTopics.setup, over every subtopology
+    in its HashMap order): STREAMS_INVALID_TOPOLOGY "No source topics found for subtopology
+    X" for one reading no source topic nor repartition topic. A repartition topic whose count
+    comes out below 1 (sent negative, or taken from one sent negative) is
+    UNKNOWN_SERVER_ERROR with no message: Kafka 4.4's ConfiguredInternalTopic throws
+    IllegalArgumentException ("Number of partitions must be at least 1.") out of its
+    coordinator (measured)."""
+    decided = repartition_counts(topology, partitions_of)
+    subtopologies = by_id(topology)
+    for subtopology_id in java_hash_order(subtopologies):
+        s = subtopologies[subtopology_id]
+        if not s.source_topics and not s.repartition_source_topics:
+            raise ClusterError("STREAMS_INVALID_TOPOLOGY",
+                               f"No source topics found for subtopology {subtopology_id}")
+    if any(decided[t.name] < 1 for s in topology.subtopologies
+           for t in s.repartition_source_topics):  # a changelog count is below 1 only then
+        raise ClusterError("UNKNOWN_SERVER_ERROR")
+    return decided
 
 
 def repartition_counts(topology: Topology, partitions_of: dict[str, int]) -> dict[str, int]:
@@ -516,31 +541,37 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             if not self.claim(hb.group_id):
                 raise ClusterError("GROUP_ID_NOT_FOUND",
                                    f"Group {hb.group_id} is not a streams group.")
-            group = StreamsGroup(hb.group_id, created=now)
+            group = StreamsGroup(hb.group_id, delay_from=now)
         if hb.member_epoch == JOIN:
             self._check_room(group, hb.member_id)
         if hb.topology is not None:
             self._check_topology(group, hb.topology)
-        self.groups[hb.group_id] = group  # a new one only once its join is let in, as Kafka's
         member = group.members.get(hb.member_id)
+        if member is None and hb.member_epoch != JOIN:
+            raise unknown_member(hb.member_id, group.group_id)
+        if member is not None and hb.member_epoch != JOIN:
+            self._check_epoch(member, hb)
+        # the topology configured again now, as it raises before anything changes (Kafka
+        # writes nothing for a heartbeat that fails)
+        reconfigured = self._reconfigured(group, group.topology or hb.topology)
+        self.groups[hb.group_id] = group  # a new one only once its join is let in, as Kafka's
         bump = False
         if member is None:
-            if hb.member_epoch != JOIN:
-                raise unknown_member(hb.member_id, group.group_id)
+            delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
+            if not group.members and now >= group.delay_from + delay:
+                group.delay_from = now  # Kafka's initial rebalance timer, unless still set
             member = StreamsMember(hb.member_id, hb.client_id, hb.client_host)
             group.members[hb.member_id] = member
             bump = True
-        elif hb.member_epoch != JOIN:
-            self._check_epoch(member, hb)
         bump |= self._update(member, hb)
         status: list[Status] = []
         if hb.topology is not None and group.topology is None:
-            group.topology, group.configured, bump = hb.topology, None, True
+            group.topology, bump = hb.topology, True
         if group.topology is not None and member.topology_epoch < group.topology.epoch:
             status.append(Status(STALE_TOPOLOGY, f"The member's topology epoch "
                                  f"{member.topology_epoch} is behind the group's topology "
                                  f"epoch {group.topology.epoch}."))
-        bump |= self._configure(group)
+        bump |= self._configure(group, reconfigured)
         if bump:
             group.group_epoch += 1
         status += self._maybe_assign(group, now)
@@ -571,11 +602,11 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         differs from the group's (a later topology epoch, or other subtopologies, compared by
         id; one of an earlier epoch is stale and ignored), STREAMS_INVALID_TOPOLOGY for the
         first topology when its repartition topics' counts cannot be decided
-        (``repartition_counts``; with every source topic there)."""
+        (``partition_counts``; with every source topic there)."""
         if group.topology is None:
             partitions_of = self.partitions_of()
             if all(t in partitions_of for s in topology.subtopologies for t in s.source_topics):
-                repartition_counts(topology, partitions_of)
+                partition_counts(topology, partitions_of)
         elif topology.epoch >= group.topology.epoch and (
                 topology.epoch > group.topology.epoch or by_id(topology) != by_id(group.topology)):
             raise ClusterError("INVALID_REQUEST", "Topology updates are not supported yet.")
@@ -597,10 +628,15 @@ class StreamsGroupCoordinator(EpochCommitChecks):
 
     @staticmethod
     def _check_epoch(member: StreamsMember, hb: Heartbeat) -> None:
+        """FENCED_MEMBER_EPOCH unless the member's epoch, or its previous one with the
+        active, standby and warm-up tasks it owns all among those it is assigned (Kafka's
+        throwIfStreamsGroupMemberEpochIsInvalid; not sent is not among them)."""
         if hb.member_epoch > member.epoch or (
                 hb.member_epoch < member.epoch and not (
                     hb.member_epoch == member.previous_epoch
-                    and subset(hb.active, member.active))):
+                    and subset(hb.active, member.active)
+                    and subset(hb.standby, member.standby)
+                    and subset(hb.warmup, member.warmup))):
             raise fenced("streams", hb.member_epoch, member.epoch)
 
     @staticmethod
@@ -622,20 +658,31 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         member.client_id, member.client_host = hb.client_id, hb.client_host
         return before != (member.process_id, member.rack_id, member.client_tags)
 
-    def _configure(self, group: StreamsGroup) -> bool:
-        """(Re)configure the topology when it is new or its topics' partition counts moved;
-        True when that calls for a new group epoch."""
-        if group.topology is None:
-            return False
+    def _reconfigured(self, group: StreamsGroup, topology: Topology | None) -> tuple[
+            tuple[tuple[str, int], ...], ConfiguredTopology] | None:
+        """``topology`` (the group's, or the one it takes) configured, with the partition
+        counts it was configured on, when it is new to the group or its topics' counts moved;
+        None otherwise. Changes nothing; raises as ``configure`` does."""
+        if topology is None:
+            return None
         partitions_of = self.partitions_of()
-        names = sorted({t for s in group.topology.subtopologies for t in (
+        names = sorted({t for s in topology.subtopologies for t in (
             *s.source_topics, *(i.name for i in s.repartition_source_topics),
             *(i.name for i in s.state_changelog_topics))})
         metadata = tuple((n, partitions_of.get(n, 0)) for n in names)
-        changed = group.configured is None or metadata != group.metadata
-        if changed:
-            group.configured = configure(group.topology, partitions_of)
-            group.metadata = metadata
+        if group.configured is not None and metadata == group.metadata:
+            return None
+        return metadata, configure(topology, partitions_of)
+
+    def _configure(self, group: StreamsGroup, reconfigured: tuple[
+            tuple[tuple[str, int], ...], ConfiguredTopology] | None) -> bool:
+        """Take the topology configured again (``_reconfigured``), if it was; True when that
+        calls for a new group epoch."""
+        changed = reconfigured is not None
+        if reconfigured is not None:
+            group.metadata, group.configured = reconfigured
+        if group.topology is None or group.configured is None:  # no topology
+            return changed
         validated = group.topology.epoch if group.configured.ready else -1
         if validated != group.validated_epoch:
             group.validated_epoch, changed = validated, True
@@ -652,7 +699,7 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             group.assignment_epoch, group.last_assignment = group.group_epoch, now
             group.group_epoch += 1
         delay = self.config(group.group_id, "streams.initial.rebalance.delay.ms") / 1000
-        if now < group.created + delay:
+        if now < group.delay_from + delay:
             return [Status(ASSIGNMENT_DELAYED, "Assignment delayed due to the configured "
                            "initial rebalance delay.")]
         interval = self.config(group.group_id, "streams.assignment.interval.ms") / 1000
@@ -698,11 +745,17 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
 
     def _remove(self, group: StreamsGroup, member_id: str) -> None:
+        """The member gone, a new group epoch; the last one gone, the (empty) target
+        assignment is at that epoch and the next one waits for no assignment interval, as
+        Kafka 4.4's streamsGroupFenceMember writes it (assignment timestamp 0)."""
         del group.members[member_id]
         group.target.pop(member_id, None)
         if group.shutdown_requested_by == member_id and not group.members:
             group.shutdown_requested_by = None
         group.group_epoch += 1
+        if not group.members:
+            group.assignment_epoch, group.target = group.group_epoch, {}
+            group.first_assignment_pending = True
 
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Remove a member now, as if its session had timed out."""

@@ -116,15 +116,24 @@ class Explained:
     fake: str
     reason: str
     versions: str = "*"  # the API versions covered: "*", "N" or "N-M"
+    # the API keys the frames carry, as "N" or "N-M" ("*": any): a byte-level mutation may
+    # have changed the key of the API drawn (``api``)
+    sent_keys: str = "*"
 
     def covers(self, difference: Difference) -> bool:
-        low, _, high = self.versions.partition("-")
         return ((self.api in ("*", difference.api))
-                and (self.versions == "*"
-                     or int(low) <= difference.version <= int(high or low))
+                and in_range(self.versions, difference.version)
+                and (self.sent_keys == "*" or len(difference.frame) >= 2 and in_range(
+                    self.sent_keys, struct.unpack_from(">h", difference.frame)[0]))
                 and re.search(self.mutation, difference.mutation) is not None
                 and re.fullmatch(self.kafka, str(difference.kafka)) is not None
                 and re.fullmatch(self.fake, str(difference.fake)) is not None)
+
+
+def in_range(covered: str, value: int) -> bool:
+    """``value`` within ``covered``: "*" (anything), "N" or "N-M"."""
+    low, _, high = covered.partition("-")
+    return covered == "*" or int(low) <= value <= int(high or low)
 
 
 def load_explained(path: Path = DIFFERENCES) -> list[Explained]:
