@@ -311,3 +311,30 @@ def test_a_share_groups_target_assignment_waits_out_its_assignment_interval(kafk
         assert share_heartbeat(client, group, -1, first).error_code == 0
         assert epochs_of(client, group) == (5, 5)
         assert share_heartbeat(client, group, 0, first).member_epoch == 6
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_partition_is_assigned_once_its_share_state_is_initialized(kafka) -> None:
+    """Kafka 4.4 assigns a share group only the partitions whose share state its share
+    coordinator has initialized, which it asks for after the heartbeat that subscribed them:
+    the join answers no partition; a later heartbeat, finding the state initialized and not
+    assigned, bumps the group epoch (here within a 15 s assignment interval: the target and
+    the member stay at 2). The state outlives the member: DeleteShareGroupOffsets deletes it
+    after the member left, and the next join, the state gone, is assigned nothing."""
+    group = f"epochs-{uuid.uuid4().hex[:8]}"
+    set_group_configs(kafka, group, **{"share.assignment.interval.ms": "15000"})
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        joined = share_heartbeat(client, group, 0)
+        assert (joined.error_code, joined.member_epoch) == (0, 2)
+        assert joined.assignment.topic_partitions == []
+        wait_until(lambda: share_heartbeat(client, group, 2).error_code == 0
+                   and epochs_of(client, group) == (3, 2), timeout=10,
+                   what="the group epoch bumped for the initialized partition")
+        later = share_heartbeat(client, group, 2)
+        assert (later.error_code, later.member_epoch, later.assignment) == (0, 2, None)
+        assert share_heartbeat(client, group, -1).error_code == 0
+        (deleted,) = client.request("DeleteShareGroupOffsets", 0, {
+            "group_id": group, "topics": [{"topic_name": EPOCHS}]}).responses
+        assert (deleted.topic_name, deleted.error_code) == (EPOCHS, 0)
+        rejoined = share_heartbeat(client, group, 0)
+        assert (rejoined.member_epoch, rejoined.assignment.topic_partitions) == (5, [])
