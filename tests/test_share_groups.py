@@ -338,3 +338,41 @@ def test_a_partition_is_assigned_once_its_share_state_is_initialized(kafka) -> N
         assert (deleted.topic_name, deleted.error_code) == (EPOCHS, 0)
         rejoined = share_heartbeat(client, group, 0)
         assert (rejoined.member_epoch, rejoined.assignment.topic_partitions) == (5, [])
+
+
+@pytest.mark.fake_kafka(topics={ORPHANS: 1})
+def test_a_share_fetch_with_negative_max_bytes_fails_a_partition_with_records(kafka) -> None:
+    """Kafka 4.4 fails reading a partition that has records to acquire when the ShareFetch's
+    max_bytes is negative (its DelayedShareFetch: "Request max bytes must be greater than 0"):
+    the partition answers UNKNOWN_SERVER_ERROR, nothing is acquired nor counted, and the
+    session goes on: the next fetch acquires the records at delivery count 1. Found by the
+    differential fuzzer (seed 2, #36669)."""
+    group, member = new_group(kafka), "AAAAAAAAAAAAAAAAAAAAAQ"
+    address = kafka.bootstrap_servers.split(",")[0]
+    with WireClient(address) as client:
+        client.request("Produce", 9, produce_body(ORPHANS, 0, batch([b"a", b"b"])))
+        topic_id = client.request("Metadata", 12, {
+            "topics": [{"name": ORPHANS, "topic_id": None}], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}).topics[0].topic_id
+        epoch = 0
+        for _ in range(50):  # until the partition is assigned (its share state initialized)
+            answer = client.request("ShareGroupHeartbeat", 1, {
+                "group_id": group, "member_id": member, "member_epoch": epoch,
+                "subscribed_topic_names": [ORPHANS] if epoch == 0 else None})
+            epoch = answer.member_epoch
+            if answer.assignment and answer.assignment.topic_partitions:
+                break
+            time.sleep(0.1)
+        request = {"group_id": group, "member_id": member, "share_session_epoch": 0,
+                   "max_wait_ms": 1000, "min_bytes": 1, "max_bytes": -1, "max_records": 100,
+                   "batch_size": 100, "forgotten_topics_data": [], "topics": [{
+                       "topic_id": topic_id, "partitions": [{
+                           "partition_index": 0, "acknowledgement_batches": []}]}]}
+        failed = client.request("ShareFetch", 1, request)
+        assert failed.error_code == 0
+        assert [(p.error_code, p.acquired_records) for t in failed.responses
+                for p in t.partitions] == [(ErrorCode.UNKNOWN_SERVER_ERROR, [])]
+        then = client.request("ShareFetch", 1, {**request, "share_session_epoch": 1,
+                                                "max_bytes": 1 << 20})
+        assert [(r.first_offset, r.last_offset, r.delivery_count) for t in then.responses
+                for p in t.partitions for r in p.acquired_records] == [(0, 1, 1)]

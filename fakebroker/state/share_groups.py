@@ -66,6 +66,7 @@ set and ``on_release`` each time records become available again (waiting ShareFe
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -555,6 +556,30 @@ class ShareGroupCoordinator:
         if acquired:
             self.new_deadline(now + lock_ms / 1000)
         return acquired
+
+    def acquirable(self, group_id: str, member_id: str, topic: str, partition: int,
+                   batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
+                   now: float, read_end: Callable[[int], int | None] = lambda _offset: None
+                   ) -> bool:
+        """Whether ``acquire`` would acquire any record now; nothing changes (a trial on a
+        copy of the share-partition)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return False
+        key = (topic, partition)
+        kept = group.partitions.get(key)
+        if kept is not None:
+            group.partitions[key] = copy.deepcopy(kept)
+        new_deadline, self.new_deadline = self.new_deadline, lambda _deadline: None
+        try:
+            return bool(self.acquire(group_id, member_id, topic, partition, batches, log_start,
+                                     log_end, 1, now, read_end))
+        finally:
+            self.new_deadline = new_deadline
+            if kept is None:
+                group.partitions.pop(key, None)
+            else:
+                group.partitions[key] = kept
 
     def out_of_range_start(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether the partition's start offset was altered below -1, out of the log's range

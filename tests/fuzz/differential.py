@@ -257,13 +257,14 @@ class _Connection:
         except TimeoutError:
             return Outcome(PENDING)
 
-    def settle(self, frame: bytes, wait: float) -> None:
-        """After a pending ``frame``: read its late answer and the probe's within ``wait`` s,
-        the connection kept (what the broker holds for it lives on), else close it."""
+    def settle(self, frame: bytes, deadline: float) -> None:
+        """After a pending ``frame``: read its late answer and the probe's by ``deadline``
+        (``time.monotonic``), the connection kept (what the broker holds for it lives on),
+        else close it."""
         sock = self.sock
         if sock is None or not self.unread:
             return
-        sock.settimeout(wait)
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
         try:
             if self.unread == 2 and struct.unpack_from(">i", self._frame(sock))[0] \
                     == PROBE_CORRELATION and not (
@@ -360,8 +361,9 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             outcomes = [c.outcome(m.frame) for c, m in zip(connections, mutants, strict=True)]
             pending = PENDING in (outcomes[0].kind, outcomes[1].kind)
             if pending and api_spec(fake_seed.api_key).name in DRAINED:
+                deadline = time.monotonic() + DRAIN  # both sides' wait runs at once
                 for connection, mutant in zip(connections, mutants, strict=True):
-                    connection.settle(mutant.frame, DRAIN)
+                    connection.settle(mutant.frame, deadline)
             elif pending:  # what the pending side's close ends ends on the other side too
                 for connection in connections:
                     connection.close()
