@@ -319,7 +319,8 @@ def test_a_partition_is_assigned_once_its_share_state_is_initialized(kafka) -> N
     coordinator has initialized, which it asks for after the heartbeat that subscribed them:
     the join answers no partition; a later heartbeat, finding the state initialized and not
     assigned, bumps the group epoch (here within a 15 s assignment interval: the target and
-    the member stay at 2). The state outlives the member: DeleteShareGroupOffsets deletes it
+    the member stay at 2; a rejoin naming its topic twice changes nothing: subscriptions are
+    sets). The state outlives the member: DeleteShareGroupOffsets deletes it
     after the member left, and the next join, the state gone, is assigned nothing."""
     group = f"epochs-{uuid.uuid4().hex[:8]}"
     set_group_configs(kafka, group, **{"share.assignment.interval.ms": "15000"})
@@ -332,6 +333,11 @@ def test_a_partition_is_assigned_once_its_share_state_is_initialized(kafka) -> N
                    what="the group epoch bumped for the initialized partition")
         later = share_heartbeat(client, group, 2)
         assert (later.error_code, later.member_epoch, later.assignment) == (0, 2, None)
+        again = client.request("ShareGroupHeartbeat", 1, {  # the same topics, one named twice
+            "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAg", "member_epoch": 0,
+            "subscribed_topic_names": [EPOCHS, EPOCHS]})
+        assert (again.error_code, again.member_epoch) == (0, 2)
+        assert epochs_of(client, group) == (3, 2)
         assert share_heartbeat(client, group, -1).error_code == 0
         (deleted,) = client.request("DeleteShareGroupOffsets", 0, {
             "group_id": group, "topics": [{"topic_name": EPOCHS}]}).responses

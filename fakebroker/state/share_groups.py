@@ -363,8 +363,8 @@ class ShareGroupCoordinator:
         member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
         member.client_id, member.client_host = hb.client_id, hb.client_host
         names = hb.subscribed_topic_names
-        if names is not None and sorted(names) != sorted(member.subscribed):
-            member.subscribed, bump = list(names), True
+        if names is not None and set(names) != set(member.subscribed):  # a set, as Kafka's
+            member.subscribed, bump = list(dict.fromkeys(names)), True
         partitions_of = self.partitions_of()
         if bump or self._metadata(group, partitions_of) != group.metadata \
                 or self._initialized_unassigned(group):
