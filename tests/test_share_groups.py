@@ -382,3 +382,24 @@ def test_a_share_fetch_with_negative_max_bytes_fails_a_partition_with_records(ka
                                                 "max_bytes": 1 << 20})
         assert [(r.first_offset, r.last_offset, r.delivery_count) for t in then.responses
                 for p in t.partitions for r in p.acquired_records] == [(0, 1, 1)]
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_share_member_may_heartbeat_at_its_previous_epoch(kafka) -> None:
+    """Kafka 4.4 accepts a share member's heartbeat at the epoch it had before its last change
+    (a member that missed an answer) and answers its current epoch; a smaller epoch other than
+    that one is fenced, naming both. Found by the differential fuzzer (seed 2, #40455)."""
+    group = f"epochs-{uuid.uuid4().hex[:8]}"
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert share_heartbeat(client, group, 0).member_epoch == 2
+        epochs = [2]  # until the initialized partition is assigned, at a new epoch
+        wait_until(lambda: epochs.append(share_heartbeat(client, group, epochs[-1]).member_epoch)
+                   or epochs[-1] == 3, timeout=10, what="the member at epoch 3")
+        again = share_heartbeat(client, group, 2)
+        assert (again.error_code, again.member_epoch) == (0, 3)
+        fenced = share_heartbeat(client, group, 1)
+        assert (fenced.error_code, fenced.error_message) == (
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            "The share group member has a smaller member epoch (1) than the one known by the "
+            "group coordinator (3), and it does not match the previous member epoch (2). The "
+            "member must abandon all its partitions and rejoin.")

@@ -29,8 +29,10 @@ ShareSessionCache, measured against Kafka 4.4:
   writes it so, at timestamp 0). The answer to a heartbeat carries the assignment on a
   join, on a full request (subscribed topic names given) and when it changed since the
   member was last told. An epoch other than the member's is
-  FENCED_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, a group that does not exist
-  GROUP_ID_NOT_FOUND, with Kafka's messages.
+  FENCED_MEMBER_EPOCH, but for its previous epoch (the one before its last change: a member
+  that missed an answer; Kafka 4.4's throwIfShareGroupMemberEpochIsInvalid, measured), an
+  unknown member UNKNOWN_MEMBER_ID, a group that does not exist GROUP_ID_NOT_FOUND, with
+  Kafka's messages.
 * Assignment (Kafka's ``simple`` assignor): with no more members than partitions, each
   partition of the subscribed topics goes to one member (round-robin over members and
   partitions, sorted); with more members than partitions, members share partitions, each
@@ -215,6 +217,7 @@ class ShareMember:
     client_host: str
     subscribed: list[str] = field(default_factory=list)
     epoch: int = 0
+    previous_epoch: int = 0  # the epoch before its last change: a heartbeat may still carry it
     assigned: Assignment = field(default_factory=dict)
     sent: Assignment | None = None  # what the member was last told
     deadline: float = 0.0  # its session ends then
@@ -358,8 +361,15 @@ class ShareGroupCoordinator:
             member = group.members[hb.member_id] = ShareMember(
                 hb.member_id, hb.rack_id, hb.client_id, hb.client_host)
             bump = True
-        elif hb.member_epoch != JOIN and hb.member_epoch != member.epoch:
+        elif hb.member_epoch > member.epoch:
             raise fenced("share", hb.member_epoch, member.epoch)
+        elif hb.member_epoch not in (JOIN, member.epoch, member.previous_epoch):
+            raise ClusterError(
+                "FENCED_MEMBER_EPOCH",
+                f"The share group member has a smaller member epoch ({hb.member_epoch}) than "
+                f"the one known by the group coordinator ({member.epoch}), and it does not "
+                f"match the previous member epoch ({member.previous_epoch}). The member must "
+                "abandon all its partitions and rejoin.")
         member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
         member.client_id, member.client_host = hb.client_id, hb.client_host
         names = hb.subscribed_topic_names
@@ -374,7 +384,8 @@ class ShareGroupCoordinator:
             group.target = self._targets(group, partitions_of)
             group.assignment_epoch, group.assigned_at = group.group_epoch, now
         self._initialize(group, partitions_of)
-        member.epoch = group.assignment_epoch
+        if member.epoch != group.assignment_epoch:
+            member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
         member.assigned = group.target.get(member.member_id, {})
         member.deadline = now + self._int(group.group_id, "share.session.timeout.ms") / 1000
         self.new_deadline(member.deadline)
