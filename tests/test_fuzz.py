@@ -381,3 +381,55 @@ def test_the_differential_mode_withholds_an_add_raft_voter_that_ends_kafkas_proc
 
     assert fells_kafka(adding("")) and fells_kafka(adding("CONTROLLER", ""))
     assert not fells_kafka(adding("CONTROLLER")) and not fells_kafka(adding())
+
+
+def test_a_pending_input_is_read_to_its_end_and_its_connection_kept():
+    """A ShareFetch pending after ``WAIT`` s holds a share session on its connection until it
+    is answered (Kafka sees a close only then): ``settle`` reads its late answer and the
+    probe's by the deadline, the connection kept, and the next input is read in step."""
+    import socket
+    import struct
+    import threading
+    import time
+
+    from fakebroker.protocol.framing import encode_request
+    from tests.fuzz.differential import WAIT, _Connection
+    from tests.fuzz.outcomes import PENDING
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def serve() -> None:  # ApiVersions v0 answers: the first input's and its probe's late
+        conn, _ = listener.accept()
+        accepted.append(1)
+        with conn:
+            held: list[bytes] = []
+            for n in range(4):  # an input and its probe, twice
+                size = struct.unpack(">i", conn.recv(4, socket.MSG_WAITALL))[0]
+                correlation = conn.recv(size, socket.MSG_WAITALL)[4:8]
+                held.append(correlation + b"\0\0" + b"\0\0\0\0")  # NONE, no API keys
+                if n == 0:
+                    continue
+                if n == 1:
+                    time.sleep(2 * WAIT)
+                for answer in held:
+                    conn.sendall(struct.pack(">i", len(answer)) + answer)
+                held = []
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    connection = _Connection(f"127.0.0.1:{listener.getsockname()[1]}")
+    try:
+        request = encode_request(18, 0, 1, "t", {})[4:]  # sent without its size
+        connection.send(request)
+        assert connection.outcome(request).kind == PENDING
+        connection.settle(request, time.monotonic() + 4 * WAIT)
+        assert connection.sock is not None and connection.unread == 0
+        second = encode_request(18, 0, 2, "t", {})[4:]
+        connection.send(second)
+        assert str(connection.outcome(second)) == "answered NONE"
+        assert accepted == [1]  # one connection throughout
+    finally:
+        connection.close()
+        listener.close()
+        thread.join(5)

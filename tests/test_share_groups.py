@@ -311,3 +311,95 @@ def test_a_share_groups_target_assignment_waits_out_its_assignment_interval(kafk
         assert share_heartbeat(client, group, -1, first).error_code == 0
         assert epochs_of(client, group) == (5, 5)
         assert share_heartbeat(client, group, 0, first).member_epoch == 6
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_partition_is_assigned_once_its_share_state_is_initialized(kafka) -> None:
+    """Kafka 4.4 assigns a share group only the partitions whose share state its share
+    coordinator has initialized, which it asks for after the heartbeat that subscribed them:
+    the join answers no partition; a later heartbeat, finding the state initialized and not
+    assigned, bumps the group epoch (here within a 15 s assignment interval: the target and
+    the member stay at 2; a rejoin naming its topic twice changes nothing: subscriptions are
+    sets). The state outlives the member: DeleteShareGroupOffsets deletes it
+    after the member left, and the next join, the state gone, is assigned nothing."""
+    group = f"epochs-{uuid.uuid4().hex[:8]}"
+    set_group_configs(kafka, group, **{"share.assignment.interval.ms": "15000"})
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        joined = share_heartbeat(client, group, 0)
+        assert (joined.error_code, joined.member_epoch) == (0, 2)
+        assert joined.assignment.topic_partitions == []
+        wait_until(lambda: share_heartbeat(client, group, 2).error_code == 0
+                   and epochs_of(client, group) == (3, 2), timeout=10,
+                   what="the group epoch bumped for the initialized partition")
+        later = share_heartbeat(client, group, 2)
+        assert (later.error_code, later.member_epoch, later.assignment) == (0, 2, None)
+        again = client.request("ShareGroupHeartbeat", 1, {  # the same topics, one named twice
+            "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAg", "member_epoch": 0,
+            "subscribed_topic_names": [EPOCHS, EPOCHS]})
+        assert (again.error_code, again.member_epoch) == (0, 2)
+        assert epochs_of(client, group) == (3, 2)
+        assert share_heartbeat(client, group, -1).error_code == 0
+        (deleted,) = client.request("DeleteShareGroupOffsets", 0, {
+            "group_id": group, "topics": [{"topic_name": EPOCHS}]}).responses
+        assert (deleted.topic_name, deleted.error_code) == (EPOCHS, 0)
+        rejoined = share_heartbeat(client, group, 0)
+        assert (rejoined.member_epoch, rejoined.assignment.topic_partitions) == (5, [])
+
+
+@pytest.mark.fake_kafka(topics={ORPHANS: 1})
+def test_a_share_fetch_with_negative_max_bytes_fails_a_partition_with_records(kafka) -> None:
+    """Kafka 4.4 fails reading a partition that has records to acquire when the ShareFetch's
+    max_bytes is negative (its DelayedShareFetch: "Request max bytes must be greater than 0"):
+    the partition answers UNKNOWN_SERVER_ERROR, nothing is acquired nor counted, and the
+    session goes on: the next fetch acquires the records at delivery count 1. Found by the
+    differential fuzzer (seed 2, #36669)."""
+    group, member = new_group(kafka), "AAAAAAAAAAAAAAAAAAAAAQ"
+    address = kafka.bootstrap_servers.split(",")[0]
+    with WireClient(address) as client:
+        client.request("Produce", 9, produce_body(ORPHANS, 0, batch([b"a", b"b"])))
+        topic_id = client.request("Metadata", 12, {
+            "topics": [{"name": ORPHANS, "topic_id": None}], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}).topics[0].topic_id
+        epoch = 0
+        for _ in range(50):  # until the partition is assigned (its share state initialized)
+            answer = client.request("ShareGroupHeartbeat", 1, {
+                "group_id": group, "member_id": member, "member_epoch": epoch,
+                "subscribed_topic_names": [ORPHANS] if epoch == 0 else None})
+            epoch = answer.member_epoch
+            if answer.assignment and answer.assignment.topic_partitions:
+                break
+            time.sleep(0.1)
+        request = {"group_id": group, "member_id": member, "share_session_epoch": 0,
+                   "max_wait_ms": 1000, "min_bytes": 1, "max_bytes": -1, "max_records": 100,
+                   "batch_size": 100, "forgotten_topics_data": [], "topics": [{
+                       "topic_id": topic_id, "partitions": [{
+                           "partition_index": 0, "acknowledgement_batches": []}]}]}
+        failed = client.request("ShareFetch", 1, request)
+        assert failed.error_code == 0
+        assert [(p.error_code, p.acquired_records) for t in failed.responses
+                for p in t.partitions] == [(ErrorCode.UNKNOWN_SERVER_ERROR, [])]
+        then = client.request("ShareFetch", 1, {**request, "share_session_epoch": 1,
+                                                "max_bytes": 1 << 20})
+        assert [(r.first_offset, r.last_offset, r.delivery_count) for t in then.responses
+                for p in t.partitions for r in p.acquired_records] == [(0, 1, 1)]
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_share_member_may_heartbeat_at_its_previous_epoch(kafka) -> None:
+    """Kafka 4.4 accepts a share member's heartbeat at the epoch it had before its last change
+    (a member that missed an answer) and answers its current epoch; a smaller epoch other than
+    that one is fenced, naming both. Found by the differential fuzzer (seed 2, #40455)."""
+    group = f"epochs-{uuid.uuid4().hex[:8]}"
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert share_heartbeat(client, group, 0).member_epoch == 2
+        epochs = [2]  # until the initialized partition is assigned, at a new epoch
+        wait_until(lambda: epochs.append(share_heartbeat(client, group, epochs[-1]).member_epoch)
+                   or epochs[-1] == 3, timeout=10, what="the member at epoch 3")
+        again = share_heartbeat(client, group, 2)
+        assert (again.error_code, again.member_epoch) == (0, 3)
+        fenced = share_heartbeat(client, group, 1)
+        assert (fenced.error_code, fenced.error_message) == (
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            "The share group member has a smaller member epoch (1) than the one known by the "
+            "group coordinator (3), and it does not match the previous member epoch (2). The "
+            "member must abandon all its partitions and rejoin.")

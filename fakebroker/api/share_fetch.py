@@ -36,8 +36,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   4.4: an append does not end its wait).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
   the current leader); UNKNOWN_SERVER_ERROR, at once, for every partition of the empty group
-  id (whose session is opened all the same; measured on Kafka 4.4). Answered, as Kafka
-  answers: the partitions with records, an error or
+  id (whose session is opened all the same; measured on Kafka 4.4), and for a partition with
+  records to acquire when max_bytes is negative (acquiring none; one without waits).
+  Answered, as Kafka answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
   request adds to the session (a partition named again, already in it, is left out). An
   error answer for the whole request has an acquisition lock timeout of 0.
@@ -136,7 +137,7 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     waited = False
     while True:
         fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders,
-                          None if waited else moved)
+                          None if waited else moved, request.max_bytes < 0)
         remaining = deadline - trio.current_time()
         found = bool(moved) or any(a["acquired_records"] or a["error_code"]
                                    for a in fetched.values())
@@ -196,12 +197,15 @@ def acknowledge(ctx: RequestContext, group_id: str, member_id: str, key: Key, ba
 
 
 def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key],
-            max_records: int, leaders: set[int], moved: set[Key] | None
-            ) -> dict[Key, dict[str, Any]]:
+            max_records: int, leaders: set[int], moved: set[Key] | None,
+            negative_max_bytes: bool = False) -> dict[Key, dict[str, Any]]:
     """Each partition's answer, records acquired for the member (at most ``max_records``
     in all). A partition whose start offset is out of the log's range (altered below -1)
     acquires nothing; given ``moved`` (the request's first attempt), it is moved to the
-    log's start and added to ``moved``."""
+    log's start and added to ``moved``. With ``negative_max_bytes`` a partition that has
+    records to acquire answers UNKNOWN_SERVER_ERROR and acquires none: Kafka 4.4's
+    DelayedShareFetch fails reading it ("Request max bytes must be greater than 0",
+    measured: no delivery counted, the session kept); one with none waits as ever."""
     share = ctx.cluster.groups.share
     now = trio.current_time()
     answers = {}
@@ -228,6 +232,12 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
             if moved is not None:
                 share.move_start(group_id, name, key[1], log.log_start_offset)
                 moved.add(key)
+            continue
+        if negative_max_bytes and share.acquirable(
+                group_id, member_id, name, key[1],
+                [(b.base_offset, b.last_offset) for b in log.batches],
+                log.log_start_offset, log.high_watermark, now, log.read_end):
+            answer["error_code"] = error_code("UNKNOWN_SERVER_ERROR")
             continue
         try:
             runs = share.acquire(group_id, member_id, name, key[1],

@@ -10,7 +10,13 @@ ShareSessionCache, measured against Kafka 4.4:
   measured: ShareGroupDescribe shows a group AlterShareGroupOffsets made at group and
   assignment epoch 1; a fresh group's first join, and one after DeleteGroups, answers 2).
   Every change of membership or subscription, or of the subscribed topics' partitions,
-  bumps the group epoch. A heartbeat computes a new target assignment at the group epoch
+  bumps the group epoch. Only partitions whose share state is initialized are assigned:
+  after a heartbeat, the subscribed topics' partitions are (Kafka asks its share coordinator
+  then, asynchronously: measured on 4.4, a join answers no partition), and a heartbeat
+  finding initialized partitions of a subscribed topic that the target (at the group epoch)
+  does not assign bumps the group epoch (Kafka's initializedAssignmentPending; measured: a
+  later heartbeat takes the group from 2 to 3, the member's assignment following at the next
+  target). A heartbeat computes a new target assignment at the group epoch
   when the target lags behind it, at most once per ``share.assignment.interval.ms`` (the
   group's, else ``group.share.assignment.interval.ms``, 1 s): within the interval the
   target stays, and the member is answered at the target's epoch with its part of it
@@ -23,15 +29,19 @@ ShareSessionCache, measured against Kafka 4.4:
   writes it so, at timestamp 0). The answer to a heartbeat carries the assignment on a
   join, on a full request (subscribed topic names given) and when it changed since the
   member was last told. An epoch other than the member's is
-  FENCED_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, a group that does not exist
-  GROUP_ID_NOT_FOUND, with Kafka's messages.
+  FENCED_MEMBER_EPOCH, but for its previous epoch (the one before its last change: a member
+  that missed an answer; Kafka 4.4's throwIfShareGroupMemberEpochIsInvalid, measured), an
+  unknown member UNKNOWN_MEMBER_ID, a group that does not exist GROUP_ID_NOT_FOUND, with
+  Kafka's messages.
 * Assignment (Kafka's ``simple`` assignor): with no more members than partitions, each
   partition of the subscribed topics goes to one member (round-robin over members and
   partitions, sorted); with more members than partitions, members share partitions, each
   member getting one (member i the partition i mod n), so every member fetches. (Kafka's
   assignor spreads partitions by hash: which member gets which partition may differ.)
 * Each (group, topic, partition) has a ``SharePartition`` (``fakebroker.state.share_partitions``)
-  made at the group's first fetch of it, its start offset set by ``share.auto.offset.reset``.
+  made when its state is initialized (a subscribing heartbeat, AlterShareGroupOffsets) or at
+  the group's first fetch of it, its start offset set by ``share.auto.offset.reset`` at the
+  first fetch. It outlives the members (DeleteShareGroupOffsets finds it after they left).
   A fetch of a partition the group has no share state for (the group does not exist: no
   member ever joined it, or DeleteGroups deleted it; or the partition was never assigned to
   a member nor altered) acquires nothing, as on Kafka, which has nothing to start it from.
@@ -58,6 +68,7 @@ set and ``on_release`` each time records become available again (waiting ShareFe
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -206,6 +217,7 @@ class ShareMember:
     client_host: str
     subscribed: list[str] = field(default_factory=list)
     epoch: int = 0
+    previous_epoch: int = 0  # the epoch before its last change: a heartbeat may still carry it
     assigned: Assignment = field(default_factory=dict)
     sent: Assignment | None = None  # what the member was last told
     deadline: float = 0.0  # its session ends then
@@ -233,7 +245,7 @@ class ShareGroup:
     target: dict[str, Assignment] = field(default_factory=dict)
     # the subscribed topics' partition counts at the last bump (Kafka's metadata hash)
     metadata: dict[str, int] = field(default_factory=dict)
-    # (topic, partition) -> its share-partition, made at the first fetch
+    # (topic, partition) -> its share-partition: its share state initialized
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
     # an alter named a negative partition: Kafka keeps it, and its next delete fails on it
     invalid_partition: bool = False
@@ -349,21 +361,31 @@ class ShareGroupCoordinator:
             member = group.members[hb.member_id] = ShareMember(
                 hb.member_id, hb.rack_id, hb.client_id, hb.client_host)
             bump = True
-        elif hb.member_epoch != JOIN and hb.member_epoch != member.epoch:
+        elif hb.member_epoch > member.epoch:
             raise fenced("share", hb.member_epoch, member.epoch)
+        elif hb.member_epoch not in (JOIN, member.epoch, member.previous_epoch):
+            raise ClusterError(
+                "FENCED_MEMBER_EPOCH",
+                f"The share group member has a smaller member epoch ({hb.member_epoch}) than "
+                f"the one known by the group coordinator ({member.epoch}), and it does not "
+                f"match the previous member epoch ({member.previous_epoch}). The member must "
+                "abandon all its partitions and rejoin.")
         member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
         member.client_id, member.client_host = hb.client_id, hb.client_host
         names = hb.subscribed_topic_names
-        if names is not None and sorted(names) != sorted(member.subscribed):
-            member.subscribed, bump = list(names), True
+        if names is not None and set(names) != set(member.subscribed):  # a set, as Kafka's
+            member.subscribed, bump = list(dict.fromkeys(names)), True
         partitions_of = self.partitions_of()
-        if bump or self._metadata(group, partitions_of) != group.metadata:
+        if bump or self._metadata(group, partitions_of) != group.metadata \
+                or self._initialized_unassigned(group):
             group.group_epoch += 1
             group.metadata = self._metadata(group, partitions_of)
         if group.assignment_epoch < group.group_epoch and self._may_assign(group, now):
             group.target = self._targets(group, partitions_of)
             group.assignment_epoch, group.assigned_at = group.group_epoch, now
-        member.epoch = group.assignment_epoch
+        self._initialize(group, partitions_of)
+        if member.epoch != group.assignment_epoch:
+            member.previous_epoch, member.epoch = member.epoch, group.assignment_epoch
         member.assigned = group.target.get(member.member_id, {})
         member.deadline = now + self._int(group.group_id, "share.session.timeout.ms") / 1000
         self.new_deadline(member.deadline)
@@ -397,8 +419,31 @@ class ShareGroupCoordinator:
 
     @staticmethod
     def _targets(group: ShareGroup, partitions_of: dict[str, int]) -> dict[str, Assignment]:
-        return compute_target({m.member_id: {t for t in m.subscribed if t in partitions_of}
-                               for m in group.members.values()}, partitions_of)
+        """The assignor's target over the partitions whose share state is initialized."""
+        target = compute_target({m.member_id: {t for t in m.subscribed if t in partitions_of}
+                                 for m in group.members.values()}, partitions_of)
+        return {member: {t: kept for t, ps in assignment.items()
+                         if (kept := {p for p in ps if (t, p) in group.partitions})}
+                for member, assignment in target.items()}
+
+    @staticmethod
+    def _initialized_unassigned(group: ShareGroup) -> bool:
+        """Kafka's initializedAssignmentPending: the target is the group epoch's, yet the
+        initialized partitions of a subscribed topic are not the ones it assigns."""
+        if group.assignment_epoch < group.group_epoch or not group.members:
+            return False
+        subscribed = {t for m in group.members.values() for t in m.subscribed}
+        assigned = {(t, p) for a in group.target.values() for t, ps in a.items() for p in ps}
+        return any(key not in assigned for key in group.partitions if key[0] in subscribed)
+
+    @staticmethod
+    def _initialize(group: ShareGroup, partitions_of: dict[str, int]) -> None:
+        """The share state of every partition of the subscribed topics, initialized (its start
+        offset unset until the first fetch): Kafka asks its share coordinator to after the
+        heartbeat, and assigns a partition only once it is."""
+        for topic in {t for m in group.members.values() for t in m.subscribed}:
+            for p in range(partitions_of.get(topic, 0)):
+                group.partitions.setdefault((topic, p), SharePartition())
 
     def _remove(self, group: ShareGroup, member_id: str, end_session: bool = True) -> None:
         """The member gone: the group epoch bumped, the target kept but for the member's
@@ -522,6 +567,30 @@ class ShareGroupCoordinator:
         if acquired:
             self.new_deadline(now + lock_ms / 1000)
         return acquired
+
+    def acquirable(self, group_id: str, member_id: str, topic: str, partition: int,
+                   batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
+                   now: float, read_end: Callable[[int], int | None] = lambda _offset: None
+                   ) -> bool:
+        """Whether ``acquire`` would acquire any record now; nothing changes (a trial on a
+        copy of the share-partition)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return False
+        key = (topic, partition)
+        kept = group.partitions.get(key)
+        if kept is not None:
+            group.partitions[key] = copy.deepcopy(kept)
+        new_deadline, self.new_deadline = self.new_deadline, lambda _deadline: None
+        try:
+            return bool(self.acquire(group_id, member_id, topic, partition, batches, log_start,
+                                     log_end, 1, now, read_end))
+        finally:
+            self.new_deadline = new_deadline
+            if kept is None:
+                group.partitions.pop(key, None)
+            else:
+                group.partitions[key] = kept
 
     def out_of_range_start(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether the partition's start offset was altered below -1, out of the log's range
