@@ -12,6 +12,7 @@ which starts with them: ``fakebroker.state.cluster.NEW_CLUSTER_DEFAULTS``.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 from fakebroker.options import BROKER_CONFIGS
@@ -243,23 +244,56 @@ def validate_topic_config(name: str, value: str | None, release: str | None = No
         raise InvalidConfigError(f"Unknown topic config name: {name}")
     if value is None:
         return
+    if definition.type == LIST and name in ONE_OF:
+        _check_list(name, _java_trim(value))
     complaint = message_format.complaint(release, value) \
         if name == message_format.CONFIG and release is not None \
-        else _complaint(name, definition.type, value)
+        else _complaint(name, definition.type, _java_trim(value))
     if complaint is not None:
         shown = _java_double(value) if definition.type == DOUBLE and "Value" in complaint \
             else value
         raise InvalidConfigError(f"Invalid value {shown} for configuration {name}: {complaint}")
 
 
+# Java's String.trim(): every character up to U+0020 (controls too), as ConfigDef.parseType
+# trims a value before it parses or validates it (measured on 4.4: "10\t\x13" is retention.ms 10).
+_JAVA_TRIMMED = "".join(map(chr, range(0x21)))
+# Java's \s, around the commas ConfigDef splits a list at (COMMA_WITH_WHITESPACE).
+_LIST_COMMA = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
+
+
+def _java_trim(value: str) -> str:
+    return value.strip(_JAVA_TRIMMED)
+
+
+def _list_items(value: str) -> list[str]:
+    """A trimmed LIST value's items as ConfigDef.parseType splits them: none for the empty
+    string, else every item, empty ones too ("delete," is ["delete", ""])."""
+    return _LIST_COMMA.split(value) if value else []
+
+
+def _check_list(name: str, value: str) -> None:
+    """Kafka 4.4's ConfigDef.ValidList, before each item's ValidString: no empty item (a bare
+    message, measured: "Configuration 'cleanup.policy' values must not be empty."; an item
+    twice is allowed, "delete,delete")."""
+    if "" in _list_items(value):
+        raise InvalidConfigError(f"Configuration '{name}' values must not be empty.")
+
+
 def _complaint(name: str, kind: int, value: str) -> str | None:
+    """Why Kafka refuses the (trimmed) ``value`` of config ``name`` of type ``kind``, or
+    None."""
     number: float | None = None
     try:
         if kind in BITS:
-            number = int(value.strip())
+            if re.fullmatch(r"[+-]?\d+", value) is None:  # Long.parseLong: no "1_0"
+                raise ValueError(value)
+            number = int(value)
             if not -(1 << (BITS[kind] - 1)) <= number < 1 << (BITS[kind] - 1):
                 raise ValueError(value)
         elif kind == DOUBLE:
+            if "_" in value:  # Double.parseDouble: no "0_5"
+                raise ValueError(value)
             number = float(value)
     except ValueError:
         return f"Not a number of type {TYPE_NAMES[kind]}"
@@ -270,7 +304,7 @@ def _complaint(name: str, kind: int, value: str) -> str | None:
     if number is not None and name in NO_MORE_THAN and number > NO_MORE_THAN[name]:
         return f"Value must be no more than {NO_MORE_THAN[name]}"
     allowed = ONE_OF.get(name)
-    items = [i.strip() for i in value.split(",") if i.strip()] if kind == LIST else [value]
+    items = _list_items(value) if kind == LIST else [value]
     if allowed is not None and any(i not in allowed for i in items):
         return "String must be one of: " + ", ".join(allowed)
     if name == "compression.gzip.level" and number is not None \
