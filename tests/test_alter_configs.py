@@ -295,3 +295,18 @@ def test_a_cleanup_policy_with_an_empty_item_is_refused(client, ops):
 def test_a_cleanup_policy_may_name_an_item_twice(client):
     assert incremental(client, (TOPIC, "orders", [("cleanup.policy", SET, "delete,delete")]),
                        validate_only=True) == [(0, None)]
+
+
+
+
+@pytest.mark.parametrize(("name", "value", "read"), [
+    ("flush.ms", "\x015000\t", "5000"), ("flush.ms", "+5000", "5000"),
+    ("preallocate", " TRUE", "true"), ("min.cleanable.dirty.ratio", "1", "1.0"),
+    ("min.cleanable.dirty.ratio", " 0.50", "0.5"),
+    ("cleanup.policy", " delete , compact\x02", "delete,compact"), ("cleanup.policy", " ", ""),
+    ("message.timestamp.type", " LogAppendTime\t", "LogAppendTime"),
+])
+def test_a_topic_config_is_described_as_kafka_read_it(client, name, value, read):
+    assert incremental(client, (TOPIC, "orders", [(name, SET, value)])) == [(0, None)]
+    becomes(client, TOPIC, "orders", name, read, TOPIC_CONFIG)
+    assert incremental(client, (TOPIC, "orders", [(name, DELETE, None)])) == [(0, None)]

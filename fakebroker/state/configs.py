@@ -198,7 +198,7 @@ def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str
     if synonym is not None and synonym not in BROKER_DEFAULTS:
         chain.append((synonym, d.default, DEFAULT_CONFIG))
     if name in configs:
-        chain.insert(0, (name, configs[name], TOPIC_CONFIG))
+        chain.insert(0, (name, kafka_value(name, configs[name]), TOPIC_CONFIG))
     if chain:
         return chain[0][1], chain[0][2], chain
     value = d.default
@@ -278,6 +278,27 @@ def _check_list(name: str, value: str) -> None:
     twice is allowed, "delete,delete")."""
     if "" in _list_items(value):
         raise InvalidConfigError(f"Configuration '{name}' values must not be empty.")
+
+
+def kafka_value(name: str, value: str) -> str:
+    """A valid value of topic config ``name`` as Kafka's broker reads and describes it
+    (ConfigDef.parseType, then convertToString; measured on 4.4): trimmed, a number or a
+    boolean written anew ("+5000" is 5000, " TRUE" true, "1" 1.0 for a double), a list's items
+    joined by bare commas. Kafka's controller keeps the value as given, which APPEND and
+    SUBTRACT start from."""
+    d = TOPIC_DEFAULTS.get(name)
+    text = _java_trim(value)
+    if d is None:
+        return text
+    if d.type in BITS:
+        return str(int(text))
+    if d.type == DOUBLE:
+        return _java_double(text)
+    if d.type == BOOLEAN:
+        return text.lower()
+    if d.type == LIST:
+        return ",".join(_list_items(text))
+    return text
 
 
 def _complaint(name: str, kind: int, value: str) -> str | None:
