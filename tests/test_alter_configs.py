@@ -303,6 +303,7 @@ def test_a_cleanup_policy_may_name_an_item_twice(client):
     ("flush.ms", "\x015000\t", "5000"), ("flush.ms", "+5000", "5000"),
     ("preallocate", " TRUE", "true"), ("min.cleanable.dirty.ratio", "1", "1.0"),
     ("min.cleanable.dirty.ratio", " 0.50", "0.5"),
+    ("min.cleanable.dirty.ratio", "0.00012", "1.2E-4"),
     ("cleanup.policy", " delete , compact\x02", "delete,compact"), ("cleanup.policy", " ", ""),
     ("message.timestamp.type", " LogAppendTime\t", "LogAppendTime"),
 ])

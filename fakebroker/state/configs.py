@@ -12,8 +12,10 @@ which starts with them: ``fakebroker.state.cluster.NEW_CLUSTER_DEFAULTS``.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from fakebroker.options import BROKER_CONFIGS
 from fakebroker.state import message_format
@@ -335,5 +337,14 @@ def _complaint(name: str, kind: int, value: str) -> str | None:
 
 
 def _java_double(value: str) -> str:
-    """A double as Java prints it (2 -> 2.0)."""
-    return repr(float(value))
+    """A double as Java's Double.toString prints it: 2 -> 2.0, and below 10^-3 or from 10^7
+    on in its scientific form (0.0001 -> 1.0E-4), with the shortest digits, as Python's."""
+    number = float(value)
+    if number == 0 or 1e-3 <= abs(number) < 1e7 or not math.isfinite(number):
+        return repr(number).replace("inf", "Infinity").replace("nan", "NaN")
+    sign, digits, exponent = Decimal(repr(number)).as_tuple()
+    shown = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    return (f"{'-' if sign else ''}{shown[0]}.{shown[1:] or '0'}"
+            f"E{len(digits) + exponent - 1}")
+
