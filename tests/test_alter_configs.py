@@ -164,9 +164,11 @@ def test_kafkas_refusals_and_their_messages(client, kind, name, ops, error):
     ("compression.gzip.level", "42", "Value must be between 1 and 9 or equal to -1"),
     ("preallocate", "yes", "Expected value to be either true or false"),
     ("retention.bytes", "1.5", "Not a number of type LONG"),
+    ("retention.ms", "1_0", "Not a number of type LONG"),
+    ("min.cleanable.dirty.ratio", "0_5", "Not a number of type DOUBLE"),
 ])
 def test_a_topic_config_value_kafka_does_not_allow_is_refused(client, name, value, complaint):
-    shown = "2.0" if name == "min.cleanable.dirty.ratio" else value  # Java prints the double
+    shown = "2.0" if value == "2" else value  # Java prints the double it parsed
     assert incremental(client, (TOPIC, "orders", [(name, SET, value)]), validate_only=True) \
         == [(40, f"Invalid value {shown} for configuration {name}: {complaint}")]
 
@@ -264,3 +266,48 @@ def test_broker_and_cluster_default_message_max_bytes_limit_what_topics_take(
     assert incremental(client, (TOPIC, "orders", [("max.message.bytes", SET, "2000")])) \
         == [(0, None)]
     eventually(lambda: produced(client, 5000) == MESSAGE_TOO_LARGE, "the topic's own limit")
+
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("retention.ms", "10\t\x13"), ("retention.ms", " +10 "), ("preallocate", " true\x01"),
+    ("message.timestamp.type", " CreateTime\t"), ("min.cleanable.dirty.ratio", " 0.5\x05"),
+    ("cleanup.policy", " delete , compact\x02"), ("cleanup.policy", " "),
+])
+def test_a_topic_config_value_is_read_trimmed_of_spaces_and_control_characters(
+        client, name, value):
+    # ConfigDef.parseType reads String.trim()'s value: every character up to U+0020 goes
+    assert incremental(client, (TOPIC, "orders", [(name, SET, value)]), validate_only=True) \
+        == [(0, None)]
+    assert legacy(client, TOPIC, "orders", {name: value}, validate_only=True) == (0, None)
+
+
+@pytest.mark.parametrize("ops", [
+    [("cleanup.policy", SET, "delete,")], [("cleanup.policy", SET, ",")],
+    [("cleanup.policy", SET, "delete,,compact")], [("cleanup.policy", SET, "compact,,")],
+    [("cleanup.policy", APPEND, "")],
+])
+def test_a_cleanup_policy_with_an_empty_item_is_refused(client, ops):
+    assert incremental(client, (TOPIC, "orders", ops), validate_only=True) == [
+        (40, "Configuration 'cleanup.policy' values must not be empty.")]
+
+
+def test_a_cleanup_policy_may_name_an_item_twice(client):
+    assert incremental(client, (TOPIC, "orders", [("cleanup.policy", SET, "delete,delete")]),
+                       validate_only=True) == [(0, None)]
+
+
+
+
+@pytest.mark.parametrize(("name", "value", "read"), [
+    ("flush.ms", "\x015000\t", "5000"), ("flush.ms", "+5000", "5000"),
+    ("preallocate", " TRUE", "true"), ("min.cleanable.dirty.ratio", "1", "1.0"),
+    ("min.cleanable.dirty.ratio", " 0.50", "0.5"),
+    ("min.cleanable.dirty.ratio", "0.00012", "1.2E-4"),
+    ("cleanup.policy", " delete , compact\x02", "delete,compact"), ("cleanup.policy", " ", ""),
+    ("message.timestamp.type", " LogAppendTime\t", "LogAppendTime"),
+])
+def test_a_topic_config_is_described_as_kafka_read_it(client, name, value, read):
+    assert incremental(client, (TOPIC, "orders", [(name, SET, value)])) == [(0, None)]
+    becomes(client, TOPIC, "orders", name, read, TOPIC_CONFIG)
+    assert incremental(client, (TOPIC, "orders", [(name, DELETE, None)])) == [(0, None)]

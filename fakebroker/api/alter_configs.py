@@ -11,9 +11,12 @@ running broker cannot change ("Cannot update these configs dynamically: [...]"),
 of the wrong type, INVALID_REQUEST; an unknown topic config or a bad value, INVALID_CONFIG
 with Kafka's text; a topic that does not exist, UNKNOWN_TOPIC_OR_PARTITION; other resource
 types, INVALID_REQUEST "Unknown resource type 8" (broker loggers: only IncrementalAlterConfigs
-sets log levels, measured). ``validate_only`` checks and changes nothing. A
-topic's configs take effect at once (produce limits, timestamps); DescribeConfigs then
-reports them (DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG).
+sets log levels, measured). ``validate_only`` checks and changes nothing. A topic config's
+value is read as Kafka's ConfigDef reads it: trimmed of every character up to U+0020 (control
+characters too), a list's items split at commas, none empty ("Configuration 'cleanup.policy'
+values must not be empty."). A topic's configs take effect at once (produce limits,
+timestamps); DescribeConfigs then reports them as Kafka parsed them ("+5000" as 5000)
+(DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG).
 Answers in the request's order, error_message null on success.
 """
 

@@ -136,11 +136,16 @@ class Topic:
         """The topic's value for config ``name`` on ``broker`` (the leader that applies it):
         set on the topic, else its broker synonym's from that broker's dynamic configs, the
         cluster's dynamic defaults, the static configs, else Kafka's default."""
-        from fakebroker.state.configs import TOPIC_DEFAULTS, broker_names, topic_config
+        from fakebroker.state.configs import (
+            TOPIC_DEFAULTS,
+            broker_names,
+            kafka_value,
+            topic_config,
+        )
 
         value = self.configs.get(name)
         if value is not None:
-            return value
+            return kafka_value(name, value)
         own = self.broker_configs.get(broker) if broker is not None else None
         for values in (own, self.broker_defaults, self.broker_static):
             if values and any(n in values for n in broker_names(name)):

@@ -12,7 +12,10 @@ which starts with them: ``fakebroker.state.cluster.NEW_CLUSTER_DEFAULTS``.
 from __future__ import annotations
 
 import functools
+import math
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from fakebroker.options import BROKER_CONFIGS
 from fakebroker.state import message_format
@@ -197,7 +200,7 @@ def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str
     if synonym is not None and synonym not in BROKER_DEFAULTS:
         chain.append((synonym, d.default, DEFAULT_CONFIG))
     if name in configs:
-        chain.insert(0, (name, configs[name], TOPIC_CONFIG))
+        chain.insert(0, (name, kafka_value(name, configs[name]), TOPIC_CONFIG))
     if chain:
         return chain[0][1], chain[0][2], chain
     value = d.default
@@ -243,23 +246,77 @@ def validate_topic_config(name: str, value: str | None, release: str | None = No
         raise InvalidConfigError(f"Unknown topic config name: {name}")
     if value is None:
         return
+    if definition.type == LIST and name in ONE_OF:
+        _check_list(name, _java_trim(value))
     complaint = message_format.complaint(release, value) \
         if name == message_format.CONFIG and release is not None \
-        else _complaint(name, definition.type, value)
+        else _complaint(name, definition.type, _java_trim(value))
     if complaint is not None:
         shown = _java_double(value) if definition.type == DOUBLE and "Value" in complaint \
             else value
         raise InvalidConfigError(f"Invalid value {shown} for configuration {name}: {complaint}")
 
 
+# Java's String.trim(): every character up to U+0020 (controls too), as ConfigDef.parseType
+# trims a value before it parses or validates it (measured on 4.4: "10\t\x13" is retention.ms 10).
+_JAVA_TRIMMED = "".join(map(chr, range(0x21)))
+# Java's \s, around the commas ConfigDef splits a list at (COMMA_WITH_WHITESPACE).
+_LIST_COMMA = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
+
+
+def _java_trim(value: str) -> str:
+    return value.strip(_JAVA_TRIMMED)
+
+
+def _list_items(value: str) -> list[str]:
+    """A trimmed LIST value's items as ConfigDef.parseType splits them: none for the empty
+    string, else every item, empty ones too ("delete," is ["delete", ""])."""
+    return _LIST_COMMA.split(value) if value else []
+
+
+def _check_list(name: str, value: str) -> None:
+    """Kafka 4.4's ConfigDef.ValidList, before each item's ValidString: no empty item (a bare
+    message, measured: "Configuration 'cleanup.policy' values must not be empty."; an item
+    twice is allowed, "delete,delete")."""
+    if "" in _list_items(value):
+        raise InvalidConfigError(f"Configuration '{name}' values must not be empty.")
+
+
+def kafka_value(name: str, value: str) -> str:
+    """A valid value of topic config ``name`` as Kafka's broker reads and describes it
+    (ConfigDef.parseType, then convertToString; measured on 4.4): trimmed, a number or a
+    boolean written anew ("+5000" is 5000, " TRUE" true, "1" 1.0 for a double), a list's items
+    joined by bare commas. Kafka's controller keeps the value as given, which APPEND and
+    SUBTRACT start from."""
+    d = TOPIC_DEFAULTS.get(name)
+    text = _java_trim(value)
+    if d is None:
+        return text
+    if d.type in BITS:
+        return str(int(text))
+    if d.type == DOUBLE:
+        return _java_double(text)
+    if d.type == BOOLEAN:
+        return text.lower()
+    if d.type == LIST:
+        return ",".join(_list_items(text))
+    return text
+
+
 def _complaint(name: str, kind: int, value: str) -> str | None:
+    """Why Kafka refuses the (trimmed) ``value`` of config ``name`` of type ``kind``, or
+    None."""
     number: float | None = None
     try:
         if kind in BITS:
-            number = int(value.strip())
+            if re.fullmatch(r"[+-]?\d+", value) is None:  # Long.parseLong: no "1_0"
+                raise ValueError(value)
+            number = int(value)
             if not -(1 << (BITS[kind] - 1)) <= number < 1 << (BITS[kind] - 1):
                 raise ValueError(value)
         elif kind == DOUBLE:
+            if "_" in value:  # Double.parseDouble: no "0_5"
+                raise ValueError(value)
             number = float(value)
     except ValueError:
         return f"Not a number of type {TYPE_NAMES[kind]}"
@@ -270,7 +327,7 @@ def _complaint(name: str, kind: int, value: str) -> str | None:
     if number is not None and name in NO_MORE_THAN and number > NO_MORE_THAN[name]:
         return f"Value must be no more than {NO_MORE_THAN[name]}"
     allowed = ONE_OF.get(name)
-    items = [i.strip() for i in value.split(",") if i.strip()] if kind == LIST else [value]
+    items = _list_items(value) if kind == LIST else [value]
     if allowed is not None and any(i not in allowed for i in items):
         return "String must be one of: " + ", ".join(allowed)
     if name == "compression.gzip.level" and number is not None \
@@ -280,5 +337,14 @@ def _complaint(name: str, kind: int, value: str) -> str | None:
 
 
 def _java_double(value: str) -> str:
-    """A double as Java prints it (2 -> 2.0)."""
-    return repr(float(value))
+    """A double as Java's Double.toString prints it: 2 -> 2.0, and below 10^-3 or from 10^7
+    on in its scientific form (0.0001 -> 1.0E-4), with the shortest digits, as Python's."""
+    number = float(value)
+    if number == 0 or 1e-3 <= abs(number) < 1e7 or not math.isfinite(number):
+        return repr(number).replace("inf", "Infinity").replace("nan", "NaN")
+    sign, digits, exponent = Decimal(repr(number)).as_tuple()
+    shown = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    return (f"{'-' if sign else ''}{shown[0]}.{shown[1:] or '0'}"
+            f"E{len(digits) + exponent - 1}")
+
