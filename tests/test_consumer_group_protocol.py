@@ -337,3 +337,14 @@ def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_removed()
     assert set(c.group.members) == {"b"}
     _, assignment = c.beat("b")
     assert assignment == {"orders": {0, 1}}
+
+
+def test_a_members_session_lasts_its_groups_session_timeout_else_the_brokers():
+    c = Cluster(orders=1)
+    c.coordinator.group_configs = lambda group_id: {"consumer.session.timeout.ms": "50000"}
+    member, _ = c.beat("a", 0)
+    assert member.deadline == 50.0
+    c.coordinator.group_configs = lambda group_id: {}
+    c.clock = 1.0
+    member, _ = c.beat("a")
+    assert member.deadline == 46.0  # the broker's 45 s

@@ -12,7 +12,8 @@ Behavior (fakebroker/state/consumer_groups.py has the details):
   for a member the group does not hold once it has group.consumer.max.size members.
 * Subscriptions by topic names and (v1) by a regex matched against whole topic names,
   re-resolved as topics come and go; INVALID_REGULAR_EXPRESSION for one that does not compile.
-* The answer carries the member's epoch, the heartbeat interval and, when it changed (or the
+* The answer carries the member's epoch, the heartbeat interval (its group's
+  consumer.heartbeat.interval.ms, else the broker's) and, when it changed (or the
   request was a full one, e.g. a join), the member's assignment by topic id; partitions move
   only after their old owner revoked them.
 * Server assignors: ``uniform`` (default, sticky) and ``range``; others UNSUPPORTED_ASSIGNOR.
@@ -69,7 +70,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         return answer
     answer.update(error_code=0, member_id=member.member_id, member_epoch=member.epoch)
     if member.epoch >= 0:  # not for a leave
-        answer["heartbeat_interval_ms"] = coordinator.heartbeat_interval_ms
+        answer["heartbeat_interval_ms"] = coordinator.heartbeat_interval(request.group_id)
     if assignment is not None:
         answer["assignment"] = {"topic_partitions": by_id(ctx, assignment)}
     return answer

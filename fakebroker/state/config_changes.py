@@ -127,7 +127,7 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
         if name == "":  # as a topic's name, after the operations
             raise ConfigChangeError("INVALID_REQUEST", "Default group resources are not allowed.")
         _check_group_configs(updated, cluster.groups.share.settings,
-                             cluster.groups.streams.settings)
+                             cluster.groups.streams.settings, cluster.broker_config)
         if not validate_only:
             current = cluster.groups.share.configs.setdefault(name, current)
     else:
@@ -172,15 +172,17 @@ def _check_entries(ops: Sequence[Op], replace: bool) -> None:
 
 
 def _check_group_configs(configs: dict[str, str], settings: ShareSettings,
-                         streams_settings: StreamsSettings) -> None:
+                         streams_settings: StreamsSettings,
+                         broker_config: Callable[[str], str | None]) -> None:
     """A group's configs, each a group config of a value Kafka takes within the broker's
-    limits, ``settings`` and ``streams_settings`` (``fakebroker.state.group_configs``)."""
+    limits, ``settings``, ``streams_settings`` and ``broker_config``
+    (``fakebroker.state.group_configs``)."""
     from fakebroker.protocol.errors import ClusterError
     from fakebroker.state.group_configs import check
 
     for key, value in configs.items():
         try:
-            check(key, value, settings, streams_settings)
+            check(key, value, settings, streams_settings, broker_config)
         except ClusterError as exc:
             raise ConfigChangeError(exc.error, exc.message) from None
 

@@ -45,7 +45,8 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
   GROUP_MAX_SIZE_REACHED, unless it carries an instance id the group holds (a restarted
   static member takes its place; one still held gets UNRELEASED_INSTANCE_ID or
   FENCED_INSTANCE_ID as in a group with room).
-* A member silent for its session timeout (45 s, group.consumer.session.timeout.ms) is removed,
+* A member silent for its session timeout (its group's consumer.session.timeout.ms, else the
+  broker's group.consumer.session.timeout.ms, 45 s) is removed,
   a temporarily departed static member too; so is a member that has not revoked the partitions
   it must give up within its rebalance timeout (the client's max.poll.interval.ms).
 
@@ -298,8 +299,11 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
 
     # topic name -> partition count, from the cluster's topics
     partitions_of: Callable[[], dict[str, int]] = dict
+    # the broker's group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms
     session_timeout_ms: int = 45_000
     heartbeat_interval_ms: int = 5_000
+    # the group configs set on a group (``fakebroker.state.group_configs``), by group id
+    group_configs: Callable[[str], dict[str, str]] = lambda group_id: {}
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     # The group a heartbeat (a join: True) to an id this coordinator does not hold makes: a new
     # one, or a classic group upgraded (not yet installed: ``install`` does); else
@@ -358,13 +362,21 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             return
         self.groups[group.group_id] = group
         for member in group.members.values():
-            self.touch(member, now)
+            self.touch(group.group_id, member, now)
         self.installed(group.group_id)
 
-    def touch(self, member: ConsumerMember, now: float) -> None:
-        """Restart the member's session: the group's session timeout, a classic member's own."""
+    def heartbeat_interval(self, group_id: str) -> int:
+        """The heartbeat interval (ms) the group's members are given: its
+        consumer.heartbeat.interval.ms, else the broker's (as Kafka 4.4, measured)."""
+        own = self.group_configs(group_id).get("consumer.heartbeat.interval.ms")
+        return int(own) if own is not None else self.heartbeat_interval_ms
+
+    def touch(self, group_id: str, member: ConsumerMember, now: float) -> None:
+        """Restart the member's session: the group's consumer.session.timeout.ms, else the
+        broker's; a classic member's own."""
+        own = self.group_configs(group_id).get("consumer.session.timeout.ms")
         timeout_ms = member.classic.session_timeout_ms if member.classic is not None \
-            else self.session_timeout_ms
+            else int(own) if own is not None else self.session_timeout_ms
         member.deadline = now + timeout_ms / 1000
         self.new_deadline(member.deadline)
 
@@ -381,7 +393,7 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             self._bump(group, partitions_of)
         elif group.group_epoch > group.assignment_epoch:
             self._assign(group, partitions_of)
-        self.touch(member, now)
+        self.touch(group.group_id, member, now)
         assignment = self._reconcile(group, member, full)
         if owned is not None and member.revoking:
             # the partitions it no longer owns are revoked already (Kafka's

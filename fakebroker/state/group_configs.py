@@ -6,14 +6,16 @@ Values set on a group are kept by the share group coordinator
 (``ShareGroupCoordinator.configs``, by group id; a group need not exist to have them) and
 checked by ``check``: the ``share.*`` and ``streams.*`` ones within the broker's limits as
 Kafka checks them (``validate_group_config`` of ``fakebroker.state.share_groups`` and
-``fakebroker.state.streams_groups``), the others by type only. Share and streams groups read
-them.
+``fakebroker.state.streams_groups``), those of ``WITHIN_BROKER_LIMITS`` within the broker
+configs bounding them, the others by type only. Consumer, share and streams groups read them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from fakebroker.options import BROKER_CONFIGS
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.configs import BOOLEAN, INT, LIST, STRING, ConfigDef
 
@@ -67,13 +69,22 @@ GROUP_CONFIGS: tuple[ConfigDef, ...] = (
               synonym="group.streams.num.standby.replicas"),
 )
 BY_NAME = {d.name: d for d in GROUP_CONFIGS}
+# Group configs Kafka 4.4's GroupConfig.validateValues keeps within two broker configs, for
+# ``kind.rest``: ``group.kind.min.rest`` to ``group.kind.max.rest`` (javap, measured: "... must
+# be in the range 5000 to 15000 inclusive."); the share and streams groups' other bounded
+# configs are checked by their modules.
+WITHIN_BROKER_LIMITS = ("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms",
+                        "consumer.assignment.interval.ms", "share.assignment.interval.ms",
+                        "streams.assignment.interval.ms")
 
 
 def check(name: str, value: str, settings: ShareSettings,
-          streams_settings: StreamsSettings) -> None:
+          streams_settings: StreamsSettings,
+          broker_config: Callable[[str], str | None] = lambda name: None) -> None:
     """INVALID_CONFIG (``ClusterError``) with Kafka's text for a value the group config
-    ``name`` cannot take (within the broker's limits, ``settings`` and
-    ``streams_settings``), or for a name that is no group config."""
+    ``name`` cannot take (within the broker's limits: ``settings``, ``streams_settings`` and
+    the broker configs ``broker_config`` gives, None for Kafka's default), or for a name that
+    is no group config."""
     from fakebroker.state import share_groups, streams_groups
 
     d = BY_NAME.get(name)
@@ -89,5 +100,11 @@ def check(name: str, value: str, settings: ShareSettings,
     if d.type == BOOLEAN and value.lower() not in ("true", "false"):
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
                            f"{name}: Expected value to be either true or false")
+    if name in WITHIN_BROKER_LIMITS:
+        kind, rest = name.split(".", 1)
+        low, high = (int(broker_config(f"group.{kind}.{end}.{rest}")
+                         or BROKER_CONFIGS[f"group.{kind}.{end}.{rest}"].default)
+                     for end in ("min", "max"))
+        share_groups.check_bounded(name, value, 0, low, high)
     share_groups.validate_group_config(name, value, settings)
     streams_groups.validate_group_config(name, value, streams_settings)

@@ -77,7 +77,8 @@ class Groups:
         self.consumer = ConsumerGroupCoordinator()
         self.share = ShareGroupCoordinator()
         self.streams = StreamsGroupCoordinator()
-        self.streams.group_configs = lambda group_id: self.share.configs.get(group_id, {})
+        self.consumer.group_configs = self.streams.group_configs = \
+            lambda group_id: self.share.configs.get(group_id, {})
         self.offsets = OffsetStore()
         # Broker configs as the cluster runs with them (group.consumer.migration.policy and
         # the group sizes a conversion must fit in); unset: Kafka's defaults.

@@ -366,7 +366,7 @@ def sync(coordinator: ConsumerGroupCoordinator, group: ConsumerGroup, generation
     if group.group_epoch > member.epoch and not member.revoking:
         raise _rejoin(coordinator, member, now)
     member.classic.sync_deadline = None
-    coordinator.touch(member, now)
+    coordinator.touch(group.group_id, member, now)
     return encoded_assignment(member.assigned, member.classic.protocols[0][1])
 
 
@@ -376,7 +376,7 @@ def heartbeat(coordinator: ConsumerGroupCoordinator, group: ConsumerGroup, gener
     REBALANCE_IN_PROGRESS (``ClusterError``) while the member must rejoin."""
     member = _classic_member(group, member_id, instance_id)
     _check_generation(member, generation_id)
-    coordinator.touch(member, now)
+    coordinator.touch(group.group_id, member, now)
     if member.epoch < group.group_epoch or member.revoking or _unreleased_free(group, member):
         raise _rejoin(coordinator, member, now)
 

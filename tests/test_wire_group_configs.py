@@ -1,0 +1,56 @@
+"""Group configs (IncrementalAlterConfigs on the GROUP resource) as Kafka 4.4 checks and
+applies them, on the fake and on Apache Kafka (``--kafka=both``): every interval and timeout
+a group may set lies within the broker's limits for it (``group.consumer.min/max.*``,
+``group.share.*``, ``group.streams.*``), and a KIP-848 consumer group's members are given the
+heartbeat interval set on their group. Share and streams groups' own configs are specified
+beside their protocols (tests/test_share_groups.py, tests/test_wire_streams_groups.py)."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import pytest
+
+from fakebroker.protocol.errors import ErrorCode
+from fakebroker.wire_client import WireClient
+from tests.test_wire_groups import coordinator
+
+pytestmark = [pytest.mark.fake_kafka(topics={"orders": 2}), pytest.mark.timeout(120)]
+GROUP_RESOURCE = 32
+_groups = itertools.count()
+
+
+def alter(kafka, group: str, **configs: str) -> list[tuple[int, str | None]]:
+    """IncrementalAlterConfigs SET of ``configs`` on ``group``: each resource's error code and
+    message (names with dots: pass ``{"a.b": v}``)."""
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        response = client.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": GROUP_RESOURCE, "resource_name": group,
+            "configs": [{"name": k, "config_operation": 0, "value": v}
+                        for k, v in configs.items()]}], "validate_only": False})
+    return [(r.error_code, r.error_message) for r in response.responses]
+
+
+@pytest.mark.parametrize("name, value, limits", [
+    ("consumer.heartbeat.interval.ms", "1000", "5000 to 15000"),
+    ("consumer.session.timeout.ms", "90000", "45000 to 60000"),
+    ("consumer.assignment.interval.ms", "20000", "0 to 15000"),
+    ("share.assignment.interval.ms", "20000", "0 to 15000"),
+    ("streams.assignment.interval.ms", "20000", "0 to 15000"),
+])
+def test_a_groups_interval_outside_the_brokers_limits_is_invalid_config(kafka, name, value,
+                                                                         limits) -> None:
+    assert alter(kafka, f"limits-{next(_groups)}", **{name: value}) == [(
+        ErrorCode.INVALID_CONFIG, f"{name} must be in the range {limits} inclusive.")]
+
+
+def test_a_consumer_group_member_is_given_the_heartbeat_interval_set_on_its_group(kafka):
+    group = f"paced-{next(_groups)}"
+    assert alter(kafka, group, **{"consumer.heartbeat.interval.ms": "6000"}) == [(0, None)]
+    with WireClient(coordinator(kafka, group)) as client:
+        answer = client.request("ConsumerGroupHeartbeat", 1, {
+            "group_id": group, "member_id": str(uuid.uuid4()), "member_epoch": 0,
+            "rebalance_timeout_ms": 300_000, "subscribed_topic_names": ["orders"],
+            "topic_partitions": []})
+    assert (answer.error_code, answer.heartbeat_interval_ms) == (0, 6000)
