@@ -18,6 +18,7 @@ from tests.test_wire_groups import coordinator
 
 pytestmark = [pytest.mark.fake_kafka(topics={"orders": 2}), pytest.mark.timeout(120)]
 GROUP_RESOURCE = 32
+DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 5, 8  # DescribeConfigs' config sources
 _groups = itertools.count()
 
 
@@ -54,3 +55,42 @@ def test_a_consumer_group_member_is_given_the_heartbeat_interval_set_on_its_grou
             "rebalance_timeout_ms": 300_000, "subscribed_topic_names": ["orders"],
             "topic_partitions": []})
     assert (answer.error_code, answer.heartbeat_interval_ms) == (0, 6000)
+
+
+@pytest.mark.parametrize("name, value, answer", [
+    ("streams.num.warmup.replicas", "1", None),
+    ("streams.num.warmup.replicas", "21",
+     "streams.num.warmup.replicas must be less than or equal to 20"),
+    ("streams.task.offset.interval.ms", "20000", None),
+    ("streams.task.offset.interval.ms", "1000",
+     "streams.task.offset.interval.ms must be greater than or equal to 15000"),
+    ("streams.acceptable.recovery.lag", "5", None),
+    ("streams.acceptable.recovery.lag", "-1", "Invalid value -1 for configuration "
+     "streams.acceptable.recovery.lag: Value must be at least 0"),
+    ("consumer.assignor.offload.enable", "false", None),
+])
+def test_kafkas_internal_group_configs_are_taken_within_their_limits(kafka, name, value,
+                                                                     answer) -> None:
+    group = f"internal-{next(_groups)}"
+    assert alter(kafka, group, **{name: value}) == [
+        (0, None) if answer is None else (ErrorCode.INVALID_CONFIG, answer)]
+
+
+def test_an_internal_group_config_is_described_once_set_and_first(kafka):
+    group = f"internal-{next(_groups)}"
+
+    def described() -> list[tuple[str, str, int]]:
+        with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+            (result,) = client.request("DescribeConfigs", 4, {"resources": [{
+                "resource_type": GROUP_RESOURCE, "resource_name": group,
+                "configuration_keys": None}], "include_synonyms": True,
+                "include_documentation": False}).results
+        return [(c.name, c.value, c.config_source) for c in result.configs]
+
+    assert "streams.num.warmup.replicas" not in {name for name, _, _ in described()}
+    assert alter(kafka, group, **{"streams.num.warmup.replicas": "1",
+                                  "consumer.assignor.offload.enable": "false"}) == [(0, None)]
+    assert described()[:3] == [("streams.num.warmup.replicas", "1", DYNAMIC_GROUP_CONFIG),
+                               ("consumer.assignor.offload.enable", "false",
+                                DYNAMIC_GROUP_CONFIG),
+                               ("consumer.session.timeout.ms", "45000", DEFAULT_CONFIG)]

@@ -160,11 +160,18 @@ def group_config_entries(configs: dict[str, str], names: list[str] | None,
     set on the group (DYNAMIC_GROUP_CONFIG), the broker config backing it in the broker's
     ``layers`` (its dynamic configs, the cluster's dynamic defaults, the static configs:
     values and source, highest first), Kafka's default; the synonyms list them all, as
-    Kafka 4.4 describes them (measured)."""
-    from fakebroker.state.group_configs import DYNAMIC_GROUP_CONFIG, GROUP_CONFIGS
+    Kafka 4.4 describes them (measured). Kafka's internal group configs come first, only
+    those set on the group, in the order set."""
+    from fakebroker.state.group_configs import (
+        BY_NAME,
+        DYNAMIC_GROUP_CONFIG,
+        GROUP_CONFIGS,
+        INTERNAL_GROUP_CONFIGS,
+    )
 
     entries = []
-    for d in GROUP_CONFIGS:
+    internal = [BY_NAME[n] for n in configs if BY_NAME.get(n) in INTERNAL_GROUP_CONFIGS]
+    for d in internal + list(GROUP_CONFIGS):
         if names is not None and d.name not in names:
             continue
         synonym = d.synonym or d.name

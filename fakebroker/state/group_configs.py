@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from fakebroker.options import BROKER_CONFIGS
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.configs import BOOLEAN, INT, LIST, STRING, ConfigDef
+from fakebroker.state.configs import BOOLEAN, INT, LIST, LONG, STRING, ConfigDef
 
 if TYPE_CHECKING:
     from fakebroker.state.share_groups import ShareSettings
@@ -68,14 +68,35 @@ GROUP_CONFIGS: tuple[ConfigDef, ...] = (
     ConfigDef("streams.num.standby.replicas", "0", INT,
               synonym="group.streams.num.standby.replicas"),
 )
-BY_NAME = {d.name: d for d in GROUP_CONFIGS}
+# Kafka 4.4's internal group configs (ConfigDef.defineInternal): taken, and described only
+# once set on the group (first, in the order set; measured).
+INTERNAL_GROUP_CONFIGS: tuple[ConfigDef, ...] = (
+    ConfigDef("consumer.assignor.offload.enable", "true", BOOLEAN,
+              synonym="group.consumer.assignor.offload.enable"),
+    ConfigDef("share.assignor.offload.enable", "true", BOOLEAN,
+              synonym="group.share.assignor.offload.enable"),
+    ConfigDef("streams.assignor.offload.enable", "true", BOOLEAN,
+              synonym="group.streams.assignor.offload.enable"),
+    ConfigDef("streams.task.offset.interval.ms", "60000", INT,
+              synonym="group.streams.task.offset.interval.ms"),
+    ConfigDef("streams.num.warmup.replicas", "2", INT,
+              synonym="group.streams.num.warmup.replicas"),
+    ConfigDef("streams.acceptable.recovery.lag", "10000", LONG,
+              synonym="group.streams.acceptable.recovery.lag"),
+)
+BY_NAME = {d.name: d for d in GROUP_CONFIGS + INTERNAL_GROUP_CONFIGS}
 # Group configs Kafka 4.4's GroupConfig.validateValues keeps within two broker configs, for
 # ``kind.rest``: ``group.kind.min.rest`` to ``group.kind.max.rest`` (javap, measured: "... must
-# be in the range 5000 to 15000 inclusive."); the share and streams groups' other bounded
-# configs are checked by their modules.
-WITHIN_BROKER_LIMITS = ("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms",
-                        "consumer.assignment.interval.ms", "share.assignment.interval.ms",
-                        "streams.assignment.interval.ms")
+# be in the range 5000 to 15000 inclusive."), with the least value their ConfigDef takes; the
+# share and streams groups' other bounded configs are checked by their modules.
+WITHIN_BROKER_LIMITS = {"consumer.heartbeat.interval.ms": 1, "consumer.session.timeout.ms": 1,
+                        "consumer.assignment.interval.ms": 0,
+                        "share.assignment.interval.ms": 0, "streams.assignment.interval.ms": 0}
+# Internal group configs bounded on one side by a broker config: (least value, the broker
+# config, whether it is the minimum), as validateIntMin and validateIntMax (measured).
+ONE_SIDED = {"streams.task.offset.interval.ms": (1, "group.streams.min.task.offset.interval.ms",
+                                                 True),
+             "streams.num.warmup.replicas": (0, "group.streams.max.warmup.replicas", False)}
 
 
 def check(name: str, value: str, settings: ShareSettings,
@@ -100,11 +121,33 @@ def check(name: str, value: str, settings: ShareSettings,
     if d.type == BOOLEAN and value.lower() not in ("true", "false"):
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
                            f"{name}: Expected value to be either true or false")
+
+    def limit(broker_name: str) -> int:
+        return int(broker_config(broker_name) or BROKER_CONFIGS[broker_name].default or 0)
+
     if name in WITHIN_BROKER_LIMITS:
         kind, rest = name.split(".", 1)
-        low, high = (int(broker_config(f"group.{kind}.{end}.{rest}")
-                         or BROKER_CONFIGS[f"group.{kind}.{end}.{rest}"].default)
-                     for end in ("min", "max"))
-        share_groups.check_bounded(name, value, 0, low, high)
+        share_groups.check_bounded(name, value, WITHIN_BROKER_LIMITS[name],
+                                   limit(f"group.{kind}.min.{rest}"),
+                                   limit(f"group.{kind}.max.{rest}"))
+    elif name in ONE_SIDED:
+        least, broker_name, is_minimum = ONE_SIDED[name]
+        number, bound = share_groups.check_int(name, value, least), limit(broker_name)
+        if is_minimum and number < bound:
+            raise ClusterError("INVALID_CONFIG",
+                               f"{name} must be greater than or equal to {bound}")
+        if not is_minimum and number > bound:
+            raise ClusterError("INVALID_CONFIG", f"{name} must be less than or equal to {bound}")
+    elif d.type == LONG:  # streams.acceptable.recovery.lag: at least 0
+        try:
+            number = int(value)
+            if not -2**63 <= number < 2**63:
+                raise ValueError(value)
+        except ValueError:
+            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                               f"{name}: Not a number of type LONG") from None
+        if number < 0:
+            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
+                               f"{name}: Value must be at least 0")
     share_groups.validate_group_config(name, value, settings)
     streams_groups.validate_group_config(name, value, streams_settings)
