@@ -94,3 +94,19 @@ def test_an_internal_group_config_is_described_once_set_and_first(kafka):
                                ("consumer.assignor.offload.enable", "false",
                                 DYNAMIC_GROUP_CONFIG),
                                ("consumer.session.timeout.ms", "45000", DEFAULT_CONFIG)]
+
+
+@pytest.mark.fake_kafka(topics={"orders": 2},
+                        overrides={"group.consumer.min.session.timeout.ms": "1000"})
+def test_a_groups_session_timeout_must_exceed_its_heartbeat_interval(kafka):
+    """With the broker's least session timeout lowered, a group's session timeout of 5 s is
+    within limits but not above the broker's heartbeat interval (5 s); set above one set on
+    the group too, it is taken."""
+    group = f"sessions-{next(_groups)}"
+    assert alter(kafka, group, **{"consumer.session.timeout.ms": "5000"}) == [(
+        ErrorCode.INVALID_CONFIG,
+        "consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms")]
+    assert alter(kafka, group, **{"consumer.session.timeout.ms": "6000"}) == [(0, None)]
+    assert alter(kafka, group, **{"consumer.heartbeat.interval.ms": "6000"}) == [(
+        ErrorCode.INVALID_CONFIG,
+        "consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms")]

@@ -178,13 +178,14 @@ def _check_group_configs(configs: dict[str, str], settings: ShareSettings,
     limits, ``settings``, ``streams_settings`` and ``broker_config``
     (``fakebroker.state.group_configs``)."""
     from fakebroker.protocol.errors import ClusterError
-    from fakebroker.state.group_configs import check
+    from fakebroker.state.group_configs import check, check_session_exceeds_heartbeat
 
-    for key, value in configs.items():
-        try:
+    try:
+        for key, value in configs.items():
             check(key, value, settings, streams_settings, broker_config)
-        except ClusterError as exc:
-            raise ConfigChangeError(exc.error, exc.message) from None
+        check_session_exceeds_heartbeat(configs, broker_config)
+    except ClusterError as exc:
+        raise ConfigChangeError(exc.error, exc.message) from None
 
 
 def _broker_configs(cluster: Cluster, name: str, node_id: int) -> dict[str, str]:

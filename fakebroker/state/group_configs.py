@@ -151,3 +151,20 @@ def check(name: str, value: str, settings: ShareSettings,
                                f"{name}: Value must be at least 0")
     share_groups.validate_group_config(name, value, settings)
     streams_groups.validate_group_config(name, value, streams_settings)
+
+
+def check_session_exceeds_heartbeat(configs: dict[str, str],
+                                    broker_config: Callable[[str], str | None]) -> None:
+    """After each config's own checks: INVALID_CONFIG (``ClusterError``) when a group's
+    consumer, share or streams session timeout (set on it, else the broker's) is not above
+    its heartbeat interval (likewise), one of the two being set on it, as Kafka 4.4's
+    GroupConfig.validateSessionExceedsHeartbeat (javap, measured)."""
+    for kind in ("consumer", "share", "streams"):
+        session, heartbeat = f"{kind}.session.timeout.ms", f"{kind}.heartbeat.interval.ms"
+        if session not in configs and heartbeat not in configs:
+            continue
+        values = [int(configs[n]) if n in configs else int(
+            broker_config(f"group.{n}") or BROKER_CONFIGS[f"group.{n}"].default or 0)
+            for n in (session, heartbeat)]
+        if values[0] <= values[1]:
+            raise ClusterError("INVALID_CONFIG", f"{session} must be greater than {heartbeat}")
