@@ -365,6 +365,26 @@ def test_the_differential_mode_sets_apart_an_overwrite_that_kept_one_sides_topic
     assert edited_alike(kafkas, kafkas, fakes, fakes)
 
 
+def test_a_fetch_answered_as_each_sides_own_log_range_is_set_apart_as_drift():
+    """Seed 2, #64413 (Fetch of orders-1 at offset 100): Kafka's log [100, 120], the fake's
+    [101, 124] after a batch the fake stored and Kafka refused (explained), so Kafka answered
+    NONE and the fake OFFSET_OUT_OF_RANGE, each as its own log says. Logs alike, a side
+    answering against its own range, or another error differing, is a difference still."""
+    from tests.fuzz.differential import drift_explains
+    from tests.fuzz.outcomes import ANSWERED, CLOSED, Outcome
+
+    none, out = Outcome(ANSWERED), Outcome(ANSWERED, frozenset({"OFFSET_OUT_OF_RANGE"}))
+    drifted = [(100, (100, 120), (101, 124))]
+    assert drift_explains(none, out, drifted)
+    assert not drift_explains(out, none, drifted)  # Kafka's range holds 100, the fake's not
+    assert not drift_explains(none, out, [(100, (101, 124), (101, 124))])  # alike logs
+    assert not drift_explains(none, Outcome(ANSWERED, frozenset({"OFFSET_OUT_OF_RANGE",
+                                                                   "NOT_LEADER_OR_FOLLOWER"})),
+                              drifted)
+    assert not drift_explains(Outcome(CLOSED), out, drifted)
+    assert drift_explains(out, none, [(100, (37, 99), (44, 103))])  # #53995, reversed
+
+
 def test_the_differential_mode_withholds_an_add_raft_voter_that_ends_kafkas_process():
     """An AddRaftVoter with a listener named by the empty string ends Kafka's process (its raft
     IO thread's ConfigException is a fatal fault: every later connection refused, measured on
