@@ -363,6 +363,13 @@ def test_the_differential_mode_sets_apart_an_overwrite_that_kept_one_sides_topic
     assert not edited_alike(kafkas, written(kafkas, 0), fakes, written(fakes, 0))
     assert edited_alike(kafkas, written(kafkas, 0x11), fakes, written(fakes, 0x11))
     assert edited_alike(kafkas, kafkas, fakes, fakes)
+    # Seed 2, #96062: the same overwrite, then a tagged field appended (both frames longer)
+    tagged = bytes.fromhex("0105 00")
+    assert not edited_alike(kafkas, written(kafkas, 0) + tagged, fakes, written(fakes, 0) + tagged)
+    assert edited_alike(kafkas, written(kafkas, 0x11) + tagged, fakes,
+                        written(fakes, 0x11) + tagged)
+    # bytes inserted before the id move it on both sides: unlike its seed on both
+    assert edited_alike(kafkas, b"\0" + written(kafkas, 0), fakes, b"\0" + written(fakes, 0))
 
 
 def test_a_fetch_answered_as_each_sides_own_log_range_is_set_apart_as_drift():

@@ -544,8 +544,12 @@ def edited_alike(kafka_seed: bytes, kafka_frame: bytes, fake_seed: bytes,
     held changes the other side's id only: one side then names its own topic (or producer)
     and the other an unknown one, two inputs and not one (seed 1, #60246: a Fetch's "00 at
     58" kept the fake's topic id, OFFSET_OUT_OF_RANGE, and made Kafka's unknown,
-    UNKNOWN_TOPIC_ID). Frames whose length the mutation changed are not compared here."""
-    if not len(kafka_seed) == len(fake_seed) == len(kafka_frame) == len(fake_frame):
+    UNKNOWN_TOPIC_ID). A run is compared also when another mutation changed the frames'
+    length after it (seed 2, #96062: a Produce v13's "80 at 45" wrote the byte the fake's
+    topic id ended with, then "tagged field 5" lengthened both frames at their end); one that
+    moved the run (bytes inserted or deleted before it) leaves it unlike its seed on both
+    sides. Seeds or frames of two lengths (ids of two lengths) are not compared here."""
+    if len(kafka_seed) != len(fake_seed) or len(kafka_frame) != len(fake_frame):
         return True
     run: list[int] = []
     for position in [*range(len(kafka_seed)), len(kafka_seed)]:
