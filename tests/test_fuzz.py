@@ -363,6 +363,33 @@ def test_the_differential_mode_sets_apart_an_overwrite_that_kept_one_sides_topic
     assert not edited_alike(kafkas, written(kafkas, 0), fakes, written(fakes, 0))
     assert edited_alike(kafkas, written(kafkas, 0x11), fakes, written(fakes, 0x11))
     assert edited_alike(kafkas, kafkas, fakes, fakes)
+    # Seed 2, #96062: the same overwrite, then a tagged field appended (both frames longer)
+    tagged = bytes.fromhex("0105 00")
+    assert not edited_alike(kafkas, written(kafkas, 0) + tagged, fakes, written(fakes, 0) + tagged)
+    assert edited_alike(kafkas, written(kafkas, 0x11) + tagged, fakes,
+                        written(fakes, 0x11) + tagged)
+    # bytes inserted before the id move it on both sides: unlike its seed on both
+    assert edited_alike(kafkas, b"\0" + written(kafkas, 0), fakes, b"\0" + written(fakes, 0))
+
+
+def test_a_fetch_answered_as_each_sides_own_log_range_is_set_apart_as_drift():
+    """Seed 2, #64413 (Fetch of orders-1 at offset 100): Kafka's log [100, 120], the fake's
+    [101, 124] after a batch the fake stored and Kafka refused (explained), so Kafka answered
+    NONE and the fake OFFSET_OUT_OF_RANGE, each as its own log says. Logs alike, a side
+    answering against its own range, or another error differing, is a difference still."""
+    from tests.fuzz.differential import drift_explains
+    from tests.fuzz.outcomes import ANSWERED, CLOSED, Outcome
+
+    none, out = Outcome(ANSWERED), Outcome(ANSWERED, frozenset({"OFFSET_OUT_OF_RANGE"}))
+    drifted = [(100, (100, 120), (101, 124))]
+    assert drift_explains(none, out, drifted)
+    assert not drift_explains(out, none, drifted)  # Kafka's range holds 100, the fake's not
+    assert not drift_explains(none, out, [(100, (101, 124), (101, 124))])  # alike logs
+    assert not drift_explains(none, Outcome(ANSWERED, frozenset({"OFFSET_OUT_OF_RANGE",
+                                                                   "NOT_LEADER_OR_FOLLOWER"})),
+                              drifted)
+    assert not drift_explains(Outcome(CLOSED), out, drifted)
+    assert drift_explains(out, none, [(100, (85, 99), (89, 103))])  # #53995, reversed
 
 
 def test_the_differential_mode_withholds_an_add_raft_voter_that_ends_kafkas_process():

@@ -176,3 +176,18 @@ def test_compact_and_delete_deletes_expired_segments_too(kafka: Any) -> None:
         produced(kafka, "table", key, OLD)
     log_start_reaches(kafka, "table", 2)
     assert kafka.offsets("table", 0) == (2, 2)
+
+
+@pytest.mark.fake_kafka(overrides={**QUICK_LOG_TASKS,
+                                   "log.cleaner.backoff.ms": str(24 * 3600 * 1000)})
+def test_compact_and_delete_waits_for_the_cleaners_next_pass(kafka: Any) -> None:
+    """A compacted log's time retention is the cleaner's, not the retention checks': with the
+    cleaner idle for a day after its first pass (at the start, nothing to clean), expired
+    records of a compact,delete topic stay however often retention is checked. The
+    differential fuzzer idles both cleaners so (tests/fuzz/differential.py, CLEANER_IDLE)."""
+    kafka.create_topic("idle-table", configs={"cleanup.policy": "compact,delete",
+                                              "retention.ms": "1000"})
+    for key in (b"a", b"b"):
+        produced(kafka, "idle-table", key, OLD)
+    time.sleep(2)  # twenty retention checks, records a second past retention.ms
+    assert kafka.offsets("idle-table", 0) == (0, 2)

@@ -4,7 +4,7 @@
 Both brokers are started as the conformance run starts them (``both_brokers``: a single-node
 KRaft Kafka and a one-broker fake with the settings that matter set alike, answering as Kafka
 4.4.0: the versions it serves and refuses; both looking for timed-out transactions every
-10 ms, ``ABORT_SCAN``) and get the
+10 ms, ``ABORT_SCAN``; neither log cleaner running, ``CLEANER_IDLE``) and get the
 conformance corpus, unmutated, first (``replay``): the same topics, groups and producers on
 both, and each side's ids learnt. Then every input is a corpus request, its placeholders
 filled in for each side, mutated on both sides by generators seeded alike (so both get the
@@ -44,7 +44,7 @@ from tests.conformance.corpus import Request, Settle
 from tests.conformance.replay import Side, replay
 from tests.conformance.run import both_brokers, common_versions, corpus
 from tests.fuzz.mutations import Mutant, mutate
-from tests.fuzz.outcomes import CLOSED, NO_ANSWER, PENDING, Outcome, answered
+from tests.fuzz.outcomes import ANSWERED, CLOSED, NO_ANSWER, PENDING, Outcome, answered
 from tests.fuzz.seeds import seed_of
 from tests.real_kafka import KAFKA_VERSION
 
@@ -88,6 +88,15 @@ SETTLE = 5.0
 # coordinators answer, not where two 10 s scans fall: with the default, an input between a
 # transaction's deadline and one side's scan differed (seed 1's #25951, #27317, #28317).
 ABORT_SCAN = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "10"}
+# Neither log cleaner runs during a run (its first pass, at Kafka's start, finds nothing to
+# clean): a mutated config (seed 2's IncrementalAlterConfigs #32661, validate_only flipped)
+# makes a corpus topic ``compact,delete`` with retention.ms 1000, and each cleaner pass (every
+# ``log.cleaner.backoff.ms``, 15 s) then deletes all of its logs, the active segment too, log
+# start = log end, on two independent clocks: the Fetch of offset 100 that followed was in
+# range on one side and not on the other, at inputs no difference explains (seed 2's #64413,
+# #68495, #69007, #76593, measured). Time retention is never checked either
+# (``SUITE_LOG_TIMING``), so a log's start moves only by what an input does.
+CLEANER_IDLE = {"log.cleaner.backoff.ms": str(24 * 3600 * 1000)}
 # Inputs withheld from both sides, as they leave Kafka in a state no later input can be compared
 # in (``fells_kafka``):
 # * an UnregisterBroker naming Kafka's one node (tests/conformance/run.py's both_brokers):
@@ -322,7 +331,7 @@ def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
     logger.setLevel(logging.ERROR)  # a warning per closed input; restored after the run
     try:
         with both_brokers(tmp_dir, kafka_version=KAFKA_VERSION,
-                          overrides=ABORT_SCAN) as sides:
+                          overrides={**ABORT_SCAN, **CLEANER_IDLE}) as sides:
             steps = [dataclasses.replace(s, quota_entities=None) if isinstance(s, Settle)
                      else s for s in corpus(common_versions(sides[0]))
                      if not (isinstance(s, Request) and s.api in NOT_REPLAYED)]
@@ -395,8 +404,11 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             elif pending:
                 result.inconclusive += 1  # one side slow (a loaded machine, a long poll)
             else:
-                result.differences.append(_difference(index, mutants, *outcomes,
-                                                      explained))
+                found = _difference(index, mutants, *outcomes, explained)
+                if found.explained_by is None and (drift := _drifted(sides, mutants[1],
+                                                                     *outcomes)):
+                    found = dataclasses.replace(found, explained_by=drift)
+                result.differences.append(found)
             if progress and result.inputs % 1000 == 0:
                 result.seconds = time.perf_counter() - started
                 progress(result.summary().split("\n", 1)[0])
@@ -405,6 +417,81 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             connection.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+DRIFTED = "drifted log: each side's Fetch outcome is its own log's range"
+
+
+def _drifted(sides: list[Side], mutant: Mutant, kafka: Outcome, fake: Outcome) -> str | None:
+    """Why a Fetch difference is the two logs' drift and not the fetch, if it is: see
+    ``drift_explains``. The fetched partitions are read from the fake's body (field-level
+    mutations only: a byte-level one may fetch something else) and each side's log start and
+    end asked then (ListOffsets earliest and latest)."""
+    from fakebroker.protocol.specs import api_spec
+
+    if api_spec(mutant.seed.api_key).name != "Fetch" or mutant.body is None or \
+            mutant.body.get("session_epoch", -1) > 0:  # an incremental fetch: more partitions
+        return None
+    kafka_side, fake_side = sides
+    names = {topic_id: name for name, topic_id in fake_side.topic_ids.items()}
+    fetched = []
+    for topic in mutant.body.get("topics") or ():
+        name = topic.get("topic") or names.get(topic.get("topic_id"))
+        for partition in topic.get("partitions") or ():
+            if not isinstance(name, str) or not isinstance(partition, dict) or \
+                    not isinstance(offset := partition.get("fetch_offset"), int):
+                return None
+            ranges = [_log_range(side, name, partition.get("partition"))
+                      for side in (kafka_side, fake_side)]
+            if None in ranges:
+                return None
+            fetched.append((offset, *ranges))
+    if not drift_explains(kafka, fake, fetched):
+        return None
+    return DRIFTED + "; " + "; ".join(
+        f"offset {o}: Kafka [{k[0]}, {k[1]}], fake [{f[0]}, {f[1]}]" for o, k, f in fetched)
+
+
+def drift_explains(kafka: Outcome, fake: Outcome,
+                   fetched: list[tuple[int, tuple[int, int], tuple[int, int]]]) -> bool:
+    """Whether a Fetch's two outcomes differ only as the two logs do: ``fetched`` holds each
+    partition's fetch offset and Kafka's and the fake's log (start, end) at that moment. So
+    when the outcomes differ by OFFSET_OUT_OF_RANGE alone, each side answers it exactly when
+    an offset is outside its own [start, end] (as Kafka's log read refuses), and some fetched
+    log's range differs between the sides. Two logs drift apart after an explained
+    difference: a Produce batch the fake stores where Kafka refuses it (INVALID_RECORD, in
+    tests/fuzz/differences.toml), then a DeleteRecords to the high watermark, which moves each
+    log's start to its own end (seed 2: orders-1 at [100, 120] on Kafka and [101, 124] on the
+    fake at #64413)."""
+    if (kafka.kind, fake.kind) != (ANSWERED, ANSWERED) or not fetched or \
+            kafka.errors ^ fake.errors != {OUT_OF_RANGE}:
+        return False
+    for outcome, side in ((kafka, 1), (fake, 2)):
+        out = any(not entry[side][0] <= entry[0] <= entry[side][1] for entry in fetched)
+        if out != (OUT_OF_RANGE in outcome.errors):
+            return False
+    return any(k != f for _, k, f in fetched)
+
+
+def _log_range(side: Side, topic: str, partition: Any) -> tuple[int, int] | None:
+    """``side``'s log start and end of ``topic``'s ``partition``; None if not both known."""
+    if not isinstance(partition, int):
+        return None
+    found = []
+    for timestamp in (-2, -1):  # earliest, latest
+        answer = side.call(Request("ListOffsets", 7, {
+            "replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+                {"partition_index": partition, "current_leader_epoch": -1,
+                 "timestamp": timestamp}]}]}, "drift probe", client_id="settle"))
+        try:
+            (entry,) = answer["topics"][0]["partitions"]
+        except (TypeError, KeyError, IndexError, ValueError):
+            return None
+        if entry["error_code"]:
+            return None
+        found.append(entry["offset"])
+    return found[0], found[1]
 
 
 def _named_topics(body: Any) -> list[str]:
@@ -457,8 +544,12 @@ def edited_alike(kafka_seed: bytes, kafka_frame: bytes, fake_seed: bytes,
     held changes the other side's id only: one side then names its own topic (or producer)
     and the other an unknown one, two inputs and not one (seed 1, #60246: a Fetch's "00 at
     58" kept the fake's topic id, OFFSET_OUT_OF_RANGE, and made Kafka's unknown,
-    UNKNOWN_TOPIC_ID). Frames whose length the mutation changed are not compared here."""
-    if not len(kafka_seed) == len(fake_seed) == len(kafka_frame) == len(fake_frame):
+    UNKNOWN_TOPIC_ID). A run is compared also when another mutation changed the frames'
+    length after it (seed 2, #96062: a Produce v13's "80 at 45" wrote the byte the fake's
+    topic id ended with, then "tagged field 5" lengthened both frames at their end); one that
+    moved the run (bytes inserted or deleted before it) leaves it unlike its seed on both
+    sides. Seeds or frames of two lengths (ids of two lengths) are not compared here."""
+    if len(kafka_seed) != len(fake_seed) or len(kafka_frame) != len(fake_frame):
         return True
     run: list[int] = []
     for position in [*range(len(kafka_seed)), len(kafka_seed)]:
