@@ -322,8 +322,8 @@ def test_the_differential_mode_withholds_a_produce_kafka_never_answers():
     """A Produce with a partition's records null is never answered by Kafka (a
     NullPointerException while it logs the request), so its connection stays muted and the
     fuzzer's close of it goes unseen: the share session opened on it lived on in Kafka only
-    (seed 2, #89124, then four session differences). Kafka's outcome is always pending: sent
-    to neither side. A Produce with records, or none null as Kafka reads it, is sent."""
+    (seed 2, #89124, then four session differences): sent to neither side. A Produce with
+    records, or none null as Kafka reads it, is sent."""
     from fakebroker.protocol.framing import encode_request
     from tests.bodies import batch, produce_body
     from tests.fuzz.differential import fells_kafka
