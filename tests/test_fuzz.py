@@ -318,6 +318,47 @@ def test_the_differential_mode_withholds_a_config_operation_kafkas_controller_fa
     assert not any(fells_kafka(altering(op)) for op in range(4))
 
 
+def test_the_differential_mode_withholds_a_produce_kafka_never_answers():
+    """A Produce with a partition's records null is never answered by Kafka (a
+    NullPointerException while it logs the request), so its connection stays muted and the
+    fuzzer's close of it goes unseen: the share session opened on it lived on in Kafka only
+    (seed 2, #89124, then four session differences): sent to neither side. A Produce with
+    records, or none null as Kafka reads it, is sent."""
+    from fakebroker.protocol.framing import encode_request
+    from tests.bodies import batch, produce_body
+    from tests.fuzz.differential import fells_kafka
+
+    def producing(*records: bytes | None) -> bytes:
+        body = produce_body("orders", 0, b"")
+        body["topic_data"][0]["partition_data"] = [
+            {"index": i, "records": r} for i, r in enumerate(records)]
+        return bytes(encode_request(0, 9, 1, "fuzz", body))[4:]
+
+    assert fells_kafka(producing(None)) and fells_kafka(producing(batch([b"a"]), None))
+    assert not fells_kafka(producing(batch([b"a"]))) and not fells_kafka(producing(b""))
+    assert not fells_kafka(producing(None)[:-3])  # does not parse: sent, and closed
+
+
+def test_the_differential_mode_withholds_an_alter_configs_kafka_never_answers():
+    """An AlterConfigs naming one resource twice is never answered by Kafka (its response,
+    collected by resource, fails on the duplicate, and so does its error response): its
+    connection stays muted, as for a Produce of null records. Sent to neither side; two
+    resources of one name but different types, or of two names, are sent."""
+    from fakebroker.protocol.framing import encode_request
+    from tests.fuzz.differential import fells_kafka
+
+    def altering(*resources: tuple[int, str]) -> bytes:
+        return bytes(encode_request(33, 2, 1, "fuzz", {"resources": [
+            {"resource_type": kind, "resource_name": name, "configs": [
+                {"name": "retention.ms", "value": "1"}]} for kind, name in resources],
+            "validate_only": False}))[4:]
+
+    assert fells_kafka(altering((2, "orders"), (2, "orders")))
+    assert fells_kafka(altering((2, "orders"), (4, "1"), (2, "orders")))
+    assert not fells_kafka(altering((2, "orders"), (4, "orders")))
+    assert not fells_kafka(altering((2, "orders"), (2, "audit")))
+
+
 def test_the_differential_mode_sets_apart_a_frame_its_ids_make_read_differently():
     """Seed 1, #37320 (OffsetFetch v10, "tagged field 2147483647, 5 bits flipped"): the
     member id's length lost a bit, so both sides read their topic id as the group's tagged
