@@ -367,6 +367,7 @@ BROKER_CONFIGS: dict[str, BrokerConfig] = {c.name: c for c in (
     _k("socket.request.max.bytes", INT, "104857600", low=1),
     _k("transaction.max.timeout.ms", INT, "900000", low=1),
     _k("transaction.abort.timed.out.transaction.cleanup.interval.ms", INT, "10000", low=1),
+    _k("offsets.retention.check.interval.ms", LONG, "600000", low=1),
     _k("group.min.session.timeout.ms", INT, "6000"),
     _k("group.max.session.timeout.ms", INT, "1800000"),
     _k("group.initial.rebalance.delay.ms", INT, "3000"),
@@ -451,6 +452,8 @@ HONOURED: dict[str, str] = {
     "transaction.max.timeout.ms": "longest transaction timeout (INVALID_TRANSACTION_TIMEOUT)",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms":
         "how often timed-out transactions are looked for and aborted",
+    "offsets.retention.check.interval.ms": "how often empty groups holding no committed "
+                                           "offset are deleted",
     "group.min.session.timeout.ms": "shortest classic member session "
                                     "(INVALID_SESSION_TIMEOUT)",
     "group.max.session.timeout.ms": "longest classic member session "

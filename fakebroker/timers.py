@@ -41,11 +41,11 @@ async def run_timers(timed: Timed) -> None:
 
     unwatch = timed.watch_deadlines(wake)
     try:
-        while True:
+        while True:  # told the time first: at its start, a coordinator learns when it is
+            timed.expire(trio.current_time())
             sleeps_to = timed.next_deadline()
             with trio.move_on_at(sleeps_to):
                 await woken.wait()
             woken = trio.Event()
-            timed.expire(trio.current_time())
     finally:
         unwatch()

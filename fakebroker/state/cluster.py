@@ -288,6 +288,8 @@ class Cluster:
                 min_session_timeout_ms=self.settings.group_min_session_timeout_ms,
                 max_session_timeout_ms=int(config("group.max.session.timeout.ms") or 0)))
             self._groups.config = self.broker_config
+            self._groups.open_transactions = lambda group_id: (
+                self._transactions is not None and bool(self._transactions.pending.get(group_id)))
             self._groups.consumer.session_timeout_ms = int(
                 config("group.consumer.session.timeout.ms") or 0)
             self._groups.consumer.heartbeat_interval_ms = int(

@@ -29,6 +29,14 @@ Guarantees:
 * Committed offsets of both kinds live in one store, ``offsets``, by group id: no group record
   holds them. OffsetCommit checks go to the group's own kind; DeleteGroups takes the offsets
   with the group.
+* Every ``offsets.retention.check.interval.ms`` (``config``; 10 minutes) each empty group
+  (a classic group in state Empty, a consumer or streams group without members) holding no
+  committed offset and no transaction's pending ones is deleted, as Kafka's coordinator does
+  (GroupCoordinatorShard.cleanupGroupMetadata, measured on 4.4); a share group stays (measured:
+  one whose members left, its share state initialized, is still listed). The checks fall from the
+  first time this registry is told the time (Kafka's: from the coordinator's load, at the
+  broker's start). Offsets themselves never expire here (Kafka's offsets.retention.minutes,
+  7 days, is not modelled).
 * Time comes in, answers (or ``Pending`` answers) come out: operations take ``now``,
   ``next_deadline`` is the earliest timeout of any kind and ``expire(now)`` applies every one
   due, so one timer drives both (``fakebroker.timers``); ``watch_deadlines`` names who to tell
@@ -83,6 +91,10 @@ class Groups:
         # Broker configs as the cluster runs with them (group.consumer.migration.policy and
         # the group sizes a conversion must fit in); unset: Kafka's defaults.
         self.config: Callable[[str], str | None] = lambda name: None
+        # Whether a transaction holds pending offsets of the group (TxnOffsetCommit).
+        self.open_transactions: Callable[[str], bool] = lambda group_id: False
+        self._checks_from: float | None = None  # the first ``now`` told: the checks' origin
+        self._next_check = float("inf")
         self._deadline_watchers: list[Callable[[float], None]] = []
         self.classic.claim = lambda group_id: self._make_room(
             group_id, self.consumer.groups) and not self._exclusive(group_id)
@@ -336,16 +348,43 @@ class Groups:
     # -- time -----------------------------------------------------------------------------
 
     def next_deadline(self) -> float:
-        """When the earliest timeout of any group is due (``inf``: none)."""
+        """When the earliest timeout of any group, or the next cleanup, is due (``inf``:
+        none)."""
         return min(self.classic.next_deadline(), self.consumer.next_deadline(),
-                   self.share.next_deadline(), self.streams.next_deadline())
+                   self.share.next_deadline(), self.streams.next_deadline(),
+                   self._next_check)
 
     def expire(self, now: float) -> None:
-        """Apply every timeout due at ``now``, of every kind."""
+        """Apply every timeout due at ``now``, of every kind, then the cleanup if one fell
+        due."""
         self.classic.expire(now)
         self.consumer.expire(now)
         self.share.expire(now)
         self.streams.expire(now)
+        if self._checks_from is None:
+            self._checks_from = now
+            self._next_check = now + self._check_interval
+        elif now >= self._next_check:
+            self._next_check += self._check_interval * (
+                1 + (now - self._next_check) // self._check_interval)
+            self._delete_empty_groups()
+
+    @property
+    def _check_interval(self) -> float:
+        return int(self.config("offsets.retention.check.interval.ms") or 600_000) / 1000
+
+    def _delete_empty_groups(self) -> None:
+        """Kafka's cleanupGroupMetadata: every empty group but a share group, with no
+        committed offset and no pending transactional one, is deleted (DeleteGroups' rule:
+        only an empty one goes)."""
+        for group_id in list(self.ids()):
+            if self.offsets.of_group(group_id) or self.open_transactions(group_id) or \
+                    group_id in self.share.groups:
+                continue
+            try:
+                self.delete(group_id)
+            except ClusterError:  # not empty
+                pass
 
     def watch_deadlines(self, callback: Callable[[float], None]) -> Callable[[], None]:
         """Call ``callback(deadline)`` with every deadline a coordinator sets (a timer wakes
