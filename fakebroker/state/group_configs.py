@@ -112,12 +112,7 @@ def check(name: str, value: str, settings: ShareSettings,
     if d is None:
         raise ClusterError("INVALID_CONFIG", f"Unknown group config name: {name}")
     if d.type == INT:
-        try:
-            if not -2**31 <= int(value) < 2**31:
-                raise ValueError(value)
-        except ValueError:
-            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
-                               f"{name}: Not a number of type INT") from None
+        share_groups.check_int(name, value, -2**31)
     if d.type == BOOLEAN and value.lower() not in ("true", "false"):
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
                            f"{name}: Expected value to be either true or false")
@@ -139,16 +134,7 @@ def check(name: str, value: str, settings: ShareSettings,
         if not is_minimum and number > bound:
             raise ClusterError("INVALID_CONFIG", f"{name} must be less than or equal to {bound}")
     elif d.type == LONG:  # streams.acceptable.recovery.lag: at least 0
-        try:
-            number = int(value)
-            if not -2**63 <= number < 2**63:
-                raise ValueError(value)
-        except ValueError:
-            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
-                               f"{name}: Not a number of type LONG") from None
-        if number < 0:
-            raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
-                               f"{name}: Value must be at least 0")
+        share_groups.check_int(name, value, 0, bits=64)
     share_groups.validate_group_config(name, value, settings)
     streams_groups.validate_group_config(name, value, streams_settings)
 

@@ -154,16 +154,17 @@ def group_config_defaults(settings: ShareSettings = SETTINGS) -> dict[str, str]:
     return out
 
 
-def check_int(name: str, value: str, least: int) -> int:
-    """A group config's INT value, INVALID_CONFIG (``ClusterError``) with Kafka's ConfigDef
-    texts for one that is no INT or below ``least``."""
+def check_int(name: str, value: str, least: int, bits: int = 32) -> int:
+    """A group config's INT (``bits`` 64: LONG) value, INVALID_CONFIG (``ClusterError``) with
+    Kafka's ConfigDef texts for one that is no such number or below ``least``."""
     try:
         number = int(value)
-        if not -2**31 <= number < 2**31:
+        if not -2**(bits - 1) <= number < 2**(bits - 1):
             raise ValueError(value)
     except ValueError:
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
-                           f"{name}: Not a number of type INT") from None
+                           f"{name}: Not a number of type "
+                           f"{'INT' if bits == 32 else 'LONG'}") from None
     if number < least:
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
                            f"{name}: Value must be at least {least}")
