@@ -533,6 +533,33 @@ def test_a_negative_repartition_topic_count_fails_the_join_as_kafkas_uncaught_ex
             ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
 
 
+@pytest.mark.parametrize("epoch", [-1, -2])
+def test_a_topology_of_a_negative_epoch_fails_the_join_as_kafkas_uncaught_exception(kafka, epoch):
+    """A join whose topology has a negative epoch, to a new group or to one that has its
+    topology: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception its coordinator does not
+    catch), no message, and makes no group (Kafka Streams numbers topologies from 0). Found
+    by the differential fuzzer (seed 3's #61075)."""
+    app, settled = new_app(kafka), new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client, \
+            WireClient(coordinator(kafka, settled)) as other:
+        member = Member(client, app)
+        negative = dict(word_count(app), epoch=epoch)
+        refused = member.send(**dict(member.joining(), topology=negative))
+        assert (refused.error_code, refused.error_message, refused.member_epoch) == (
+            ErrorCode.UNKNOWN_SERVER_ERROR, None, 0)
+        unknown = member.send(1, rebalance_timeout_ms=1000)
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
+        first = Member(other, settled)
+        first.join()
+        second = Member(other, settled)
+        refused = second.send(**dict(second.joining(), topology=dict(word_count(settled),
+                                                                     epoch=epoch)))
+        assert (refused.error_code, refused.error_message) == (
+            ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        assert [m.member_id for m in described(other, settled).members] == [first.member_id]
+
+
 def test_a_join_may_not_change_the_groups_topology(kafka):
     """Kafka 4.4 has no topology updates: a join with other subtopologies, or at a later
     topology epoch, is INVALID_REQUEST; the group's own topology (its subtopologies in any

@@ -3,7 +3,9 @@
 Versions: 0 (4.1+). Flexible.
 
 Behavior: the group must have no member (NON_EMPTY_GROUP "The group is not empty.", for the
-whole request); a group that does not exist is made, empty, as Kafka makes it. Each
+whole request); a group that does not exist is made, empty, as Kafka makes it, once the
+request names a topic that exists (whatever its partitions; naming none, or only unknown
+topics, makes no group: measured on Kafka 4.4). Each
 partition's share state starts afresh at the offset given (a negative one: set again by
 ``share.auto.offset.reset`` at the next fetch); a partition of an unknown topic, or past the
 topic's, answers UNKNOWN_TOPIC_OR_PARTITION "This server does not host this
@@ -48,6 +50,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 f"{request.group_id} {topic_id} {negative[0]}"))
     for t in request.topics:
         topic = ctx.cluster.topics.get(t.topic_name)
+        if topic is not None:
+            share.alter_group(request.group_id)
         partitions = []
         for p in t.partitions:
             if topic is None or not 0 <= p.partition_index < len(topic.partitions):

@@ -42,6 +42,11 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
   request adds to the session (a partition named again, already in it, is left out). An
   error answer for the whole request has an acquisition lock timeout of 0.
+* A v2 acquire mode other than 0 (batch-optimized) or 1 (record limit) fails the fetch once
+  the session was opened or moved on and the acknowledgements applied: UNKNOWN_SERVER_ERROR
+  for the whole request, no partition answered (Kafka 4.4's ShareAcquireMode.forId refusing
+  it, uncaught; measured at epoch 0 and at a later one with acknowledgements: the session's
+  next epoch is the one after). A final fetch (epoch -1) acquires nothing and is answered.
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ ERROR_PLACEMENT = Placement(
     when_filtered={"max_wait_ms": 0})
 AUTHORIZES = (groups("READ"), topics("READ"))
 FINAL = -1
+ACQUIRE_MODES = (0, 1)  # v2's ShareAcquireMode: batch-optimized, record limit
 DEFAULT_MAX_RECORDS = 500  # v0 requests carry none: the client's max.poll.records default
 NAMES_THE_LEADER = frozenset({error_code("NOT_LEADER_OR_FOLLOWER")})
 
@@ -121,6 +127,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         share.close_session(group_id, member_id)
         answer["responses"] = by_topic(answers)
         return answer
+    if ctx.version >= 2 and request.share_acquire_mode not in ACQUIRE_MODES:
+        return dict(answer, error_code=error_code("UNKNOWN_SERVER_ERROR"),
+                    acquisition_lock_timeout_ms=0)
     added = set(named)  # named and not in the session before: answered even with nothing
     if epoch != 0:
         forgotten = {(t.topic_id, p) for t in request.forgotten_topics_data

@@ -670,12 +670,20 @@ class ShareGroupCoordinator:
         return group
 
     def check_alter(self, group_id: str) -> None:
-        """Whether AlterShareGroupOffsets may change the group (made when missing)."""
-        self._empty_group(group_id, create=True)
+        """Whether AlterShareGroupOffsets may change the group: an empty one, or a missing one
+        (made by ``alter_group``) whose id no group of another kind holds."""
+        if self.group(group_id) is not None or not self.claim(group_id):
+            self._empty_group(group_id, create=True)
+
+    def alter_group(self, group_id: str) -> ShareGroup:
+        """The group an alter naming a known topic changes, made when missing: Kafka 4.4 makes
+        it only then (measured: an alter naming no topic, or only unknown ones, leaves no
+        group; one naming a known topic makes it, whatever its partitions)."""
+        return self._empty_group(group_id, create=True)
 
     def refuse_alter(self, group_id: str) -> None:
         """An alter naming a negative partition, refused: the group remembers it (``delete``)."""
-        self._empty_group(group_id, create=True).invalid_partition = True
+        self.alter_group(group_id).invalid_partition = True
 
     def alter_start_offset(self, group_id: str, topic: str, partition: int, offset: int) -> None:
         """AlterShareGroupOffsets: the partition's share state starts afresh at ``offset``

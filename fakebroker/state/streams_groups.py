@@ -602,7 +602,12 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         differs from the group's (a later topology epoch, or other subtopologies, compared by
         id; one of an earlier epoch is stale and ignored), STREAMS_INVALID_TOPOLOGY for the
         first topology when its repartition topics' counts cannot be decided
-        (``partition_counts``; with every source topic there)."""
+        (``partition_counts``; with every source topic there). First, a topology of a
+        negative epoch fails the join as an exception Kafka 4.4 does not catch:
+        UNKNOWN_SERVER_ERROR with no message, nothing changed, a new group not made
+        (measured, epochs -1, -2 and -7, on a new and on an existing group)."""
+        if topology.epoch < 0:
+            raise ClusterError("UNKNOWN_SERVER_ERROR", None)
         if group.topology is None:
             partitions_of = self.partitions_of()
             if all(t in partitions_of for s in topology.subtopologies for t in s.source_topics):
