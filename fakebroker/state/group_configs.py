@@ -117,17 +117,15 @@ def check(name: str, value: str, settings: ShareSettings,
         raise ClusterError("INVALID_CONFIG", f"Invalid value {value} for configuration "
                            f"{name}: Expected value to be either true or false")
 
-    def limit(broker_name: str) -> int:
-        return int(broker_config(broker_name) or BROKER_CONFIGS[broker_name].default or 0)
-
     if name in WITHIN_BROKER_LIMITS:
         kind, rest = name.split(".", 1)
         share_groups.check_bounded(name, value, WITHIN_BROKER_LIMITS[name],
-                                   limit(f"group.{kind}.min.{rest}"),
-                                   limit(f"group.{kind}.max.{rest}"))
+                                   broker_int(f"group.{kind}.min.{rest}", broker_config),
+                                   broker_int(f"group.{kind}.max.{rest}", broker_config))
     elif name in ONE_SIDED:
         least, broker_name, is_minimum = ONE_SIDED[name]
-        number, bound = share_groups.check_int(name, value, least), limit(broker_name)
+        number = share_groups.check_int(name, value, least)
+        bound = broker_int(broker_name, broker_config)
         if is_minimum and number < bound:
             raise ClusterError("INVALID_CONFIG",
                                f"{name} must be greater than or equal to {bound}")
@@ -149,8 +147,12 @@ def check_session_exceeds_heartbeat(configs: dict[str, str],
         session, heartbeat = f"{kind}.session.timeout.ms", f"{kind}.heartbeat.interval.ms"
         if session not in configs and heartbeat not in configs:
             continue
-        values = [int(configs[n]) if n in configs else int(
-            broker_config(f"group.{n}") or BROKER_CONFIGS[f"group.{n}"].default or 0)
-            for n in (session, heartbeat)]
+        values = [int(configs[n]) if n in configs else broker_int(f"group.{n}", broker_config)
+                  for n in (session, heartbeat)]
         if values[0] <= values[1]:
             raise ClusterError("INVALID_CONFIG", f"{session} must be greater than {heartbeat}")
+
+
+def broker_int(name: str, broker_config: Callable[[str], str | None]) -> int:
+    """The broker's integer config ``name``: as set (``broker_config``), else Kafka's default."""
+    return int(broker_config(name) or BROKER_CONFIGS[name].default or 0)

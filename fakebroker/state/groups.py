@@ -93,8 +93,7 @@ class Groups:
         self.config: Callable[[str], str | None] = lambda name: None
         # Whether a transaction holds pending offsets of the group (TxnOffsetCommit).
         self.open_transactions: Callable[[str], bool] = lambda group_id: False
-        self._checks_from: float | None = None  # the first ``now`` told: the checks' origin
-        self._next_check = float("inf")
+        self._next_check = float("inf")  # until the first ``now`` told, the checks' origin
         self._deadline_watchers: list[Callable[[float], None]] = []
         self.classic.claim = lambda group_id: self._make_room(
             group_id, self.consumer.groups) and not self._exclusive(group_id)
@@ -361,8 +360,7 @@ class Groups:
         self.consumer.expire(now)
         self.share.expire(now)
         self.streams.expire(now)
-        if self._checks_from is None:
-            self._checks_from = now
+        if self._next_check == float("inf"):
             self._next_check = now + self._check_interval
         elif now >= self._next_check:
             self._next_check += self._check_interval * (
