@@ -358,6 +358,20 @@ def test_a_controller_request_of_no_time_left_times_out_whole_and_applies_nothin
     assert fresh.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+@pytest.mark.parametrize("timeout_ms", [0, -65536])
+def test_an_election_of_no_partitions_is_answered_whatever_its_deadline(kafka, timeout_ms):
+    """An ElectLeaders naming an empty list of partitions is answered NONE with no result by
+    Kafka 4.4's broker, which never sends it to its controller, so no deadline applies; a
+    null list (every partition) past its deadline is REQUEST_TIMED_OUT (measured; found by
+    the differential fuzzer, seed 1's #166117)."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        answers = [client.request("ElectLeaders", 1, {
+            "election_type": kind, "topic_partitions": partitions, "timeout_ms": timeout_ms})
+            for kind in (0, 1) for partitions in ([], None)]
+    assert [(a.error_code, len(a.replica_election_results)) for a in answers] == [
+        (0, 0), (ErrorCode.REQUEST_TIMED_OUT, 0)] * 2
+
+
 def test_a_reassignment_of_no_topics_is_answered_whatever_its_deadline(kafka):
     """QuorumController.alterPartitionReassignments answers a request naming no topic at once,
     before it queues anything with the request's deadline: NONE, even past it (found by the

@@ -17,7 +17,9 @@ Behavior (Kafka's ``ReplicationControlManager.electLeaders``; ``fakebroker.state
 * The new leader's epoch bumps (clients holding the old one get FENCED_LEADER_EPOCH, the old
   leader NOT_LEADER_OR_FOLLOWER), parked fetches wake and Metadata shows the new leader.
 * A timeout of 0 or less is past the controller's deadline: the whole request
-  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``).
+  REQUEST_TIMED_OUT, nothing applied (``fakebroker.api.common.deadline_passed``), unless the
+  request names no partition (an empty list: NONE, whatever the timeout and election type;
+  measured on Kafka 4.4, as its broker answers it without asking its controller).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ AUTHORIZES = (cluster("ALTER"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if request.topic_partitions == []:  # answered by the broker, never sent to its controller
+        return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": []}
     if deadline_passed(request.timeout_ms):
         return whole_request_error(API_KEY, request, ctx, "REQUEST_TIMED_OUT")
     election_type = request.election_type if ctx.version >= 1 else PREFERRED

@@ -72,12 +72,15 @@ def corpus(versions: dict[str, list[int]]) -> list[Step]:
 
 @contextlib.contextmanager
 def both_brokers(tmp_dir: Path, kafka_version: str | None = None,
-                 overrides: Mapping[str, str] | None = None) -> Iterator[list[Side]]:
+                 overrides: Mapping[str, str] | None = None,
+                 kafka_only: Mapping[str, str] | None = None) -> Iterator[list[Side]]:
     """A real Kafka (in ``tmp_dir``) and a fake one with the settings that matter set alike,
     as the sides of a replay (Kafka's first), closed after; the fake answering as Kafka
     ``kafka_version`` if given (the versions it serves and refuses); ``overrides`` (broker
-    configs by Kafka's names) given to both."""
-    with start_real_kafka(tmp_dir, overrides=overrides) as kafka, FakeKafka(
+    configs by Kafka's names) given to both, ``kafka_only`` to Kafka alone (configs of what
+    the fake does not model)."""
+    with start_real_kafka(tmp_dir, overrides={**(overrides or {}), **(kafka_only or {})}) \
+            as kafka, FakeKafka(
             brokers=1, cluster_id=kafka.cluster_id, auto_create_topics=True,
             default_partitions=1, group_initial_rebalance_delay_ms=0,
             overrides={**SUITE_LOG_TIMING, **(overrides or {})},
