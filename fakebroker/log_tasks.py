@@ -37,24 +37,22 @@ async def run_retention(cluster: Cluster, settings: ClusterSettings) -> None:
         await trio.sleep(interval)
 
 
-async def run_cleaner(cluster: Cluster, settings: ClusterSettings) -> None:
+async def run_cleaner(cluster: Cluster) -> None:
     """Clean compacted logs as Kafka's cleaner thread does; runs until cancelled. Its first
     pass comes one backoff after the start: a new cluster's logs are empty, so the pass Kafka
     makes at once would find nothing, and the cleaner (with the record codec it imports) is
     loaded after serve is ready (tests/test_startup.py)."""
-    await trio.sleep(_cleaner_backoff_s(cluster, settings))
+    await trio.sleep(_cleaner_backoff_s(cluster))
     from fakebroker.state import compaction
 
     while True:
         cleaned = compaction.clean_filthiest(cluster, _now_ms())
         retention.check(cluster, _now_ms(), compacted=True)
-        await trio.sleep(0 if cleaned else _cleaner_backoff_s(cluster, settings))
+        await trio.sleep(0 if cleaned else _cleaner_backoff_s(cluster))
 
 
-def _cleaner_backoff_s(cluster: Cluster, settings: ClusterSettings) -> float:
+def _cleaner_backoff_s(cluster: Cluster) -> float:
     """``log.cleaner.backoff.ms`` in seconds: the cluster's dynamic default when set, else the
     static config; at least a millisecond (Kafka's cleaner at 0 spins on a thread of its own,
     here it would hold the one thread every connection is served on)."""
-    backoff = cluster.default_broker_configs.get(
-        "log.cleaner.backoff.ms", settings.broker_config("log.cleaner.backoff.ms"))
-    return max(int(backoff or 0), 1) / 1000
+    return max(int(cluster.broker_config("log.cleaner.backoff.ms") or 0), 1) / 1000

@@ -28,6 +28,7 @@ value is refused with one line naming the setting, before anything starts.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
@@ -237,6 +238,31 @@ def _advertisable(value: Any) -> str | None:
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = (
     "BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD")
 _BITS = {INT: 32, SHORT: 16, LONG: 64}
+# Java's String.trim(): every character up to U+0020 (controls too), as ConfigDef.parseType
+# trims a value before it parses or validates it (measured on 4.4: "10\t\x13" is retention.ms
+# 10, "2000\0\0\0" message.max.bytes 2000; "4000\xa0" is no number).
+_JAVA_TRIMMED = "".join(map(chr, range(0x21)))
+
+
+def java_trim(text: str) -> str:
+    """``text`` as Java's String.trim() leaves it (Kafka trims every config value it parses)."""
+    return text.strip(_JAVA_TRIMMED)
+
+
+def java_number(text: str, bits: int | None) -> float:
+    """A trimmed config value as Java parses it: a whole number of ``bits`` bits
+    (Long.parseLong: a sign and decimal digits, no "1_0", no other spaces), or for None a
+    double (Double.parseDouble: no "0_5"); ``ValueError`` when it is none."""
+    if bits is None:
+        if "_" in text:
+            raise ValueError(text)
+        return float(text)
+    if re.fullmatch(r"[+-]?\d+", text) is None:
+        raise ValueError(text)
+    number = int(text)
+    if not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
+        raise ValueError(text)
+    return number
 
 
 class BrokerConfig(NamedTuple):
@@ -258,15 +284,11 @@ class BrokerConfig(NamedTuple):
         message after the name), or None."""
         number: float | None = None
         try:
-            if self.type in _BITS:
-                number = int(text.strip())
-                if not -(1 << (_BITS[self.type] - 1)) <= number < 1 << (_BITS[self.type] - 1):
-                    raise ValueError(text)
-            elif self.type == DOUBLE:
-                number = float(text.strip())
+            if self.type in _BITS or self.type == DOUBLE:
+                number = java_number(java_trim(text), _BITS.get(self.type))
         except ValueError:
             return f"Not a number of type {self.type}"
-        if self.type == BOOLEAN and text.strip().lower() not in ("true", "false"):
+        if self.type == BOOLEAN and java_trim(text).lower() not in ("true", "false"):
             return "Expected value to be either true or false"
         if number is not None and self.or_minus_one:
             ok = number == -1 or self.low <= number <= self.high  # type: ignore[operator]

@@ -563,7 +563,7 @@ async def _run_cluster(settings: ClusterSettings, topics: Mapping[str, TopicSpec
             state.on_coordinator(functools.partial(_start_timers, nursery))
             nursery.start_soon(services.signal.run_deadlines)
             nursery.start_soon(run_retention, state, settings)
-            nursery.start_soon(run_cleaner, state, settings)
+            nursery.start_soon(run_cleaner, state)
             try:
                 yield FakeCluster(state, servers, services, nursery, settings, tls)
             finally:

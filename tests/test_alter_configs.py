@@ -268,6 +268,28 @@ def test_broker_and_cluster_default_message_max_bytes_limit_what_topics_take(
     eventually(lambda: produced(client, 5000) == MESSAGE_TOO_LARGE, "the topic's own limit")
 
 
+@pytest.mark.parametrize("value", ["2000\0\0\0", " +2000\x01", "\x1f2000"])
+def test_a_broker_config_value_is_kept_as_given_and_read_trimmed_of_control_characters(
+        client, broker_configs, value):
+    # the broker reads String.trim()'s value; DescribeConfigs shows the value as it was set,
+    # the topic's derived config the number the broker read
+    assert incremental(client, (BROKER, "", [("message.max.bytes", SET, value)])) \
+        == [(0, None)]
+    entry = becomes(client, TOPIC, "orders", "max.message.bytes", "2000",
+                    DYNAMIC_DEFAULT_BROKER_CONFIG)
+    assert [(s.name, s.value) for s in entry.synonyms][0] == ("message.max.bytes", value)
+    becomes(client, BROKER, "", "message.max.bytes", value, DYNAMIC_DEFAULT_BROKER_CONFIG)
+    eventually(lambda: produced(client, 2500) == MESSAGE_TOO_LARGE, "the trimmed limit")
+    assert produced(client, 1000) == 0
+
+
+@pytest.mark.parametrize("value", ["2000\xa0", "\u30002000", "2_000", "2000 1"])
+def test_a_broker_config_number_with_other_spaces_or_underscores_is_refused(client, value):
+    assert incremental(client, (BROKER, "", [("message.max.bytes", SET, value)])) == [
+        (42, f"Invalid value {value} for configuration message.max.bytes: "
+             "Not a number of type INT")]
+
+
 
 @pytest.mark.parametrize(("name", "value"), [
     ("retention.ms", "10\t\x13"), ("retention.ms", " +10 "), ("preallocate", " true\x01"),

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fakebroker.options import ClusterSettings
+from fakebroker.options import ClusterSettings, java_trim
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.state.log import PartitionLog
@@ -247,11 +247,12 @@ class Cluster:
     def broker_config(self, name: str, broker: int | None = None) -> str | None:
         """Broker config ``name`` (one of ``fakebroker.options.BROKER_CONFIGS``) as ``broker``
         runs with it now: its dynamic config, else the cluster's dynamic default, else the
-        static config it started with, else Kafka's default (None: Kafka has none)."""
+        static config it started with, else Kafka's default (None: Kafka has none); a dynamic
+        value as Kafka parses it (Java-trimmed: "2000\\0" is 2000)."""
         own = self.broker_configs.get(broker, {}) if broker is not None else {}
         for layer in (own, self.default_broker_configs):
             if name in layer:
-                return layer[name]
+                return java_trim(layer[name])
         return self.settings.broker_config(name)
 
     @property

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from fakebroker.options import BROKER_CONFIGS
+from fakebroker.options import BROKER_CONFIGS, java_number, java_trim
 from fakebroker.state import message_format
 
 # DescribeConfigs ConfigType values.
@@ -201,15 +201,16 @@ def topic_config(name: str, configs: dict[str, str], layers: list[tuple[dict[str
         chain.append((synonym, d.default, DEFAULT_CONFIG))
     if name in configs:
         chain.insert(0, (name, kafka_value(name, configs[name]), TOPIC_CONFIG))
-    if chain:
-        return chain[0][1], chain[0][2], chain
+    if chain:  # a broker synonym's value as the broker parsed it (its synonyms as given)
+        top = chain[0][1]
+        return (None if top is None else kafka_value(name, top)), chain[0][2], chain
     value = d.default
     if synonym is not None:
         merged: dict[str, str] = {}
         for values, _ in reversed(layers):
             merged.update(values)
-        value = next((str(int(merged[n]) * UNIT_MS.get(n, 1)) for n in broker_synonyms(synonym)
-                      if merged.get(n) is not None), d.default)
+        value = next((str(int(java_trim(merged[n])) * UNIT_MS.get(n, 1))
+                      for n in broker_synonyms(synonym) if merged.get(n) is not None), d.default)
     return value, DEFAULT_CONFIG, chain
 
 
@@ -247,25 +248,18 @@ def validate_topic_config(name: str, value: str | None, release: str | None = No
     if value is None:
         return
     if definition.type == LIST and name in ONE_OF:
-        _check_list(name, _java_trim(value))
+        _check_list(name, java_trim(value))
     complaint = message_format.complaint(release, value) \
         if name == message_format.CONFIG and release is not None \
-        else _complaint(name, definition.type, _java_trim(value))
+        else _complaint(name, definition.type, java_trim(value))
     if complaint is not None:
         shown = _java_double(value) if definition.type == DOUBLE and "Value" in complaint \
             else value
         raise InvalidConfigError(f"Invalid value {shown} for configuration {name}: {complaint}")
 
 
-# Java's String.trim(): every character up to U+0020 (controls too), as ConfigDef.parseType
-# trims a value before it parses or validates it (measured on 4.4: "10\t\x13" is retention.ms 10).
-_JAVA_TRIMMED = "".join(map(chr, range(0x21)))
 # Java's \s, around the commas ConfigDef splits a list at (COMMA_WITH_WHITESPACE).
 _LIST_COMMA = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
-
-
-def _java_trim(value: str) -> str:
-    return value.strip(_JAVA_TRIMMED)
 
 
 def _list_items(value: str) -> list[str]:
@@ -289,7 +283,7 @@ def kafka_value(name: str, value: str) -> str:
     joined by bare commas. Kafka's controller keeps the value as given, which APPEND and
     SUBTRACT start from."""
     d = TOPIC_DEFAULTS.get(name)
-    text = _java_trim(value)
+    text = java_trim(value)
     if d is None:
         return text
     if d.type in BITS:
@@ -308,16 +302,8 @@ def _complaint(name: str, kind: int, value: str) -> str | None:
     None."""
     number: float | None = None
     try:
-        if kind in BITS:
-            if re.fullmatch(r"[+-]?\d+", value) is None:  # Long.parseLong: no "1_0"
-                raise ValueError(value)
-            number = int(value)
-            if not -(1 << (BITS[kind] - 1)) <= number < 1 << (BITS[kind] - 1):
-                raise ValueError(value)
-        elif kind == DOUBLE:
-            if "_" in value:  # Double.parseDouble: no "0_5"
-                raise ValueError(value)
-            number = float(value)
+        if kind in BITS or kind == DOUBLE:
+            number = java_number(value, BITS.get(kind))
     except ValueError:
         return f"Not a number of type {TYPE_NAMES[kind]}"
     if kind == BOOLEAN and value.lower() not in ("true", "false"):
