@@ -143,6 +143,21 @@ def test_a_classic_member_joins_a_kip848_group_and_commits_at_its_epoch(kafka):
         assert kafka.committed("g", "orders", 0) == 6
 
 
+@pytest.mark.parametrize("session_timeout_ms", [1, 5999, 1_800_001])
+def test_a_join_to_a_kip848_group_has_its_session_timeout_checked_first(
+        kafka, session_timeout_ms):
+    """Kafka's GroupCoordinatorService.joinGroup checks the classic session timeout bounds
+    before it looks the group up, whatever kind of group the id names."""
+    with WireClient(kafka.bootstrap_servers) as client:
+        Member(kafka, client).join()
+        for version in (1, 9):
+            answer = client.request("JoinGroup", version, dict(
+                join_body("someone"), session_timeout_ms=session_timeout_ms))
+            assert (answer.error_code, answer.member_id, answer.generation_id) == (
+                ErrorCode.INVALID_SESSION_TIMEOUT, "someone", -1)
+        assert list(member_types(client)) and listed(client) == ("consumer", "Stable")
+
+
 def test_the_last_kip848_member_leaving_downgrades_the_group_and_its_offsets_stay(kafka):
     """Kafka's convertToClassicGroup: only classic members remain, so the group is a classic
     group again at the group epoch as its generation, rebalancing: the member rejoins at the

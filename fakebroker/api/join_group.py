@@ -14,6 +14,8 @@ Behavior:
   FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED, GROUP_MAX_SIZE_REACHED (group.max.size: a new
   member of a full group, or the last member to rejoin a full rebalance). v0 has no
   rebalance timeout: the session timeout serves as both.
+* As Kafka's GroupCoordinatorService: the group id, then the session timeout, are checked
+  before the coordinator and the group (a KIP-848 group's id too).
 * As Kafka's coordinator: the group's protocols are checked before the member id (an Empty
   group refuses an empty protocol type), and a member that does not send SyncGroup within
   the rebalance timeout after joining leaves the group (``fakebroker.state.classic_groups``).
@@ -52,6 +54,9 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                                   protocol_name=None if ctx.version >= 7 else "")
     if invalid_group_id(request.group_id):
         answer["error_code"] = error_code("INVALID_GROUP_ID")
+        return answer
+    if not ctx.cluster.groups.classic.allows(request.session_timeout_ms):
+        answer["error_code"] = error_code("INVALID_SESSION_TIMEOUT")
         return answer
     if not ctx.is_coordinator(request.group_id):
         answer["error_code"] = error_code("NOT_COORDINATOR")

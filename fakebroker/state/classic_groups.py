@@ -194,6 +194,11 @@ class ClassicGroupCoordinator:
 
     # -- JoinGroup ------------------------------------------------------------------------
 
+    def allows(self, session_timeout_ms: int) -> bool:
+        """Whether a JoinGroup's session timeout is within group.min/max.session.timeout.ms:
+        Kafka checks it first, whatever kind of group the id names (INVALID_SESSION_TIMEOUT)."""
+        return self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms
+
     def join(
         self, group_id: str, member_id: str, instance_id: str | None, client_id: str,
         client_host: str, session_timeout_ms: int, rebalance_timeout_ms: int,
@@ -202,13 +207,11 @@ class ClassicGroupCoordinator:
     ) -> JoinAnswer | Pending[JoinAnswer]:
         """Handle a JoinGroup: the response fields, or a ``Pending`` of them while the member
         waits at the barrier. Raises ``ClusterError`` for the errors answered at once.
-        ``max_size`` is group.max.size. In Kafka's order: the session timeout, then a member
-        id for a group that does not exist (UNKNOWN_MEMBER_ID; the group is not made), the
-        group's size, its protocols (``ClassicGroup.supports``), then the member id and
-        instance id (Kafka's validateMember). The rebalance timeout is kept as sent (the
-        JoinGroup API module sends the session timeout for v0)."""
-        if not self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms:
-            raise ClusterError("INVALID_SESSION_TIMEOUT")
+        ``max_size`` is group.max.size (the session timeout was checked before: ``allows``).
+        In Kafka's order: a member id for a group that does not exist (UNKNOWN_MEMBER_ID;
+        the group is not made), the group's size, its protocols (``ClassicGroup.supports``),
+        then the member id and instance id (Kafka's validateMember). The rebalance timeout
+        is kept as sent (the JoinGroup API module sends the session timeout for v0)."""
         if member_id and group_id not in self.groups and self.claim(group_id):
             raise ClusterError("UNKNOWN_MEMBER_ID")
         made = group_id not in self.groups
