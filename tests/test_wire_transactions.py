@@ -876,3 +876,37 @@ def test_an_offsets_partition_checks_the_producer_epoch_it_holds_before_asking(k
         eventually(lambda: txn_commit("unknown-" + txn_id, 2, epoch)
                    == "INVALID_PRODUCER_ID_MAPPING", "the abort marker written")
         assert txn_commit("unknown-" + txn_id, 2, epoch - 1) == "INVALID_PRODUCER_EPOCH"
+
+
+def _txn(transactional_id: str, topic: str, producer_id: int = 5) -> dict:
+    return {"transactional_id": transactional_id, "producer_id": producer_id,
+            "producer_epoch": 0, "verify_only": False,
+            "topics": [{"name": topic, "partitions": [0]}]}
+
+
+@pytest.mark.parametrize(("entries", "answered"), [
+    # the last entry's partitions are checked: an unknown topic among them
+    ((("t", "orders"), ("t", "nope")), [("t", "nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)] * 2),
+    # they are known, so the coordinator's verdict, written over the first entry's topics
+    ((("t", "nope"), ("t", "orders")),
+     [("t", "nope", ErrorCode.INVALID_PRODUCER_ID_MAPPING)] * 2),
+    ((("t", "nope"), ("u", "orders"), ("t", "orders")),
+     [("t", "nope", ErrorCode.INVALID_PRODUCER_ID_MAPPING),
+      ("u", "orders", ErrorCode.INVALID_PRODUCER_ID_MAPPING),
+      ("t", "nope", ErrorCode.INVALID_PRODUCER_ID_MAPPING)]),
+])
+def test_a_batch_naming_a_transactional_id_twice_answers_each_entry_alike(
+        kafka, entries, answered):
+    """A partition leader's AddPartitionsToTxn (v4+) keyed by transactional id, as Kafka's
+    partitionsByTransaction and errorResponseForTransaction read it."""
+    client = coordinator(kafka, "t")
+    with client, WireClient(kafka.bootstrap_servers) as other:
+        eventually(lambda: other.request("FindCoordinator", 4, {
+            "key_type": 1, "coordinator_keys": ["u"]}).coordinators[0].error_code == 0,
+            "a transaction coordinator for u")
+        answer = client.request("AddPartitionsToTxn", 5, {
+            "transactions": [_txn(t, topic) for t, topic in entries]})
+    assert answer.error_code == 0
+    assert [(r.transactional_id, topic.name, partition.partition_error_code)
+            for r in answer.results_by_transaction for topic in r.topic_results
+            for partition in topic.results_by_partition] == answered

@@ -18,6 +18,9 @@ Behavior:
   ongoing transaction, TRANSACTION_ABORTABLE when it is not (INVALID_TXN_STATE at an
   emulated 3.6 or 3.7, as their coordinators answered); the coordinator's errors as above.
   The top-level error code is 0 (with no authorizer the cluster action is allowed).
+* v4+ naming one transactional id in several entries (measured on 4.4): the partitions
+  checked are its last entry's, the coordinator's verdict goes on its first entry's topics,
+  and each of its entries is answered alike.
 """
 
 from __future__ import annotations
@@ -49,24 +52,36 @@ Partitions = dict[tuple[str, int], str]  # (topic, partition) -> error name
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     if ctx.version >= 4:
-        results = []
+        # Kafka keys a batch's transactions by id: a repeated id's partitions are its last
+        # entry's, the coordinator's verdict is written over its first entry's topics, and
+        # every entry of that id is answered with its last outcome (measured on 4.4).
+        last = {txn.transactional_id: txn.topics for txn in request.transactions}
+        first: dict[str, Any] = {}
+        outcomes: dict[str, Partitions] = {}
         for txn in request.transactions:
-            errors = answer_transaction(ctx, txn.transactional_id, txn.producer_id,
-                                        txn.producer_epoch, txn.topics, txn.verify_only)
-            results.append({"transactional_id": txn.transactional_id,
-                            "topic_results": by_topic(errors)})
+            first.setdefault(txn.transactional_id, txn.topics)
+            outcomes[txn.transactional_id] = answer_transaction(
+                ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch,
+                last[txn.transactional_id], txn.verify_only, first[txn.transactional_id])
+        results = [{"transactional_id": txn.transactional_id,
+                    "topic_results": by_topic(outcomes[txn.transactional_id])}
+                   for txn in request.transactions]
         return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
+    topics = request.v3_and_below_topics
     errors = answer_transaction(ctx, request.v3_and_below_transactional_id,
                                 request.v3_and_below_producer_id,
-                                request.v3_and_below_producer_epoch,
-                                request.v3_and_below_topics, False)
+                                request.v3_and_below_producer_epoch, topics, False, topics)
     return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": by_topic(errors)}
 
 
 def answer_transaction(ctx: RequestContext, transactional_id: str, producer_id: int,
-                       epoch: int, topics: Any, verify_only: bool) -> Partitions:
-    """Each named partition's error for one transaction of the request."""
+                       epoch: int, topics: Any, verify_only: bool, verdict_topics: Any
+                       ) -> Partitions:
+    """Each partition's error for one transaction of the request: the ``topics`` named are
+    checked, added or verified; the coordinator's one verdict for the transaction (an error,
+    or NONE when they joined) is given to each partition of ``verdict_topics``."""
     named = [(t.name, p) for t in topics for p in t.partitions]
+    verdict = [(t.name, p) for t in verdict_topics for p in t.partitions]
     unknown = {tp for tp in named if ctx.cluster.partition(*tp) is None}
     if unknown:  # Kafka answers the unknown ones first
         return {**dict.fromkeys((tp for tp in named if tp in unknown),
@@ -74,7 +89,7 @@ def answer_transaction(ctx: RequestContext, transactional_id: str, producer_id: 
                 **dict.fromkeys((tp for tp in named if tp not in unknown),
                                 "OPERATION_NOT_ATTEMPTED")}
     if transactional_id and not ctx.is_coordinator(transactional_id):
-        return dict.fromkeys(named, "NOT_COORDINATOR")
+        return dict.fromkeys(verdict, "NOT_COORDINATOR")
     transactions = ctx.cluster.transactions
     try:
         if verify_only:
@@ -82,8 +97,8 @@ def answer_transaction(ctx: RequestContext, transactional_id: str, producer_id: 
         transactions.add_partitions(transactional_id, producer_id, epoch, named,
                                     trio.current_time())
     except ClusterError as exc:
-        return dict.fromkeys(named, fenced_error(exc.error, ctx.version, 2))
-    return dict.fromkeys(named, "NONE")
+        return dict.fromkeys(verdict, fenced_error(exc.error, ctx.version, 2))
+    return dict.fromkeys(verdict, "NONE")
 
 
 def by_topic(errors: Partitions) -> list[dict[str, Any]]:
