@@ -121,6 +121,15 @@ def test_a_name_with_no_subscription_is_described_with_kafkas_defaults(client, d
          "Telemetry metric name prefix list" if documentation else None)]
 
 
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_every_version_describes_a_name_with_no_subscription(client, version):
+    (result,) = client.request("DescribeConfigs", version, {"resources": [{
+        "resource_type": CLIENT_METRICS, "resource_name": "1", "configuration_keys": None}],
+        "include_synonyms": True, "include_documentation": True}).results
+    assert (result.error_code, [(e.name, e.value, e.config_source) for e in result.configs]) \
+        == (0, [entry[:3] for entry in DEFAULTS])
+
+
 @pytest.mark.parametrize("keys", [["match", "unknown"], ["match"]])
 def test_describing_named_configs_lists_those_kafka_has(client, keys):
     assert [e.name for e in described(client, "1", keys).configs] == ["match"]

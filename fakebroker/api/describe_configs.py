@@ -48,8 +48,8 @@ Behavior (a new Kafka 4.4 cluster's answers):
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
   .minutes / .hours, lists each set one per level, from the first entry of its own name, as
-  Kafka's ConfigHelper does); v3+ config types (and no documentation text). A result's
-  error message is "", as Kafka sends.
+  Kafka's ConfigHelper does); v3+ config types (documentation text for client metrics
+  configs alone). A result's error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
