@@ -1,22 +1,25 @@
-"""AlterConfigs (key 33): replace a topic's or a broker's whole set of dynamic configs.
+"""AlterConfigs (key 33): replace a topic's, a broker's or a client metrics subscription's
+whole set of dynamic configs.
 
 Versions: 0-2. Flexible from v2.
 
 Behavior (Kafka 4.4's broker preprocessing, then its controller's checks;
 ``fakebroker.state.config_changes``): each resource's given configs become its whole dynamic
-set (the ones left out are deleted), or the resource gets an error and is left as it was:
-a resource named twice, INVALID_REQUEST "Each resource must appear at most once."; a
-duplicate key or a null value, INVALID_REQUEST; a broker other than this one, or a config a
-running broker cannot change ("Cannot update these configs dynamically: [...]"), or a value
-of the wrong type, INVALID_REQUEST; an unknown topic config or a bad value, INVALID_CONFIG
-with Kafka's text; a topic that does not exist, UNKNOWN_TOPIC_OR_PARTITION; other resource
-types, INVALID_REQUEST "Unknown resource type 8" (broker loggers: only IncrementalAlterConfigs
-sets log levels, measured). ``validate_only`` checks and changes nothing. A topic config's
-value is read as Kafka's ConfigDef reads it: trimmed of every character up to U+0020 (control
-characters too), a list's items split at commas, none empty ("Configuration 'cleanup.policy'
-values must not be empty."). A topic's configs take effect at once (produce limits,
-timestamps); DescribeConfigs then reports them as Kafka parsed them ("+5000" as 5000)
-(DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG).
+set (the ones left out are deleted), or the resource gets an error and is left as it was: a
+resource named twice, INVALID_REQUEST "Each resource must appear at most once."; a duplicate
+key or a null value, INVALID_REQUEST; a broker other than this one, or a config a running
+broker cannot change ("Cannot update these configs dynamically: [...]"), or a value of the
+wrong type, INVALID_REQUEST; an unknown topic config or a bad value, INVALID_CONFIG with
+Kafka's text; a topic that does not exist, UNKNOWN_TOPIC_OR_PARTITION; a client metrics
+subscription (type 16, KIP-714) whose configs Kafka refuses, with its error and text
+(``fakebroker.state.client_metrics``; the set given replaces the subscription's, an empty one
+removes it); other resource types, INVALID_REQUEST "Unknown resource type 8" (broker loggers:
+only IncrementalAlterConfigs sets log levels, measured). ``validate_only`` checks and changes
+nothing. A topic config's value is read as Kafka's ConfigDef reads it: trimmed of every
+character up to U+0020 (control characters too), a list's items split at commas, none empty
+("Configuration 'cleanup.policy' values must not be empty."). A topic's configs take effect at
+once (produce limits, timestamps); DescribeConfigs then reports them as Kafka parsed them
+("+5000" as 5000) (DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG).
 Answers in the request's order, error_message null on success.
 """
 
@@ -33,6 +36,7 @@ from fakebroker.state.acls import CLUSTER_NAME
 from fakebroker.state.config_changes import (
     BROKER,
     BROKER_LOGGER,
+    CLIENT_METRICS,
     TOPIC,
     ConfigChangeError,
     Op,
@@ -46,7 +50,7 @@ ERROR_PLACEMENT = Placement(per_topic("resources", "responses", "resource_name",
                                       echoed=("resource_type",)))
 AUTHORIZES = (in_handler(
     "ALTER_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, the cluster's "
-    "(a broker) CLUSTER_AUTHORIZATION_FAILED"),)
+    "(a broker, a client metrics subscription) CLUSTER_AUTHORIZATION_FAILED"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
@@ -88,8 +92,9 @@ def alter_resources(request: Any, ctx: RequestContext, ops_of: Callable[[Any], S
 
 
 def _authorize(ctx: RequestContext, allowed: Allowed, resource_type: int, name: str) -> None:
-    """Kafka's ALTER_CONFIGS check: on the topic, or (a broker) on the cluster."""
-    acl_type = {TOPIC: "TOPIC", BROKER: "CLUSTER"}.get(resource_type)
+    """Kafka's ALTER_CONFIGS check: on the topic, or (a broker, a client metrics
+    subscription: the controller's authorizeAlterResource) on the cluster."""
+    acl_type = {TOPIC: "TOPIC", BROKER: "CLUSTER", CLIENT_METRICS: "CLUSTER"}.get(resource_type)
     if acl_type is None or ctx.authorizer is None:
         return
     if not allowed(acl_type, CLUSTER_NAME if acl_type == "CLUSTER" else name):

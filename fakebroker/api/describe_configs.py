@@ -1,5 +1,5 @@
-"""DescribeConfigs (key 32): topic, broker and group configuration, with Kafka's defaults;
-a broker's loggers and their levels.
+"""DescribeConfigs (key 32): topic, broker, group and client metrics configuration, with
+Kafka's defaults; a broker's loggers and their levels.
 
 Versions: 0-4 (3.9; 4.x keeps 1-4). Flexible from v4.
 
@@ -36,12 +36,20 @@ Behavior (a new Kafka 4.4 cluster's answers):
   runs with it: its dynamic config, the cluster's dynamic default, the static config (an
   override it started with), else DEFAULT_CONFIG; the synonyms list each of those set, then
   the default. The empty name: INVALID_REQUEST "Group name must not be empty".
+* Client metrics subscriptions (type 16, KIP-714; ``fakebroker.state.client_metrics``), as
+  Kafka 4.4's ConfigHelper describes them (measured): for any name, subscribed or not, its
+  three configs in Kafka's order, ``interval.ms`` (INT), ``match``, ``metrics`` (LIST), each
+  set one as Kafka parsed it (``described``) with source CLIENT_METRICS_CONFIG (7) and itself
+  as its one synonym, the others their default (DEFAULT_CONFIG, no synonym); not read-only,
+  not sensitive; their documentation when asked (v3+), else null. The empty name:
+  INVALID_REQUEST "Client metrics subscription name must not be empty". DESCRIBE_CONFIGS on
+  the cluster, as a broker's.
 * ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
   order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
   the static config, the broker default; a config with several names, log.retention.ms /
   .minutes / .hours, lists each set one per level, from the first entry of its own name, as
-  Kafka's ConfigHelper does); v3+ config types (and no documentation text). A result's
-  error message is "", as Kafka sends.
+  Kafka's ConfigHelper does); v3+ config types (documentation text for client metrics
+  configs alone). A result's error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from fakebroker.api.access import ERRORS, MESSAGES, in_handler
 from fakebroker.api.context import RequestContext
 from fakebroker.api.shapes import Placement, per_topic
 from fakebroker.protocol.errors import error_code
+from fakebroker.state import client_metrics
 from fakebroker.state.acls import CLUSTER_NAME
 from fakebroker.state.cluster import NEW_CLUSTER_DEFAULTS, Topic, invalid_topic_name
 from fakebroker.state.config_changes import broker_config_def
@@ -73,14 +82,15 @@ from fakebroker.state.loggers import Loggers, node_id
 
 API_KEY = 32
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
+CLIENT_METRICS, CLIENT_METRICS_CONFIG = client_metrics.CLIENT_METRICS, 7
 NO_CONFIGS = {"configs": ()}  # a resource's answer before its configs (and beside an error)
 # Resources (topics, brokers) are matched by a rule's topic, as topics.
 ERROR_PLACEMENT = Placement(per_topic("resources", "results", "resource_name",
                                       echoed=("resource_type",), error_fields=NO_CONFIGS))
 AUTHORIZES = (in_handler(
     "DESCRIBE_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, a group's "
-    "GROUP_AUTHORIZATION_FAILED, the cluster's (a broker, a broker's loggers) "
-    "CLUSTER_AUTHORIZATION_FAILED"),)
+    "GROUP_AUTHORIZATION_FAILED, the cluster's (a broker, a broker's loggers, a client "
+    "metrics subscription) CLUSTER_AUTHORIZATION_FAILED"),)
 
 
 def _entry(d: ConfigDef, value: str | None, source: int, read_only: bool,
@@ -184,6 +194,29 @@ def group_config_entries(configs: dict[str, str], names: list[str] | None,
     return entries
 
 
+def client_metrics_entries(configs: dict[str, str], names: list[str] | None,
+                           synonyms: bool = False, documentation: bool = False
+                           ) -> list[dict[str, Any]]:
+    """A client metrics subscription's configs (``configs``: those set, as given), filtered
+    by ``names`` (null or empty: all): each set one as Kafka parsed it, from the
+    subscription, the others their default; with its documentation when ``documentation``."""
+    entries = []
+    for d in client_metrics.CONFIGS:
+        if names and d.name not in names:
+            continue
+        if d.name in configs:
+            value = client_metrics.described(d.name, configs[d.name])
+            chain = [(d.name, value, CLIENT_METRICS_CONFIG)]
+        else:
+            value, chain = d.default, []
+        entry = _entry(d, value, chain[0][2] if chain else DEFAULT_CONFIG, False,
+                       chain if synonyms else [])
+        if documentation:
+            entry["documentation"] = client_metrics.DOCUMENTATION[d.name]
+        entries.append(entry)
+    return entries
+
+
 def broker_logger_entries(loggers: Loggers, names: list[str] | None) -> list[dict[str, Any]]:
     """A broker's loggers, filtered by ``names`` (null or empty: all), each with its level."""
     return [{"name": name, "value": level, "read_only": False, "is_default": False,
@@ -258,6 +291,13 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                     (cluster.broker_configs.get(ctx.broker.id, {}), DYNAMIC_BROKER_CONFIG),
                     (cluster.default_broker_configs, DYNAMIC_DEFAULT_BROKER_CONFIG),
                     (cluster.static_broker_configs, STATIC_BROKER_CONFIG)])
+        elif resource.resource_type == CLIENT_METRICS and not resource.resource_name:
+            result.update(error_code=error_code("INVALID_REQUEST"),
+                          error_message="Client metrics subscription name must not be empty")
+        elif resource.resource_type == CLIENT_METRICS:
+            result["configs"] = client_metrics_entries(
+                ctx.cluster.client_metrics.configs.get(resource.resource_name, {}), names,
+                request.include_synonyms, request.include_documentation)
         elif resource.resource_type == BROKER_LOGGER:
             message = _broker_logger_refusal(resource.resource_name, ctx.broker.id)
             if message is not None:
@@ -272,12 +312,14 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
 
 
 # Resource type -> the ACL resource its DESCRIBE_CONFIGS is checked on.
-CHECKED = {TOPIC: "TOPIC", GROUP: "GROUP", BROKER: "CLUSTER", BROKER_LOGGER: "CLUSTER"}
+CHECKED = {TOPIC: "TOPIC", GROUP: "GROUP", BROKER: "CLUSTER", BROKER_LOGGER: "CLUSTER",
+           CLIENT_METRICS: "CLUSTER"}
 
 
 def _refusal(ctx: RequestContext, resource_type: int, name: str) -> tuple[str, str] | None:
-    """Kafka's ConfigHelper: DESCRIBE_CONFIGS on the topic, the group or (a broker) the
-    cluster, else its error and message; refused resources are answered after the rest."""
+    """Kafka's ConfigHelper: DESCRIBE_CONFIGS on the topic, the group or (a broker, a client
+    metrics subscription) the cluster, else its error and message; refused resources are
+    answered after the rest."""
     acl_type = CHECKED.get(resource_type)
     if acl_type is None or ctx.authorizer is None:
         return None

@@ -1,6 +1,6 @@
 """IncrementalAlterConfigs (key 44): SET, DELETE, APPEND or SUBTRACT single configs of a
-topic, a broker or the cluster default (broker resource ""); SET or DELETE a broker's log
-levels.
+topic, a broker, the cluster default (broker resource ""), a group or a client metrics
+subscription; SET or DELETE a broker's log levels.
 
 Versions: 0-1. Flexible from v1.
 
@@ -10,6 +10,14 @@ the broker or cluster default; deleting one never set is no error), APPEND (2) o
 (3) comma-separated items of a list config (``cleanup.policy``: starting from its default),
 else INVALID_CONFIG "Can't APPEND to key ... because its type is not LIST."; a null value
 is allowed only for DELETE; an unknown operation, INVALID_REQUEST.
+
+Client metrics subscriptions (type 16, KIP-714; ``fakebroker.state.client_metrics``), as Kafka
+4.4's controller changes them (measured): SET and DELETE only (APPEND/SUBTRACT: INVALID_CONFIG
+"Can't APPEND to key metrics because its type is not LIST.", its lists too; an unknown
+operation UNKNOWN_SERVER_ERROR, no message), then the subscription's whole new set of configs
+is checked as Kafka does (a name, only ``metrics``, ``interval.ms``, ``match``, values Kafka
+takes: errors and texts in that module); deleting a config never set is no error, deleting
+its last config removes the subscription. ``validate_only`` checks and changes nothing.
 
 Broker loggers (type 8, KIP-412; ``fakebroker.state.loggers``), as Kafka 4.4's broker handles
 them itself (measured): after the checks above (each resource once, no key twice, no null
@@ -42,7 +50,8 @@ ERROR_PLACEMENT = Placement(per_topic("resources", "responses", "resource_name",
                                       echoed=("resource_type",)))
 AUTHORIZES = (in_handler(
     "ALTER_CONFIGS on each resource: a topic's TOPIC_AUTHORIZATION_FAILED, the cluster's "
-    "(a broker, a broker's loggers) CLUSTER_AUTHORIZATION_FAILED"),)
+    "(a broker, a broker's loggers, a client metrics subscription) "
+    "CLUSTER_AUTHORIZATION_FAILED"),)
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from fakebroker.options import ClusterSettings, java_trim
 from fakebroker.protocol.errors import ClusterError
+from fakebroker.state.client_metrics import Subscriptions
 from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.loggers import Loggers
@@ -205,6 +206,8 @@ class Cluster:
     broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
     # The static broker configs every broker starts with (``settings.kafka_configs()``).
     static_broker_configs: dict[str, str] = field(default_factory=dict)
+    # Client metrics subscriptions (CLIENT_METRICS config resources, KIP-714).
+    client_metrics: Subscriptions = field(default_factory=Subscriptions)
     # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.
     _producers: ProducerRegistry | None = None

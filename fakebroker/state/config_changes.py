@@ -1,13 +1,17 @@
-"""Changes to topic and broker configs, checked and applied as Kafka 4.4 does them.
+"""Changes to topic, broker, group and client metrics configs, checked and applied as Kafka
+4.4 does them.
 
 ``alter(cluster, node_id, resource_type, name, ops, replace, validate_only)`` changes one
 resource's dynamic configs (IncrementalAlterConfigs' operations, or AlterConfigs' whole set
 when ``replace``) or raises ``ConfigChangeError`` with Kafka's error name and message, in the
 order Kafka makes its checks: the broker's preprocessing (duplicate keys, null values, the
 resource's type and this node's id, which broker configs a running broker may change) then the
-controller's (APPEND/SUBTRACT only on lists; the resource's name: no default topic or group
-resource "", a legal topic name (``invalid_topic_name``); topic config names and values, the
-topic's existence). Nothing is changed when a check fails, or with ``validate_only``.
+controller's (APPEND/SUBTRACT only on lists: a group's or a client metrics subscription's
+configs are none, as Kafka's controller types them; the resource's name: no default topic or
+group resource "", a legal topic name (``invalid_topic_name``); topic config names and values,
+the topic's existence; a client metrics subscription's whole set of configs,
+``fakebroker.state.client_metrics``). Nothing is changed when a check fails, or with
+``validate_only``; a subscription left with no config is removed.
 ``alter_loggers`` changes a broker's loggers (IncrementalAlterConfigs on BROKER_LOGGER,
 ``fakebroker.state.loggers``) after the same preprocessing and Kafka's ALTER_CONFIGS check on
 the cluster; AlterConfigs cannot (INVALID_REQUEST "Unknown resource type 8", from ``alter``).
@@ -26,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fakebroker.options import BROKER_CONFIGS
+from fakebroker.protocol.errors import ClusterError
+from fakebroker.state import client_metrics
 from fakebroker.state.cluster import Cluster, invalid_topic_name
 from fakebroker.state.configs import (
     BOOLEAN,
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
     from fakebroker.state.streams_groups import StreamsSettings
 
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
+CLIENT_METRICS = client_metrics.CLIENT_METRICS
 SET, DELETE, APPEND, SUBTRACT = range(4)
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 MIN_ISR = "min.insync.replicas"
@@ -91,7 +98,7 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
     unknown_op = next((op.op for op in ops if op.op not in OP_NAMES), None)
     if unknown_op is not None and resource_type == BROKER:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown operations type {unknown_op}")
-    if unknown_op is not None and resource_type in (TOPIC, GROUP):
+    if unknown_op is not None and resource_type in (TOPIC, GROUP, CLIENT_METRICS):
         raise ConfigChangeError("UNKNOWN_SERVER_ERROR", None)  # the controller's failure
     if resource_type == BROKER:
         current = _broker_configs(cluster, name, node_id)
@@ -130,6 +137,16 @@ def alter(cluster: Cluster, node_id: int, resource_type: int, name: str, ops: Se
                              cluster.groups.streams.settings, cluster.broker_config)
         if not validate_only:
             current = cluster.groups.share.configs.setdefault(name, current)
+    elif resource_type == CLIENT_METRICS:
+        updated = _updated(cluster.client_metrics.configs.get(name, {}), ops, replace,
+                           lambda key: False)
+        try:
+            client_metrics.check(name, updated)
+        except ClusterError as exc:
+            raise ConfigChangeError(exc.error, exc.message) from None
+        if not validate_only:
+            cluster.client_metrics.update(name, updated)
+        return
     else:
         raise ConfigChangeError("INVALID_REQUEST", f"Unknown resource type {resource_type}")
     if not validate_only:
@@ -177,7 +194,6 @@ def _check_group_configs(configs: dict[str, str], settings: ShareSettings,
     """A group's configs, each a group config of a value Kafka takes within the broker's
     limits, ``settings``, ``streams_settings`` and ``broker_config``
     (``fakebroker.state.group_configs``)."""
-    from fakebroker.protocol.errors import ClusterError
     from fakebroker.state.group_configs import check, check_session_exceeds_heartbeat
 
     try:

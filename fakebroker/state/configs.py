@@ -248,7 +248,7 @@ def validate_topic_config(name: str, value: str | None, release: str | None = No
     if value is None:
         return
     if definition.type == LIST and name in ONE_OF:
-        _check_list(name, java_trim(value))
+        check_list(name, java_trim(value))
     complaint = message_format.complaint(release, value) \
         if name == message_format.CONFIG and release is not None \
         else _complaint(name, definition.type, java_trim(value))
@@ -262,17 +262,17 @@ def validate_topic_config(name: str, value: str | None, release: str | None = No
 _LIST_COMMA = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
 
 
-def _list_items(value: str) -> list[str]:
+def list_items(value: str) -> list[str]:
     """A trimmed LIST value's items as ConfigDef.parseType splits them: none for the empty
     string, else every item, empty ones too ("delete," is ["delete", ""])."""
     return _LIST_COMMA.split(value) if value else []
 
 
-def _check_list(name: str, value: str) -> None:
+def check_list(name: str, value: str) -> None:
     """Kafka 4.4's ConfigDef.ValidList, before each item's ValidString: no empty item (a bare
     message, measured: "Configuration 'cleanup.policy' values must not be empty."; an item
     twice is allowed, "delete,delete")."""
-    if "" in _list_items(value):
+    if "" in list_items(value):
         raise InvalidConfigError(f"Configuration '{name}' values must not be empty.")
 
 
@@ -293,7 +293,7 @@ def kafka_value(name: str, value: str) -> str:
     if d.type == BOOLEAN:
         return text.lower()
     if d.type == LIST:
-        return ",".join(_list_items(text))
+        return ",".join(list_items(text))
     return text
 
 
@@ -313,7 +313,7 @@ def _complaint(name: str, kind: int, value: str) -> str | None:
     if number is not None and name in NO_MORE_THAN and number > NO_MORE_THAN[name]:
         return f"Value must be no more than {NO_MORE_THAN[name]}"
     allowed = ONE_OF.get(name)
-    items = _list_items(value) if kind == LIST else [value]
+    items = list_items(value) if kind == LIST else [value]
     if allowed is not None and any(i not in allowed for i in items):
         return "String must be one of: " + ", ".join(allowed)
     if name == "compression.gzip.level" and number is not None \
