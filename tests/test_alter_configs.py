@@ -21,7 +21,7 @@ from tests.test_wire_versions import versions_of
 
 pytestmark = pytest.mark.fake_kafka(topics={"orders": 1})
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = range(4)
 MESSAGE_TOO_LARGE = 10
 TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 5
@@ -333,3 +333,18 @@ def test_a_topic_config_is_described_as_kafka_read_it(client, name, value, read)
     assert incremental(client, (TOPIC, "orders", [(name, SET, value)])) == [(0, None)]
     becomes(client, TOPIC, "orders", name, read, TOPIC_CONFIG)
     assert incremental(client, (TOPIC, "orders", [(name, DELETE, None)])) == [(0, None)]
+
+
+@pytest.mark.parametrize(("kind", "name"), [(TOPIC, "orders"), (BROKER, "me"), (GROUP, "g")])
+def test_an_empty_list_of_config_keys_describes_every_config_as_null_does(client, kind, name):
+    name = str(node_id(client)) if name == "me" else name
+
+    def described_names(keys: list[str] | None) -> list[str]:
+        (result,) = client.request("DescribeConfigs", 4, {"resources": [
+            {"resource_type": kind, "resource_name": name, "configuration_keys": keys}],
+            "include_synonyms": False, "include_documentation": False}).results
+        assert result.error_code == 0, result
+        return [entry.name for entry in result.configs]
+
+    every = described_names(None)
+    assert every and described_names([]) == every

@@ -44,12 +44,12 @@ Behavior (a new Kafka 4.4 cluster's answers):
   not sensitive; their documentation when asked (v3+), else null. The empty name:
   INVALID_REQUEST "Client metrics subscription name must not be empty". DESCRIBE_CONFIGS on
   the cluster, as a broker's.
-* ``configuration_keys`` filters by name (null = all); v1+ synonyms when asked (Kafka's
-  order: the topic's own value, the broker's dynamic config, the cluster's dynamic default,
-  the static config, the broker default; a config with several names, log.retention.ms /
-  .minutes / .hours, lists each set one per level, from the first entry of its own name, as
-  Kafka's ConfigHelper does); v3+ config types (documentation text for client metrics
-  configs alone). A result's error message is "", as Kafka sends.
+* ``configuration_keys`` filters by name (null or empty: all, measured); v1+ synonyms when
+  asked (Kafka's order: the topic's own value, the broker's dynamic config, the cluster's
+  dynamic default, the static config, the broker default; a config with several names,
+  log.retention.ms / .minutes / .hours, lists each set one per level, from the first entry of
+  its own name, as Kafka's ConfigHelper does); v3+ config types (documentation text for
+  client metrics configs alone). A result's error message is "", as Kafka sends.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
                                       resource_name=resource.resource_name, error_code=0,
                                       error_message="")
-        names = resource.configuration_keys
+        names = resource.configuration_keys or None  # null or empty: every config
         refusal = _refusal(ctx, resource.resource_type, resource.resource_name)
         if refusal is not None:
             result.update(error_code=error_code(refusal[0]), error_message=refusal[1])
