@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 
 from fakebroker.options import ClusterSettings, java_trim
 from fakebroker.protocol.errors import ClusterError
-from fakebroker.state.client_metrics import Subscriptions
 from fakebroker.state.kafka_ids import kafka_uuid_text
 from fakebroker.state.log import PartitionLog
 from fakebroker.state.loggers import Loggers
 
 if TYPE_CHECKING:
     from fakebroker.state.acls import AclStore
+    from fakebroker.state.client_metrics import Subscriptions
     from fakebroker.state.credentials import Credentials
     from fakebroker.state.delegation_tokens import DelegationTokens
     from fakebroker.state.features import Features
@@ -206,11 +206,10 @@ class Cluster:
     broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
     # The static broker configs every broker starts with (``settings.kafka_configs()``).
     static_broker_configs: dict[str, str] = field(default_factory=dict)
-    # Client metrics subscriptions (CLIENT_METRICS config resources, KIP-714).
-    client_metrics: Subscriptions = field(default_factory=Subscriptions)
     # ``producers``, ``groups``, ``transactions`` and ``acls`` are made on first use (a request or
     # operation that needs them): a broker starts serving without importing their code.
     _producers: ProducerRegistry | None = None
+    _client_metrics: Subscriptions | None = None
     _groups: Groups | None = None
     _transactions: TransactionCoordinator | None = None
     _credentials: Credentials | None = None
@@ -266,6 +265,16 @@ class Cluster:
 
             self._producers = ProducerRegistry()
         return self._producers
+
+    @property
+    def client_metrics(self) -> Subscriptions:
+        """Client metrics subscriptions (CLIENT_METRICS config resources, KIP-714), made on
+        first use."""
+        if self._client_metrics is None:
+            from fakebroker.state.client_metrics import Subscriptions
+
+            self._client_metrics = Subscriptions()
+        return self._client_metrics
 
     @property
     def acls(self) -> AclStore:
