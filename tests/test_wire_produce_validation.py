@@ -186,6 +186,31 @@ def test_an_unknown_compression_codec(kafka):
     assert answer(answers[0]) == ("UNKNOWN_SERVER_ERROR", None, 0)
 
 
+def with_payload(records: bytes, codec: int, payload: bytes) -> bytes:
+    """``records`` (one magic-2 batch) marked compressed by ``codec`` around ``payload``."""
+    data = bytearray(records[:61] + payload)
+    struct.pack_into(">i", data, 8, len(data) - 12)
+    struct.pack_into(">h", data, 21, codec)
+    return resealed(data)
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])  # gzip, snappy, lz4, zstd
+@pytest.mark.parametrize("payload", ["plain records", "zeros", "a gzip header", "nothing"])
+def test_a_compressed_batch_its_codec_cannot_read_is_refused_before_its_records(
+        kafka, codec, payload):
+    """Kafka reads a compressed batch through its codec's stream before any record: an
+    IOException of the stream is UNKNOWN_SERVER_ERROR; zstd reads no bytes as none, so an
+    empty zstd batch is short of records (INVALID_RECORD)."""
+    plain = batch([b"v" * 50, b"w" * 50])
+    body = {"plain records": plain[61:], "zeros": bytes(40),
+            "a gzip header": b"\x1f\x8b\x08\x00" + b"\x01" * 30, "nothing": b""}[payload]
+    with WireClient(kafka.bootstrap_servers) as client:
+        answers = produce(client, {0: with_payload(plain, codec, body)})
+    refused = "INVALID_RECORD" if (codec, payload) == (4, "nothing") else "UNKNOWN_SERVER_ERROR"
+    assert answer(answers[0]) == (refused, None, 0)
+    assert kafka.records("checked", 0) == []
+
+
 def test_well_formed_records_are_appended(kafka):
     records = encode_batch([(b"k", b"v", [("h", b"1"), ("i", None)], 1_700_000_000_000),
                             (None, None, [], 1_700_000_000_001)])

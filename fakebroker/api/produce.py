@@ -357,6 +357,7 @@ def validate(ctx: RequestContext, topic: Topic, index: int, records: bytes, magi
     produce_validation.check_batch_fields(headers, start)
     if magic < 2 and (first.is_transactional or first.producer_id >= 0):
         raise ClusterError("UNSUPPORTED_FOR_MESSAGE_FORMAT")  # no message, as Kafka's
+    produce_validation.check_decompresses(records, headers, start)
     compacted = "compact" in topic.config("cleanup.policy", ctx.broker.id).split(",")
     create_time = topic.config("message.timestamp.type", ctx.broker.id) == "CreateTime"
     bounds = timestamp_bounds(ctx, topic, headers) if create_time else None

@@ -25,7 +25,11 @@ this order.
    Kafka's ``CompressionType.forId`` throws), read with the batch headers.
 4. LogValidator's ``validateBatch``: ``check_batch_fields`` (a positive offset range equal to
    the count, no control batch, a sequence for a producer id; else INVALID_RECORD).
-5. LogValidator's record iterator: ``check_records`` reads each record of an uncompressed
+5. LogValidator's record iterator: ``check_decompresses`` reads each compressed magic-2
+   batch's payload through its codec, as Kafka's iterator does before any record (a stream
+   the codec cannot read: UNKNOWN_SERVER_ERROR, the codec's IOException in a KafkaException;
+   an empty zstd one, which zstd reads as no bytes: INVALID_RECORD; measured on 4.4 for every
+   codec). ``check_records`` reads each record of an uncompressed
    magic-2 batch as Kafka's ``DefaultRecord.readFrom`` does (lengths, varints of at most 5
    or 10 bytes, fields that end where the record's length says, exactly the batch's count of
    records and no byte after them; else INVALID_RECORD, no message), but only where the
@@ -44,7 +48,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
-from fakebroker.protocol.compression import CODECS, NONE, ZSTD
+from fakebroker.protocol.compression import CODECS, NONE, ZSTD, DecompressionError, decompress
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.protocol.records import (
     BatchHeader,
@@ -177,6 +181,26 @@ def check_batch_fields(headers: Sequence[BatchHeader], log_start_offset: int) ->
         if h.magic == 2 and (h.last_offset_delta < 0 or h.record_count <= 0 or h.is_control
                              or (h.producer_id >= 0 and h.base_sequence < 0)):
             raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
+
+
+def check_decompresses(records: bytes, headers: Sequence[BatchHeader], log_start_offset: int
+                       ) -> None:
+    """Each compressed magic-2 batch of ``records`` decompressed by its codec (step 5 of the
+    module docstring): UNKNOWN_SERVER_ERROR for a payload the codec cannot read,
+    INVALID_RECORD for an empty zstd one. Its records are not read here."""
+    pos = 0
+    for h in headers:
+        end = pos + h.length
+        if h.magic == 2 and h.compression != NONE:
+            payload = records[pos + BATCH_HEADER_SIZE:end]
+            if h.compression == ZSTD and not payload:
+                raise ClusterError("INVALID_RECORD", log_start_offset=log_start_offset)
+            try:
+                decompress(h.compression, payload)
+            except DecompressionError:
+                raise ClusterError("UNKNOWN_SERVER_ERROR",
+                                   log_start_offset=log_start_offset) from None
+        pos = end
 
 
 def check_records(records: bytes, headers: Sequence[BatchHeader], log_start_offset: int
