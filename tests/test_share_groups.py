@@ -403,3 +403,30 @@ def test_a_share_member_may_heartbeat_at_its_previous_epoch(kafka) -> None:
             "The share group member has a smaller member epoch (1) than the one known by the "
             "group coordinator (3), and it does not match the previous member epoch (2). The "
             "member must abandon all its partitions and rejoin.")
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1, ORPHANS: 1})
+@pytest.mark.parametrize(("named", "answered"), [
+    ([EPOCHS, EPOCHS], [(EPOCHS, None)]),
+    (["nope", ORPHANS, EPOCHS, "nope", EPOCHS],
+     [(EPOCHS, None), ("nope", "This server does not host this topic-partition."),
+      (ORPHANS, "There is no offset information to delete."),
+      ("nope", "This server does not host this topic-partition.")]),
+])
+def test_delete_share_group_offsets_answers_the_deleted_topics_first_each_once(
+        kafka, named, answered) -> None:
+    """Kafka 4.4 answers the topics whose share state it deleted first, a topic named twice
+    once, then every topic it refused (unknown, or no state) in the request's order."""
+    group = f"deleted-{uuid.uuid4().hex[:8]}"
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        assert share_heartbeat(client, group, 0).member_epoch == 2
+        wait_until(lambda: share_heartbeat(client, group, 2).error_code == 0
+                   and epochs_of(client, group)[0] == 3, timeout=10,
+                   what="the share state of epochs initialized")
+        assert share_heartbeat(client, group, -1).error_code == 0
+        deleted = client.request("DeleteShareGroupOffsets", 0, {
+            "group_id": group, "topics": [{"topic_name": name} for name in named]})
+    assert deleted.error_code == 0
+    assert [(r.topic_name, r.error_message) for r in deleted.responses] == answered
+    assert [r.error_code for r in deleted.responses] == [
+        0 if message is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for _, message in answered]

@@ -7,8 +7,9 @@ group is not empty." while it has members (for the whole request). Per topic: it
 partitions' share state is forgotten (the next fetch starts again by
 ``share.auto.offset.reset``); an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION "This server
 does not host this topic-partition.", a topic the group has no state for the same error with
-"There is no offset information to delete.", both with a zero topic id, as Kafka answers.
-NOT_COORDINATOR on another broker.
+"There is no offset information to delete.", both with a zero topic id, as Kafka answers. The
+topics deleted are answered first, each once (a topic named twice is deleted once), then every
+refused one in the request's order (measured on 4.4). NOT_COORDINATOR on another broker.
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     share = ctx.cluster.groups.share
     if (refused := refusal(request.group_id, ctx, share.check_delete_offsets)) is not None:
         return refused
-    answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": 0, "responses": []}
+    deleted: dict[str, dict[str, Any]] = {}  # each topic once, in the order first named
+    refused: list[dict[str, Any]] = []
     for t in request.topics:
         topic = ctx.cluster.topics.get(t.topic_name)
-        entry: dict[str, Any] = {"topic_name": t.topic_name, "error_code": 0}
-        if topic is None or not share.delete_start_offsets(request.group_id, t.topic_name):
-            entry.update(error_code=error_code("UNKNOWN_TOPIC_OR_PARTITION"),
-                         error_message=UNKNOWN if topic is None else NOTHING_TO_DELETE)
+        if topic is not None and (t.topic_name in deleted or share.delete_start_offsets(
+                request.group_id, t.topic_name)):
+            deleted[t.topic_name] = {"topic_name": t.topic_name, "topic_id": topic.id,
+                                     "error_code": 0}
         else:
-            entry["topic_id"] = topic.id
-        answer["responses"].append(entry)
-    return answer
+            refused.append({"topic_name": t.topic_name,
+                            "error_code": error_code("UNKNOWN_TOPIC_OR_PARTITION"),
+                            "error_message": UNKNOWN if topic is None else NOTHING_TO_DELETE})
+    return {"throttle_time_ms": 0, "error_code": 0,
+            "responses": [*deleted.values(), *refused]}
