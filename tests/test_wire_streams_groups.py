@@ -533,6 +533,25 @@ def test_a_negative_repartition_topic_count_fails_the_join_as_kafkas_uncaught_ex
             ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
 
 
+@pytest.mark.parametrize("twice", ["0", "1"])
+def test_a_topology_naming_a_subtopology_twice_fails_the_join_as_kafkas_uncaught_exception(
+        kafka, twice):
+    """A join whose topology lists one subtopology id twice: Kafka 4.4 answers
+    UNKNOWN_SERVER_ERROR (its map of subtopologies refuses the duplicate key), no message,
+    and makes no group. Found by the differential fuzzer (seed 1's #718062)."""
+    app = new_app(kafka)
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        topology = word_count(app)
+        topology["subtopologies"].append(dict(topology["subtopologies"][int(twice)]))
+        refused = member.send(**dict(member.joining(), topology=topology))
+        assert (refused.error_code, refused.error_message, refused.member_epoch) == (
+            ErrorCode.UNKNOWN_SERVER_ERROR, None, 0)
+        unknown = member.send(1, rebalance_timeout_ms=1000)
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Streams group {app} not found.")
+
+
 @pytest.mark.parametrize("epoch", [-1, -2])
 def test_a_topology_of_a_negative_epoch_fails_the_join_as_kafkas_uncaught_exception(kafka, epoch):
     """A join whose topology has a negative epoch, to a new group or to one that has its

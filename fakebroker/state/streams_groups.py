@@ -603,10 +603,12 @@ class StreamsGroupCoordinator(EpochCommitChecks):
         id; one of an earlier epoch is stale and ignored), STREAMS_INVALID_TOPOLOGY for the
         first topology when its repartition topics' counts cannot be decided
         (``partition_counts``; with every source topic there). First, a topology of a
-        negative epoch fails the join as an exception Kafka 4.4 does not catch:
+        negative epoch, or naming a subtopology id twice (Kafka collects them into a map that
+        refuses a duplicate key), fails the join as an exception Kafka 4.4 does not catch:
         UNKNOWN_SERVER_ERROR with no message, nothing changed, a new group not made
-        (measured, epochs -1, -2 and -7, on a new and on an existing group)."""
-        if topology.epoch < 0:
+        (measured: epochs -1, -2 and -7, on a new and on an existing group; ids "0" or "1"
+        twice, on a new group)."""
+        if topology.epoch < 0 or len(by_id(topology)) < len(topology.subtopologies):
             raise ClusterError("UNKNOWN_SERVER_ERROR", None)
         if group.topology is None:
             partitions_of = self.partitions_of()
