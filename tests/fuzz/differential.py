@@ -48,6 +48,7 @@ from tests.fuzz.outcomes import ANSWERED, CLOSED, NO_ANSWER, PENDING, Outcome, a
 from tests.fuzz.seeds import seed_of
 from tests.real_kafka import KAFKA_VERSION
 
+FETCH_KEY = 1  # Kafka's api key of Fetch
 WAIT = 0.5  # s an input may take to be answered (a mutated long poll may take its maximum)
 # A ShareFetch pending after WAIT s (a long poll: nothing to acquire) is waited for, at most
 # DRAIN s (the corpus's longest ShareFetch wait, 10 s, and a margin), its connection kept, on
@@ -466,18 +467,28 @@ DRIFTED = "drifted log: each side's Fetch outcome is its own log's range"
 
 def _drifted(sides: list[Side], mutant: Mutant, kafka: Outcome, fake: Outcome) -> str | None:
     """Why a Fetch difference is the two logs' drift and not the fetch, if it is: see
-    ``drift_explains``. The fetched partitions are read from the fake's body (field-level
-    mutations only: a byte-level one may fetch something else) and each side's log start and
-    end asked then (ListOffsets earliest and latest)."""
-    from fakebroker.protocol.specs import api_spec
+    ``drift_explains``. The fetched partitions are read from the fake's body (a byte-level
+    mutant's as the fake's reader reads it: both sides read alike, ``read_alike`` and
+    ``edited_alike`` made sure) and each side's log start and end asked then (ListOffsets
+    earliest and latest)."""
+    from fakebroker.protocol.framing import DecodeError, decode_request
 
-    if api_spec(mutant.seed.api_key).name != "Fetch" or mutant.body is None or \
-            mutant.body.get("session_epoch", -1) > 0:  # an incremental fetch: more partitions
+    body = mutant.body
+    if body is None:
+        try:
+            header, body = decode_request(mutant.frame)
+        except (DecodeError, KeyError, ValueError):
+            return None
+        if header.api_key != FETCH_KEY:
+            return None
+    elif mutant.seed.api_key != FETCH_KEY:
+        return None
+    if body.get("session_epoch", -1) > 0:  # an incremental fetch: more partitions
         return None
     kafka_side, fake_side = sides
     names = {topic_id: name for name, topic_id in fake_side.topic_ids.items()}
     fetched = []
-    for topic in mutant.body.get("topics") or ():
+    for topic in body.get("topics") or ():
         name = topic.get("topic") or names.get(topic.get("topic_id"))
         for partition in topic.get("partitions") or ():
             if not isinstance(name, str) or not isinstance(partition, dict) or \
