@@ -348,3 +348,22 @@ def test_an_empty_list_of_config_keys_describes_every_config_as_null_does(client
 
     every = described_names(None)
     assert every and described_names([]) == every
+
+
+@pytest.mark.parametrize("kind", [0, 1, 3, 64, 66, -126])
+def test_a_resource_of_an_unknown_type_fails_the_whole_describe(client, kind):
+    # Kafka 4.4 throws while it sorts the resources out: every one INVALID_REQUEST, with the
+    # text of a malformed request (seed 1's #593998, #722905 of 1,000,000)
+    for version in (1, 4):
+        results = client.request("DescribeConfigs", version, {"resources": [
+            {"resource_type": TOPIC, "resource_name": "orders", "configuration_keys": None},
+            {"resource_type": kind, "resource_name": "x", "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False}).results
+        assert [(r.resource_type, r.error_code, r.error_message, len(r.configs))
+                for r in results] == [
+            (TOPIC, 42, MALFORMED, 0), (kind, 42, MALFORMED, 0)]
+
+
+MALFORMED = ("This most likely occurs because of a request being malformed by the client "
+             "library or the message was sent to an incompatible broker. See the broker logs "
+             "for more details.")

@@ -50,6 +50,8 @@ Behavior (a new Kafka 4.4 cluster's answers):
   log.retention.ms / .minutes / .hours, lists each set one per level, from the first entry of
   its own name, as Kafka's ConfigHelper does); v3+ config types (documentation text for
   client metrics configs alone). A result's error message is "", as Kafka sends.
+* A resource of any other type fails the whole request, as Kafka 4.4 fails it (measured):
+  every resource INVALID_REQUEST with Kafka's text for a malformed request, no configs.
 """
 
 from __future__ import annotations
@@ -244,6 +246,11 @@ def _broker_def(name: str) -> ConfigDef:
 
 
 def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
+    if any(r.resource_type not in CHECKED for r in request.resources):
+        return {"throttle_time_ms": 0, "results": [
+            dict(NO_CONFIGS, resource_type=r.resource_type, resource_name=r.resource_name,
+                 error_code=error_code("INVALID_REQUEST"), error_message=MALFORMED)
+            for r in request.resources]}
     results, refused = [], []
     for resource in request.resources:
         result: dict[str, Any] = dict(NO_CONFIGS, resource_type=resource.resource_type,
@@ -304,14 +311,15 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
                 result.update(error_code=error_code("INVALID_REQUEST"), error_message=message)
             else:
                 result["configs"] = broker_logger_entries(ctx.broker.loggers, names)
-        else:
-            result.update(error_code=error_code("INVALID_REQUEST"),
-                          error_message=f"Unsupported resource type {resource.resource_type}")
         results.append(result)
     return {"throttle_time_ms": 0, "results": results + refused}
 
 
-# Resource type -> the ACL resource its DESCRIBE_CONFIGS is checked on.
+# The text Kafka answers for a request it fails whole as malformed (INVALID_REQUEST's own).
+MALFORMED = ("This most likely occurs because of a request being malformed by the client "
+             "library or the message was sent to an incompatible broker. See the broker logs "
+             "for more details.")
+# Resource type -> the ACL resource its DESCRIBE_CONFIGS is checked on (every type described).
 CHECKED = {TOPIC: "TOPIC", GROUP: "GROUP", BROKER: "CLUSTER", BROKER_LOGGER: "CLUSTER",
            CLIENT_METRICS: "CLUSTER"}
 
