@@ -2,7 +2,8 @@
 other value fails the fetch as an exception Kafka does not catch (``ShareAcquireMode.forId``),
 once the session was opened or moved on to its next epoch and the acknowledgements applied:
 UNKNOWN_SERVER_ERROR for the whole request, with no message, no partition answered and an
-acquisition lock timeout of 0. A final fetch (epoch -1) fetches nothing and closes the session
+acquisition lock timeout of 0, when a partition of a topic that exists is to be fetched. A
+final fetch (epoch -1) fetches nothing and closes the session
 as always.
 
 Found by the differential fuzzer (python -m tests.fuzz differential, seed 3's #65216: an acquire
@@ -10,6 +11,8 @@ mode mutated to another value, answered UNKNOWN_SERVER_ERROR by Kafka and served
 runs on the fake and on Apache Kafka (``--kafka=both``)."""
 
 from __future__ import annotations
+
+import uuid
 
 import pytest
 
@@ -75,6 +78,19 @@ def test_an_unknown_acquire_mode_opening_a_session_opens_it(kafka):
         assert fetch(client, group, -1, topic_id, 2).error_code == 0  # closes it, as always
         assert fetch(client, group, 2, topic_id, 0).error_code == \
             ErrorCode.SHARE_SESSION_NOT_FOUND
+
+
+@pytest.mark.parametrize("mode", [2, -128])
+def test_an_unknown_acquire_mode_with_only_unknown_topic_ids_answers_them(kafka, mode):
+    """With no partition of a topic that exists to fetch, Kafka reads no acquire mode: each
+    partition of an unknown topic id is UNKNOWN_TOPIC_ID (seed 1's #992789 of 1,000,000)."""
+    address, _ = two_records(kafka)
+    group = new_group(kafka)
+    with WireClient(address) as client:
+        answer = fetch(client, group, 0, uuid.uuid4(), mode)
+    assert (answer.error_code, answer.error_message) == (0, None)
+    assert [(p.partition_index, p.error_code) for t in answer.responses
+            for p in t.partitions] == [(0, ErrorCode.UNKNOWN_TOPIC_ID)]
 
 
 @pytest.mark.parametrize("mode", [0, 1])

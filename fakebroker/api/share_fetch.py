@@ -46,7 +46,9 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   the session was opened or moved on and the acknowledgements applied: UNKNOWN_SERVER_ERROR
   for the whole request, no partition answered (Kafka 4.4's ShareAcquireMode.forId refusing
   it, uncaught; measured at epoch 0 and at a later one with acknowledgements: the session's
-  next epoch is the one after). A final fetch (epoch -1) acquires nothing and is answered.
+  next epoch is the one after), when the session holds a partition of a topic that exists
+  (one of unknown topic ids only is answered UNKNOWN_TOPIC_ID on each, measured). A final
+  fetch (epoch -1) acquires nothing and is answered.
 """
 
 from __future__ import annotations
@@ -127,9 +129,6 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         share.close_session(group_id, member_id)
         answer["responses"] = by_topic(answers)
         return answer
-    if ctx.version >= 2 and request.share_acquire_mode not in ACQUIRE_MODES:
-        return dict(answer, error_code=error_code("UNKNOWN_SERVER_ERROR"),
-                    acquisition_lock_timeout_ms=0)
     added = set(named)  # named and not in the session before: answered even with nothing
     if epoch != 0:
         forgotten = {(t.topic_id, p) for t in request.forgotten_topics_data
@@ -138,6 +137,10 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         session.partitions = [k for k in dict.fromkeys([*session.partitions, *named])
                               if k not in forgotten]
     wanted = list(session.partitions)
+    if ctx.version >= 2 and request.share_acquire_mode not in ACQUIRE_MODES and any(
+            ctx.cluster.topic_by_id(topic_id) is not None for topic_id, _ in wanted):
+        return dict(answer, error_code=error_code("UNKNOWN_SERVER_ERROR"),
+                    acquisition_lock_timeout_ms=0)
     max_records = request.max_records if ctx.version >= 1 and request.max_records > 0 \
         else DEFAULT_MAX_RECORDS
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
