@@ -422,8 +422,7 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             elif pending or (outcomes[0].kind == CLOSED) != (outcomes[1].kind == CLOSED):
                 # what one side's close ends (a pending input's, or a refusal the other side
                 # answered: the share session opened on the connection) ends on the other
-                # side too; else Kafka's next ShareFetch found no session where the fake's
-                # found its own at another epoch (seed 1 from #207,402 of 1,000,000)
+                # side too, so the next ShareFetch finds no session on either side
                 for connection in connections:
                     connection.close()
             result.outcomes[outcomes[0].kind] += 1
