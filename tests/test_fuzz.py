@@ -450,6 +450,24 @@ def test_a_fetch_answered_as_each_sides_own_log_range_is_set_apart_as_drift():
     assert drift_explains(out, none, [(100, (85, 99), (89, 103))])  # #53995, reversed
 
 
+def test_a_fetch_reads_a_partition_named_twice_at_its_last_offset():
+    """Seed 1, #407772 (Fetch v5 naming orders-0 92 times, once at offset 2^48 + 100): both
+    brokers read a repeated partition once, at its last offset (measured on Kafka 4.4), so the
+    drift check reads it so too; an unreadable offset leaves the fetch unexplained."""
+    from tests.fuzz.differential import fetch_offsets
+
+    def partition(index, offset):
+        return {"partition": index, "fetch_offset": offset}
+
+    body = {"topics": [{"topic": "orders", "partitions": [
+        partition(0, 2**48 + 100), partition(1, 5), partition(0, 100)]},
+        {"topic_id": "id-of-events", "partitions": [partition(0, 7)]}]}
+    assert list(fetch_offsets(body, {"id-of-events": "events"}).items()) == [
+        (("orders", 0), 100), (("orders", 1), 5), (("events", 0), 7)]
+    assert fetch_offsets({"topics": [{"topic": "orders", "partitions": [
+        partition(0, None)]}]}, {}) is None
+
+
 def test_the_differential_mode_withholds_an_add_raft_voter_that_ends_kafkas_process():
     """An AddRaftVoter with a listener named by the empty string ends Kafka's process (its raft
     IO thread's ConfigException is a fatal fault: every later connection refused, measured on

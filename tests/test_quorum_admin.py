@@ -99,6 +99,24 @@ def test_add_raft_voter_answers_as_a_one_node_quorum(kafka, version: int) -> Non
                               "is not ready to receive requests")
 
 
+def test_add_raft_voter_reads_listener_names_in_upper_case(kafka) -> None:
+    """Kafka normalises a voter's listener names to upper case: "controller" names the
+    CONTROLLER listener (the voter is then tried: REQUEST_TIMED_OUT, nobody there), and a
+    name given twice is listed once, where it came first, with its last endpoint (seed 1's
+    #503440, "CONTROLLEr")."""
+    def add(*names: str) -> tuple[int, str]:
+        return answer(kafka, "AddRaftVoter", 0, {
+            "cluster_id": None, "timeout_ms": 1000, "voter_id": 2,
+            "voter_directory_id": DIRECTORY, "listeners": [
+                {"name": name, "host": "h", "port": port} for port, name in enumerate(names)]})
+
+    assert add("a", "stra\u00dfe", "A") == (
+        42, "Add voter request didn't include the endpoint (Endpoints(endpoints={"
+            "ListenerName(A)=h/<unresolved>:2, ListenerName(STRASSE)=h/<unresolved>:1})) "
+            "for the default listener ListenerName(CONTROLLER)")  # INVALID_REQUEST
+    assert add("CONTROLLEr")[0] == 7  # REQUEST_TIMED_OUT
+
+
 def test_remove_raft_voter_cannot_empty_a_one_node_quorum(kafka) -> None:
     def remove(voter: int, directory: uuid.UUID, cluster: str | None = None) -> tuple[int, str]:
         return answer(kafka, "RemoveRaftVoter", 0, {

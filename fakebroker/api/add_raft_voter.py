@@ -11,7 +11,9 @@ fake's brokers (``describe_quorum``), whose controller listener is named CONTROL
   include a valid voter".
 * No CONTROLLER listener among the listeners: INVALID_REQUEST, "Add voter request didn't
   include the endpoint (Endpoints(endpoints={ListenerName(NAME)=HOST/<unresolved>:PORT,
-  ...})) for the default listener ListenerName(CONTROLLER)".
+  ...})) for the default listener ListenerName(CONTROLLER)". Listener names are read in
+  upper case (Kafka's ``ListenerName.normalised``): "controller" is CONTROLLER, and the
+  message names each listener so.
 * A voter id already in the set: DUPLICATE_VOTER, "The voter id for ReplicaKey(id=N,
   directoryId=D) is already part of the set of voters [ReplicaKey(...), ...]".
 * Otherwise Kafka asks the new controller for its ApiVersions first; the fake has no other
@@ -49,11 +51,12 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     voter, directory = request.voter_id, request.voter_directory_id
     if voter < 0 or directory == ZERO_UUID:
         return refused("INVALID_REQUEST", "Add voter request didn't include a valid voter")
-    if not any(listener.name == CONTROLLER_LISTENER for listener in request.listeners):
-        endpoints = ", ".join(f"ListenerName({listener.name})={listener.host}/<unresolved>:"
-                              f"{listener.port}" for listener in request.listeners)
+    endpoints = {listener.name.upper(): listener for listener in request.listeners}
+    if CONTROLLER_LISTENER not in endpoints:
+        endpoints_text = ", ".join(f"ListenerName({name})={listener.host}/<unresolved>:"
+                                   f"{listener.port}" for name, listener in endpoints.items())
         return refused("INVALID_REQUEST", "Add voter request didn't include the endpoint "
-                       f"(Endpoints(endpoints={{{endpoints}}})) for the default listener "
+                       f"(Endpoints(endpoints={{{endpoints_text}}})) for the default listener "
                        f"ListenerName({CONTROLLER_LISTENER})")
     if voter in ctx.cluster.brokers:
         return refused("DUPLICATE_VOTER", f"The voter id for {replica_key(voter, directory)} "

@@ -469,7 +469,7 @@ def _drifted(sides: list[Side], mutant: Mutant, kafka: Outcome, fake: Outcome) -
     ``drift_explains``. The fetched partitions are read from the fake's body (a byte-level
     mutant's as the fake's reader reads it: both sides read alike, ``read_alike`` and
     ``edited_alike`` made sure) and each side's log start and end asked then (ListOffsets
-    earliest and latest)."""
+    earliest and latest); a partition neither side has is left out (``fetch_offsets``)."""
     from fakebroker.protocol.framing import DecodeError, decode_request
 
     body = mutant.body
@@ -486,22 +486,36 @@ def _drifted(sides: list[Side], mutant: Mutant, kafka: Outcome, fake: Outcome) -
         return None
     kafka_side, fake_side = sides
     names = {topic_id: name for name, topic_id in fake_side.topic_ids.items()}
+    offsets = fetch_offsets(body, names)
+    if offsets is None:
+        return None
     fetched = []
+    for (name, partition), offset in offsets.items():
+        ranges = [_log_range(side, name, partition) for side in (kafka_side, fake_side)]
+        if ranges == [None, None]:  # on neither side (each answers UNKNOWN_TOPIC_OR_PARTITION)
+            continue
+        if None in ranges:
+            return None
+        fetched.append((offset, *ranges))
+    if not drift_explains(kafka, fake, fetched):
+        return None
+    return DRIFTED + "; " + "; ".join(
+        f"offset {o}: Kafka [{k[0]}, {k[1]}], fake [{f[0]}, {f[1]}]" for o, k, f in fetched)
+
+
+def fetch_offsets(body: Any, names: dict[Any, str]) -> dict[tuple[str, Any], int] | None:
+    """The offset a Fetch ``body`` reads each (topic name, partition) at: a partition named
+    twice at its last offset, in the place of its first, as both brokers read it (measured on
+    Kafka 4.4). Topic ids are named by ``names``; None if a topic or offset is unreadable."""
+    offsets: dict[tuple[str, Any], int] = {}
     for topic in body.get("topics") or ():
         name = topic.get("topic") or names.get(topic.get("topic_id"))
         for partition in topic.get("partitions") or ():
             if not isinstance(name, str) or not isinstance(partition, dict) or \
                     not isinstance(offset := partition.get("fetch_offset"), int):
                 return None
-            ranges = [_log_range(side, name, partition.get("partition"))
-                      for side in (kafka_side, fake_side)]
-            if None in ranges:
-                return None
-            fetched.append((offset, *ranges))
-    if not drift_explains(kafka, fake, fetched):
-        return None
-    return DRIFTED + "; " + "; ".join(
-        f"offset {o}: Kafka [{k[0]}, {k[1]}], fake [{f[0]}, {f[1]}]" for o, k, f in fetched)
+            offsets[name, partition.get("partition")] = offset
+    return offsets
 
 
 def drift_explains(kafka: Outcome, fake: Outcome,
