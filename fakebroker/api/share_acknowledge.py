@@ -10,7 +10,10 @@ request continues the member's share session, at its next epoch (INVALID_SHARE_S
 0 too, which only a ShareFetch may open; no session: SHARE_SESSION_NOT_FOUND), or closes it
 with -1 after applying the acknowledgements (the member's other acquired records are
 released). Each partition's result in its ``error_code``: INVALID_RECORD_STATE for records
-the member does not hold, UNKNOWN_TOPIC_ID, NOT_LEADER_OR_FOLLOWER.
+the member does not hold, INVALID_REQUEST for a range past the records delivered,
+UNKNOWN_TOPIC_OR_PARTITION for a partition no fetch has read yet, UNKNOWN_TOPIC_ID,
+NOT_LEADER_OR_FOLLOWER; a partition's refused range undoes its ranges before it
+(``fakebroker.state.share_partitions``).
 """
 
 from __future__ import annotations

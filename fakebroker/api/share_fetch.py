@@ -17,8 +17,7 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   and closes the session (the member's acquired records are released), and so does the end
   of the connection that opened it. These errors are the whole request's, at the top level.
 * Acknowledgements (per partition, applied first): ACCEPT, RELEASE, REJECT, GAP, RENEW; the
-  result in ``acknowledge_error_code`` (INVALID_RECORD_STATE for records the member does not
-  hold).
+  result in ``acknowledge_error_code``, as ShareAcknowledge's (``share_acknowledge``).
 * Then records are acquired from every partition of the session, at most ``max_records`` in
   all (whole batches), from one segment of each partition's log as a Fetch reads one, each
   locked for the group's ``share.record.lock.duration.ms`` (``acquisition_lock_timeout_ms``,

@@ -558,6 +558,7 @@ class ShareGroupCoordinator:
                 partition in m.assigned.get(topic, ()) for m in group.members.values())):
             return []
         share = self.share_partition(group_id, topic, partition)
+        share.fetched = True
         if not share.initialized:
             share.initialize(log_start if self.config(group_id, RESET) == "earliest"
                              else log_end)
@@ -610,12 +611,13 @@ class ShareGroupCoordinator:
     def acknowledge(self, group_id: str, member_id: str, topic: str, partition: int,
                     batches: Iterable[tuple[int, int, Sequence[int]]], now: float) -> None:
         """Apply one partition's acknowledgement batches (first, last, types) in order
-        (``SharePartition.acknowledge``); ``ClusterError`` at the first refused (those before
-        it stay applied). Waiting fetches are woken when records are available again."""
+        (``SharePartition.acknowledge``); ``ClusterError`` at the first refused (and those
+        before it rolled back). Waiting fetches are woken when records are available again."""
         group = self.groups.get(group_id)
         share = group.partitions.get((topic, partition)) if group is not None else None
-        if share is None:
-            raise ClusterError("INVALID_RECORD_STATE")
+        if share is None or not share.fetched:
+            raise ClusterError("UNKNOWN_TOPIC_OR_PARTITION",
+                               "This server does not host this topic-partition.")
         was = share.next_deadline()
         try:
             share.acknowledge(member_id, list(batches), now,

@@ -22,10 +22,10 @@ Guarantees, following Kafka's SharePartition:
   ACCEPT makes them Acknowledged, REJECT and GAP Archived, RELEASE Available again (Archived
   once their delivery count reached ``delivery_limit``), RENEW locks them again for
   ``lock_s``; offsets below the start offset are settled already and ignored. Anything else
-  about the range is refused and changes nothing, with Kafka's errors: an offset another
-  member holds, or one not Acquired, or any offset with nothing in flight,
-  INVALID_RECORD_STATE; a range starting past every record delivered, or a count of types
-  that matches neither one nor the range's length, INVALID_REQUEST.
+  about a range is refused, and the request's earlier ranges undone, with Kafka's errors:
+  an offset another member holds, or one not Acquired, or any offset with nothing in
+  flight, INVALID_RECORD_STATE; a range starting or ending past every record delivered, or
+  a count of types that matches neither one nor the range's length, INVALID_REQUEST.
 * A lock expiring, or the member's session ending (``release``), makes its records Available
   again, or Archived at the delivery limit: ``expire(now)`` applies the locks due.
 * The start offset moves past every Acknowledged or Archived record at its head, and past
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fakebroker.protocol.errors import ClusterError
 
@@ -84,6 +84,10 @@ class SharePartition:
     # What Kafka's share coordinator last wrote of this partition: (start offset, records
     # settled from it), at each change of state but an acquisition; None: nothing written.
     written: tuple[int, int] | None = None
+    # Whether a fetch has read it: Kafka's broker holds a share-partition (SharePartition, in
+    # its cache) from the first ShareFetch of it on; an acknowledgement before answers
+    # UNKNOWN_TOPIC_OR_PARTITION (measured on Kafka 4.4: a partition assigned, never fetched).
+    fetched: bool = False
 
     @property
     def initialized(self) -> bool:
@@ -148,20 +152,27 @@ class SharePartition:
         """Apply one request's acknowledgement batches (first offset, last offset, types) of
         ``member_id`` in order (module docstring), then note the state written once, as
         Kafka's coordinator writes a request's acknowledgements; raises ``ClusterError`` at
-        the first batch refused, which changes nothing (those before it stay applied)."""
+        the first batch refused, and then the states the batches before it changed are
+        rolled back (Kafka's ``rollbackOrProcessStateUpdates``; a lock they renewed stays
+        renewed, as on Kafka)."""
+        undo: dict[int, InFlight] = {}  # offset -> its record before this request
         changed = False
         try:
             for first, last, types in batches:
                 changed |= self._acknowledge(member_id, first, last, types, now, lock_s,
-                                             delivery_limit)
-        finally:
-            if changed:
-                self._written_advance()
+                                             delivery_limit, undo)
+        except ClusterError:
+            self.records.update(undo)
+            raise
+        if changed:
+            self._written_advance()
 
     def _acknowledge(self, member_id: str, first: int, last: int, types: Sequence[int],
-                     now: float, lock_s: float, delivery_limit: int) -> bool:
+                     now: float, lock_s: float, delivery_limit: int,
+                     undo: dict[int, InFlight]) -> bool:
         """One batch; whether it changed anything (offsets below the start offset, settled
-        already, are left alone)."""
+        already, are left alone). A record whose state it changes is kept in ``undo`` as it
+        was first."""
         count = last - first + 1
         if count <= 0 or not types or (len(types) != 1 and len(types) != count) \
                 or not set(types) <= ACK_TYPES:
@@ -173,6 +184,9 @@ class SharePartition:
                                "batch offsets are not found in the cache.")
         if first >= self.end_offset:
             raise ClusterError("INVALID_REQUEST", "Batch record not found. The first offset in "
+                               "request is past acquired records.")
+        if last >= self.end_offset:
+            raise ClusterError("INVALID_REQUEST", "Batch record not found. The last offset in "
                                "request is past acquired records.")
         for offset in range(max(first, self.start_offset), last + 1):
             record = self.records.get(offset)
@@ -186,6 +200,8 @@ class SharePartition:
             record = self.records.get(offset)
             if record is None:  # below the start offset: settled already
                 continue
+            if kind != RENEW:
+                undo.setdefault(offset, replace(record))
             if kind == ACCEPT:
                 self._settle(record, RecordState.ACKNOWLEDGED)
             elif kind in (REJECT, GAP):
