@@ -157,7 +157,8 @@ def _replacement(value: Any, rng: random.Random, max_repeat: int) -> tuple[Any, 
         if choice == 1:
             return None, "null string"
         if choice == 2:
-            return "x" * rng.choice((255, 256, 32768, 40000)), "huge string"
+            size = rng.choice((255, 256, 32768, 40000))
+            return "x" * size, f"huge string ({size} x)"
         if choice == 3:
             return value + "\u00e9\u2603", "non-ASCII string"
         return value[: len(value) // 2], "shortened string"
