@@ -597,3 +597,40 @@ def test_a_join_may_not_change_the_groups_topology(kafka):
             assert (refused.error_code, refused.error_message) == (
                 ErrorCode.INVALID_REQUEST, "Topology updates are not supported yet.")
         assert other.send(**dict(other.joining(), topology=reordered)).error_code == 0
+
+
+@pytest.mark.parametrize("change", [{"rebalance_timeout_ms": 60_000},
+                                    {"user_endpoint": {"host": "h", "port": 9}},
+                                    {"client_tags": [{"key": "zone", "value": "a"}]}])
+def test_any_change_to_a_dynamic_members_metadata_moves_the_group_epoch(kafka, change):
+    """Kafka 4.4 computes a new target assignment, at a new group epoch, when a member without
+    an instance id changes anything the group keeps of it (hasStreamsMemberMetadataChanged: its
+    rebalance timeout, user endpoint, client id and host as well as its process id, rack,
+    client tags and topology epoch); seed 1's #174102 of the differential fuzzer, whose member
+    came back with another rebalance timeout, found the fake bumping for the last four only."""
+    app = new_app(kafka, **{"streams.assignment.interval.ms": "0"})
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.join()
+        member.until(owns(EVERY_TASK), "the first assignment")
+        settled = described(client, app).group_epoch
+        member.heartbeat(**change)
+        member.until(lambda m: described(client, app).group_epoch > settled,
+                     "a new group epoch")
+        member.until(lambda m: m.epoch == described(client, app).group_epoch,
+                     "the member at the new epoch")
+
+
+def test_a_static_members_rebalance_timeout_leaves_the_group_epoch(kafka):
+    """For a member with an instance id only its topology epoch, rack, client tags and
+    process id move the group epoch (hasEpochRelevantMemberConfigChanged)."""
+    app = new_app(kafka, **{"streams.assignment.interval.ms": "0"})
+    with WireClient(coordinator(kafka, app)) as client:
+        member = Member(client, app)
+        member.heartbeat(**member.joining(), instance_id="instance-1")
+        member.until(owns(EVERY_TASK), "the first assignment")
+        settled = described(client, app).group_epoch
+        member.heartbeat(rebalance_timeout_ms=60_000, instance_id="instance-1")
+        time.sleep(0.5)
+        member.acknowledge()
+        assert (described(client, app).group_epoch, member.epoch) == (settled, settled)

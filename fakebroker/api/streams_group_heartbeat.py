@@ -77,6 +77,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
         active=tasks(request.active_tasks), standby=tasks(request.standby_tasks),
         warmup=tasks(request.warmup_tasks), process_id=request.process_id,
         client_tags=None if tags is None else {t.key: t.value for t in tags},
+        user_endpoint=None if (endpoint := request.user_endpoint) is None
+        else (endpoint.host, endpoint.port),
         shutdown_application=request.shutdown_application,
         client_id=ctx.header.client_id or "", client_host=ctx.client_host)
     coordinator = ctx.cluster.groups.streams

@@ -55,8 +55,9 @@ and StickyTaskAssignor, measured against Kafka 4.4 (tests/test_wire_streams_grou
   GROUP_MAX_SIZE_REACHED ("The streams group has reached its maximum capacity of N
   members."); its own members may join again.
 
-Not modelled: static members (an instance id is taken as a dynamic member's), interactive
-query endpoints (the endpoint epoch stays 0), warm-up tasks and task lags (none are given),
+Not modelled: static members (an instance id only narrows which changes to a member move
+the group epoch, as on Kafka; ``_update``), interactive query endpoints (a member's endpoint
+is kept, the endpoint epoch stays 0), warm-up tasks and task lags (none are given),
 rack-aware standby placement.
 
 The coordinator takes the clock and never waits: ``now`` in, ``next_deadline`` (the earliest
@@ -67,6 +68,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from fakebroker.protocol.errors import ClusterError
 from fakebroker.state.features import java_bucket
@@ -197,6 +199,7 @@ class Heartbeat:
     warmup: Tasks | None = None
     process_id: str | None = None
     client_tags: dict[str, str] | None = None
+    user_endpoint: tuple[str, int] | None = None
     shutdown_application: bool = False
     client_id: str = ""
     client_host: str = ""
@@ -219,6 +222,7 @@ class StreamsMember:
     client_tags: dict[str, str] = field(default_factory=dict)
     topology_epoch: int = -1
     rebalance_timeout_ms: int = 300_000
+    user_endpoint: tuple[str, int] | None = None
     epoch: int = 0
     previous_epoch: int = -1
     active: Tasks = field(default_factory=dict)
@@ -563,7 +567,7 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             member = StreamsMember(hb.member_id, hb.client_id, hb.client_host)
             group.members[hb.member_id] = member
             bump = True
-        bump |= self._update(member, hb)
+        bump |= self._update(member, hb, joining=hb.member_epoch == JOIN)
         status: list[Status] = []
         if hb.topology is not None and group.topology is None:
             group.topology, bump = hb.topology, True
@@ -647,9 +651,20 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             raise fenced("streams", hb.member_epoch, member.epoch)
 
     @staticmethod
-    def _update(member: StreamsMember, hb: Heartbeat) -> bool:
-        """Apply the heartbeat's member fields; True when one the assignor reads changed."""
-        before = (member.process_id, member.rack_id, member.client_tags)
+    def _update(member: StreamsMember, hb: Heartbeat, joining: bool) -> bool:
+        """Apply the heartbeat's member fields (a join sets the user endpoint, even to none);
+        True when the member changed as Kafka 4.4 weighs it for a new target assignment
+        (hasStreamsMemberMetadataChanged): any field of a member the heartbeat names no
+        instance id for (its client id and host too), else its topology epoch, rack, client
+        tags or process id."""
+        def relevant() -> tuple[Any, ...]:
+            return member.topology_epoch, member.rack_id, member.client_tags, member.process_id
+
+        def metadata() -> tuple[Any, ...]:
+            return (*relevant(), member.instance_id, member.client_id, member.client_host,
+                    member.rebalance_timeout_ms, member.user_endpoint)
+
+        before, relevant_before = metadata(), relevant()
         if hb.process_id is not None:
             member.process_id = hb.process_id
         if hb.rack_id is not None:
@@ -662,8 +677,12 @@ class StreamsGroupCoordinator(EpochCommitChecks):
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
         if hb.topology is not None:
             member.topology_epoch = hb.topology.epoch
+        if joining or hb.user_endpoint is not None:
+            member.user_endpoint = hb.user_endpoint
         member.client_id, member.client_host = hb.client_id, hb.client_host
-        return before != (member.process_id, member.rack_id, member.client_tags)
+        if hb.instance_id is None:
+            return before != metadata()
+        return relevant_before != relevant()
 
     def _reconfigured(self, group: StreamsGroup, topology: Topology | None) -> tuple[
             tuple[tuple[str, int], ...], ConfiguredTopology] | None:

@@ -4,7 +4,9 @@
 Both brokers are started as the conformance run starts them (``both_brokers``: a single-node
 KRaft Kafka and a one-broker fake with the settings that matter set alike, answering as Kafka
 4.4.0: the versions it serves and refuses; both looking for timed-out transactions every
-10 ms, ``ABORT_SCAN``; neither log cleaner nor group cleanup running, ``CLEANER_IDLE``) and get the
+10 ms, ``ABORT_SCAN``; neither log cleaner nor group cleanup running, ``CLEANER_IDLE``; a
+group's target assignment computed at the heartbeat that needs one, no member's session
+running out, ``GROUP_TIMING``) and get the
 conformance corpus, unmutated, first (``replay``): the same topics, groups and producers on
 both, and each side's ids learnt. Then every input is a corpus request, its placeholders
 filled in for each side, mutated on both sides by generators seeded alike (so both get the
@@ -103,8 +105,25 @@ ABORT_SCAN = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "10
 # minutes, counted from each broker's own start): in a run past 10 minutes Kafka deleted the
 # empty group "clas" of earlier mutated joins while the fake, which did not clean up then, still
 # described it (seed 2's DescribeGroups #99634, #99886 in a 601 s run).
-CLEANER_IDLE = {"log.cleaner.backoff.ms": str(24 * 3600 * 1000),
-                "offsets.retention.check.interval.ms": str(24 * 3600 * 1000)}
+DAY = str(24 * 3600 * 1000)  # ms
+CLEANER_IDLE = {"log.cleaner.backoff.ms": DAY, "offsets.retention.check.interval.ms": DAY}
+# Both group coordinators compute a KIP-848 consumer, share or streams group's target
+# assignment at the heartbeat that needs one, and neither waits to: by default Kafka computes
+# one at most once per assignment interval (1 s), a streams group's first after an initial
+# delay (3 s), each on an assignor thread (offload), so whether a heartbeat met a new target
+# depended on where the run's clock fell on two brokers' own timers (the fake computes one at
+# every change: its consumer groups' documented difference): in a run of the group APIs
+# alone, seed 1's OffsetCommit #149678 and #151394 met a consumer member at another epoch on
+# each side (STALE_MEMBER_EPOCH on Kafka, UNKNOWN_MEMBER_ID on the fake), not with these. No
+# member's session runs out in a run either (a day; Kafka's maximum is raised to it): an
+# expiry falling between the two sides' copies of an input parts them for good.
+GROUP_TIMING = {**{f"group.{kind}.assignment.interval.ms": "0"
+                   for kind in ("consumer", "share", "streams")},
+                **{f"group.{kind}.assignor.offload.enable": "false"
+                   for kind in ("consumer", "share", "streams")},
+                "group.streams.initial.rebalance.delay.ms": "0",
+                **{f"group.{kind}.{bound}session.timeout.ms": DAY
+                   for kind in ("consumer", "share", "streams") for bound in ("max.", "")}}
 # Kafka checks every producer.id.expiration.check.interval.ms (10 minutes from its start) for
 # idempotent producers whose last batch's timestamp is older than producer.id.expiration.ms
 # (1 day) and forgets them; the corpus's batches carry timestamps of 2023, so a run past 10
@@ -112,7 +131,7 @@ CLEANER_IDLE = {"log.cleaner.backoff.ms": str(24 * 3600 * 1000),
 # (producer-id expiration is not modelled), refuses, and the reverse (seed 1 from #207693: 98
 # Produce differences; none in a run to #230000 with the check idled). The check is idled on
 # Kafka.
-KAFKA_ONLY = {"producer.id.expiration.check.interval.ms": str(24 * 3600 * 1000)}
+KAFKA_ONLY = {"producer.id.expiration.check.interval.ms": DAY}
 # Inputs withheld from both sides, as they leave Kafka in a state no later input can be compared
 # in (``fells_kafka``):
 # * an UnregisterBroker naming Kafka's one node (tests/conformance/run.py's both_brokers):
@@ -366,7 +385,7 @@ def run_differential(tmp_dir: Path, inputs: int, seed: int = 1,
     logger.setLevel(logging.ERROR)  # a warning per closed input; restored after the run
     try:
         with both_brokers(tmp_dir, kafka_version=KAFKA_VERSION,
-                          overrides={**ABORT_SCAN, **CLEANER_IDLE},
+                          overrides={**ABORT_SCAN, **CLEANER_IDLE, **GROUP_TIMING},
                           kafka_only=KAFKA_ONLY) as sides:
             steps = [dataclasses.replace(s, quota_entities=None) if isinstance(s, Settle)
                      else s for s in corpus(common_versions(sides[0]))
