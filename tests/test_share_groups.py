@@ -430,3 +430,23 @@ def test_delete_share_group_offsets_answers_the_deleted_topics_first_each_once(
     assert [(r.topic_name, r.error_message) for r in deleted.responses] == answered
     assert [r.error_code for r in deleted.responses] == [
         0 if message is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for _, message in answered]
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_delete_share_group_offsets_of_a_group_without_share_state_answers_no_topic(kafka):
+    """A share group whose member subscribed only to a topic that does not exist never had
+    share state initialized: Kafka 4.4 answers a DeleteShareGroupOffsets of it with no topic at
+    all, an unknown one or a real one alike (seed 1's #309151 of the differential fuzzer)."""
+    group = f"stateless-{uuid.uuid4().hex[:8]}"
+    member = "AAAAAAAAAAAAAAAAAAAAAg"
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        joined = client.request("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": member, "member_epoch": 0,
+            "subscribed_topic_names": ["nowhere"]})
+        assert joined.error_code == 0
+        assert client.request("ShareGroupHeartbeat", 1, {
+            "group_id": group, "member_id": member, "member_epoch": -1,
+            "subscribed_topic_names": None}).error_code == 0
+        deleted = client.request("DeleteShareGroupOffsets", 0, {
+            "group_id": group, "topics": [{"topic_name": "nope"}, {"topic_name": EPOCHS}]})
+    assert (deleted.error_code, deleted.responses) == (0, [])

@@ -9,7 +9,10 @@ partitions' share state is forgotten (the next fetch starts again by
 does not host this topic-partition.", a topic the group has no state for the same error with
 "There is no offset information to delete.", both with a zero topic id, as Kafka answers. The
 topics deleted are answered first, each once (a topic named twice is deleted once), then every
-refused one in the request's order (measured on 4.4). NOT_COORDINATOR on another broker.
+refused one in the request's order (measured on 4.4). A group that never had share state
+(no member's topic initialized, nothing altered) is answered with no topic at all, whatever
+they are: Kafka's coordinator has no record of the group's state to look them up in
+(``sharePartitionsEligibleForOffsetDeletion``). NOT_COORDINATOR on another broker.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     share = ctx.cluster.groups.share
     if (refused := refusal(request.group_id, ctx, share.check_delete_offsets)) is not None:
         return refused
+    if not share.state_recorded(request.group_id):
+        return {"throttle_time_ms": 0, "error_code": 0, "responses": []}
     deleted: dict[str, dict[str, Any]] = {}  # each topic once, in the order first named
     refused: list[dict[str, Any]] = []
     for t in request.topics:

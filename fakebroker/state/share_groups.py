@@ -250,6 +250,9 @@ class ShareGroup:
     partitions: dict[tuple[str, int], SharePartition] = field(default_factory=dict)
     # an alter named a negative partition: Kafka keeps it, and its next delete fails on it
     invalid_partition: bool = False
+    # whether any share state was ever initialized or altered for the group (Kafka's share
+    # group state metadata record, kept once written, even when its topics are deleted)
+    state_recorded: bool = False
 
     @property
     def state(self) -> str:
@@ -445,6 +448,7 @@ class ShareGroupCoordinator:
         for topic in {t for m in group.members.values() for t in m.subscribed}:
             for p in range(partitions_of.get(topic, 0)):
                 group.partitions.setdefault((topic, p), SharePartition())
+                group.state_recorded = True
 
     def _remove(self, group: ShareGroup, member_id: str, end_session: bool = True) -> None:
         """The member gone: the group epoch bumped, the target kept but for the member's
@@ -694,9 +698,15 @@ class ShareGroupCoordinator:
         share = self.share_partition(group_id, topic, partition)
         share.initialize(offset)
         share.write()
+        self.groups[group_id].state_recorded = True
 
     def check_delete_offsets(self, group_id: str) -> None:
         self._empty_group(group_id, create=False)
+
+    def state_recorded(self, group_id: str) -> bool:
+        """Whether an existing group ever had share state initialized or altered: without,
+        Kafka's DeleteShareGroupOffsets looks at none of the topics named (measured)."""
+        return self.groups[group_id].state_recorded
 
     def delete_start_offsets(self, group_id: str, topic: str) -> bool:
         """DeleteShareGroupOffsets of one topic: its partitions' share state is forgotten;
