@@ -450,3 +450,21 @@ def test_delete_share_group_offsets_of_a_group_without_share_state_answers_no_to
         deleted = client.request("DeleteShareGroupOffsets", 0, {
             "group_id": group, "topics": [{"topic_name": "nope"}, {"topic_name": EPOCHS}]})
     assert (deleted.error_code, deleted.responses) == (0, [])
+
+
+@pytest.mark.fake_kafka(topics={EPOCHS: 1})
+def test_a_group_an_alter_made_has_share_state_for_delete_share_group_offsets(kafka):
+    """An AlterShareGroupOffsets naming a known topic records share state for the group, even
+    when none of its partitions exists: a DeleteShareGroupOffsets then answers each topic
+    (seed 1's #182261 of the differential fuzzer)."""
+    group = f"altered-{uuid.uuid4().hex[:8]}"
+    with WireClient(kafka.bootstrap_servers.split(",")[0]) as client:
+        (altered,) = client.request("AlterShareGroupOffsets", 0, {"group_id": group, "topics": [
+            {"topic_name": EPOCHS, "partitions": [{"partition_index": 7,
+                                                   "start_offset": 0}]}]}).responses
+        assert [p.error_code for p in altered.partitions] == [
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+        deleted = client.request("DeleteShareGroupOffsets", 0, {
+            "group_id": group, "topics": [{"topic_name": "nope"}]})
+    assert [(r.topic_name, r.error_code) for r in deleted.responses] == [
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]

@@ -684,8 +684,11 @@ class ShareGroupCoordinator:
     def alter_group(self, group_id: str) -> ShareGroup:
         """The group an alter naming a known topic changes, made when missing: Kafka 4.4 makes
         it only then (measured: an alter naming no topic, or only unknown ones, leaves no
-        group; one naming a known topic makes it, whatever its partitions)."""
-        return self._empty_group(group_id, create=True)
+        group; one naming a known topic makes it, whatever its partitions, and records share
+        state for it: ``state_recorded``)."""
+        group = self._empty_group(group_id, create=True)
+        group.state_recorded = True
+        return group
 
     def refuse_alter(self, group_id: str) -> None:
         """An alter naming a negative partition, refused: the group remembers it (``delete``)."""
@@ -698,7 +701,6 @@ class ShareGroupCoordinator:
         share = self.share_partition(group_id, topic, partition)
         share.initialize(offset)
         share.write()
-        self.groups[group_id].state_recorded = True
 
     def check_delete_offsets(self, group_id: str) -> None:
         self._empty_group(group_id, create=False)
