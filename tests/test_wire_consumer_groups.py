@@ -233,6 +233,53 @@ def test_the_range_assignor_gives_each_member_a_contiguous_range(kafka):
         assert described(client).assignor_name == "range"
 
 
+def test_the_group_uses_the_assignor_most_members_name_and_uniform_once_none_does(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        a, b, c = (Member(kafka, client) for _ in range(3))
+        a.join(server_assignor="range")
+        b.join()  # naming none
+        assert described(client).assignor_name == "range"
+        c.join(server_assignor="uniform")
+        b.heartbeat(server_assignor="uniform")
+        assert described(client).assignor_name == "uniform"
+        b.leave()
+        c.leave()
+        assert described(client).assignor_name == "range"
+        a.leave()
+        assert described(client).assignor_name == "uniform"
+
+
+def test_a_heartbeat_that_changes_the_groups_assignor_bumps_the_group_epoch(kafka):
+    with WireClient(coordinator(kafka)) as client:
+        member = Member(kafka, client)
+        member.join(subscribed_topic_names=[], server_assignor="uniform")
+        epoch = described(client).group_epoch
+        member.heartbeat(server_assignor="uniform")
+        assert described(client).group_epoch == epoch
+        member.heartbeat(server_assignor="range")
+        group = described(client)
+        assert (group.assignor_name, group.group_epoch) == ("range", epoch + 1)
+
+
+def test_in_a_tie_the_heartbeats_of_the_member_alone_with_its_assignor_bump_the_epoch(kafka):
+    """Kafka 4.4's two counts order a tie differently (fakebroker.state.server_assignors):
+    the group's says uniform, the count of a heartbeat of the member alone with range says
+    range, so each of its heartbeats is a change of assignor."""
+    with WireClient(coordinator(kafka)) as client:
+        a, b = Member(kafka, client), Member(kafka, client)
+        for member in (a, b):
+            member.join(subscribed_topic_names=[], server_assignor="uniform")
+        a.heartbeat(server_assignor="range")
+        group = described(client)
+        assert group.assignor_name == "uniform"
+        epochs = [group.group_epoch]
+        for beat in (a.heartbeat, a.heartbeat, b.heartbeat):
+            beat()
+            epochs.append(described(client).group_epoch)
+        first = epochs[0]
+        assert epochs == [first, first + 1, first + 2, first + 2]
+
+
 # -- regex subscriptions ------------------------------------------------------------------
 
 

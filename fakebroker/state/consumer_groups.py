@@ -9,9 +9,10 @@ Guarantees, following Kafka's GroupMetadataManager for the ``consumer`` protocol
 * A new group starts at epoch 1 with no target assignment (Kafka 4.4's ModernGroup), so its
   first member with a subscription makes epoch 2. Every membership or subscription change
   bumps the group epoch and recomputes the target assignment with the group's assignor
-  (``uniform``, the default, or ``range``). So does a change of the subscribed topics
-  themselves, seen at the next heartbeat of any member: a topic created that a regex (or a
-  name) matches, a topic deleted, partitions added.
+  (``uniform``, the default, or ``range``: the one most members name, and a heartbeat that
+  changes it bumps the epoch too; ``fakebroker.state.server_assignors``). So does a change
+  of the subscribed topics themselves, seen at the next heartbeat of any member: a topic
+  created that a regex (or a name) matches, a topic deleted, partitions added.
 * A regex new to the group is resolved after the heartbeat that brought it is answered, as
   Kafka 4.4 resolves one in the background: that heartbeat is answered without its topics
   (at epoch 1 in a new group); the resolution moves the group epoch on if the subscribed
@@ -83,9 +84,9 @@ from fakebroker.state.modern_groups import (
     unknown_member,
     within,
 )
+from fakebroker.state.server_assignors import ASSIGNORS, after_change, counted, preferred
 
 JOIN, LEAVE, TEMPORARY_LEAVE = 0, -1, -2
-ASSIGNORS = ("uniform", "range")
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ class ConsumerMember:
     deadline: float = 0.0  # its session ends then (the caller's clock)
     rebalance_timeout_ms: int = 300_000
     revoke_deadline: float | None = None  # it must have revoked by then
+    server_assignor: str | None = None  # the one it last named
     # A member of the classic protocol in this group (fakebroker.state.mixed_groups)
     classic: ClassicMembership | None = None
 
@@ -171,7 +173,6 @@ class ConsumerMember:
 @dataclass
 class ConsumerGroup:
     group_id: str
-    assignor: str = "uniform"
     # A new group is at epoch 1 with no target assignment yet (epoch 0), as Kafka 4.4's
     # ModernGroup starts: its first member's subscription makes epoch 2.
     group_epoch: int = 1
@@ -183,6 +184,15 @@ class ConsumerGroup:
     subscription: dict[str, int] = field(default_factory=dict)
     # The members' regexes the group has resolved (a new one after the heartbeat bringing it)
     resolved: set[str] = field(default_factory=set)
+
+    @property
+    def assignor(self) -> str:
+        """The server assignor the group uses (fakebroker.state.server_assignors)."""
+        return preferred(self.assignor_counts())
+
+    def assignor_counts(self) -> dict[str, int]:
+        """How many members name each server assignor."""
+        return counted(m.server_assignor for m in self.members.values())
 
     @property
     def state(self) -> str:
@@ -344,16 +354,17 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             member = self._existing(group, hb)
             self._check_epoch(member, hb)
         self.install(group, now)  # a group upgraded only for a heartbeat accepted (as Kafka)
-        if hb.server_assignor:
-            group.assignor = hb.server_assignor
+        counts, old_assignor = group.assignor_counts(), member.server_assignor
         names_changed, regex_changed = self._update(member, hb)
+        assignor = after_change(counts, old_assignor, member.server_assignor)
         bump = names_changed or (regex_changed and (member.regex is None
-                                                    or member.regex in group.resolved))
+                                                    or member.regex in group.resolved)) \
+            or assignor != preferred(counts)
         if hb.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
         full = hb.member_epoch == JOIN or (hb.rebalance_timeout_ms != -1 and hb.owned is not None
                                            and hb.subscribed_topic_names is not None)
-        return member, self.settle(group, member, bump, hb.owned, full, now)
+        return member, self.settle(group, member, bump, hb.owned, full, now, assignor)
 
     def install(self, group: ConsumerGroup, now: float) -> None:
         """Hold ``group`` (made by ``claim``) from now on: the members an upgrade brought start
@@ -381,18 +392,19 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
         self.new_deadline(member.deadline)
 
     def settle(self, group: ConsumerGroup, member: ConsumerMember, bump: bool,
-               owned: Assignment | None, full: bool, now: float) -> Assignment | None:
+               owned: Assignment | None, full: bool, now: float,
+               assignor: str | None = None) -> Assignment | None:
         """After a member's request: a new group epoch when ``bump`` (its subscription
-        changed) or the subscribed topics changed, the target assignment of the group epoch,
-        the member's session restarted and its assignment reconciled given the partitions it
-        says it ``owns`` (None: not said). Returns the assignment to send (None: unchanged
-        and not ``full``)."""
+        changed) or the subscribed topics changed, the target assignment of the group epoch
+        (with ``assignor``, by default the group's), the member's session restarted and its
+        assignment reconciled given the partitions it says it ``owns`` (None: not said).
+        Returns the assignment to send (None: unchanged and not ``full``)."""
         partitions_of = self.partitions_of()
         self._prune(group, partitions_of)
         if bump or self._subscription(group, partitions_of) != group.subscription:
-            self._bump(group, partitions_of)
+            self._bump(group, partitions_of, assignor)
         elif group.group_epoch > group.assignment_epoch:
-            self._assign(group, partitions_of)
+            self._assign(group, partitions_of, assignor)
         self.touch(group.group_id, member, now)
         assignment = self._reconcile(group, member, full)
         if owned is not None and member.revoking:
@@ -484,6 +496,7 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             else member.instance_id
         member.rack_id = hb.rack_id if hb.rack_id is not None else member.rack_id
         member.client_id, member.client_host = hb.client_id, hb.client_host
+        member.server_assignor = hb.server_assignor or member.server_assignor
         names_changed = regex_changed = False
         names = hb.subscribed_topic_names
         # a set, as Kafka's ConsumerGroupMember holds them: a name repeated changes nothing
@@ -517,16 +530,19 @@ class ConsumerGroupCoordinator(EpochCommitChecks):
             m.assigned = within(m.assigned, partitions_of)
             m.revoking = within(m.revoking, partitions_of)
 
-    def _bump(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
+    def _bump(self, group: ConsumerGroup, partitions_of: dict[str, int],
+              assignor: str | None = None) -> None:
         """A new group epoch and its target assignment."""
         group.group_epoch += 1
-        self._assign(group, partitions_of)
+        self._assign(group, partitions_of, assignor)
 
-    def _assign(self, group: ConsumerGroup, partitions_of: dict[str, int]) -> None:
-        """The target assignment of the group epoch."""
+    def _assign(self, group: ConsumerGroup, partitions_of: dict[str, int],
+                assignor: str | None = None) -> None:
+        """The target assignment of the group epoch, with ``assignor`` (by default the
+        group's)."""
         group.subscription = self._subscription(group, partitions_of)
         group.target = compute_target(
-            group.assignor, {m.member_id: m.topics(partitions_of, group.resolved)
+            assignor or group.assignor, {m.member_id: m.topics(partitions_of, group.resolved)
                              for m in group.members.values()},
             partitions_of, group.target)
         group.assignment_epoch = group.group_epoch
