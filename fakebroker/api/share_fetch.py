@@ -29,14 +29,17 @@ Behavior (fakebroker/state/share_groups.py, share_partitions.py have the details
   it waited (its member removed, the session replaced or closed), it acquires nothing more and is
   answered with what it has. Nothing is acquired from a
   partition the group has no share state for (a group that does not exist, a partition never
-  assigned to its members); a start offset altered below -1 is moved to the log start by the
+  assigned to its members): it does not end the wait and is answered UNKNOWN_SERVER_ERROR, at
+  each fetch of the session (Kafka 4.4's share coordinator refuses to read an uninitialized
+  share-partition; measured); a start offset altered below -1 is moved to the log start by the
   fetch begun after it, which acquires nothing from that partition and answers at once; a
   fetch waiting when it was altered acquires nothing from the partition (measured on Kafka
   4.4: an append does not end its wait).
 * Per partition: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (naming
   the current leader); UNKNOWN_SERVER_ERROR, at once, for every partition of the empty group
-  id (whose session is opened all the same; measured on Kafka 4.4), and for a partition with
-  records to acquire when max_bytes is negative (acquiring none; one without waits).
+  id (whose session is opened all the same; measured on Kafka 4.4), for a partition with
+  records to acquire when max_bytes is negative (acquiring none; one without waits), and
+  after the wait for one without share state (above).
   Answered, as Kafka answers: the partitions with records, an error or
   acknowledgement results, and once the wait ran out with nothing found, the partitions the
   request adds to the session (a partition named again, already in it, is left out). An
@@ -147,11 +150,12 @@ async def handle(request: Any, ctx: RequestContext) -> dict[str, Any]:
     moved: set[Key] = set()  # partitions whose start offset was out of range, now moved
     waited = False
     while True:
-        fetched = acquire(ctx, group_id, member_id, wanted, max_records, leaders,
-                          None if waited else moved, request.max_bytes < 0)
+        fetched, stateless = acquire(ctx, group_id, member_id, wanted, max_records, leaders,
+                                     None if waited else moved, request.max_bytes < 0)
         remaining = deadline - trio.current_time()
-        found = bool(moved) or any(a["acquired_records"] or a["error_code"]
-                                   for a in fetched.values())
+        found = bool(moved) or any(a["acquired_records"] or (a["error_code"] and key not in
+                                                             stateless)
+                                   for key, a in fetched.items())
         if found or remaining <= 0 or acks or not wanted:
             break
         await ctx.wait_for_append(remaining)
@@ -209,9 +213,10 @@ def acknowledge(ctx: RequestContext, group_id: str, member_id: str, key: Key, ba
 
 def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key],
             max_records: int, leaders: set[int], moved: set[Key] | None,
-            negative_max_bytes: bool = False) -> dict[Key, dict[str, Any]]:
+            negative_max_bytes: bool = False) -> tuple[dict[Key, dict[str, Any]], set[Key]]:
     """Each partition's answer, records acquired for the member (at most ``max_records``
-    in all). A partition whose start offset is out of the log's range (altered below -1)
+    in all), and the partitions without share state (UNKNOWN_SERVER_ERROR, which does not
+    end a wait). A partition whose start offset is out of the log's range (altered below -1)
     acquires nothing; given ``moved`` (the request's first attempt), it is moved to the
     log's start and added to ``moved``. With ``negative_max_bytes`` a partition that has
     records to acquire answers UNKNOWN_SERVER_ERROR and acquires none: Kafka 4.4's
@@ -220,6 +225,7 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
     share = ctx.cluster.groups.share
     now = trio.current_time()
     answers = {}
+    stateless = set()
     for key in wanted:
         answer = answers[key] = partition_answer(key[1])
         found = find(ctx, key)
@@ -235,6 +241,10 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
         name, partition = found
         if not group_id:  # Kafka cannot make the share-partition of an empty group id
             answer["error_code"] = error_code("UNKNOWN_SERVER_ERROR")
+            continue
+        if not share.has_state(group_id, name, key[1]):
+            answer["error_code"] = error_code("UNKNOWN_SERVER_ERROR")
+            stateless.add(key)
             continue
         if max_records <= 0:
             continue
@@ -263,7 +273,7 @@ def acquire(ctx: RequestContext, group_id: str, member_id: str, wanted: list[Key
                                        "last_offset": r.last_offset,
                                        "delivery_count": r.delivery_count} for r in runs]
         answer["records"] = holding(log.batches, runs)
-    return answers
+    return answers, stateless
 
 
 def holding(batches: Any, runs: list[Acquired]) -> list[bytes]:

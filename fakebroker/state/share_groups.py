@@ -553,13 +553,8 @@ class ShareGroupCoordinator:
         """Acquire records of one partition for a member (``SharePartition.acquire``, which
         ``read_end`` bounds to one segment of the log), the share-partition initialized first
         by the group's ``share.auto.offset.reset``. Nothing from a partition the group has no
-        share state for (as ``known_partitions``: none for a group that does not exist, no
-        member ever joined it or it was deleted; none for a partition never assigned to its
-        members nor altered): Kafka has nothing to start it from (measured on Kafka 4.4: its
-        ShareFetch then waits, acquiring nothing)."""
-        group = self.groups.get(group_id)
-        if group is None or ((topic, partition) not in group.partitions and not any(
-                partition in m.assigned.get(topic, ()) for m in group.members.values())):
+        share state for (``has_state``)."""
+        if not self.has_state(group_id, topic, partition):
             return []
         share = self.share_partition(group_id, topic, partition)
         share.fetched = True
@@ -573,6 +568,16 @@ class ShareGroupCoordinator:
         if acquired:
             self.new_deadline(now + lock_ms / 1000)
         return acquired
+
+    def has_state(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether the group has share state for the partition (as ``known_partitions``): none
+        for a group that does not exist, no member ever joined it or it was deleted; none for
+        a partition never assigned to its members nor altered. Kafka's broker then reads
+        state its share coordinator never initialized, which it refuses (ShareFetch answers
+        the partition UNKNOWN_SERVER_ERROR once its wait is over, measured on Kafka 4.4)."""
+        group = self.groups.get(group_id)
+        return group is not None and ((topic, partition) in group.partitions or any(
+            partition in m.assigned.get(topic, ()) for m in group.members.values()))
 
     def acquirable(self, group_id: str, member_id: str, topic: str, partition: int,
                    batches: Sequence[tuple[int, int]], log_start: int, log_end: int,
