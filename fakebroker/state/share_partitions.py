@@ -25,7 +25,10 @@ Guarantees, following Kafka's SharePartition:
   about a range is refused, and the request's earlier ranges undone, with Kafka's errors:
   an offset another member holds, or one not Acquired, or any offset with nothing in
   flight, INVALID_RECORD_STATE; a range starting or ending past every record delivered, or
-  a count of types that matches neither one nor the range's length, INVALID_REQUEST.
+  a count of types that matches neither one nor the range's length, INVALID_REQUEST. The
+  messages are Kafka's, which name the batch or the offset as Kafka tracks the in-flight
+  batch's state: as one until a range acknowledges part of it or types it offset by offset
+  (or the start offset moved into it), per offset from then on (``InFlight.tracked``).
 * A lock expiring, or the member's session ending (``release``), makes its records Available
   again, or Archived at the delivery limit: ``expire(now)`` applies the locks due.
 * The start offset moves past every Acknowledged or Archived record at its head, and past
@@ -65,6 +68,9 @@ class InFlight:
     member_id: str | None = None
     lock_deadline: float | None = None
     batch: int = 0  # the first offset of the records first acquired with it (one fetch's)
+    # whether Kafka tracks its in-flight batch's state per offset (Kafka's offsetState): from
+    # the first acknowledgement of part of the batch, or of it offset by offset, on
+    tracked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +138,7 @@ class SharePartition:
                 RecordState.ACQUIRED, member_id, deadline
             record.delivery_count += 1
             taken.append(offset)
-        run = self.end_offset  # the new records acquired now: one in-flight batch
+        run = None  # the first of the new records acquired now: one in-flight batch
         for base, last in batches:
             if len(taken) >= max_records or self.end_offset - self.start_offset >= max_in_flight \
                     or self.end_offset >= end:
@@ -140,6 +146,7 @@ class SharePartition:
             if last < self.end_offset:
                 continue
             first = max(base, self.end_offset)
+            run = first if run is None else run
             for offset in range(first, last + 1):
                 self.records[offset] = InFlight(RecordState.ACQUIRED, 1, member_id, deadline,
                                                 run)
@@ -188,13 +195,22 @@ class SharePartition:
         if last >= self.end_offset:
             raise ClusterError("INVALID_REQUEST", "Batch record not found. The last offset in "
                                "request is past acquired records.")
+        whole: set[int] = set()  # the batches checked and acknowledged whole
         for offset in range(max(first, self.start_offset), last + 1):
             record = self.records.get(offset)
-            if record is None or record.state is not RecordState.ACQUIRED:
+            if record is None:
                 raise ClusterError("INVALID_RECORD_STATE")
+            if record.batch in whole:
+                continue
+            if not record.tracked and self._check_batch(member_id, record, first, last,
+                                                        len(types) > 1):
+                whole.add(record.batch)
+                continue
+            if record.state is not RecordState.ACQUIRED:
+                raise ClusterError("INVALID_RECORD_STATE", "The offset cannot be acknowledged. "
+                                   "The offset is not acquired.")
             if record.member_id != member_id:
-                raise ClusterError("INVALID_RECORD_STATE",
-                                   "Member is not the owner of batch record")
+                raise ClusterError("INVALID_RECORD_STATE", "Member is not the owner of offset")
         for i, offset in enumerate(range(first, last + 1)):
             kind = types[0] if len(types) == 1 else types[i]
             record = self.records.get(offset)
@@ -210,6 +226,24 @@ class SharePartition:
                 self._release(record, delivery_limit)
             else:  # RENEW
                 record.lock_deadline = now + lock_s
+        return True
+
+    def _check_batch(self, member_id: str, record: InFlight, first: int, last: int,
+                     per_offset: bool) -> bool:
+        """Check the in-flight batch of ``record`` (tracked as one) against an acknowledgement
+        of ``first``-``last`` (Kafka's acknowledgeBatchRecords): refused unless its member
+        holds it; whether it is acknowledged whole (the range covers it, with one type, and
+        the start offset is not within it), else tracked per offset from now on."""
+        if record.state is not RecordState.ACQUIRED:
+            raise ClusterError("INVALID_RECORD_STATE", "The batch cannot be acknowledged. The "
+                               "batch is not in the acquired state.")
+        if record.member_id != member_id:
+            raise ClusterError("INVALID_RECORD_STATE", "Member is not the owner of batch record")
+        batch = {o: r for o, r in self.records.items() if r.batch == record.batch}
+        if per_offset or record.batch < max(first, self.start_offset) or max(batch) > last:
+            for kept in batch.values():
+                kept.tracked = True
+            return False
         return True
 
     def release(self, member_id: str, delivery_limit: int) -> bool:
