@@ -536,3 +536,21 @@ def test_a_pending_input_is_read_to_its_end_and_its_connection_kept():
         connection.close()
         listener.close()
         thread.join(5)
+
+
+def test_the_differential_mode_watches_topics_by_the_api_the_frame_names():
+    """After an input that may create or delete topics the run waits until Kafka, which does
+    it a moment later, has done what the fake did. Which API an input is, the frame's header
+    says: seed 1's #708881 was a DescribeLogDirs v1 whose flipped bits made it a Metadata v1,
+    which auto-created the topic it named on both brokers."""
+    from tests.fuzz.differential import watched_topics
+    from tests.fuzz.mutations import Mutant
+
+    describe = Seed.of(35, 1, "fuzz", {"topics": [{"topic": "ghost", "partitions": [0]}]})
+    as_metadata = describe.frame[:1] + bytes([describe.frame[1] ^ 0x20]) + describe.frame[2:]
+    assert watched_topics(Mutant(describe, (), describe.frame, describe.body)) == []
+    assert watched_topics(Mutant(describe, ("2 bits flipped",), as_metadata, None)) is None
+    metadata = Seed.of(3, 12, "fuzz", {"topics": [{"name": "ghost", "topic_id": None}],
+                                       "allow_auto_topic_creation": True,
+                                       "include_topic_authorized_operations": False})
+    assert watched_topics(Mutant(metadata, (), metadata.frame, metadata.body)) == ["ghost"]

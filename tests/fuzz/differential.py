@@ -84,8 +84,12 @@ NOT_MUTATED = NOT_REPLAYED | {"CreateTopics", "CreatePartitions"}
 # once, so after one that changed the fake's topics the run waits (at most SETTLE s) until
 # Kafka has done it too. A byte-level mutant's names are not known (its frame may name another
 # topic than its body did: seed 3's #9434 fetched a topic one such Metadata had just created
-# on both), so after one the fake's whole topic list is compared.
-TOPIC_CHANGING = frozenset({"Metadata", "DeleteTopics"})
+# on both), so after one the fake's whole topic list is compared. The API is the one the
+# frame's header names: bits flipped in it make another API's request one of these (seed 1's
+# #708881, a DescribeLogDirs v1 read as a Metadata v1, auto-created the topic it named on
+# both, Kafka after the fake: the DescribeTopicPartitions at #708884 found it on the fake
+# only). CreateTopics is never a seed mutated (``NOT_MUTATED``) but may be such a frame.
+TOPIC_CHANGING = frozenset({"Metadata", "DeleteTopics", "CreateTopics"})
 SETTLE = 5.0
 # Both coordinators look for the transactions past their timeout every 10 ms (Kafka's default:
 # every 10 s, from its start; the fake's count from its first transaction), so a timed-out
@@ -421,9 +425,7 @@ def _fuzz(sides: list[Side], requests: list[Request], inputs: int, seed: int,
             if fells_kafka(mutants[0].frame):
                 result.withheld += 1
                 continue
-            named: list[str] | None = []
-            if api_spec(fake_seed.api_key).name in TOPIC_CHANGING:  # None: any topic
-                named = None if mutants[0].body is None else _named_topics(mutants[0].body)
+            named = watched_topics(mutants[0])
             before = _present(fake, named) if named != [] else []
             try:
                 for connection, mutant in zip(connections, mutants, strict=True):
@@ -576,6 +578,22 @@ def _log_range(side: Side, topic: str, partition: Any) -> tuple[int, int] | None
             return None
         found.append(entry["offset"])
     return found[0], found[1]
+
+
+def watched_topics(mutant: Mutant) -> list[str] | None:
+    """The topics an input may create or delete (``TOPIC_CHANGING``), to be watched until
+    Kafka has done what the fake did: those its body names, None (any topic) for a frame
+    mutated byte-wise, [] for an input of another API."""
+    from fakebroker.protocol.framing import DecodeError, peek_header
+    from fakebroker.protocol.specs import api_spec
+
+    try:
+        sent = api_spec(peek_header(mutant.frame)[0]).name
+    except (DecodeError, KeyError):  # no header, or an API Kafka does not define
+        return []
+    if sent not in TOPIC_CHANGING:
+        return []
+    return None if mutant.body is None else _named_topics(mutant.body)
 
 
 def _named_topics(body: Any) -> list[str]:
